@@ -1,0 +1,39 @@
+#pragma once
+// Each subcommand: its options (registered on a CLI11 subcommand) and a run()
+// that returns the process exit code. Errors propagate as exceptions to main.
+#include <CLI/CLI.hpp>
+#include <string>
+#include <vector>
+
+namespace xfer::cli {
+
+inline constexpr int exit_ok = 0;
+inline constexpr int exit_failure = 1;     // a runtime failure (a point failed, a driver is missing, ...)
+inline constexpr int exit_usage = 2;       // bad input
+inline constexpr int exit_interrupted = 130;
+
+struct sweep_args {
+  std::vector<std::string> backends, routes, memory, directions;
+  std::vector<int> devices;
+  std::string min = "1", max = "256M", sizes;
+  bool quick = false;
+  double target_ci = 0.01, max_time = 0.25, warmup = 0.005;
+  unsigned threads = 0;
+  std::size_t alignment = 4096, unaligned_offset = 16;
+  bool no_verify = false, quiet = false;
+  std::string json, csv;
+};
+void add_sweep_options(CLI::App& cmd, sweep_args& args);
+int run_sweep_command(const sweep_args& args, const std::vector<std::string>& argv);
+
+struct list_args {
+  unsigned threads = 0;
+};
+int run_list_command(const list_args& args);
+
+struct info_args {
+  bool json = false;
+};
+int run_info_command(const info_args& args);
+
+}  // namespace xfer::cli

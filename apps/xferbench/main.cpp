@@ -1,0 +1,48 @@
+// xferbench: measures what moving data between host and device memory costs.
+#include <fmt/format.h>
+#include <xfer/config.hpp>
+#include <xfer/core/errors.hpp>
+
+#include "commands.hpp"
+
+int main(int argc, char** argv) {
+  using namespace xfer::cli;
+  CLI::App app{
+      "xferbench: bandwidth and latency of every route between host and device memory.\n"
+      "Start with `xferbench list` (what this machine offers), then `xferbench sweep`."};
+  app.set_version_flag("--version", std::string("xferbench ") + XFER_VERSION);
+  app.require_subcommand(1);
+
+  sweep_args sweep;
+  auto* sweep_cmd = app.add_subcommand("sweep", "measure every selected backend x route x host memory x direction x size");
+  add_sweep_options(*sweep_cmd, sweep);
+
+  list_args list;
+  auto* list_cmd = app.add_subcommand("list", "backends, devices, routes and host memory kinds, and why any is unavailable");
+  list_cmd->add_option("--threads", list.threads, "threads the memcpy-mt route would use (0 = all CPUs)");
+
+  info_args info;
+  auto* info_cmd = app.add_subcommand("info", "CPU, OS, memory, NUMA nodes, and each accelerator's PCIe link");
+  info_cmd->add_flag("--json", info.json, "print the system section of a result file instead of text");
+
+  try {
+    app.parse(argc, argv);
+  } catch (const CLI::ParseError& e) {
+    if (e.get_exit_code() == 0) return app.exit(e);  // --help, --version
+    fmt::print(stderr, "xferbench: error: {}\n", e.what());
+    return exit_usage;
+  }
+
+  try {
+    if (*sweep_cmd) return run_sweep_command(sweep, std::vector<std::string>(argv, argv + argc));
+    if (*list_cmd) return run_list_command(list);
+    if (*info_cmd) return run_info_command(info);
+  } catch (const xfer::usage_error& e) {
+    fmt::print(stderr, "xferbench: error: {}\n", e.what());
+    return exit_usage;
+  } catch (const std::exception& e) {
+    fmt::print(stderr, "xferbench: {}\n", e.what());
+    return exit_failure;
+  }
+  return exit_usage;
+}

@@ -1,0 +1,106 @@
+#pragma once
+// The extension point every backend implements (host, CUDA runtime/driver,
+// OpenCL). The core expands a sweep into point_specs, asks the backend to
+// prepare() each one, and drives the returned transfer's run(K) to sample it.
+#include <cstdint>
+#include <map>
+#include <memory>
+#include <string>
+#include <vector>
+
+namespace xfer {
+
+enum class direction { h2d, d2h, bidir, rw, d2d };
+
+const char* to_string(direction d);
+// Throws usage_error for an unknown name.
+direction parse_direction(const std::string& name);
+const std::vector<direction>& all_directions();
+
+struct device_info {
+  int index = 0;
+  std::string name;
+  std::string type;               // "cpu", "gpu", "accelerator"
+  std::uint64_t memory_bytes = 0;  // 0: unknown
+  std::uint64_t max_alloc_bytes = 0;
+  std::map<std::string, std::string> details;  // PCI address, versions, timer resolution, ...
+};
+
+struct route_info {
+  std::string name;
+  std::string description;
+  std::vector<direction> directions;
+  bool uses_host_memory = true;  // false: the host memory axis does not apply
+};
+
+struct kind_support {
+  std::string name;
+  bool available = true;
+  std::string reason;  // why not, when unavailable
+  std::string description;
+};
+
+struct point_spec {
+  std::string backend;
+  int device = 0;
+  std::string route;
+  direction dir = direction::h2d;
+  std::string host_memory;  // "none" where the route uses none
+  std::uint64_t bytes = 0;
+};
+
+// Costs of first use, measured once per point and never mixed into the samples.
+// Negative means not measured.
+struct first_use {
+  double alloc_s = -1;           // allocate (and pin/register) the buffers
+  double touch_s = -1;           // first write of the source pattern
+  double first_transfer_s = -1;  // the first transfer from the fresh buffers
+};
+
+// One batch of reps transfers. parts names per-direction times where a route
+// has several (bidir: "h2d", "d2h").
+struct sample {
+  double seconds = 0;
+  double wall_seconds = 0;
+  std::map<std::string, double> parts;
+};
+
+// A prepared point: buffers allocated, source filled.
+class transfer {
+ public:
+  virtual ~transfer() = default;
+  virtual sample run(std::size_t reps) = 0;
+  // Poisons the destination(s), runs once untimed, checks what arrived;
+  // throws verification_error on a mismatch.
+  virtual void verify() = 0;
+  virtual first_use setup_costs() const = 0;
+  virtual std::string timer_kind() const = 0;  // "event" | "wall"
+  virtual double timer_resolution_s() const = 0;
+  // Bytes moved by one repetition (2x bytes for bidir and rw).
+  virtual std::uint64_t bytes_per_rep() const = 0;
+};
+
+class backend {
+ public:
+  virtual ~backend() = default;
+  virtual std::string name() const = 0;
+  virtual std::string description() const = 0;
+  virtual std::vector<device_info> devices() const = 0;
+  virtual std::vector<route_info> routes() const = 0;
+  virtual std::vector<kind_support> host_memory_kinds() const = 0;
+  // Driver/runtime versions for the result file's system section.
+  virtual std::map<std::string, std::string> versions() const { return {}; }
+  // Throws skip_point when the point cannot run here (with why); anything
+  // else it throws marks the point failed.
+  virtual std::unique_ptr<transfer> prepare(const point_spec& point) = 0;
+};
+
+// A backend this build knows, present or not: impl is null when it cannot run
+// on this machine (no driver, no platform), and reason says why.
+struct backend_entry {
+  std::string name;
+  std::unique_ptr<backend> impl;
+  std::string reason;
+};
+
+}  // namespace xfer

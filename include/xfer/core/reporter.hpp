@@ -1,0 +1,83 @@
+#pragma once
+// Reporters in google/benchmark's shape: the run's context first, then each
+// point as it completes, then finalize().
+#include <filesystem>
+#include <iosfwd>
+#include <memory>
+#include <string>
+#include <vector>
+#include <xfer/core/result.hpp>
+
+namespace xfer {
+
+class reporter {
+ public:
+  virtual ~reporter() = default;
+  virtual void report_context(const run_context& context) = 0;
+  virtual void report(const point_result& result) = 0;
+  // interrupted: the run stopped early (SIGINT); the output says it is partial.
+  virtual void finalize(bool interrupted) = 0;
+};
+
+// A human table, one row per point as it completes. Repeated skips with the
+// same reason for one backend/route/kind/direction collapse into one row.
+class console_reporter final : public reporter {
+ public:
+  explicit console_reporter(std::ostream& out);
+  void report_context(const run_context& context) override;
+  void report(const point_result& result) override;
+  void finalize(bool interrupted) override;
+
+ private:
+  std::ostream& out_;
+  std::string last_skip_key_;
+  std::size_t ok_ = 0, skipped_ = 0, failed_ = 0;
+};
+
+// Collects points; finalize() writes the whole file to a temporary name and
+// renames it into place, so a crash never leaves half a file.
+class json_reporter final : public reporter {
+ public:
+  explicit json_reporter(std::filesystem::path path);
+  void report_context(const run_context& context) override;
+  void report(const point_result& result) override;
+  void finalize(bool interrupted) override;
+
+ private:
+  std::filesystem::path path_;
+  nlohmann::json doc_;
+};
+
+class csv_reporter final : public reporter {
+ public:
+  explicit csv_reporter(std::filesystem::path path);
+  void report_context(const run_context& context) override;
+  void report(const point_result& result) override;
+  void finalize(bool interrupted) override;
+  static std::string header();
+  static std::string row(const point_result& r);
+
+ private:
+  std::filesystem::path path_;
+  std::string body_;
+};
+
+class multi_reporter final : public reporter {
+ public:
+  void add(std::unique_ptr<reporter> r) { reporters_.push_back(std::move(r)); }
+  void report_context(const run_context& context) override;
+  void report(const point_result& result) override;
+  void finalize(bool interrupted) override;
+
+ private:
+  std::vector<std::unique_ptr<reporter>> reporters_;
+};
+
+// Writes `text` to `path` through a temporary file in the same directory and
+// a rename. Throws std::runtime_error naming the path on failure.
+void write_file_atomically(const std::filesystem::path& path, const std::string& text);
+// Throws usage_error when a file cannot be created at `path` (checked before a
+// run starts, so nothing measured is lost to a typo).
+void check_writable(const std::filesystem::path& path);
+
+}  // namespace xfer

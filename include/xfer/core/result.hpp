@@ -1,0 +1,77 @@
+#pragma once
+// The result model and its JSON form (schema "xferbench/result/v1", see
+// docs/result-schema.md). The field names are a contract with the report tool.
+#include <cstdint>
+#include <map>
+#include <nlohmann/json.hpp>
+#include <string>
+#include <vector>
+#include <xfer/core/backend.hpp>
+#include <xfer/core/stats.hpp>
+
+namespace xfer {
+
+inline constexpr const char* result_schema = "xferbench/result/v1";
+
+enum class point_status { ok, skipped, failed };
+const char* to_string(point_status s);
+
+struct point_result {
+  point_spec spec;
+  std::string device_name;
+  std::string device_type;
+  point_status status = point_status::ok;
+  std::string reason;
+  std::string timer;                  // "event" | "wall"
+  std::uint64_t bytes_per_rep = 0;    // bytes moved by one repetition
+  std::size_t reps_per_sample = 0;
+  std::vector<double> samples_s;      // per repetition, one per sample
+  std::vector<double> wall_samples_s; // the wall clock's view of the same samples
+  std::map<std::string, std::vector<double>> part_samples_s;  // bidir: per direction
+  summary stats;
+  summary wall_stats;
+  double ci_rel = 0;                  // relative half-width of the median's 95% CI
+  bool converged = false;
+  bool verified = false;
+  first_use first;
+  // Headline numbers derived from stats.median.
+  double gbps() const;
+  double latency_us() const;
+};
+
+struct pci_link {
+  std::string address, vendor, vendor_name, device_id, class_code;
+  double current_gts = 0, max_gts = 0;  // GT/s per lane
+  int current_width = 0, max_width = 0;
+  int current_gen = 0, max_gen = 0;
+  // Per direction after line encoding, at the link's max and at its current
+  // state (GPUs train the link down when idle, so current can read low).
+  double theoretical_gbps = 0;
+  double current_gbps = 0;
+};
+
+struct system_info {
+  std::string hostname, cpu_model, os, kernel;
+  unsigned logical_cpus = 0;
+  std::uint64_t memory_bytes = 0, memory_available_bytes = 0;
+  int numa_nodes = 0;
+  std::string thp;  // transparent huge pages setting
+  std::vector<pci_link> accelerators;
+  std::map<std::string, std::map<std::string, std::string>> backend_versions;
+};
+
+struct run_context {
+  std::string tool_version;
+  std::string started_at;  // ISO 8601, UTC
+  system_info system;
+  nlohmann::json config;  // the command line and the options it resolved to
+};
+
+void to_json(nlohmann::json& j, const summary& s);
+void from_json(const nlohmann::json& j, summary& s);
+void to_json(nlohmann::json& j, const point_result& r);
+void from_json(const nlohmann::json& j, point_result& r);
+void to_json(nlohmann::json& j, const system_info& s);
+void from_json(const nlohmann::json& j, system_info& s);
+
+}  // namespace xfer

@@ -1,0 +1,42 @@
+#pragma once
+// Adaptive sampling of one point, and the loop over a sweep's points.
+#include <atomic>
+#include <cstddef>
+#include <functional>
+#include <vector>
+#include <xfer/core/backend.hpp>
+#include <xfer/core/result.hpp>
+
+namespace xfer {
+
+class reporter;
+
+struct measure_options {
+  double target_ci = 0.01;        // stop when the median's CI half-width is within this fraction
+  double max_time_s = 0.5;        // per-point time budget for sampling
+  double warmup_s = 0.005;        // warm-up time (at least one repetition)
+  double min_sample_s = 100e-6;   // a sample lasts at least this long...
+  double min_sample_ticks = 100;  // ...and at least this many timer ticks
+  std::size_t min_samples = 8;
+  std::size_t max_samples = 2000;
+  bool verify = true;
+};
+
+// Measures a prepared transfer. Never throws for the transfer's own failures:
+// those become a failed point. Stops early (status failed, reason
+// "interrupted") when `stop` is set.
+point_result measure(transfer& t, const point_spec& spec, const device_info& device, const measure_options& options,
+                     const std::atomic<bool>& stop);
+
+// Runs every point in order through its backend, reporting each as it
+// completes. Returns the number of failed points. Stops between points when
+// `stop` is set; returns what it completed.
+struct sweep_outcome {
+  std::size_t ok = 0, skipped = 0, failed = 0;
+  bool interrupted = false;
+};
+using progress_fn = std::function<void(std::size_t done, std::size_t total, const point_spec&)>;
+sweep_outcome run_sweep(backend& b, const std::vector<point_spec>& points, const measure_options& options,
+                        reporter& out, const std::atomic<bool>& stop, const progress_fn& progress = {});
+
+}  // namespace xfer

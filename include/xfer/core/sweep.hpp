@@ -1,0 +1,29 @@
+#pragma once
+// Sweep axes (as in nvbench): devices x routes x directions x host kinds x
+// sizes, expanded into points for one backend.
+#include <cstdint>
+#include <string>
+#include <vector>
+#include <xfer/core/backend.hpp>
+
+namespace xfer {
+
+// Empty axis = everything the backend offers.
+struct sweep_spec {
+  std::vector<int> devices;
+  std::vector<std::string> routes;
+  std::vector<std::string> host_memory;
+  std::vector<direction> directions;
+  std::vector<std::uint64_t> sizes;
+};
+
+// Points for one backend, nested device > route > direction > host kind > size.
+// d2d points (and routes that use no host memory) have host_memory "none". A requested route the backend lacks, or a host kind
+// unknown to it, is a usage_error; a direction a route does not support is left
+// out (with several routes, most support only some directions) unless no
+// selected route supports it, which is a usage_error too. Kinds the backend
+// knows but cannot provide here still expand: prepare() skips them with the
+// reason, so the report shows them.
+std::vector<point_spec> expand(const backend& b, const sweep_spec& spec);
+
+}  // namespace xfer

@@ -1,0 +1,24 @@
+#pragma once
+// The catalogue of host memory kinds every build has, by CLI name.
+#include <cstddef>
+#include <memory>
+#include <string>
+#include <string_view>
+#include <vector>
+#include <xfer/mem/resource.hpp>
+
+namespace xfer::mem {
+
+struct kind_options {
+  std::size_t alignment = 4096;      // for "aligned"
+  std::size_t unaligned_offset = 16;  // for "pageable-unaligned"
+};
+
+// The kinds in the order reports list them.
+const std::vector<std::string>& host_kind_names();
+
+// nullptr when `name` is not one of host_kind_names(). Throws
+// std::invalid_argument for options the kind cannot take.
+std::unique_ptr<host_resource> make_host_kind(std::string_view name, const kind_options& options = {});
+
+}  // namespace xfer::mem

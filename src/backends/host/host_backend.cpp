@@ -1,0 +1,238 @@
+#include "host_backend.hpp"
+
+#include <chrono>
+#include <cstring>
+#include <fmt/format.h>
+#include <thread>
+#include <xfer/core/errors.hpp>
+#include <xfer/core/pattern.hpp>
+#include <xfer/core/size.hpp>
+#include <xfer/core/system_probe.hpp>
+#include <xfer/core/timing.hpp>
+#include <xfer/mem/buffer.hpp>
+#include <xfer/mem/host_resources.hpp>
+
+#include "worker_pool.hpp"
+
+namespace xfer::host {
+namespace {
+
+using clock = std::chrono::steady_clock;
+double seconds_since(clock::time_point t0) { return std::chrono::duration<double>(clock::now() - t0).count(); }
+
+constexpr std::uint64_t seed_h2d = 1, seed_d2h = 2;
+
+// Splits one copy across the pool's workers in cache-line-aligned chunks.
+void parallel_copy(worker_pool& pool, std::byte* dst, const std::byte* src, std::size_t n) {
+  const std::size_t workers = pool.size();
+  const std::size_t chunk = ((n + workers - 1) / workers + 63) & ~std::size_t{63};
+  pool.run([&](unsigned i) {
+    const std::size_t begin = std::min(n, i * chunk);
+    const std::size_t end = std::min(n, begin + chunk);
+    if (end > begin) std::memcpy(dst + begin, src + begin, end - begin);
+  });
+}
+
+class host_transfer final : public transfer {
+ public:
+  host_transfer(const point_spec& p, std::unique_ptr<mem::host_resource> host_kind, worker_pool* pool,
+                worker_pool* duplex)
+      : spec_(p), host_kind_(std::move(host_kind)), pool_(pool), duplex_(duplex) {
+    const std::size_t n = p.bytes;
+    const auto t0 = clock::now();
+    // "Device" buffers are page-aligned host memory; host buffers come from the kind under test.
+    auto& host = host_kind_ ? static_cast<std::pmr::memory_resource&>(*host_kind_) : device_mem_;
+    const std::size_t host_align = host_kind_ ? host_kind_->natural_alignment() : 4096;
+    switch (p.dir) {
+      case direction::h2d:
+      case direction::d2h:
+      case direction::rw:
+        host_a_ = mem::buffer(host, n, host_align);
+        dev_a_ = mem::buffer(device_mem_, n, 4096);
+        break;
+      case direction::bidir:
+        host_a_ = mem::buffer(host, n, host_align);
+        host_b_ = mem::buffer(host, n, host_align);
+        dev_a_ = mem::buffer(device_mem_, n, 4096);
+        dev_b_ = mem::buffer(device_mem_, n, 4096);
+        break;
+      case direction::d2d:
+        dev_a_ = mem::buffer(device_mem_, n, 4096);
+        dev_b_ = mem::buffer(device_mem_, n, 4096);
+        break;
+    }
+    costs_.alloc_s = seconds_since(t0);
+    const auto t1 = clock::now();
+    switch (p.dir) {
+      case direction::h2d:
+      case direction::rw: fill_pattern(host_a_.data(), n, seed_h2d); break;
+      case direction::d2h: fill_pattern(dev_a_.data(), n, seed_d2h); break;
+      case direction::bidir:
+        fill_pattern(host_a_.data(), n, seed_h2d);
+        fill_pattern(dev_b_.data(), n, seed_d2h);
+        break;
+      case direction::d2d: fill_pattern(dev_a_.data(), n, seed_d2h); break;
+    }
+    costs_.touch_s = seconds_since(t1);
+  }
+
+  sample run(std::size_t reps) override {
+    const std::size_t n = spec_.bytes;
+    if (spec_.dir == direction::bidir) return run_bidir(reps);
+    wall_timer timer;
+    no_gate gate;
+    const auto t = time_gated_batch(gate, timer, reps, [&](std::size_t) {
+      switch (spec_.dir) {
+        case direction::h2d: copy(dev_a_.bytes_ptr(), host_a_.bytes_ptr(), n); break;
+        case direction::d2h: copy(host_a_.bytes_ptr(), dev_a_.bytes_ptr(), n); break;
+        case direction::rw:
+          copy(dev_a_.bytes_ptr(), host_a_.bytes_ptr(), n);
+          copy(host_a_.bytes_ptr(), dev_a_.bytes_ptr(), n);
+          break;
+        case direction::d2d: copy(dev_b_.bytes_ptr(), dev_a_.bytes_ptr(), n); break;
+        case direction::bidir: break;
+      }
+    });
+    return {t.seconds, t.wall_seconds, {}};
+  }
+
+  void verify() override {
+    const std::size_t n = spec_.bytes;
+    switch (spec_.dir) {
+      case direction::h2d:
+        poison(dev_a_.data(), n);
+        run(1);
+        check_pattern(dev_a_.data(), n, seed_h2d, "h2d destination");
+        break;
+      case direction::d2h:
+        poison(host_a_.data(), n);
+        run(1);
+        check_pattern(host_a_.data(), n, seed_d2h, "d2h destination");
+        break;
+      case direction::rw:
+        // Write, check the device side; then clear the host side and read back.
+        poison(dev_a_.data(), n);
+        copy(dev_a_.bytes_ptr(), host_a_.bytes_ptr(), n);
+        check_pattern(dev_a_.data(), n, seed_h2d, "rw write destination");
+        poison(host_a_.data(), n);
+        copy(host_a_.bytes_ptr(), dev_a_.bytes_ptr(), n);
+        check_pattern(host_a_.data(), n, seed_h2d, "rw read-back destination");
+        break;
+      case direction::bidir:
+        poison(dev_a_.data(), n);
+        poison(host_b_.data(), n);
+        run(1);
+        check_pattern(dev_a_.data(), n, seed_h2d, "bidir h2d destination");
+        check_pattern(host_b_.data(), n, seed_d2h, "bidir d2h destination");
+        break;
+      case direction::d2d:
+        poison(dev_b_.data(), n);
+        run(1);
+        check_pattern(dev_b_.data(), n, seed_d2h, "d2d destination");
+        break;
+    }
+  }
+
+  first_use setup_costs() const override { return costs_; }
+  std::string timer_kind() const override { return "wall"; }
+  double timer_resolution_s() const override { return wall_timer().resolution_s(); }
+  std::uint64_t bytes_per_rep() const override {
+    return spec_.dir == direction::bidir || spec_.dir == direction::rw ? 2 * spec_.bytes : spec_.bytes;
+  }
+
+ private:
+  void copy(std::byte* dst, const std::byte* src, std::size_t n) {
+    if (pool_)
+      parallel_copy(*pool_, dst, src, n);
+    else
+      std::memcpy(dst, src, n);
+  }
+
+  // Each direction on its own worker; each times itself, the batch ends when both have.
+  sample run_bidir(std::size_t reps) {
+    const std::size_t n = spec_.bytes;
+    double part[2] = {0, 0};
+    const auto t0 = clock::now();
+    duplex_->run([&](unsigned i) {
+      const auto start = clock::now();
+      for (std::size_t r = 0; r < reps; ++r) {
+        if (i == 0)
+          std::memcpy(dev_a_.data(), host_a_.data(), n);
+        else
+          std::memcpy(host_b_.data(), dev_b_.data(), n);
+      }
+      part[i] = seconds_since(start);
+    });
+    const double total = seconds_since(t0);
+    return {total, total, {{"h2d", part[0]}, {"d2h", part[1]}}};
+  }
+
+  point_spec spec_;
+  std::unique_ptr<mem::host_resource> host_kind_;
+  mem::aligned_resource device_mem_{4096};
+  worker_pool* pool_;
+  worker_pool* duplex_;
+  mem::buffer host_a_, host_b_, dev_a_, dev_b_;
+  first_use costs_;
+};
+
+unsigned resolve_threads(unsigned threads) {
+  return threads ? threads : std::max(1u, std::thread::hardware_concurrency());
+}
+
+}  // namespace
+
+host_backend::host_backend(unsigned threads, mem::kind_options kinds)
+    : threads_(resolve_threads(threads)), kinds_(kinds) {}
+
+host_backend::~host_backend() = default;
+
+std::string host_backend::description() const {
+  return "reference: device memory is a second host allocation, a transfer is memcpy (the CPU baseline)";
+}
+
+std::vector<device_info> host_backend::devices() const {
+  const system_info s = probe_system();
+  device_info d;
+  d.index = 0;
+  d.name = s.cpu_model;
+  d.type = "cpu";
+  d.memory_bytes = s.memory_bytes;
+  d.max_alloc_bytes = s.memory_available_bytes;
+  d.details["logical_cpus"] = std::to_string(s.logical_cpus);
+  return {d};
+}
+
+std::vector<route_info> host_backend::routes() const {
+  using enum direction;
+  return {
+      {"memcpy", "one thread's memcpy", {h2d, d2h, bidir, rw, d2d}, true},
+      {"memcpy-mt", fmt::format("memcpy split across {} threads", threads_), {h2d, d2h, rw, d2d}, true},
+  };
+}
+
+std::vector<kind_support> host_backend::host_memory_kinds() const {
+  std::vector<kind_support> out;
+  for (const auto& name : mem::host_kind_names())
+    out.push_back({name, true, "", mem::make_host_kind(name, kinds_)->describe()});
+  return out;
+}
+
+std::unique_ptr<transfer> host_backend::prepare(const point_spec& p) {
+  auto kind = p.host_memory == "none" ? nullptr : mem::make_host_kind(p.host_memory, kinds_);
+  if (!kind && p.host_memory != "none") throw skip_point(fmt::format("unknown host memory kind '{}'", p.host_memory));
+  const std::uint64_t buffers = p.dir == direction::bidir ? 4 : 2;
+  const std::uint64_t available = available_memory_bytes();
+  if (available && p.bytes > available / buffers)
+    throw skip_point(fmt::format("needs {} buffers of {} ({} B each); only {} B of host memory is available", buffers,
+                                 format_size(p.bytes), p.bytes, available));
+  worker_pool* pool = nullptr;
+  if (p.route == "memcpy-mt") {
+    if (!pool_) pool_ = std::make_unique<worker_pool>(threads_);
+    pool = pool_.get();
+  }
+  if (p.dir == direction::bidir && !duplex_) duplex_ = std::make_unique<worker_pool>(2);
+  return std::make_unique<host_transfer>(p, std::move(kind), pool, duplex_.get());
+}
+
+}  // namespace xfer::host

@@ -1,0 +1,33 @@
+#pragma once
+// The reference backend: "device memory" is a second host allocation and a
+// transfer is a memcpy. Every other part of xferbench is testable against it,
+// and it is the CPU baseline in reports.
+#include <memory>
+#include <xfer/core/backend.hpp>
+#include <xfer/mem/kinds.hpp>
+
+namespace xfer::host {
+
+class worker_pool;
+
+class host_backend final : public backend {
+ public:
+  // threads: workers for the memcpy-mt route (0 = one per logical CPU).
+  host_backend(unsigned threads, mem::kind_options kinds);
+  ~host_backend() override;
+
+  std::string name() const override { return "host"; }
+  std::string description() const override;
+  std::vector<device_info> devices() const override;
+  std::vector<route_info> routes() const override;
+  std::vector<kind_support> host_memory_kinds() const override;
+  std::unique_ptr<transfer> prepare(const point_spec& point) override;
+
+ private:
+  unsigned threads_;
+  mem::kind_options kinds_;
+  std::unique_ptr<worker_pool> pool_;    // memcpy-mt
+  std::unique_ptr<worker_pool> duplex_;  // bidir: one worker per direction
+};
+
+}  // namespace xfer::host

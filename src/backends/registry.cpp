@@ -1,0 +1,37 @@
+#include <xfer/backends/registry.hpp>
+#include <xfer/config.hpp>
+
+#include "host/host_backend.hpp"
+#if XFER_HAVE_CUDA
+#include "cuda/cuda_backends.hpp"
+#endif
+#if XFER_HAVE_OPENCL
+#include "opencl/opencl_backends.hpp"
+#endif
+
+namespace xfer {
+
+std::vector<backend_entry> make_backends(const backend_options& options) {
+  std::vector<backend_entry> out;
+  out.push_back({"host", std::make_unique<host::host_backend>(options.threads, options.kinds), ""});
+#if XFER_HAVE_CUDA
+  for (auto& e : cuda::make_cuda_backends(options.kinds)) out.push_back(std::move(e));
+#else
+  out.push_back({"cuda-rt", nullptr, "not compiled in (configure with a CUDA toolkit, XFER_ENABLE_CUDA=ON)"});
+  out.push_back({"cuda-drv", nullptr, "not compiled in (configure with a CUDA toolkit, XFER_ENABLE_CUDA=ON)"});
+#endif
+#if XFER_HAVE_OPENCL
+  for (auto& e : opencl::make_opencl_backends(options.kinds)) out.push_back(std::move(e));
+#else
+  out.push_back({"opencl", nullptr, "not compiled in (configure with OpenCL headers and ICD loader)"});
+#endif
+  return out;
+}
+
+bool backend_matches(const std::string& selector, const std::string& name) {
+  if (selector == name) return true;
+  const auto colon = name.find(':');
+  return colon != std::string::npos && name.compare(0, colon, selector) == 0;
+}
+
+}  // namespace xfer

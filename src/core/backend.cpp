@@ -1,0 +1,30 @@
+#include <fmt/format.h>
+#include <xfer/core/backend.hpp>
+#include <xfer/core/errors.hpp>
+
+namespace xfer {
+
+const char* to_string(direction d) {
+  switch (d) {
+    case direction::h2d: return "h2d";
+    case direction::d2h: return "d2h";
+    case direction::bidir: return "bidir";
+    case direction::rw: return "rw";
+    case direction::d2d: return "d2d";
+  }
+  return "?";
+}
+
+const std::vector<direction>& all_directions() {
+  static const std::vector<direction> all{direction::h2d, direction::d2h, direction::bidir, direction::rw,
+                                          direction::d2d};
+  return all;
+}
+
+direction parse_direction(const std::string& name) {
+  for (direction d : all_directions())
+    if (name == to_string(d)) return d;
+  throw usage_error(fmt::format("unknown direction '{}' (known: h2d, d2h, bidir, rw, d2d)", name));
+}
+
+}  // namespace xfer

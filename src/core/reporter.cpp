@@ -1,0 +1,192 @@
+#include <cmath>
+#include <cstdio>
+#include <fmt/format.h>
+#include <fmt/ostream.h>
+#include <fstream>
+#include <ostream>
+#include <unistd.h>
+#include <xfer/core/errors.hpp>
+#include <xfer/core/reporter.hpp>
+#include <xfer/core/size.hpp>
+
+namespace xfer {
+
+// ---- files ------------------------------------------------------------------
+
+namespace {
+
+std::filesystem::path temp_name_for(const std::filesystem::path& path) {
+  auto tmp = path;
+  tmp += fmt::format(".tmp.{}", ::getpid());
+  return tmp;
+}
+
+}  // namespace
+
+void write_file_atomically(const std::filesystem::path& path, const std::string& text) {
+  const auto tmp = temp_name_for(path);
+  {
+    std::ofstream f(tmp, std::ios::binary | std::ios::trunc);
+    if (!f) throw std::runtime_error(fmt::format("cannot write {}: cannot create a file there", path.string()));
+    f << text;
+    f.flush();
+    if (!f) {
+      f.close();
+      std::filesystem::remove(tmp);
+      throw std::runtime_error(fmt::format("cannot write {}: write failed (disk full?)", path.string()));
+    }
+  }
+  std::error_code ec;
+  std::filesystem::rename(tmp, path, ec);
+  if (ec) {
+    std::filesystem::remove(tmp);
+    throw std::runtime_error(fmt::format("cannot write {}: {}", path.string(), ec.message()));
+  }
+}
+
+void check_writable(const std::filesystem::path& path) {
+  std::error_code ec;
+  if (std::filesystem::is_directory(path, ec))
+    throw usage_error(fmt::format("output path {} is a directory", path.string()));
+  const auto tmp = temp_name_for(path);
+  {
+    std::ofstream f(tmp, std::ios::binary | std::ios::trunc);
+    if (!f) throw usage_error(fmt::format("cannot write output file {}: cannot create a file there", path.string()));
+  }
+  std::filesystem::remove(tmp, ec);
+}
+
+// ---- console ----------------------------------------------------------------
+
+namespace {
+
+constexpr const char* row_format = "{:<10} {:<12} {:<6} {:<19} {:>6} {:>12} {:>9} {:>8} {:>5}  {}\n";
+
+std::string ci_text(const point_result& r) {
+  if (!std::isfinite(r.ci_rel)) return "-";
+  return fmt::format("{}{:.1f}%", r.converged ? "" : "~", 100 * r.ci_rel);
+}
+
+}  // namespace
+
+console_reporter::console_reporter(std::ostream& out) : out_(out) {}
+
+void console_reporter::report_context(const run_context& c) {
+  fmt::print(out_, "xferbench {} | {} ({} CPUs) | {} | {}\n", c.tool_version, c.system.cpu_model,
+             c.system.logical_cpus, c.system.os, c.started_at);
+  fmt::print(out_, row_format, "backend", "route", "dir", "host memory", "size", "median us", "GB/s", "ci95",
+             "n", "");
+}
+
+void console_reporter::report(const point_result& r) {
+  const auto& s = r.spec;
+  if (r.status == point_status::skipped) {
+    ++skipped_;
+    const std::string key = fmt::format("{}|{}|{}|{}|{}", s.backend, s.route, s.host_memory, to_string(s.dir), r.reason);
+    if (key == last_skip_key_) return;
+    last_skip_key_ = key;
+    fmt::print(out_, row_format, s.backend, s.route, to_string(s.dir), s.host_memory, format_size(s.bytes), "", "", "",
+               "", fmt::format("skipped: {}", r.reason));
+    return;
+  }
+  last_skip_key_.clear();
+  if (r.status == point_status::failed) {
+    ++failed_;
+    fmt::print(out_, row_format, s.backend, s.route, to_string(s.dir), s.host_memory, format_size(s.bytes), "", "", "",
+               "", fmt::format("FAILED: {}", r.reason));
+    return;
+  }
+  ++ok_;
+  fmt::print(out_, row_format, s.backend, s.route, to_string(s.dir), s.host_memory, format_size(s.bytes),
+             fmt::format("{:.3f}", r.latency_us()), fmt::format("{:.2f}", r.gbps()), ci_text(r), r.stats.count,
+             r.verified ? "" : "unverified");
+}
+
+void console_reporter::finalize(bool interrupted) {
+  fmt::print(out_, "points: {} ok, {} skipped, {} failed{}\n", ok_, skipped_, failed_,
+             interrupted ? " (interrupted: partial run)" : "");
+  out_.flush();
+}
+
+// ---- JSON -------------------------------------------------------------------
+
+json_reporter::json_reporter(std::filesystem::path path) : path_(std::move(path)) {}
+
+void json_reporter::report_context(const run_context& c) {
+  doc_ = {{"schema", result_schema},
+          {"tool", {{"name", "xferbench"}, {"version", c.tool_version}}},
+          {"started_at", c.started_at},
+          {"system", c.system},
+          {"config", c.config},
+          {"results", nlohmann::json::array()}};
+}
+
+void json_reporter::report(const point_result& r) { doc_["results"].push_back(r); }
+
+void json_reporter::finalize(bool interrupted) {
+  doc_["interrupted"] = interrupted;
+  write_file_atomically(path_, doc_.dump(1) + "\n");
+}
+
+// ---- CSV --------------------------------------------------------------------
+
+namespace {
+
+std::string csv_quote(const std::string& s) {
+  if (s.find_first_of(",\"\n") == std::string::npos) return s;
+  std::string q = "\"";
+  for (char c : s) q += c == '"' ? std::string("\"\"") : std::string(1, c);
+  return q + "\"";
+}
+
+}  // namespace
+
+csv_reporter::csv_reporter(std::filesystem::path path) : path_(std::move(path)) {}
+
+std::string csv_reporter::header() {
+  return "backend,device,device_index,route,direction,host_memory,bytes,status,timer,count,median_s,min_s,mean_s,"
+         "p95_s,max_s,stddev_s,gbps,latency_us,wall_median_s,ci_rel,converged,verified,alloc_s,touch_s,"
+         "first_transfer_s,reason\n";
+}
+
+std::string csv_reporter::row(const point_result& r) {
+  const auto& s = r.spec;
+  const auto& t = r.stats;
+  const bool ok = r.status == point_status::ok;
+  const auto num = [&](double v) { return ok ? fmt::format("{:.6g}", v) : std::string(); };
+  return fmt::format("{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{}\n",
+                     csv_quote(s.backend), csv_quote(r.device_name), s.device, csv_quote(s.route), to_string(s.dir),
+                     csv_quote(s.host_memory), s.bytes, to_string(r.status), r.timer, t.count, num(t.median),
+                     num(t.min), num(t.mean), num(t.p95), num(t.max), num(t.stddev), num(r.gbps()),
+                     num(r.latency_us()), num(r.wall_stats.median), ok && std::isfinite(r.ci_rel) ? num(r.ci_rel) : "",
+                     ok ? (r.converged ? "1" : "0") : "", ok ? (r.verified ? "1" : "0") : "", num(r.first.alloc_s),
+                     num(r.first.touch_s), num(r.first.first_transfer_s), csv_quote(r.reason));
+}
+
+void csv_reporter::report_context(const run_context&) { body_ = header(); }
+void csv_reporter::report(const point_result& r) { body_ += row(r); }
+void csv_reporter::finalize(bool) { write_file_atomically(path_, body_); }
+
+// ---- multiplexer --------------------------------------------------------------
+
+void multi_reporter::report_context(const run_context& c) {
+  for (auto& r : reporters_) r->report_context(c);
+}
+void multi_reporter::report(const point_result& p) {
+  for (auto& r : reporters_) r->report(p);
+}
+// Every reporter gets to finish even if one fails (a full disk for the CSV
+// must not cost the JSON); the first failure is rethrown after.
+void multi_reporter::finalize(bool interrupted) {
+  std::exception_ptr first;
+  for (auto& r : reporters_) {
+    try {
+      r->finalize(interrupted);
+    } catch (...) {
+      if (!first) first = std::current_exception();
+    }
+  }
+  if (first) std::rethrow_exception(first);
+}
+
+}  // namespace xfer

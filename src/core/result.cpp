@@ -1,0 +1,172 @@
+#include <cmath>
+#include <xfer/core/result.hpp>
+
+namespace xfer {
+
+const char* to_string(point_status s) {
+  switch (s) {
+    case point_status::ok: return "ok";
+    case point_status::skipped: return "skipped";
+    case point_status::failed: return "failed";
+  }
+  return "?";
+}
+
+double point_result::gbps() const {
+  return status == point_status::ok && stats.median > 0 ? bytes_per_rep / stats.median / 1e9 : 0.0;
+}
+double point_result::latency_us() const { return status == point_status::ok ? stats.median * 1e6 : 0.0; }
+
+namespace {
+
+// JSON has no infinity: an unbounded CI is written as null and read back as infinity.
+nlohmann::json finite_or_null(double v) { return std::isfinite(v) ? nlohmann::json(v) : nlohmann::json(nullptr); }
+double number_or_inf(const nlohmann::json& j) {
+  return j.is_null() ? std::numeric_limits<double>::infinity() : j.get<double>();
+}
+
+}  // namespace
+
+void to_json(nlohmann::json& j, const summary& s) {
+  j = {{"min", s.min},   {"median", s.median}, {"mean", s.mean},  {"p95", s.p95},
+       {"max", s.max},   {"stddev", s.stddev}, {"count", s.count}};
+}
+
+void from_json(const nlohmann::json& j, summary& s) {
+  s.min = j.at("min");
+  s.median = j.at("median");
+  s.mean = j.at("mean");
+  s.p95 = j.at("p95");
+  s.max = j.at("max");
+  s.stddev = j.at("stddev");
+  s.count = j.at("count");
+}
+
+void to_json(nlohmann::json& j, const point_result& r) {
+  j = nlohmann::json{
+      {"backend", r.spec.backend},
+      {"device", r.device_name},
+      {"device_index", r.spec.device},
+      {"device_type", r.device_type},
+      {"route", r.spec.route},
+      {"direction", to_string(r.spec.dir)},
+      {"host_memory", r.spec.host_memory},
+      {"bytes", r.spec.bytes},
+      {"status", to_string(r.status)},
+      {"reason", r.reason},
+  };
+  if (r.status == point_status::skipped) return;
+  j["timer"] = r.timer;
+  j["bytes_per_rep"] = r.bytes_per_rep;
+  j["reps_per_sample"] = r.reps_per_sample;
+  j["samples_s"] = r.samples_s;
+  j["wall_samples_s"] = r.wall_samples_s;
+  j["median_s"] = r.stats.median;
+  j["gbps"] = r.gbps();
+  j["latency_us"] = r.latency_us();
+  j["stats"] = r.stats;
+  j["wall_stats"] = r.wall_stats;
+  j["ci_rel"] = finite_or_null(r.ci_rel);
+  j["converged"] = r.converged;
+  j["verified"] = r.verified;
+  j["first_use"] = {{"alloc_s", r.first.alloc_s},
+                    {"touch_s", r.first.touch_s},
+                    {"first_transfer_s", r.first.first_transfer_s}};
+  if (!r.part_samples_s.empty()) {
+    j["part_samples_s"] = r.part_samples_s;
+    auto& parts = j["parts"];
+    for (const auto& [name, samples] : r.part_samples_s) {
+      const summary s = summarize(samples);
+      // Each direction moves half of bytes_per_rep.
+      parts[name] = {{"median_s", s.median}, {"gbps", s.median > 0 ? r.spec.bytes / s.median / 1e9 : 0.0}};
+    }
+  }
+}
+
+void from_json(const nlohmann::json& j, point_result& r) {
+  r.spec.backend = j.at("backend");
+  r.device_name = j.at("device");
+  r.spec.device = j.at("device_index");
+  r.device_type = j.at("device_type");
+  r.spec.route = j.at("route");
+  r.spec.dir = parse_direction(j.at("direction"));
+  r.spec.host_memory = j.at("host_memory");
+  r.spec.bytes = j.at("bytes");
+  const std::string status = j.at("status");
+  r.status = status == "ok" ? point_status::ok : status == "skipped" ? point_status::skipped : point_status::failed;
+  r.reason = j.at("reason");
+  if (r.status == point_status::skipped) return;
+  r.timer = j.at("timer");
+  r.bytes_per_rep = j.at("bytes_per_rep");
+  r.reps_per_sample = j.at("reps_per_sample");
+  r.samples_s = j.at("samples_s").get<std::vector<double>>();
+  r.wall_samples_s = j.at("wall_samples_s").get<std::vector<double>>();
+  r.stats = j.at("stats");
+  r.wall_stats = j.at("wall_stats");
+  r.ci_rel = number_or_inf(j.at("ci_rel"));
+  r.converged = j.at("converged");
+  r.verified = j.at("verified");
+  const auto& f = j.at("first_use");
+  r.first = {f.at("alloc_s"), f.at("touch_s"), f.at("first_transfer_s")};
+  if (j.contains("part_samples_s"))
+    r.part_samples_s = j.at("part_samples_s").get<std::map<std::string, std::vector<double>>>();
+}
+
+void to_json(nlohmann::json& j, const system_info& s) {
+  nlohmann::json acc = nlohmann::json::array();
+  for (const auto& a : s.accelerators) {
+    acc.push_back({{"pci_address", a.address},
+                   {"vendor", a.vendor},
+                   {"vendor_name", a.vendor_name},
+                   {"device_id", a.device_id},
+                   {"class", a.class_code},
+                   {"link_current", {{"gts", a.current_gts}, {"gen", a.current_gen}, {"width", a.current_width}}},
+                   {"link_max", {{"gts", a.max_gts}, {"gen", a.max_gen}, {"width", a.max_width}}},
+                   {"link_gbps_per_direction", a.theoretical_gbps},
+                   {"link_gbps_current", a.current_gbps}});
+  }
+  j = {{"hostname", s.hostname},
+       {"cpu_model", s.cpu_model},
+       {"logical_cpus", s.logical_cpus},
+       {"os", s.os},
+       {"kernel", s.kernel},
+       {"memory_bytes", s.memory_bytes},
+       {"memory_available_bytes", s.memory_available_bytes},
+       {"numa_nodes", s.numa_nodes},
+       {"transparent_hugepages", s.thp},
+       {"accelerators", acc},
+       {"backends", s.backend_versions}};
+}
+
+void from_json(const nlohmann::json& j, system_info& s) {
+  s.hostname = j.at("hostname");
+  s.cpu_model = j.at("cpu_model");
+  s.logical_cpus = j.at("logical_cpus");
+  s.os = j.at("os");
+  s.kernel = j.at("kernel");
+  s.memory_bytes = j.at("memory_bytes");
+  s.memory_available_bytes = j.at("memory_available_bytes");
+  s.numa_nodes = j.at("numa_nodes");
+  s.thp = j.at("transparent_hugepages");
+  s.accelerators.clear();
+  for (const auto& a : j.at("accelerators")) {
+    pci_link l;
+    l.address = a.at("pci_address");
+    l.vendor = a.at("vendor");
+    l.vendor_name = a.at("vendor_name");
+    l.device_id = a.at("device_id");
+    l.class_code = a.at("class");
+    l.current_gts = a.at("link_current").at("gts");
+    l.current_gen = a.at("link_current").at("gen");
+    l.current_width = a.at("link_current").at("width");
+    l.max_gts = a.at("link_max").at("gts");
+    l.max_gen = a.at("link_max").at("gen");
+    l.max_width = a.at("link_max").at("width");
+    l.theoretical_gbps = a.at("link_gbps_per_direction");
+    l.current_gbps = a.at("link_gbps_current");
+    s.accelerators.push_back(l);
+  }
+  s.backend_versions = j.at("backends").get<std::map<std::string, std::map<std::string, std::string>>>();
+}
+
+}  // namespace xfer

@@ -1,0 +1,140 @@
+#include <algorithm>
+#include <chrono>
+#include <cmath>
+#include <xfer/core/errors.hpp>
+#include <xfer/core/reporter.hpp>
+#include <xfer/core/runner.hpp>
+
+namespace xfer {
+namespace {
+
+using clock = std::chrono::steady_clock;
+double since(clock::time_point t0) { return std::chrono::duration<double>(clock::now() - t0).count(); }
+
+// Smallest repetition count whose batch lasts long enough for the timer.
+std::size_t reps_for(double seconds_per_rep, double target_s) {
+  if (seconds_per_rep <= 0) return 1 << 16;
+  const double k = std::ceil(target_s / seconds_per_rep);
+  return static_cast<std::size_t>(std::clamp(k, 1.0, 1e7));
+}
+
+}  // namespace
+
+point_result measure(transfer& t, const point_spec& spec, const device_info& device, const measure_options& options,
+                     const std::atomic<bool>& stop) {
+  point_result r;
+  r.spec = spec;
+  r.device_name = device.name;
+  r.device_type = device.type;
+  r.timer = t.timer_kind();
+  r.bytes_per_rep = t.bytes_per_rep();
+  try {
+    r.first = t.setup_costs();
+    r.first.first_transfer_s = t.run(1).wall_seconds;
+    if (options.verify) {
+      t.verify();
+      r.verified = true;
+    }
+
+    // Warm-up, doubling the batch until it has run for warmup_s; its last
+    // batch also estimates the time per repetition.
+    const auto warm0 = clock::now();
+    std::size_t reps = 1;
+    double per_rep = 0;
+    do {
+      const sample s = t.run(reps);
+      per_rep = s.seconds / reps;
+      if (since(warm0) < options.warmup_s) reps *= 2;
+    } while (since(warm0) < options.warmup_s && !stop.load());
+
+    const double target_s = std::max(options.min_sample_s, options.min_sample_ticks * t.timer_resolution_s());
+    r.reps_per_sample = reps_for(per_rep, target_s);
+
+    const auto t0 = clock::now();
+    while (r.samples_s.size() < options.max_samples) {
+      if (stop.load()) throw std::runtime_error("interrupted");
+      const sample s = t.run(r.reps_per_sample);
+      const double k = static_cast<double>(r.reps_per_sample);
+      r.samples_s.push_back(s.seconds / k);
+      r.wall_samples_s.push_back(s.wall_seconds / k);
+      for (const auto& [name, secs] : s.parts) r.part_samples_s[name].push_back(secs / k);
+
+      const std::size_t n = r.samples_s.size();
+      r.ci_rel = median_ci_relative(r.samples_s);
+      if (n >= options.min_samples && r.ci_rel <= options.target_ci) {
+        r.converged = true;
+        break;
+      }
+      // Out of budget: stop once there are a few samples to take a median of,
+      // and in any case at four times the budget (huge transfers).
+      const double spent = since(t0);
+      if ((spent >= options.max_time_s && n >= 3) || spent >= 4 * options.max_time_s) break;
+    }
+    r.stats = summarize(r.samples_s);
+    r.wall_stats = summarize(r.wall_samples_s);
+    r.status = point_status::ok;
+  } catch (const verification_error& e) {
+    r.status = point_status::failed;
+    r.reason = std::string("verification failed: ") + e.what();
+  } catch (const skip_point& e) {
+    r.status = point_status::skipped;
+    r.reason = e.what();
+  } catch (const std::exception& e) {
+    r.status = point_status::failed;
+    r.reason = e.what();
+  }
+  if (r.status != point_status::ok) {
+    r.stats = summarize(r.samples_s);
+    r.wall_stats = summarize(r.wall_samples_s);
+  }
+  return r;
+}
+
+sweep_outcome run_sweep(backend& b, const std::vector<point_spec>& points, const measure_options& options,
+                        reporter& out, const std::atomic<bool>& stop, const progress_fn& progress) {
+  sweep_outcome outcome;
+  const auto devices = b.devices();
+  for (std::size_t i = 0; i < points.size(); ++i) {
+    if (stop.load()) {
+      outcome.interrupted = true;
+      break;
+    }
+    const point_spec& p = points[i];
+    if (progress) progress(i, points.size(), p);
+    const auto dev = std::find_if(devices.begin(), devices.end(), [&](const device_info& d) { return d.index == p.device; });
+    const device_info device = dev != devices.end() ? *dev : device_info{.index = p.device, .name = "?", .type = "?", .details = {}};
+
+    point_result r;
+    try {
+      auto t = b.prepare(p);
+      r = measure(*t, p, device, options, stop);
+    } catch (const skip_point& e) {
+      r.spec = p;
+      r.device_name = device.name;
+      r.device_type = device.type;
+      r.status = point_status::skipped;
+      r.reason = e.what();
+    } catch (const std::exception& e) {
+      r.spec = p;
+      r.device_name = device.name;
+      r.device_type = device.type;
+      r.status = point_status::failed;
+      r.reason = e.what();
+    }
+    // A point cut short by Ctrl-C is not a result: leave it out.
+    if (stop.load() && r.status != point_status::ok) {
+      outcome.interrupted = true;
+      break;
+    }
+    switch (r.status) {
+      case point_status::ok: ++outcome.ok; break;
+      case point_status::skipped: ++outcome.skipped; break;
+      case point_status::failed: ++outcome.failed; break;
+    }
+    out.report(r);
+  }
+  if (progress) progress(points.size(), points.size(), point_spec{});
+  return outcome;
+}
+
+}  // namespace xfer

@@ -1,0 +1,86 @@
+#include <algorithm>
+#include <fmt/format.h>
+#include <fmt/ranges.h>
+#include <xfer/core/errors.hpp>
+#include <xfer/core/sweep.hpp>
+
+namespace xfer {
+namespace {
+
+template <class T, class Name>
+std::vector<std::string> names_of(const std::vector<T>& items, Name name) {
+  std::vector<std::string> out;
+  for (const auto& i : items) out.push_back(name(i));
+  return out;
+}
+
+bool contains(const std::vector<direction>& v, direction d) { return std::find(v.begin(), v.end(), d) != v.end(); }
+
+}  // namespace
+
+std::vector<point_spec> expand(const backend& b, const sweep_spec& spec) {
+  const auto routes = b.routes();
+  const auto kinds = b.host_memory_kinds();
+  const auto devices = b.devices();
+
+  std::vector<route_info> chosen_routes;
+  if (spec.routes.empty()) {
+    chosen_routes = routes;
+  } else {
+    for (const auto& name : spec.routes) {
+      auto it = std::find_if(routes.begin(), routes.end(), [&](const route_info& r) { return r.name == name; });
+      if (it == routes.end())
+        throw usage_error(fmt::format("backend {} has no route '{}' (known: {})", b.name(), name,
+                                      fmt::join(names_of(routes, [](auto& r) { return r.name; }), ", ")));
+      chosen_routes.push_back(*it);
+    }
+  }
+
+  std::vector<std::string> chosen_kinds;
+  if (spec.host_memory.empty()) {
+    for (const auto& k : kinds) chosen_kinds.push_back(k.name);
+  } else {
+    for (const auto& name : spec.host_memory) {
+      if (std::none_of(kinds.begin(), kinds.end(), [&](const kind_support& k) { return k.name == name; }))
+        throw usage_error(fmt::format("backend {} has no host memory kind '{}' (known: {})", b.name(), name,
+                                      fmt::join(names_of(kinds, [](auto& k) { return k.name; }), ", ")));
+      chosen_kinds.push_back(name);
+    }
+  }
+
+  std::vector<int> chosen_devices;
+  if (spec.devices.empty()) {
+    for (const auto& d : devices) chosen_devices.push_back(d.index);
+  } else {
+    for (int d : spec.devices) {
+      if (std::none_of(devices.begin(), devices.end(), [&](const device_info& i) { return i.index == d; }))
+        throw usage_error(fmt::format("backend {} has no device {} (it has {})", b.name(), d, devices.size()));
+      chosen_devices.push_back(d);
+    }
+  }
+
+  const auto& dirs = spec.directions.empty() ? all_directions() : spec.directions;
+  for (direction d : dirs) {
+    if (std::none_of(chosen_routes.begin(), chosen_routes.end(),
+                     [&](const route_info& r) { return contains(r.directions, d); }))
+      throw usage_error(fmt::format("no selected route of backend {} moves data {}", b.name(), to_string(d)));
+  }
+  if (spec.sizes.empty()) throw usage_error("no transfer sizes given");
+
+  std::vector<point_spec> points;
+  for (int dev : chosen_devices) {
+    for (const auto& route : chosen_routes) {
+      // Device-to-device copies touch no host memory: they run once, as "none".
+      const std::vector<std::string> none{"none"};
+      for (direction d : dirs) {
+        if (!contains(route.directions, d)) continue;
+        const bool host_side = route.uses_host_memory && d != direction::d2d;
+        for (const auto& kind : host_side ? chosen_kinds : none)
+          for (auto bytes : spec.sizes) points.push_back({b.name(), dev, route.name, d, kind, bytes});
+      }
+    }
+  }
+  return points;
+}
+
+}  // namespace xfer

@@ -1,0 +1,19 @@
+#include <xfer/mem/host_resources.hpp>
+#include <xfer/mem/kinds.hpp>
+
+namespace xfer::mem {
+
+const std::vector<std::string>& host_kind_names() {
+  static const std::vector<std::string> names{"pageable", "pageable-unaligned", "aligned", "huge"};
+  return names;
+}
+
+std::unique_ptr<host_resource> make_host_kind(std::string_view name, const kind_options& options) {
+  if (name == "pageable") return std::make_unique<pageable_resource>();
+  if (name == "pageable-unaligned") return std::make_unique<unaligned_resource>(options.unaligned_offset);
+  if (name == "aligned") return std::make_unique<aligned_resource>(options.alignment);
+  if (name == "huge") return std::make_unique<huge_page_resource>();
+  return nullptr;
+}
+
+}  // namespace xfer::mem

@@ -1,0 +1,35 @@
+#include <atomic>
+#include <cstdlib>
+#include <sys/mman.h>
+#include <unistd.h>
+#include <xfer/mem/os.hpp>
+
+namespace xfer::mem {
+namespace {
+
+constexpr os_calls libc_calls{
+    [](std::size_t n) { return std::malloc(n); },
+    [](void* p) { std::free(p); },
+    [](void** p, std::size_t a, std::size_t n) { return ::posix_memalign(p, a, n); },
+    [](void* a, std::size_t n, int prot, int flags, int fd, off_t off) { return ::mmap(a, n, prot, flags, fd, off); },
+    [](void* a, std::size_t n) { return ::munmap(a, n); },
+    [](void* a, std::size_t n, int advice) { return ::madvise(a, n, advice); },
+};
+
+std::atomic<const os_calls*> current{&libc_calls};
+
+}  // namespace
+
+const os_calls& os() noexcept { return *current.load(std::memory_order_acquire); }
+const os_calls& real_os() noexcept { return libc_calls; }
+
+scoped_os_override::scoped_os_override(const os_calls& calls) noexcept
+    : previous_(current.exchange(&calls, std::memory_order_acq_rel)) {}
+scoped_os_override::~scoped_os_override() { current.store(previous_, std::memory_order_release); }
+
+std::size_t page_size() noexcept {
+  static const std::size_t size = static_cast<std::size_t>(::sysconf(_SC_PAGESIZE));
+  return size;
+}
+
+}  // namespace xfer::mem
