@@ -1,0 +1,172 @@
+#!/usr/bin/env python3
+"""End-to-end checks of the xferbench executable: exit codes, one-line errors,
+result files written whole or not at all, and Ctrl-C handling.
+
+Usage: test_cli.py PATH/TO/xferbench
+"""
+import json
+import os
+import signal
+import subprocess
+import sys
+import tempfile
+import time
+import unittest
+
+XFERBENCH = None
+
+
+def load(path):
+    with open(path) as f:
+        return json.load(f) if path.endswith(".json") else f.read()
+
+
+def run(*args, timeout=120):
+    return subprocess.run([XFERBENCH, *args], capture_output=True, text=True, timeout=timeout)
+
+
+class BadInput(unittest.TestCase):
+    """Each bad input: exit 2, one clear line on stderr, no result file."""
+
+    def setUp(self):
+        self.dir = tempfile.TemporaryDirectory()
+        self.out = os.path.join(self.dir.name, "r.json")
+
+    def tearDown(self):
+        self.dir.cleanup()
+
+    def assert_usage_error(self, *args, mentions):
+        p = run("sweep", "-b", "host", "--json", self.out, *args)
+        self.assertEqual(p.returncode, 2, p.stderr)
+        lines = p.stderr.strip().splitlines()
+        self.assertEqual(len(lines), 1, p.stderr)
+        self.assertIn(mentions, lines[0])
+        self.assertEqual(p.stdout, "")
+        self.assertEqual(os.listdir(self.dir.name), [])
+
+    def test_malformed_sizes(self):
+        self.assert_usage_error("--sizes", "12Q", mentions="'12Q'")
+        self.assert_usage_error("--sizes=-4", mentions="negative")
+        self.assert_usage_error("--sizes", "0x", mentions="'0x'")
+        self.assert_usage_error("--sizes=", mentions="--sizes")
+        self.assert_usage_error("--sizes", "4,,8", mentions="empty")
+        self.assert_usage_error("--min", "4K", "--max", "1.3", mentions="whole number")
+
+    def test_min_above_max(self):
+        self.assert_usage_error("--min", "1M", "--max", "1K", mentions="above --max")
+
+    def test_unknown_names(self):
+        self.assert_usage_error("-m", "granite", mentions="unknown host memory kind 'granite'")
+        self.assert_usage_error("-d", "sideways", mentions="unknown direction 'sideways'")
+        self.assert_usage_error("-r", "teleport", mentions="unknown route 'teleport'")
+        p = run("sweep", "-b", "nosuch", "--json", self.out)
+        self.assertEqual(p.returncode, 2)
+        self.assertIn("unknown backend 'nosuch' (known: host", p.stderr)
+
+    def test_size_beyond_memory(self):
+        self.assert_usage_error("--sizes", "64T", mentions="larger than this machine's memory")
+
+    def test_unwritable_output(self):
+        p = run("sweep", "-b", "host", "--sizes", "1", "--json", "/nonexistent-dir/r.json")
+        self.assertEqual(p.returncode, 2)
+        self.assertIn("cannot write output file /nonexistent-dir/r.json", p.stderr)
+        p = run("sweep", "-b", "host", "--sizes", "1", "--csv", self.dir.name)
+        self.assertEqual(p.returncode, 2)
+        self.assertIn("is a directory", p.stderr)
+
+    def test_out_of_range_options(self):
+        self.assert_usage_error("--target-ci", "0", mentions="--target-ci")
+        self.assert_usage_error("--target-ci", "1.5", mentions="--target-ci")
+        self.assert_usage_error("--threads", "5000", mentions="--threads")
+        self.assert_usage_error("--max-time", "-1", mentions="--max-time")
+        self.assert_usage_error("--alignment", "3000", mentions="power of two")
+        self.assert_usage_error("--unaligned-offset", "4096", mentions="offset")
+
+    def test_unknown_option(self):
+        self.assert_usage_error("--frobnicate", mentions="frobnicate")
+
+    def test_direction_no_route_moves(self):
+        self.assert_usage_error("-r", "memcpy-mt", "-d", "bidir", mentions="moves data bidir")
+
+
+class Commands(unittest.TestCase):
+    def test_help_teaches(self):
+        p = run("sweep", "--help")
+        self.assertEqual(p.returncode, 0)
+        self.assertIn("Examples:", p.stdout)
+        self.assertIn("--target-ci", p.stdout)
+
+    def test_list_and_info(self):
+        p = run("list")
+        self.assertEqual(p.returncode, 0, p.stderr)
+        self.assertIn("host: reference", p.stdout)
+        self.assertIn("pageable-unaligned", p.stdout)
+        self.assertRegex(p.stdout, r"cuda-rt: (unavailable: .+|.*)")
+        p = run("info", "--json")
+        self.assertEqual(p.returncode, 0, p.stderr)
+        info = json.loads(p.stdout)
+        self.assertIn("accelerators", info)
+        self.assertGreater(info["logical_cpus"], 0)
+
+    def test_unavailable_backend_is_a_runtime_failure(self):
+        listing = run("list").stdout
+        unavailable = [l.split(":")[0] for l in listing.splitlines() if ": unavailable:" in l and not l.startswith(" ")]
+        if not unavailable:
+            self.skipTest("every backend is available on this machine")
+        p = run("sweep", "-b", unavailable[0], "--sizes", "1")
+        self.assertEqual(p.returncode, 1, p.stderr)
+        self.assertEqual(len(p.stderr.strip().splitlines()), 1)
+        self.assertIn("unavailable", p.stderr)
+
+
+class Sweep(unittest.TestCase):
+    def test_host_sweep_writes_the_contract(self):
+        with tempfile.TemporaryDirectory() as d:
+            js, cs = os.path.join(d, "r.json"), os.path.join(d, "r.csv")
+            p = run("sweep", "-b", "host", "--sizes", "1,4K,1M", "--max-time", "0.01", "--json", js, "--csv", cs)
+            self.assertEqual(p.returncode, 0, p.stderr)
+            self.assertIn("points:", p.stdout)
+            doc = load(js)
+            self.assertEqual(doc["schema"], "xferbench/result/v1")
+            self.assertFalse(doc["interrupted"])
+            self.assertIn("argv", doc["config"])
+            self.assertIn("cpu_model", doc["system"])
+            results = doc["results"]
+            self.assertEqual(len(results), 3 * 30)
+            for r in results:
+                for key in ("backend", "device", "route", "direction", "host_memory", "bytes", "status", "reason",
+                            "samples_s", "median_s", "gbps", "latency_us", "timer"):
+                    self.assertIn(key, r)
+                self.assertEqual(r["status"], "ok", r)
+                self.assertTrue(r["verified"])
+                self.assertGreater(r["gbps"], 0)
+                self.assertGreaterEqual(len(r["samples_s"]), 3)
+            rows = load(cs).splitlines()
+            self.assertEqual(len(rows), 1 + len(results))
+            self.assertEqual(sorted(os.listdir(d)), ["r.csv", "r.json"])
+
+    def test_sigint_writes_completed_points_and_exits_130(self):
+        with tempfile.TemporaryDirectory() as d:
+            js = os.path.join(d, "r.json")
+            proc = subprocess.Popen(
+                [XFERBENCH, "sweep", "-b", "host", "-r", "memcpy", "--min", "1", "--max", "16M", "--max-time", "0.05",
+                 "--json", js], stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+            rows = 0
+            deadline = time.time() + 60
+            while rows < 6 and time.time() < deadline:  # context line + header + a few points
+                if proc.stdout.readline():
+                    rows += 1
+            proc.send_signal(signal.SIGINT)
+            out, err = proc.communicate(timeout=60)
+            self.assertEqual(proc.returncode, 130, err)
+            self.assertIn("interrupted", out)
+            doc = load(js)
+            self.assertTrue(doc["interrupted"])
+            self.assertGreaterEqual(len(doc["results"]), 4)
+            self.assertTrue(all(r["status"] == "ok" for r in doc["results"]))
+            self.assertEqual(os.listdir(d), ["r.json"])
+
+
+if __name__ == "__main__":
+    XFERBENCH = sys.argv.pop(1)
+    unittest.main(verbosity=2)

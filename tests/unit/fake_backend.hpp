@@ -1,0 +1,51 @@
+#pragma once
+// A scriptable backend for core tests: each transfer reports a fixed time per
+// repetition (optionally with jitter) and can be told to fail.
+#include <functional>
+#include <xfer/core/backend.hpp>
+#include <xfer/core/errors.hpp>
+
+namespace xfer::test {
+
+struct fake_transfer final : transfer {
+  std::function<double(std::size_t call)> seconds_per_rep = [](std::size_t) { return 1e-3; };
+  bool fail_verify = false;
+  bool throw_on_run = false;
+  std::size_t calls = 0;
+  std::uint64_t bytes = 1000;
+
+  sample run(std::size_t reps) override {
+    if (throw_on_run) throw std::runtime_error("device fell off the bus");
+    const double t = seconds_per_rep(calls++) * reps;
+    return {t, t * 1.5, {}};
+  }
+  void verify() override {
+    if (fail_verify) throw verification_error("byte 3 differs");
+  }
+  first_use setup_costs() const override { return {0.5, 0.25, -1}; }
+  std::string timer_kind() const override { return "event"; }
+  double timer_resolution_s() const override { return 1e-6; }
+  std::uint64_t bytes_per_rep() const override { return bytes; }
+};
+
+struct fake_backend final : backend {
+  std::function<std::unique_ptr<transfer>(const point_spec&)> make = [](const point_spec&) {
+    return std::make_unique<fake_transfer>();
+  };
+  std::string name() const override { return "fake"; }
+  std::string description() const override { return "test double"; }
+  std::vector<device_info> devices() const override {
+    return {{.index = 0, .name = "dev0", .type = "gpu", .memory_bytes = 0, .max_alloc_bytes = 0, .details = {}},
+            {.index = 1, .name = "dev1", .type = "gpu", .memory_bytes = 0, .max_alloc_bytes = 0, .details = {}}};
+  }
+  std::vector<route_info> routes() const override {
+    using enum direction;
+    return {{"copy", "", {h2d, d2h, bidir, rw, d2d}, true}, {"kernel", "", {h2d, d2h}, true}};
+  }
+  std::vector<kind_support> host_memory_kinds() const override {
+    return {{"pageable", true, "", ""}, {"pinned", false, "no driver", ""}};
+  }
+  std::unique_ptr<transfer> prepare(const point_spec& p) override { return make(p); }
+};
+
+}  // namespace xfer::test

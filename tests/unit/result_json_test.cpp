@@ -1,0 +1,78 @@
+#include <cmath>
+#include <gtest/gtest.h>
+#include <xfer/core/result.hpp>
+
+using namespace xfer;
+
+TEST(ResultJson, PointRoundTrips) {
+  point_result r;
+  r.spec = {"cuda-rt", 1, "copy-async", direction::bidir, "pinned", 1 << 20};
+  r.device_name = "GPU";
+  r.device_type = "gpu";
+  r.timer = "event";
+  r.bytes_per_rep = 2 << 20;
+  r.reps_per_sample = 3;
+  r.samples_s = {1e-4, 2e-4};
+  r.wall_samples_s = {1.5e-4, 2.5e-4};
+  r.part_samples_s = {{"h2d", {1e-4, 1e-4}}, {"d2h", {2e-4, 2e-4}}};
+  r.stats = summarize(r.samples_s);
+  r.wall_stats = summarize(r.wall_samples_s);
+  r.ci_rel = std::numeric_limits<double>::infinity();
+  r.converged = false;
+  r.verified = true;
+  r.first = {0.1, 0.2, 0.3};
+
+  const nlohmann::json j = r;
+  EXPECT_TRUE(j["ci_rel"].is_null());  // JSON has no infinity
+  EXPECT_DOUBLE_EQ(j["parts"]["h2d"]["gbps"].get<double>(), (1 << 20) / 1e-4 / 1e9);
+  const auto back = nlohmann::json::parse(j.dump()).get<point_result>();
+  EXPECT_EQ(back.spec.backend, "cuda-rt");
+  EXPECT_EQ(back.spec.device, 1);
+  EXPECT_EQ(back.spec.dir, direction::bidir);
+  EXPECT_EQ(back.spec.bytes, 1u << 20);
+  EXPECT_EQ(back.samples_s, r.samples_s);
+  EXPECT_EQ(back.wall_samples_s, r.wall_samples_s);
+  EXPECT_EQ(back.part_samples_s, r.part_samples_s);
+  EXPECT_DOUBLE_EQ(back.stats.median, r.stats.median);
+  EXPECT_TRUE(std::isinf(back.ci_rel));
+  EXPECT_DOUBLE_EQ(back.first.first_transfer_s, 0.3);
+  EXPECT_DOUBLE_EQ(back.gbps(), r.gbps());
+}
+
+TEST(ResultJson, SkippedPointCarriesOnlyIdentityAndReason) {
+  point_result r;
+  r.spec = {"host", 0, "memcpy", direction::d2d, "none", 8};
+  r.status = point_status::skipped;
+  r.reason = "why";
+  const nlohmann::json j = r;
+  EXPECT_EQ(j["status"], "skipped");
+  EXPECT_EQ(j["reason"], "why");
+  EXPECT_FALSE(j.contains("samples_s"));
+  const auto back = j.get<point_result>();
+  EXPECT_EQ(back.status, point_status::skipped);
+  EXPECT_EQ(back.reason, "why");
+}
+
+TEST(ResultJson, SystemRoundTrips) {
+  system_info s;
+  s.hostname = "h";
+  s.cpu_model = "c";
+  s.logical_cpus = 16;
+  s.memory_bytes = 1 << 30;
+  s.numa_nodes = 2;
+  pci_link l;
+  l.address = "0000:01:00.0";
+  l.vendor_name = "NVIDIA";
+  l.max_gts = 32;
+  l.max_width = 16;
+  l.max_gen = 5;
+  l.theoretical_gbps = 63.0;
+  s.accelerators = {l};
+  s.backend_versions["cuda-rt"] = {{"driver", "13.0"}};
+  const auto back = nlohmann::json::parse(nlohmann::json(s).dump()).get<system_info>();
+  EXPECT_EQ(back.logical_cpus, 16u);
+  ASSERT_EQ(back.accelerators.size(), 1u);
+  EXPECT_EQ(back.accelerators[0].max_gen, 5);
+  EXPECT_DOUBLE_EQ(back.accelerators[0].theoretical_gbps, 63.0);
+  EXPECT_EQ(back.backend_versions.at("cuda-rt").at("driver"), "13.0");
+}

@@ -1,0 +1,77 @@
+#include <gtest/gtest.h>
+#include <xfer/core/errors.hpp>
+#include <xfer/core/sweep.hpp>
+
+#include "fake_backend.hpp"
+
+using namespace xfer;
+
+TEST(Expand, FullCrossProductInNestingOrder) {
+  test::fake_backend b;
+  sweep_spec s;
+  s.sizes = {1, 2};
+  const auto points = expand(b, s);
+  // per device: copy (4 host directions x 2 kinds + d2d once) + kernel (2 x 2 kinds), x 2 sizes
+  EXPECT_EQ(points.size(), 2u * ((4 * 2 + 1) + 2 * 2) * 2);
+  EXPECT_EQ(points.front().route, "copy");
+  EXPECT_EQ(points.front().dir, direction::h2d);
+  EXPECT_EQ(points.front().host_memory, "pageable");
+  EXPECT_EQ(points.front().bytes, 1u);
+  EXPECT_EQ(points[1].bytes, 2u);
+  EXPECT_EQ(points[2].host_memory, "pinned");
+  EXPECT_EQ(points.back().device, 1);
+}
+
+TEST(Expand, DeviceToDeviceUsesNoHostMemory) {
+  test::fake_backend b;
+  sweep_spec s;
+  s.sizes = {64};
+  s.directions = {direction::d2d};
+  const auto points = expand(b, s);
+  ASSERT_EQ(points.size(), 2u);  // one per device, not one per kind
+  EXPECT_EQ(points[0].host_memory, "none");
+}
+
+TEST(Expand, UnsupportedDirectionOfOneRouteIsLeftOut) {
+  test::fake_backend b;
+  sweep_spec s;
+  s.sizes = {64};
+  s.devices = {0};
+  s.directions = {direction::rw};
+  for (const auto& p : expand(b, s)) EXPECT_EQ(p.route, "copy");
+}
+
+TEST(Expand, UnknownNamesAreUsageErrors) {
+  test::fake_backend b;
+  sweep_spec s;
+  s.sizes = {64};
+  s.routes = {"teleport"};
+  EXPECT_THROW(expand(b, s), usage_error);
+  s.routes = {};
+  s.host_memory = {"granite"};
+  EXPECT_THROW(expand(b, s), usage_error);
+  s.host_memory = {};
+  s.devices = {7};
+  EXPECT_THROW(expand(b, s), usage_error);
+  s.devices = {};
+  s.routes = {"kernel"};
+  s.directions = {direction::d2d};
+  EXPECT_THROW(expand(b, s), usage_error);
+}
+
+TEST(Expand, UnavailableKindsStillExpandSoTheySkipWithAReason) {
+  test::fake_backend b;
+  sweep_spec s;
+  s.sizes = {64};
+  s.host_memory = {"pinned"};
+  s.directions = {direction::h2d};
+  s.devices = {0};
+  const auto points = expand(b, s);
+  ASSERT_EQ(points.size(), 2u);
+  EXPECT_EQ(points[0].host_memory, "pinned");
+}
+
+TEST(Direction, ParsesKnownNamesOnly) {
+  EXPECT_EQ(parse_direction("bidir"), direction::bidir);
+  EXPECT_THROW(parse_direction("sideways"), usage_error);
+}
