@@ -21,6 +21,8 @@
 
 namespace xfer::cli {
 
+// Scalar options take the last value given, so scripts can set defaults that a
+// user's own arguments override.
 void add_sweep_options(CLI::App& cmd, sweep_args& a) {
   cmd.footer(
       "Examples:\n"
@@ -37,18 +39,26 @@ void add_sweep_options(CLI::App& cmd, sweep_args& a) {
   cmd.add_option("-m,--memory", a.memory, "host memory kinds (default: all the backend offers)")->delimiter(',');
   cmd.add_option("-d,--direction", a.directions, "h2d, d2h, bidir, rw (write then read back), d2d (default: all)")
       ->delimiter(',');
-  cmd.add_option("--min", a.min, "smallest size of the power-of-two range")->capture_default_str();
-  cmd.add_option("--max", a.max, "largest size of the power-of-two range")->capture_default_str();
+  cmd.add_option("--min", a.min, "smallest size of the power-of-two range")->capture_default_str()
+      ->multi_option_policy(CLI::MultiOptionPolicy::TakeLast);
+  cmd.add_option("--max", a.max, "largest size of the power-of-two range")->capture_default_str()
+      ->multi_option_policy(CLI::MultiOptionPolicy::TakeLast);
   cmd.add_option("--sizes", a.sizes, "explicit comma-separated sizes instead of the range (4,4K,1M,1.5G)");
   cmd.add_flag("--quick", a.quick, "coarse and fast: sizes x4 apart up to 64M, 20 ms a point, 5% CI target");
   cmd.add_option("--target-ci", a.target_ci, "stop sampling when the median's 95% CI is within this fraction")
-      ->capture_default_str();
-  cmd.add_option("--max-time", a.max_time, "sampling budget per point, seconds")->capture_default_str();
-  cmd.add_option("--warmup", a.warmup, "warm-up per point, seconds")->capture_default_str();
-  cmd.add_option("--threads", a.threads, "threads for the memcpy-mt route (0 = all CPUs)")->capture_default_str();
-  cmd.add_option("--alignment", a.alignment, "alignment of the 'aligned' kind, bytes")->capture_default_str();
+      ->capture_default_str()
+      ->multi_option_policy(CLI::MultiOptionPolicy::TakeLast);
+  cmd.add_option("--max-time", a.max_time, "sampling budget per point, seconds")->capture_default_str()
+      ->multi_option_policy(CLI::MultiOptionPolicy::TakeLast);
+  cmd.add_option("--warmup", a.warmup, "warm-up per point, seconds")->capture_default_str()
+      ->multi_option_policy(CLI::MultiOptionPolicy::TakeLast);
+  cmd.add_option("--threads", a.threads, "threads for the memcpy-mt route (0 = all CPUs)")->capture_default_str()
+      ->multi_option_policy(CLI::MultiOptionPolicy::TakeLast);
+  cmd.add_option("--alignment", a.alignment, "alignment of the 'aligned' kind, bytes")->capture_default_str()
+      ->multi_option_policy(CLI::MultiOptionPolicy::TakeLast);
   cmd.add_option("--unaligned-offset", a.unaligned_offset, "offset past a page of 'pageable-unaligned', bytes")
-      ->capture_default_str();
+      ->capture_default_str()
+      ->multi_option_policy(CLI::MultiOptionPolicy::TakeLast);
   cmd.add_flag("--no-verify", a.no_verify, "skip checking the data each route moves");
   cmd.add_option("--json", a.json, "write the result file (schema xferbench/result/v1)");
   cmd.add_option("--csv", a.csv, "write one CSV row per point");

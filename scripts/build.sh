@@ -1,0 +1,16 @@
+#!/usr/bin/env bash
+# Configures and builds xferbench into build/ (every backend the machine can
+# compile: CUDA where nvcc is, OpenCL where its headers are).
+# Usage: scripts/build.sh [extra cmake -D options]
+set -euo pipefail
+cd "$(dirname "$0")/.."
+cmake_bin=$(scripts/setup.sh)
+generator=()
+command -v ninja >/dev/null && generator=(-G Ninja)
+if [ ! -f build/CMakeCache.txt ]; then
+  "$cmake_bin" -S . -B build "${generator[@]}" -DCMAKE_BUILD_TYPE=Release "$@" >&2
+elif [ $# -gt 0 ]; then
+  "$cmake_bin" -S . -B build "$@" >&2
+fi
+"$cmake_bin" --build build -j "$(nproc)" >&2
+echo "$cmake_bin"

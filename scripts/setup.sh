@@ -1,0 +1,74 @@
+#!/usr/bin/env bash
+# Installs what xferbench needs to build, test and report, and only what is
+# missing: apt-get as root (Debian/Ubuntu), pip for Python packages and a
+# current CMake. On a machine with everything present (the GPU machine, which
+# has no network) it installs nothing.
+#
+# Sourced by run.sh and test.sh; prints XFER_CMAKE (the cmake to use) on success.
+set -euo pipefail
+
+log() { printf 'setup: %s\n' "$*" >&2; }
+
+have_header() {  # have_header <header>: compiles an #include of it
+  echo "#include <$1>" | ${CXX:-c++} -std=c++20 -fsyntax-only -x c++ - >/dev/null 2>&1
+}
+
+version_ge() {  # version_ge A B: A >= B (dotted versions)
+  [ "$(printf '%s\n%s\n' "$2" "$1" | sort -V | head -n1)" = "$2" ]
+}
+
+# ---- C++ toolchain and libraries (Debian package names) ----
+missing_pkgs=()
+command -v c++ >/dev/null || missing_pkgs+=(g++)
+command -v ninja >/dev/null || command -v make >/dev/null || missing_pkgs+=(ninja-build)
+command -v python3 >/dev/null || missing_pkgs+=(python3 python3-pip)
+have_header fmt/format.h || missing_pkgs+=(libfmt-dev)
+have_header nlohmann/json.hpp || missing_pkgs+=(nlohmann-json3-dev)
+have_header CLI/CLI.hpp || missing_pkgs+=(libcli11-dev)
+have_header gtest/gtest.h || missing_pkgs+=(libgtest-dev)
+# OpenCL: headers, the ICD loader, and PoCL so OpenCL tests run on the CPU.
+have_header CL/cl.h || missing_pkgs+=(opencl-headers)
+ldconfig -p 2>/dev/null | grep -q 'libOpenCL.so ' || missing_pkgs+=(ocl-icd-opencl-dev)
+if ! ls /etc/OpenCL/vendors/*.icd >/dev/null 2>&1 && [ -z "${OCL_ICD_FILENAMES:-}" ]; then
+  missing_pkgs+=(pocl-opencl-icd)
+fi
+
+if [ ${#missing_pkgs[@]} -gt 0 ]; then
+  if [ "$(id -u)" = 0 ] && command -v apt-get >/dev/null; then
+    log "installing ${missing_pkgs[*]}"
+    export DEBIAN_FRONTEND=noninteractive
+    apt-get update -qq >&2
+    apt-get install -y -qq "${missing_pkgs[@]}" >&2
+  else
+    log "missing: ${missing_pkgs[*]} (install them with your package manager, or run this as root on Debian/Ubuntu)"
+    exit 1
+  fi
+fi
+
+# ---- CMake: CUDA 13's headers need a newer CMake than Debian 12's 3.25 ----
+need_cmake=3.24
+command -v nvcc >/dev/null && need_cmake=3.31
+pick_cmake() {
+  for c in "$(command -v cmake 2>/dev/null)" "$(python3 -c 'import cmake,os;print(os.path.join(cmake.CMAKE_BIN_DIR,"cmake"))' 2>/dev/null)"; do
+    [ -n "$c" ] && [ -x "$c" ] || continue
+    v=$("$c" --version | head -n1 | awk '{print $3}')
+    if version_ge "$v" "$need_cmake"; then echo "$c"; return 0; fi
+  done
+  return 1
+}
+if ! XFER_CMAKE=$(pick_cmake); then
+  log "installing cmake>=$need_cmake from PyPI"
+  python3 -m pip install -q "cmake>=$need_cmake" >&2
+  XFER_CMAKE=$(pick_cmake) || { log "no cmake >= $need_cmake found after installing"; exit 1; }
+fi
+
+# ---- Python: the report tool and its tests ----
+py_missing=()
+python3 -c 'import matplotlib' 2>/dev/null || py_missing+=(matplotlib)
+python3 -c 'import pytest' 2>/dev/null || py_missing+=(pytest)
+if [ ${#py_missing[@]} -gt 0 ]; then
+  log "installing ${py_missing[*]} from PyPI"
+  python3 -m pip install -q "${py_missing[@]}" >&2
+fi
+
+echo "$XFER_CMAKE"

@@ -1,0 +1,22 @@
+#!/usr/bin/env bash
+# Builds everything and runs every test: the C++ suites through CTest (GPU
+# tests skip with a reason where no GPU is present) and the report tool's
+# pytest suite. Exits non-zero if anything fails.
+set -uo pipefail
+cd "$(dirname "$0")/.."
+cmake_bin=$(scripts/build.sh) || exit 1
+ctest_bin="$(dirname "$cmake_bin")/ctest"
+[ -x "$ctest_bin" ] || ctest_bin=ctest
+export POCL_CACHE_DIR="${POCL_CACHE_DIR:-$PWD/build/pocl-cache}"
+mkdir -p "$POCL_CACHE_DIR"
+
+status=0
+echo "== C++ tests (ctest) =="
+(cd build && "$ctest_bin" --output-on-failure -j "$(nproc)") || status=1
+
+if [ -d python/tests ]; then
+  echo "== report tool tests (pytest) =="
+  python3 -m pip install -q -e python >/dev/null 2>&1 || python3 -m pip install -q -e python || status=1
+  XFERBENCH_BIN="$PWD/build/apps/xferbench/xferbench" python3 -m pytest -q python/tests || status=1
+fi
+exit $status
