@@ -1,6 +1,7 @@
 #include <fmt/format.h>
 #include <xfer/core/backend.hpp>
 #include <xfer/core/errors.hpp>
+#include <xfer/mem/kinds.hpp>
 
 namespace xfer {
 
@@ -25,6 +26,11 @@ direction parse_direction(const std::string& name) {
   for (direction d : all_directions())
     if (name == to_string(d)) return d;
   throw usage_error(fmt::format("unknown direction '{}' (known: h2d, d2h, bidir, rw, d2d)", name));
+}
+
+std::unique_ptr<mem::host_resource> backend::host_memory(const std::string& kind) const {
+  if (auto r = mem::make_host_kind(kind)) return r;
+  throw skip_point(fmt::format("backend {} has no host memory kind '{}'", name(), kind));
 }
 
 }  // namespace xfer

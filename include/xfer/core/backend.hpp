@@ -7,6 +7,7 @@
 #include <memory>
 #include <string>
 #include <vector>
+#include <xfer/mem/resource.hpp>
 
 namespace xfer {
 
@@ -90,6 +91,11 @@ class backend {
   virtual std::vector<kind_support> host_memory_kinds() const = 0;
   // Driver/runtime versions for the result file's system section.
   virtual std::map<std::string, std::string> versions() const { return {}; }
+  // A host memory resource of the named kind, for other studies (the CPU
+  // side, the allocator study) to use. Throws skip_point with the reason when
+  // the kind is unknown or unavailable here. The default serves the kinds
+  // every machine has (mem::make_host_kind); backends add their own.
+  virtual std::unique_ptr<mem::host_resource> host_memory(const std::string& kind) const;
   // Throws skip_point when the point cannot run here (with why); anything
   // else it throws marks the point failed.
   virtual std::unique_ptr<transfer> prepare(const point_spec& point) = 0;
