@@ -218,6 +218,11 @@ std::vector<kind_support> host_backend::host_memory_kinds() const {
   return out;
 }
 
+std::unique_ptr<mem::host_resource> host_backend::host_memory(const std::string& kind) const {
+  if (auto r = mem::make_host_kind(kind, kinds_)) return r;
+  throw skip_point(fmt::format("backend host has no host memory kind '{}'", kind));
+}
+
 std::unique_ptr<transfer> host_backend::prepare(const point_spec& p) {
   auto kind = p.host_memory == "none" ? nullptr : mem::make_host_kind(p.host_memory, kinds_);
   if (!kind && p.host_memory != "none") throw skip_point(fmt::format("unknown host memory kind '{}'", p.host_memory));

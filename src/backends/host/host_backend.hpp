@@ -21,6 +21,7 @@ class host_backend final : public backend {
   std::vector<device_info> devices() const override;
   std::vector<route_info> routes() const override;
   std::vector<kind_support> host_memory_kinds() const override;
+  std::unique_ptr<mem::host_resource> host_memory(const std::string& kind) const override;
   std::unique_ptr<transfer> prepare(const point_spec& point) override;
 
  private:
