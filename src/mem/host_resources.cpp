@@ -10,18 +10,13 @@
 #include <xfer/mem/host_resources.hpp>
 #include <xfer/mem/os.hpp>
 
+#include "alignment_check.hpp"
+#include "page_mapping.hpp"
+
 namespace xfer::mem {
 namespace {
 
 constexpr std::size_t malloc_alignment = alignof(std::max_align_t);
-
-void check_alignment(const host_resource& r, std::size_t bytes, std::size_t alignment) {
-  if (!std::has_single_bit(alignment))
-    throw allocation_error(std::string(r.kind()), bytes, fmt::format("alignment {} is not a power of two", alignment));
-  if (alignment > r.max_alignment())
-    throw allocation_error(std::string(r.kind()), bytes,
-                           fmt::format("alignment {} exceeds the kind's {}", alignment, r.max_alignment()));
-}
 
 // a + b, or an allocation_error when it would wrap.
 std::size_t checked_add(const host_resource& r, std::size_t bytes, std::size_t extra) {
@@ -41,7 +36,7 @@ std::size_t pageable_resource::max_alignment() const noexcept { return malloc_al
 std::string pageable_resource::describe() const { return "malloc: what an ordinary program hands to a copy API"; }
 
 void* pageable_resource::do_allocate(std::size_t bytes, std::size_t alignment) {
-  check_alignment(*this, bytes, alignment);
+  detail::check_alignment(*this, bytes, alignment);
   // malloc(0) may return nullptr; a resource must hand out a unique pointer.
   void* p = os().malloc(bytes == 0 ? 1 : bytes);
   if (!p) throw allocation_error("pageable", bytes, std::strerror(errno ? errno : ENOMEM));
@@ -69,7 +64,7 @@ std::string unaligned_resource::describe() const {
 // Layout: [raw ... | base pointer (8 B) | page boundary | offset_ bytes | user data ...]
 // The base pointer is stored just below the returned pointer (memcpy: it may be unaligned).
 void* unaligned_resource::do_allocate(std::size_t bytes, std::size_t alignment) {
-  check_alignment(*this, bytes, alignment);
+  detail::check_alignment(*this, bytes, alignment);
   const std::size_t total = checked_add(*this, bytes, sizeof(void*) + page_size() + offset_);
   void* raw = os().malloc(total);
   if (!raw) throw allocation_error("pageable-unaligned", bytes, std::strerror(errno ? errno : ENOMEM));
@@ -100,7 +95,7 @@ std::size_t aligned_resource::max_alignment() const noexcept { return std::max(a
 std::string aligned_resource::describe() const { return fmt::format("posix_memalign at {} bytes", alignment_); }
 
 void* aligned_resource::do_allocate(std::size_t bytes, std::size_t alignment) {
-  check_alignment(*this, bytes, alignment);
+  detail::check_alignment(*this, bytes, alignment);
   void* p = nullptr;
   const int rc = os().posix_memalign(&p, std::max(alignment, alignment_), bytes == 0 ? 1 : bytes);
   if (rc != 0 || !p) throw allocation_error("aligned", bytes, std::strerror(rc ? rc : ENOMEM));
@@ -115,27 +110,28 @@ std::string huge_page_resource::describe() const {
   return "mmap at a 2 MiB boundary + madvise(MADV_HUGEPAGE) (transparent huge pages where enabled)";
 }
 
-// mmap only promises page alignment: map one huge page extra, then unmap the
-// unaligned head and the tail.
 void* huge_page_resource::do_allocate(std::size_t bytes, std::size_t alignment) {
-  check_alignment(*this, bytes, alignment);
-  const std::size_t length = checked_add(*this, bytes == 0 ? 1 : bytes, huge_page - 1) & ~(huge_page - 1);
-  const std::size_t mapped = checked_add(*this, length, huge_page);
-  void* raw = os().mmap(nullptr, mapped, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
-  if (raw == MAP_FAILED) throw allocation_error("huge", bytes, std::strerror(errno));
-  const auto start = reinterpret_cast<std::uintptr_t>(raw);
-  const auto aligned = align_up(start, huge_page);
-  if (aligned > start) os().munmap(raw, aligned - start);
-  const std::size_t tail = (start + mapped) - (aligned + length);
-  if (tail > 0) os().munmap(reinterpret_cast<void*>(aligned + length), tail);
+  detail::check_alignment(*this, bytes, alignment);
+  void* p = detail::map_pages("huge", bytes, huge_page);
   // Advice only: where THP is disabled the memory still works, just with 4 KiB pages.
-  os().madvise(reinterpret_cast<void*>(aligned), length, MADV_HUGEPAGE);
-  return reinterpret_cast<void*>(aligned);
+  os().madvise(p, detail::mapped_length(bytes, huge_page), MADV_HUGEPAGE);
+  return p;
 }
 
 void huge_page_resource::do_deallocate(void* p, std::size_t bytes, std::size_t) noexcept {
-  const std::size_t length = ((bytes == 0 ? 1 : bytes) + huge_page - 1) & ~(huge_page - 1);
-  os().munmap(p, length);
+  detail::unmap_pages(p, bytes, huge_page);
 }
+
+namespace detail {
+
+void check_alignment(const host_resource& r, std::size_t bytes, std::size_t alignment) {
+  if (!std::has_single_bit(alignment))
+    throw allocation_error(std::string(r.kind()), bytes, fmt::format("alignment {} is not a power of two", alignment));
+  if (alignment > r.max_alignment())
+    throw allocation_error(std::string(r.kind()), bytes,
+                           fmt::format("alignment {} exceeds the kind's {}", alignment, r.max_alignment()));
+}
+
+}  // namespace detail
 
 }  // namespace xfer::mem

@@ -1,6 +1,7 @@
 #include <atomic>
 #include <cstdlib>
 #include <sys/mman.h>
+#include <sys/syscall.h>
 #include <unistd.h>
 #include <xfer/mem/os.hpp>
 
@@ -14,6 +15,9 @@ constexpr os_calls libc_calls{
     [](void* a, std::size_t n, int prot, int flags, int fd, off_t off) { return ::mmap(a, n, prot, flags, fd, off); },
     [](void* a, std::size_t n) { return ::munmap(a, n); },
     [](void* a, std::size_t n, int advice) { return ::madvise(a, n, advice); },
+    [](void* a, unsigned long n, int mode, const unsigned long* mask, unsigned long maxnode, unsigned flags) {
+      return ::syscall(SYS_mbind, a, n, mode, mask, maxnode, flags);
+    },
 };
 
 std::atomic<const os_calls*> current{&libc_calls};

@@ -9,7 +9,9 @@
 #include <vector>
 #include <xfer/mem/error.hpp>
 #include <xfer/mem/host_resources.hpp>
+#include <xfer/mem/caching_pool.hpp>
 #include <xfer/mem/kinds.hpp>
+#include <xfer/mem/more_resources.hpp>
 
 using namespace xfer::mem;
 
@@ -18,12 +20,28 @@ static_assert(pageable_resource::declared.host_accessible && !pageable_resource:
 static_assert(!unaligned_resource::declared.device_accessible);
 static_assert(!aligned_resource::declared.write_combined);
 static_assert(huge_page_resource::declared.host_accessible && !huge_page_resource::declared.pinned);
+static_assert(over_aligned_resource::declared.host_accessible && !over_aligned_resource::declared.pinned);
+static_assert(mmap_resource::declared.host_accessible && numa_resource::declared.host_accessible);
 
 namespace {
 
 struct resource_case {
   std::string name;
   std::function<std::unique_ptr<host_resource>()> make;
+};
+
+// A caching pool owns nothing but borrows its upstream: bundle the two.
+struct pooled final : host_resource {
+  over_aligned_resource upstream{4096};
+  caching_pool pool{upstream};
+  std::string_view kind() const noexcept override { return pool.kind(); }
+  properties props() const noexcept override { return pool.props(); }
+  std::size_t max_alignment() const noexcept override { return pool.max_alignment(); }
+  std::size_t natural_alignment() const noexcept override { return pool.natural_alignment(); }
+  std::string describe() const override { return pool.describe(); }
+  void* do_allocate(std::size_t n, std::size_t a) override { return pool.allocate(n, a); }
+  void do_deallocate(void* p, std::size_t n, std::size_t a) noexcept override { pool.deallocate(p, n, a); }
+  bool do_is_equal(const std::pmr::memory_resource& o) const noexcept override { return this == &o; }
 };
 
 bool aligned_to(const void* p, std::size_t a) { return reinterpret_cast<std::uintptr_t>(p) % a == 0; }
@@ -116,7 +134,12 @@ INSTANTIATE_TEST_SUITE_P(
                       resource_case{"aligned", [] { return make_host_kind("aligned"); }},
                       resource_case{"aligned_64", [] { return std::make_unique<aligned_resource>(64); }},
                       resource_case{"aligned_2M", [] { return std::make_unique<aligned_resource>(2 << 20); }},
-                      resource_case{"huge", [] { return make_host_kind("huge"); }}),
+                      resource_case{"huge", [] { return make_host_kind("huge"); }},
+                      resource_case{"over_aligned", [] { return std::make_unique<over_aligned_resource>(); }},
+                      resource_case{"over_aligned_64", [] { return std::make_unique<over_aligned_resource>(64); }},
+                      resource_case{"mmap", [] { return std::make_unique<mmap_resource>(); }},
+                      resource_case{"numa0", [] { return std::make_unique<numa_resource>(0); }},
+                      resource_case{"pool_over_aligned", [] { return std::make_unique<pooled>(); }}),
     [](const auto& info) { return info.param.name; });
 
 TEST(UnalignedResource, StartsOnNoPageOrCacheLine) {
@@ -137,6 +160,10 @@ TEST(AlignedResource, RejectsNonPowerOfTwo) {
   EXPECT_THROW(aligned_resource(3000), std::invalid_argument);
   EXPECT_THROW(aligned_resource(2), std::invalid_argument);
 }
+
+TEST(NumaResource, RejectsANodeThatDoesNotExist) { EXPECT_THROW(numa_resource(4096), std::invalid_argument); }
+
+TEST(OverAlignedResource, RejectsNonPowerOfTwo) { EXPECT_THROW(over_aligned_resource(48), std::invalid_argument); }
 
 TEST(Kinds, CatalogueMakesEveryNamedKindAndNothingElse) {
   for (const auto& name : host_kind_names()) {

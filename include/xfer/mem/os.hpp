@@ -14,6 +14,7 @@ struct os_calls {
   void* (*mmap)(void*, std::size_t, int, int, int, off_t);
   int (*munmap)(void*, std::size_t);
   int (*madvise)(void*, std::size_t, int);
+  long (*mbind)(void*, unsigned long, int, const unsigned long*, unsigned long, unsigned);  // the raw system call
 };
 
 // The table in force (the real libc calls unless a test replaced it).

@@ -1,0 +1,141 @@
+#include <bit>
+#include <chrono>
+#include <fmt/format.h>
+#include <limits>
+#include <xfer/mem/caching_pool.hpp>
+#include <xfer/mem/error.hpp>
+
+namespace xfer::mem {
+namespace {
+
+using clock = std::chrono::steady_clock;
+double seconds_since(clock::time_point t0) { return std::chrono::duration<double>(clock::now() - t0).count(); }
+
+}  // namespace
+
+double pool_stats::waste_ratio() const noexcept {
+  return requested_bytes ? static_cast<double>(reserved_bytes - requested_bytes) / requested_bytes : 0.0;
+}
+
+caching_pool::caching_pool(host_resource& upstream)
+    : upstream_(upstream), name_(fmt::format("pool:{}", upstream.kind())) {}
+
+caching_pool::~caching_pool() {
+  // Whoever destroys the pool vouches that the device is done with every
+  // block, pending ones included.
+  for (auto& b : pending_) free_[b.k].push_back(b.p);
+  pending_.clear();
+  for (auto& [k, blocks] : free_)
+    for (void* p : blocks) release_upstream(p, k);
+}
+
+std::size_t caching_pool::class_size(std::size_t bytes) noexcept {
+  if (bytes <= min_class) return min_class;
+  const unsigned e = std::bit_width(bytes) - 1;  // 2^e <= bytes < 2^(e+1)
+  const std::size_t step = (std::size_t{1} << e) / classes_per_doubling;
+  if (bytes > std::numeric_limits<std::size_t>::max() - step) return bytes;  // upstream will refuse it anyway
+  return (bytes + step - 1) / step * step;
+}
+
+std::string caching_pool::describe() const {
+  return fmt::format("caching pool over {} (classes 1/{} of a doubling apart)", upstream_.kind(), classes_per_doubling);
+}
+
+void* caching_pool::do_allocate(std::size_t bytes, std::size_t alignment) {
+  const key k{class_size(bytes), alignment};
+  {
+    std::lock_guard lock(mutex_);
+    promote_ready_locked();
+    auto it = free_.find(k);
+    if (it != free_.end() && !it->second.empty()) {
+      void* p = it->second.back();
+      it->second.pop_back();
+      ++stats_.hits;
+      stats_.cached_bytes -= k.first;
+      stats_.handed_out_bytes += k.first;
+      stats_.requested_bytes += bytes;
+      return p;
+    }
+  }
+  // A miss goes upstream outside the lock: pinning can take milliseconds.
+  const auto t0 = clock::now();
+  void* p = nullptr;
+  try {
+    p = upstream_.allocate(k.first, alignment);
+  } catch (const allocation_error& e) {
+    throw allocation_error(name_, bytes, e.cause());  // the caller's size, not the class's
+  }
+  const double dt = seconds_since(t0);
+  std::lock_guard lock(mutex_);
+  ++stats_.misses;
+  stats_.upstream_seconds += dt;
+  stats_.reserved_bytes += k.first;
+  stats_.peak_reserved_bytes = std::max(stats_.peak_reserved_bytes, stats_.reserved_bytes);
+  stats_.handed_out_bytes += k.first;
+  stats_.requested_bytes += bytes;
+  return p;
+}
+
+void caching_pool::do_deallocate(void* p, std::size_t bytes, std::size_t alignment) noexcept {
+  const key k{class_size(bytes), alignment};
+  std::unique_lock lock(mutex_);
+  stats_.handed_out_bytes -= k.first;
+  stats_.requested_bytes -= bytes;
+  stats_.cached_bytes += k.first;
+  try {
+    free_[k].push_back(p);
+  } catch (...) {  // no memory to remember the block: give it back instead
+    lock.unlock();
+    release_upstream(p, k);
+  }
+}
+
+void caching_pool::deallocate_after(void* p, std::size_t bytes, std::size_t alignment, std::function<bool()> ready) {
+  const key k{class_size(bytes), alignment};
+  std::lock_guard lock(mutex_);
+  pending_.push_back({p, k, std::move(ready)});
+  stats_.handed_out_bytes -= k.first;
+  stats_.requested_bytes -= bytes;
+  stats_.cached_bytes += k.first;
+}
+
+void caching_pool::promote_ready_locked() {
+  for (std::size_t i = 0; i < pending_.size();) {
+    if (pending_[i].ready()) {
+      free_[pending_[i].k].push_back(pending_[i].p);
+      pending_[i] = std::move(pending_.back());
+      pending_.pop_back();
+    } else {
+      ++i;
+    }
+  }
+}
+
+void caching_pool::trim() {
+  std::map<key, std::vector<void*>> release;
+  {
+    std::lock_guard lock(mutex_);
+    promote_ready_locked();
+    release.swap(free_);
+  }
+  for (auto& [k, blocks] : release)
+    for (void* p : blocks) release_upstream(p, k);
+}
+
+void caching_pool::release_upstream(void* p, key k) noexcept {
+  const auto t0 = clock::now();
+  upstream_.deallocate(p, k.first, k.second);
+  const double dt = seconds_since(t0);
+  std::lock_guard lock(mutex_);
+  stats_.upstream_seconds += dt;
+  ++stats_.upstream_frees;
+  stats_.reserved_bytes -= k.first;
+  stats_.cached_bytes -= k.first;
+}
+
+pool_stats caching_pool::stats() const {
+  std::lock_guard lock(mutex_);
+  return stats_;
+}
+
+}  // namespace xfer::mem
