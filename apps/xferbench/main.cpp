@@ -3,6 +3,7 @@
 #include <xfer/config.hpp>
 #include <xfer/core/errors.hpp>
 
+#include "alloc_command.hpp"
 #include "commands.hpp"
 
 int main(int argc, char** argv) {
@@ -25,6 +26,10 @@ int main(int argc, char** argv) {
   auto* info_cmd = app.add_subcommand("info", "CPU, OS, memory, NUMA nodes, and each accelerator's PCIe link");
   info_cmd->add_flag("--json", info.json, "print the system section of a result file instead of text");
 
+  alloc_args alloc;
+  auto* alloc_cmd = app.add_subcommand("alloc", "host allocation strategies: alignment, cost, first touch, fragmentation");
+  add_alloc_options(*alloc_cmd, alloc);
+
   try {
     app.parse(argc, argv);
   } catch (const CLI::ParseError& e) {
@@ -36,6 +41,7 @@ int main(int argc, char** argv) {
   try {
     if (*sweep_cmd) return run_sweep_command(sweep, std::vector<std::string>(argv, argv + argc));
     if (*list_cmd) return run_list_command(list);
+    if (*alloc_cmd) return run_alloc_command(alloc, std::vector<std::string>(argv, argv + argc));
     if (*info_cmd) return run_info_command(info);
   } catch (const xfer::usage_error& e) {
     fmt::print(stderr, "xferbench: error: {}\n", e.what());

@@ -18,6 +18,7 @@
 #include <xfer/core/system_probe.hpp>
 
 #include "commands.hpp"
+#include "run_info.hpp"
 
 namespace xfer::cli {
 
@@ -67,14 +68,6 @@ void add_sweep_options(CLI::App& cmd, sweep_args& a) {
 
 namespace {
 
-std::string utc_now() {
-  const std::time_t t = std::time(nullptr);
-  std::tm tm{};
-  gmtime_r(&t, &tm);
-  char buf[32];
-  std::strftime(buf, sizeof buf, "%Y-%m-%dT%H:%M:%SZ", &tm);
-  return buf;
-}
 
 // Keeps a one-line progress display on stderr out of the way of table rows.
 class progress_line final : public reporter {

@@ -13,12 +13,16 @@ double seconds_since(clock::time_point t0) { return std::chrono::duration<double
 
 }  // namespace
 
+double pool_stats::rounding_waste_ratio() const noexcept {
+  return requested_bytes ? static_cast<double>(handed_out_bytes - requested_bytes) / requested_bytes : 0.0;
+}
+
 double pool_stats::waste_ratio() const noexcept {
   return requested_bytes ? static_cast<double>(reserved_bytes - requested_bytes) / requested_bytes : 0.0;
 }
 
-caching_pool::caching_pool(host_resource& upstream)
-    : upstream_(upstream), name_(fmt::format("pool:{}", upstream.kind())) {}
+caching_pool::caching_pool(host_resource& upstream, std::size_t max_cached_bytes)
+    : upstream_(upstream), max_cached_bytes_(max_cached_bytes), name_(fmt::format("pool:{}", upstream.kind())) {}
 
 caching_pool::~caching_pool() {
   // Whoever destroys the pool vouches that the device is done with every
@@ -82,9 +86,15 @@ void caching_pool::do_deallocate(void* p, std::size_t bytes, std::size_t alignme
   stats_.handed_out_bytes -= k.first;
   stats_.requested_bytes -= bytes;
   stats_.cached_bytes += k.first;
-  try {
-    free_[k].push_back(p);
-  } catch (...) {  // no memory to remember the block: give it back instead
+  bool keep = stats_.cached_bytes <= max_cached_bytes_;
+  if (keep) {
+    try {
+      free_[k].push_back(p);
+    } catch (...) {  // no memory to remember the block: give it back instead
+      keep = false;
+    }
+  }
+  if (!keep) {
     lock.unlock();
     release_upstream(p, k);
   }
@@ -131,6 +141,11 @@ void caching_pool::release_upstream(void* p, key k) noexcept {
   ++stats_.upstream_frees;
   stats_.reserved_bytes -= k.first;
   stats_.cached_bytes -= k.first;
+}
+
+void caching_pool::reset_peak() {
+  std::lock_guard lock(mutex_);
+  stats_.peak_reserved_bytes = stats_.reserved_bytes;
 }
 
 pool_stats caching_pool::stats() const {

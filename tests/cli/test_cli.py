@@ -89,6 +89,32 @@ class BadInput(unittest.TestCase):
         self.assert_usage_error("-r", "memcpy-mt", "-d", "bidir", mentions="moves data bidir")
 
 
+class AllocBadInput(unittest.TestCase):
+    def test_each_bad_input_is_one_line_and_exit_2(self):
+        with tempfile.TemporaryDirectory() as d:
+            out = os.path.join(d, "a.json")
+            for args, mentions in ((["--runs", "0"], "--runs"), (["-s", "granite"], "unknown allocation strategy"),
+                                   (["--sizes", "12Q"], "'12Q'"), (["--repeat", "1000"], "--repeat"),
+                                   (["--max-block", "1"], "--max-block")):
+                p = run("alloc", "--json", out, *args)
+                self.assertEqual(p.returncode, 2, (args, p.stderr))
+                self.assertEqual(len(p.stderr.strip().splitlines()), 1, p.stderr)
+                self.assertIn(mentions, p.stderr)
+                self.assertEqual(os.listdir(d), [])
+            p = run("alloc", "--quick", "--json", "/nonexistent-dir/a.json")
+            self.assertEqual(p.returncode, 2)
+
+    def test_quick_study_writes_its_file(self):
+        with tempfile.TemporaryDirectory() as d:
+            out = os.path.join(d, "a.json")
+            p = run("alloc", "--quick", "-s", "malloc,pool:aligned", "--json", out)
+            self.assertEqual(p.returncode, 0, p.stderr)
+            doc = load(out)
+            self.assertEqual(doc["schema"], "xferbench/alloc/v1")
+            self.assertEqual([s["name"] for s in doc["strategies"]], ["malloc", "pool:aligned"])
+            self.assertTrue(doc["fragmentation"])
+
+
 class Commands(unittest.TestCase):
     def test_help_teaches(self):
         p = run("sweep", "--help")

@@ -68,6 +68,28 @@ TEST(CachingPool, WasteAccountsRoundingAndCachedBlocks) {
   pool.deallocate(a, 4097, 64);
 }
 
+TEST(CachingPool, RoundingWasteIsSeparateFromIdleCache) {
+  aligned_resource upstream;
+  caching_pool pool(upstream);
+  void* a = pool.allocate(4097, 64);
+  const auto s = pool.stats();
+  EXPECT_DOUBLE_EQ(s.rounding_waste_ratio(), (4352.0 - 4097.0) / 4097.0);
+  pool.deallocate(a, 4097, 64);
+  EXPECT_DOUBLE_EQ(pool.stats().rounding_waste_ratio(), 0.0);
+}
+
+TEST(CachingPool, IdleCacheCapSendsExcessBlocksUpstream) {
+  aligned_resource upstream;
+  caching_pool pool(upstream, 3 * 4096);
+  std::vector<void*> ps;
+  for (int i = 0; i < 5; ++i) ps.push_back(pool.allocate(4096, 64));
+  for (void* p : ps) pool.deallocate(p, 4096, 64);
+  const auto s = pool.stats();
+  EXPECT_EQ(s.cached_bytes, 3u * 4096);
+  EXPECT_EQ(s.reserved_bytes, 3u * 4096);
+  EXPECT_EQ(s.upstream_frees, 2u);
+}
+
 TEST(CachingPool, TrimReturnsCachedBlocksUpstream) {
   aligned_resource upstream;
   caching_pool pool(upstream);
@@ -81,6 +103,8 @@ TEST(CachingPool, TrimReturnsCachedBlocksUpstream) {
   EXPECT_EQ(s.reserved_bytes, 0u);
   EXPECT_EQ(s.upstream_frees, 8u);
   EXPECT_EQ(s.peak_reserved_bytes, 8u << 16);
+  pool.reset_peak();
+  EXPECT_EQ(pool.stats().peak_reserved_bytes, 0u);
 }
 
 TEST(CachingPool, BlockFreedWhileInUseIsReusedOnlyWhenReady) {

@@ -10,6 +10,7 @@
 #include <chrono>
 #include <cstddef>
 #include <cstdint>
+#include <cstdlib>
 #include <functional>
 #include <map>
 #include <mutex>
@@ -29,8 +30,11 @@ struct pool_stats {
   std::uint64_t hits = 0, misses = 0;    // allocations served from the cache / from upstream
   std::uint64_t upstream_frees = 0;
   double upstream_seconds = 0;           // time spent in upstream allocate and deallocate
-  // (reserved - requested) / requested: what the pool holds beyond what was
-  // asked for, rounding and cached blocks together. 0 when nothing is live.
+  // (handed out - requested) / requested: what class rounding costs the
+  // live blocks. Bounded by 1/classes_per_doubling. 0 when nothing is live.
+  double rounding_waste_ratio() const noexcept;
+  // (reserved - requested) / requested: everything held beyond what was asked
+  // for, rounding and idle cached blocks together.
   double waste_ratio() const noexcept;
 };
 
@@ -39,7 +43,9 @@ class caching_pool final : public host_resource {
   static constexpr unsigned classes_per_doubling = 16;
   static constexpr std::size_t min_class = 256;
 
-  explicit caching_pool(host_resource& upstream);
+  // max_cached_bytes bounds the idle cache: a block freed beyond it goes
+  // straight back upstream (trading misses for memory).
+  explicit caching_pool(host_resource& upstream, std::size_t max_cached_bytes = SIZE_MAX);
   ~caching_pool() override;  // returns every cached block upstream
   caching_pool(const caching_pool&) = delete;
   caching_pool& operator=(const caching_pool&) = delete;
@@ -53,6 +59,8 @@ class caching_pool final : public host_resource {
   // Returns every cached block whose ready() holds to upstream.
   void trim();
   pool_stats stats() const;
+  // Restarts peak_reserved_bytes from what is reserved now (between workloads).
+  void reset_peak();
 
   std::string_view kind() const noexcept override { return name_; }
   properties props() const noexcept override { return upstream_.props(); }
@@ -75,6 +83,7 @@ class caching_pool final : public host_resource {
   void release_upstream(void* p, key k) noexcept;
 
   host_resource& upstream_;
+  std::size_t max_cached_bytes_;
   std::string name_;
   mutable std::mutex mutex_;
   std::map<key, std::vector<void*>> free_;

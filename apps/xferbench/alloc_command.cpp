@@ -1,0 +1,90 @@
+#include "alloc_command.hpp"
+
+#include <fmt/format.h>
+#include <iostream>
+#include <xfer/backends/registry.hpp>
+#include <xfer/config.hpp>
+#include <xfer/core/errors.hpp>
+#include <xfer/core/interrupt.hpp>
+#include <xfer/core/reporter.hpp>
+#include <xfer/core/size.hpp>
+#include <xfer/core/system_probe.hpp>
+
+#include "alloc_study.hpp"
+#include "strategies.hpp"
+#include "commands.hpp"
+#include "run_info.hpp"
+
+namespace xfer::cli {
+
+void add_alloc_options(CLI::App& cmd, alloc_args& a) {
+  cmd.footer(
+      "Strategies: malloc, aligned, over-aligned, mmap, huge, numa, pinned, pinned-wc, registered, mapped,\n"
+      "alloc-host-ptr (device kinds come from whichever backend offers them), and pool:<any of these>.\n"
+      "Example: xferbench alloc --strategies aligned,pool:aligned --sizes 4K,256M --json alloc.json");
+  cmd.add_option("-s,--strategies", a.strategies, "strategies to compare (default: all that run here)")->delimiter(',');
+  cmd.add_option("--sizes", a.sizes, "sizes for the cost section (default 64,4K,64K,1M,16M,256M)");
+  cmd.add_option("--runs", a.runs, "allocate+free timings per size (fewer once 1 s is spent)")->capture_default_str();
+  cmd.add_option("--repeat", a.repeat, "repeat cost and fragmentation this many times")->capture_default_str();
+  cmd.add_option("--iterations", a.iterations, "fragmentation workload steps")->capture_default_str();
+  cmd.add_option("--max-live", a.max_live, "live blocks the workload keeps at most")->capture_default_str();
+  cmd.add_option("--max-block", a.max_block, "largest block of the workload")->capture_default_str();
+  cmd.add_option("--seed", a.seed, "workload random seed")->capture_default_str();
+  cmd.add_flag("--quick", a.quick, "5 runs, 1 repeat, 2000 steps, sizes 4K,1M");
+  cmd.add_option("--json", a.json, "write the study (schema xferbench/alloc/v1)");
+}
+
+int run_alloc_command(const alloc_args& a, const std::vector<std::string>& argv) {
+  alloc_study::options o;
+  o.strategies = a.strategies;
+  if (!a.sizes.empty()) o.sizes = parse_size_list(a.sizes);
+  else if (a.quick) o.sizes = {4096, 1 << 20};
+  o.runs = a.quick ? 5 : a.runs;
+  o.repeats = a.quick ? 1 : a.repeat;
+  o.iterations = a.quick ? 2000 : a.iterations;
+  o.max_live = a.max_live;
+  o.max_block = parse_size(a.max_block);
+  o.seed = a.seed;
+  if (o.runs == 0 || o.runs > 1000000) throw usage_error(fmt::format("--runs {} is out of range 1..1000000", a.runs));
+  if (o.repeats == 0 || o.repeats > 100) throw usage_error(fmt::format("--repeat {} is out of range 1..100", a.repeat));
+  if (o.iterations == 0 || o.iterations > 100000000)
+    throw usage_error(fmt::format("--iterations {} is out of range 1..1e8", a.iterations));
+  if (o.max_live == 0 || o.max_live > 1000000) throw usage_error(fmt::format("--max-live {} is out of range 1..1e6", a.max_live));
+  if (o.max_block < 64) throw usage_error("--max-block must be at least 64 bytes");
+  const system_info sys = probe_system();
+  for (auto s : o.sizes)
+    if (sys.memory_bytes && s > sys.memory_bytes / 2)
+      throw usage_error(fmt::format("size {} is more than half of this machine's memory", format_size(s)));
+  if (o.max_block * o.max_live > sys.memory_bytes / 2 && sys.memory_bytes)
+    throw usage_error("--max-block x --max-live is more than half of this machine's memory");
+  if (!a.json.empty()) check_writable(a.json);
+
+  auto backends = make_backends({});
+  // Unknown names are usage errors before anything runs.
+  for (const auto& name : o.strategies) {
+    try {
+      alloc_study::make_strategy(name, backends);
+    } catch (const skip_point&) {  // known, unavailable here: reported in the run
+    }
+  }
+
+  auto& stop = install_interrupt_flag();
+  nlohmann::json doc = alloc_study::run(o, backends, std::cout, stop);
+  if (!a.json.empty()) {
+    nlohmann::json full{{"schema", alloc_study::schema}};
+    full.update(run_header(sys, argv));
+    full.update(doc);
+    full["config"]["sizes"] = o.sizes;
+    full["config"]["runs"] = o.runs;
+    full["config"]["repeats"] = o.repeats;
+    full["config"]["iterations"] = o.iterations;
+    full["config"]["max_live"] = o.max_live;
+    full["config"]["max_block"] = o.max_block;
+    full["config"]["seed"] = o.seed;
+    write_file_atomically(a.json, full.dump(1) + "\n");
+    fmt::print(stderr, "wrote {}\n", a.json);
+  }
+  return stop.load() ? exit_interrupted : exit_ok;
+}
+
+}  // namespace xfer::cli

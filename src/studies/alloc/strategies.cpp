@@ -1,0 +1,64 @@
+#include "strategies.hpp"
+
+#include <fmt/format.h>
+#include <fmt/ranges.h>
+#include <xfer/core/errors.hpp>
+#include <xfer/mem/host_resources.hpp>
+#include <xfer/mem/more_resources.hpp>
+
+namespace xfer::alloc_study {
+namespace {
+
+std::unique_ptr<mem::host_resource> library_resource(const std::string& name) {
+  if (name == "malloc") return std::make_unique<mem::pageable_resource>();
+  if (name == "aligned") return std::make_unique<mem::aligned_resource>(4096);
+  if (name == "over-aligned") return std::make_unique<mem::over_aligned_resource>(4096);
+  if (name == "mmap") return std::make_unique<mem::mmap_resource>();
+  if (name == "huge") return std::make_unique<mem::huge_page_resource>();
+  if (name == "numa") return std::make_unique<mem::numa_resource>(0);
+  return nullptr;
+}
+
+// Kinds only a device API can give; asked of the backends.
+const std::vector<std::string> device_kinds{"pinned", "pinned-wc", "registered", "mapped", "alloc-host-ptr"};
+
+}  // namespace
+
+std::vector<std::string> default_strategy_names() {
+  return {"malloc", "aligned", "over-aligned", "mmap", "huge", "numa", "pinned", "registered", "pool:aligned",
+          "pool:pinned"};
+}
+
+strategy make_strategy(const std::string& name, const std::vector<backend_entry>& backends) {
+  strategy s;
+  s.name = name;
+  const bool pooled = name.rfind("pool:", 0) == 0;
+  const std::string base = pooled ? name.substr(5) : name;
+  if ((s.upstream = library_resource(base))) {
+    s.provider = "library";
+  } else if (std::find(device_kinds.begin(), device_kinds.end(), base) != device_kinds.end()) {
+    std::vector<std::string> reasons;
+    for (const auto& b : backends) {
+      if (!b.impl) {
+        reasons.push_back(fmt::format("{}: {}", b.name, b.reason));
+        continue;
+      }
+      try {
+        s.upstream = b.impl->host_memory(base);
+        s.provider = b.name;
+        break;
+      } catch (const skip_point& e) {
+        reasons.push_back(e.what());
+      }
+    }
+    if (!s.upstream) throw skip_point(fmt::format("no backend offers '{}' here ({})", base, fmt::join(reasons, "; ")));
+  } else {
+    auto known = default_strategy_names();
+    known.insert(known.end(), {"pinned-wc", "mapped", "alloc-host-ptr", "pool:<any of these>"});
+    throw usage_error(fmt::format("unknown allocation strategy '{}' (known: {})", name, fmt::join(known, ", ")));
+  }
+  if (pooled) s.pool = std::make_unique<mem::caching_pool>(*s.upstream);
+  return s;
+}
+
+}  // namespace xfer::alloc_study

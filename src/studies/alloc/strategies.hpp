@@ -1,0 +1,28 @@
+#pragma once
+// The allocation strategies the study compares, by name: the library's own
+// resources, any kind a backend offers (pinned, registered, ...), and
+// "pool:<name>" for the caching pool over any of them.
+#include <memory>
+#include <string>
+#include <vector>
+#include <xfer/core/backend.hpp>
+#include <xfer/mem/caching_pool.hpp>
+
+namespace xfer::alloc_study {
+
+struct strategy {
+  std::string name;
+  std::string provider;  // "library" or the backend that supplied the memory
+  std::unique_ptr<mem::host_resource> upstream;
+  std::unique_ptr<mem::caching_pool> pool;  // set for "pool:<name>"
+  mem::host_resource& resource() const { return pool ? *pool : *upstream; }
+};
+
+// The names the study runs when none are given, in report order.
+std::vector<std::string> default_strategy_names();
+
+// Resolves a name. Throws usage_error for a name nobody knows, skip_point with
+// the reasons when it is known but unavailable here (no GPU for "pinned").
+strategy make_strategy(const std::string& name, const std::vector<backend_entry>& backends);
+
+}  // namespace xfer::alloc_study

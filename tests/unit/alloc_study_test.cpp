@@ -1,0 +1,98 @@
+#include <gtest/gtest.h>
+#include <sstream>
+#include <xfer/backends/registry.hpp>
+#include <xfer/core/errors.hpp>
+
+#include "alloc_study.hpp"
+#include "strategies.hpp"
+
+using namespace xfer;
+
+TEST(AllocStudy, TheSeedsTwoHundredSizes) {
+  const auto sizes = alloc_study::alignment_sizes();
+  ASSERT_EQ(sizes.size(), 200u);
+  EXPECT_EQ(sizes.front(), 1u);
+  EXPECT_EQ(sizes.back(), 7680u * 4320 * 4);
+  for (std::size_t i = 1; i < sizes.size(); ++i) EXPECT_GE(sizes[i], sizes[i - 1]);
+}
+
+TEST(AllocStudy, WorkloadIsDeterministicPerSeed) {
+  alloc_study::options o;
+  o.iterations = 1000;
+  const auto a = alloc_study::make_workload(o), b = alloc_study::make_workload(o);
+  ASSERT_EQ(a.size(), 1000u);
+  std::size_t allocs = 0;
+  for (std::size_t i = 0; i < a.size(); ++i) {
+    EXPECT_EQ(a[i].bytes, b[i].bytes);
+    EXPECT_EQ(a[i].victim, b[i].victim);
+    if (a[i].bytes) {
+      ++allocs;
+      EXPECT_GE(a[i].bytes, 64u);
+      EXPECT_LE(a[i].bytes, o.max_block);
+    }
+  }
+  EXPECT_GT(allocs, 450u);
+  EXPECT_LT(allocs, 650u);
+  o.seed = 2;
+  EXPECT_NE(alloc_study::make_workload(o)[0].bytes + alloc_study::make_workload(o)[1].bytes,
+            a[0].bytes + a[1].bytes);
+}
+
+TEST(AllocStudy, StrategiesResolveOrSayWhy) {
+  const auto backends = make_backends({});
+  EXPECT_EQ(alloc_study::make_strategy("over-aligned", backends).resource().natural_alignment(), 4096u);
+  const auto pooled = alloc_study::make_strategy("pool:aligned", backends);
+  ASSERT_NE(pooled.pool, nullptr);
+  EXPECT_EQ(pooled.resource().kind(), "pool:aligned");
+  EXPECT_THROW(alloc_study::make_strategy("granite", backends), usage_error);
+  EXPECT_THROW(alloc_study::make_strategy("pool:granite", backends), usage_error);
+}
+
+TEST(AllocStudy, DeviceKindsWithoutADeviceAreSkippedWithTheReason) {
+  const auto backends = make_backends({});
+  bool any_pinned = false;
+  for (const auto& b : backends)
+    if (b.impl) try {
+        b.impl->host_memory("pinned");
+        any_pinned = true;
+      } catch (const skip_point&) {
+      }
+  if (any_pinned) GTEST_SKIP() << "a backend here offers pinned memory";
+  try {
+    alloc_study::make_strategy("pinned", backends);
+    FAIL();
+  } catch (const skip_point& e) {
+    EXPECT_NE(std::string(e.what()).find("no backend offers 'pinned'"), std::string::npos) << e.what();
+  }
+}
+
+TEST(AllocStudy, SmallRunFillsEverySectionAndChecksAlignment) {
+  alloc_study::options o;
+  o.strategies = {"malloc", "aligned", "pool:aligned", "pinned"};
+  o.sizes = {4096};
+  o.runs = 3;
+  o.repeats = 2;
+  o.iterations = 300;
+  o.max_block = 64 << 10;
+  std::ostringstream out;
+  std::atomic<bool> stop{false};
+  const auto doc = alloc_study::run(o, make_backends({}), out, stop);
+  ASSERT_EQ(doc["alignment"].size(), doc["strategies"].size() - (doc["strategies"][3]["status"] == "skipped"));
+  for (const auto& a : doc["alignment"]) {
+    EXPECT_EQ(a["checked"], 200);
+    EXPECT_EQ(a["misaligned"], 0);
+  }
+  for (const auto& c : doc["cost"]) EXPECT_EQ(c["alloc_free_s"]["count"], 3);
+  EXPECT_EQ(doc["cost"].size(), 3u * 2);  // 3 strategies x 1 size x 2 repeats (pinned skipped here)
+  bool saw_pool = false;
+  for (const auto& f : doc["fragmentation"]) {
+    EXPECT_EQ(f["steps"], 300);
+    if (f["strategy"] == "pool:aligned") {
+      saw_pool = true;
+      EXPECT_LT(f["pool"]["rounding_waste_ratio_peak"].get<double>(), 1.0 / 16);
+      EXPECT_GT(f["pool"]["hits"].get<int>(), 0);
+    }
+  }
+  EXPECT_TRUE(saw_pool);
+  EXPECT_NE(out.str().find("run-to-run spread"), std::string::npos);
+}
