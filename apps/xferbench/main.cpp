@@ -4,6 +4,7 @@
 #include <xfer/core/errors.hpp>
 
 #include "alloc_command.hpp"
+#include "app_command.hpp"
 #include "commands.hpp"
 
 int main(int argc, char** argv) {
@@ -30,6 +31,10 @@ int main(int argc, char** argv) {
   auto* alloc_cmd = app.add_subcommand("alloc", "host allocation strategies: alignment, cost, first touch, fragmentation");
   add_alloc_options(*alloc_cmd, alloc);
 
+  app_args vadd;
+  auto* app_cmd = app.add_subcommand("app", "a whole small application timed phase by phase (vadd)");
+  auto* vadd_cmd = add_app_options(*app_cmd, vadd);
+
   try {
     app.parse(argc, argv);
   } catch (const CLI::ParseError& e) {
@@ -41,6 +46,7 @@ int main(int argc, char** argv) {
   try {
     if (*sweep_cmd) return run_sweep_command(sweep, std::vector<std::string>(argv, argv + argc));
     if (*list_cmd) return run_list_command(list);
+    if (*vadd_cmd) return run_app_command(vadd, std::vector<std::string>(argv, argv + argc));
     if (*alloc_cmd) return run_alloc_command(alloc, std::vector<std::string>(argv, argv + argc));
     if (*info_cmd) return run_info_command(info);
   } catch (const xfer::usage_error& e) {

@@ -115,6 +115,33 @@ class AllocBadInput(unittest.TestCase):
             self.assertTrue(doc["fragmentation"])
 
 
+class AppVadd(unittest.TestCase):
+    def test_bad_input_is_one_line_and_exit_2(self):
+        with tempfile.TemporaryDirectory() as d:
+            out = os.path.join(d, "v.json")
+            for args, mentions in ((["--size", "0"], "at least 1 byte"), (["-s", "granite"], "unknown strategy 'granite'"),
+                                   (["--size", "1T"], "available memory"), (["--repeat", "0"], "--repeat"),
+                                   (["-b", "nosuch"], "unknown backend")):
+                p = run("app", "vadd", "-b", "host", "--json", out, *args)
+                self.assertEqual(p.returncode, 2, (args, p.stderr))
+                self.assertEqual(len(p.stderr.strip().splitlines()), 1, p.stderr)
+                self.assertIn(mentions, p.stderr)
+                self.assertEqual(os.listdir(d), [])
+
+    def test_host_baseline_table_and_file(self):
+        with tempfile.TemporaryDirectory() as d:
+            out = os.path.join(d, "v.json")
+            p = run("app", "vadd", "-b", "host", "--sizes", "1K,64K", "--repeat", "2", "--json", out)
+            self.assertEqual(p.returncode, 0, p.stderr)
+            self.assertIn("| CPU vadd (baseline) |", p.stdout)
+            doc = load(out)
+            self.assertEqual(doc["schema"], "xferbench/app/v1")
+            self.assertEqual(len(doc["results"]), 2 * 4)
+            for r in doc["results"]:
+                self.assertEqual(r["status"], "ok")
+                self.assertEqual(len(r["phases"]["cpu_vadd"]["samples_s"]), 2)
+
+
 class Commands(unittest.TestCase):
     def test_help_teaches(self):
         p = run("sweep", "--help")

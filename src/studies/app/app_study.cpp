@@ -1,0 +1,175 @@
+#include "app_study.hpp"
+
+#include <cmath>
+#include <fmt/format.h>
+#include <limits>
+#include <map>
+#include <set>
+#include <xfer/core/errors.hpp>
+#include <xfer/core/size.hpp>
+#include <xfer/core/stats.hpp>
+
+namespace xfer::app_study {
+namespace {
+
+constexpr double nan = std::numeric_limits<double>::quiet_NaN();
+
+std::string ms(double s) { return s < 0 || std::isnan(s) ? "-" : fmt::format("{:.3f} ms", s * 1e3); }
+std::string delta_ms(double s) { return std::isnan(s) ? "-" : fmt::format("{:+.3f} ms", s * 1e3); }
+
+}  // namespace
+
+double run_result::median(vadd_phase p) const {
+  const auto& v = samples[static_cast<std::size_t>(p)];
+  return v.empty() ? -1.0 : summarize(v).median;
+}
+
+bottom_lines bottom(const run_result& r) {
+  using enum vadd_phase;
+  const auto add = [&](std::initializer_list<vadd_phase> phases, bool& any) {
+    double sum = 0;
+    for (auto p : phases)
+      if (const double m = r.median(p); m >= 0) sum += m, any = true;
+    return sum;
+  };
+  bool any_algorithm = false, any_program = false;
+  const double algorithm = add({map, write, launch, kernel, read}, any_algorithm);
+  const double program = add({init, allocate, map, write, launch, kernel, read}, any_program);
+  const double cpu = r.median(cpu_vadd);
+  if (!any_algorithm || cpu < 0) return {nan, nan};
+  return {cpu - program, cpu - algorithm};
+}
+
+std::vector<run_result> run(vadd_app& app, const std::string& backend, const std::string& device,
+                            const options& o, const std::atomic<bool>& stop) {
+  std::vector<std::string> strategies = o.strategies;
+  if (strategies.empty())
+    for (const auto& k : app.strategies()) strategies.push_back(k.name);
+  std::vector<run_result> out;
+  for (std::size_t n : o.sizes) {
+    for (const auto& s : strategies) {
+      run_result r;
+      r.backend = backend;
+      r.device = device;
+      r.strategy = s;
+      r.n = n;
+      try {
+        r.verified = true;
+        for (std::size_t rep = 0; rep < o.repeats && !stop.load(); ++rep) {
+          const vadd_times t = app.run(s, n);
+          r.verified = r.verified && t.verified;
+          for (std::size_t p = 0; p < vadd_phase_count; ++p)
+            if (t.seconds[p] >= 0) r.samples[p].push_back(t.seconds[p]);
+        }
+        if (!r.verified) {
+          r.ok = false;
+          r.reason = "failed: the device's result differs from the CPU's";
+        }
+      } catch (const skip_point& e) {
+        r.ok = false;
+        r.verified = false;
+        r.reason = fmt::format("skipped: {}", e.what());
+      } catch (const std::exception& e) {
+        r.ok = false;
+        r.verified = false;
+        r.reason = fmt::format("failed: {}", e.what());
+      }
+      out.push_back(std::move(r));
+      if (stop.load()) return out;
+    }
+  }
+  return out;
+}
+
+std::string render_table(const std::vector<run_result>& results, std::size_t n, const std::string& baseline) {
+  std::vector<const run_result*> cols;
+  const run_result* base = nullptr;
+  for (const auto& r : results) {
+    if (r.n != n) continue;
+    cols.push_back(&r);
+    if (r.strategy == baseline && r.ok) base = &r;
+  }
+  std::string t = fmt::format("vadd of {} uint32 elements ({} per vector), {} on {}\n\n| Phase |", format_size(n),
+                              format_capacity(n * 4), cols.empty() ? "" : cols[0]->backend,
+                              cols.empty() ? "" : cols[0]->device);
+  std::string rule = "| --- |";
+  for (const auto* c : cols) {
+    t += fmt::format(" {} |", c->strategy);
+    rule += " ---: |";
+    if (base && c != base) {
+      t += fmt::format(" Δ {} |", c->strategy);
+      rule += " ---: |";
+    }
+  }
+  t += '\n';
+  t += rule;
+  t += '\n';
+  const auto row = [&](const std::string& label, auto value) {
+    t += "| ";
+    t += label;
+    t += " |";
+    for (const auto* c : cols) {
+      const double v = c->ok ? value(*c) : nan;
+      const bool is_delta_row = label.rfind("Δ", 0) == 0;
+      t += fmt::format(" {} |", !c->ok ? "-" : is_delta_row ? delta_ms(v) : ms(v));
+      if (base && c != base) {
+        const double b = value(*base);
+        t += fmt::format(" {} |", c->ok && !std::isnan(v) && !std::isnan(b) && (is_delta_row || (v >= 0 && b >= 0))
+                                      ? delta_ms(v - b)
+                                      : "-");
+      }
+    }
+    t += "\n";
+  };
+  for (std::size_t p = 0; p < vadd_phase_count; ++p)
+    row(vadd_phase_labels[p], [&](const run_result& r) { return r.median(static_cast<vadd_phase>(p)); });
+  row("Δ accelerator → CPU", [](const run_result& r) { return bottom(r).program_s; });
+  row("Δ accelerator → CPU (algorithm only)", [](const run_result& r) { return bottom(r).algorithm_s; });
+  for (const auto* c : cols)
+    if (!c->ok) t += fmt::format("\n{}: {}", c->strategy, c->reason);
+  t += "\n";
+  return t;
+}
+
+std::string render_crossover(const std::vector<run_result>& results) {
+  std::map<std::string, std::size_t> first;
+  std::set<std::string> seen, offloaded;
+  std::vector<std::string> order;
+  for (const auto& r : results) {
+    if (!r.ok) continue;
+    if (seen.insert(r.strategy).second) order.push_back(r.strategy);
+    const double a = bottom(r).algorithm_s;
+    if (!std::isnan(a)) offloaded.insert(r.strategy);
+    if (!std::isnan(a) && a >= 0 && !first.count(r.strategy)) first[r.strategy] = r.n;
+  }
+  std::string t = "Crossover (algorithm only: transfers + launch + kernel against the CPU loop):\n";
+  for (const auto& s : order)
+    t += !offloaded.count(s) ? fmt::format("  {}: nothing offloaded (CPU baseline only)\n", s)
+         : first.count(s) ? fmt::format("  {}: the accelerator matches or beats the CPU from {} elements\n", s,
+                                      format_size(first[s]))
+                        : fmt::format("  {}: the CPU is faster at every size run\n", s);
+  return t;
+}
+
+nlohmann::json to_json(const run_result& r) {
+  nlohmann::json phases = nlohmann::json::object();
+  for (std::size_t p = 0; p < vadd_phase_count; ++p) {
+    if (r.samples[p].empty()) continue;
+    phases[vadd_phase_names[p]] = {{"samples_s", r.samples[p]}, {"median_s", summarize(r.samples[p]).median}};
+  }
+  const auto b = bottom(r);
+  const auto num = [](double v) { return std::isnan(v) ? nlohmann::json(nullptr) : nlohmann::json(v); };
+  return {{"backend", r.backend},
+          {"device", r.device},
+          {"strategy", r.strategy},
+          {"elements", r.n},
+          {"bytes_per_vector", r.n * 4},
+          {"status", r.ok ? "ok" : (r.reason.rfind("skipped", 0) == 0 ? "skipped" : "failed")},
+          {"reason", r.reason},
+          {"verified", r.verified},
+          {"phases", phases},
+          {"accel_minus_cpu_s", num(b.program_s)},
+          {"algorithm_minus_cpu_s", num(b.algorithm_s)}};
+}
+
+}  // namespace xfer::app_study

@@ -1,0 +1,109 @@
+#include <cmath>
+#include <gtest/gtest.h>
+#include <xfer/core/errors.hpp>
+
+#include "app_study.hpp"
+#include "host/host_backend.hpp"
+
+using namespace xfer;
+using app_study::run_result;
+
+namespace {
+
+// A run whose every phase took a fixed number of milliseconds.
+run_result fixed(const std::string& strategy, std::size_t n, std::array<double, vadd_phase_count> ms) {
+  run_result r;
+  r.backend = "fake";
+  r.device = "dev";
+  r.strategy = strategy;
+  r.n = n;
+  r.verified = true;
+  for (std::size_t p = 0; p < vadd_phase_count; ++p)
+    if (ms[p] >= 0) r.samples[p] = {ms[p] / 1e3, ms[p] / 1e3 * 3, ms[p] / 1e3};  // median = ms[p]
+  return r;
+}
+
+// The seed's Example 1 and 2 (000: unaligned vs aligned), phase by phase, in ms.
+const std::array<double, vadd_phase_count> example1{247.371, 0.030, 47.955, 35.706, 64.656, 24.829, 0.009, 92.118, 24.887, -1};
+const std::array<double, vadd_phase_count> example2{256.254, 0.055, 47.884, 35.808, 9.103, 6.615, 0.014, 92.110, 2.479, -1};
+
+}  // namespace
+
+TEST(AppStudy, BottomLinesReproduceTheSeedsArithmetic) {
+  const auto b1 = app_study::bottom(fixed("unaligned", 1, example1));
+  EXPECT_NEAR(b1.program_s * 1e3, 35.706 - (247.371 + 0.030 + 64.656 + 24.829 + 0.009 + 92.118 + 24.887), 1e-9);
+  EXPECT_NEAR(b1.program_s * 1e3, -418.194, 1e-3);  // the seed prints -418.228 (it also counts its enqueue call)
+  EXPECT_NEAR(b1.algorithm_s * 1e3, 35.706 - (64.656 + 24.829 + 0.009 + 92.118 + 24.887), 1e-9);
+}
+
+TEST(AppStudy, NothingOffloadedHasNoBottomLine) {
+  std::array<double, vadd_phase_count> cpu_only{-1, 0.1, 2, 3, -1, -1, -1, -1, -1, -1};
+  const auto b = app_study::bottom(fixed("aligned", 1, cpu_only));
+  EXPECT_TRUE(std::isnan(b.program_s));
+  EXPECT_TRUE(std::isnan(b.algorithm_s));
+}
+
+TEST(AppStudy, TableShowsDeltasAgainstTheBaseline) {
+  std::vector<run_result> rs{fixed("pageable-unaligned", 1024, example1), fixed("aligned", 1024, example2)};
+  const std::string t = app_study::render_table(rs, 1024, "pageable-unaligned");
+  EXPECT_NE(t.find("| Phase | pageable-unaligned | aligned | Δ aligned |"), std::string::npos) << t;
+  EXPECT_NE(t.find("| Buffer mapping | 64.656 ms | 9.103 ms | -55.553 ms |"), std::string::npos) << t;
+  EXPECT_NE(t.find("| Write inputs out | 24.829 ms | 6.615 ms | -18.214 ms |"), std::string::npos) << t;
+  EXPECT_NE(t.find("| Read result back | 24.887 ms | 2.479 ms | -22.408 ms |"), std::string::npos) << t;
+  EXPECT_NE(t.find("| Verify | - | - | - |"), std::string::npos) << t;
+  // Bottom lines: 35.808 - 366.630 = -330.822; their delta -330.822 - (-418.194) = +87.372
+  EXPECT_NE(t.find("| Δ accelerator → CPU | -418.194 ms | -330.822 ms | +87.372 ms |"), std::string::npos) << t;
+}
+
+TEST(AppStudy, SkippedStrategiesAreListedWithTheirReason) {
+  run_result skipped;
+  skipped.strategy = "pinned";
+  skipped.n = 8;
+  skipped.ok = false;
+  skipped.reason = "skipped: no GPU";
+  std::vector<run_result> rs{fixed("pageable-unaligned", 8, example1), skipped};
+  const std::string t = app_study::render_table(rs, 8, "pageable-unaligned");
+  EXPECT_NE(t.find("pinned: skipped: no GPU"), std::string::npos) << t;
+  EXPECT_EQ(app_study::to_json(skipped)["status"], "skipped");
+}
+
+TEST(AppStudy, CrossoverIsTheFirstSizeWhereTheAcceleratorKeepsUp) {
+  auto slow = example1, fast = example1;
+  fast[static_cast<std::size_t>(vadd_phase::cpu_vadd)] = 1000;  // the CPU loop now loses
+  std::vector<run_result> rs{fixed("aligned", 1024, slow), fixed("aligned", 1 << 20, fast),
+                             fixed("aligned", 1 << 24, fast), fixed("pageable", 1024, slow)};
+  const std::string t = app_study::render_crossover(rs);
+  EXPECT_NE(t.find("aligned: the accelerator matches or beats the CPU from 1M elements"), std::string::npos) << t;
+  EXPECT_NE(t.find("pageable: the CPU is faster at every size run"), std::string::npos) << t;
+}
+
+TEST(AppStudy, HostRunHasItsPhasesTimedAndVerified) {
+  host::host_backend b(1, {});
+  auto app = b.make_vadd_app(0);
+  ASSERT_NE(app, nullptr);
+  app_study::options o;
+  o.sizes = {1000, 4097};
+  o.repeats = 2;
+  std::atomic<bool> stop{false};
+  const auto rs = app_study::run(*app, "host", "cpu", o, stop);
+  ASSERT_EQ(rs.size(), 2u * 4);
+  for (const auto& r : rs) {
+    EXPECT_TRUE(r.ok) << r.reason;
+    EXPECT_TRUE(r.verified);
+    for (auto p : {vadd_phase::allocate, vadd_phase::populate, vadd_phase::cpu_vadd})
+      EXPECT_EQ(r.samples[static_cast<std::size_t>(p)].size(), 2u) << vadd_phase_names[static_cast<std::size_t>(p)];
+    EXPECT_TRUE(r.samples[static_cast<std::size_t>(vadd_phase::kernel)].empty());
+  }
+}
+
+TEST(AppStudy, SharedCpuSideIsCorrect) {
+  std::vector<std::uint32_t> a(100), b(100), c(100);
+  vadd_populate(a.data(), b.data(), 100);
+  for (auto x : a) EXPECT_NE(x, 0u);
+  vadd_cpu(a.data(), b.data(), c.data(), 100);
+  EXPECT_EQ(c[37], a[37] + b[37]);
+  auto d = c;
+  EXPECT_EQ(vadd_first_mismatch(c.data(), d.data(), 100), 100u);
+  d[42] ^= 1;
+  EXPECT_EQ(vadd_first_mismatch(c.data(), d.data(), 100), 42u);
+}
