@@ -20,9 +20,8 @@ set +e
 "$bin" sweep --max 64M --max-time 0.1 "$@" --json "$out/sweep.json" --csv "$out/sweep.csv" | tee "$out/sweep.txt"
 rc=${PIPESTATUS[0]}
 set -e
-if [ -f "$out/sweep.json" ] && [ -d python/xferbench_report ]; then
-  python3 -m pip install -q -e python >/dev/null 2>&1 || true
-  if python3 -m xferbench_report render "$out/sweep.json" -o "$out/report"; then
+if [ -f "$out/sweep.json" ]; then
+  if PYTHONPATH="$PWD/python" python3 -m xferbench_report render "$out/sweep.json" -o "$out/report"; then
     echo "report: $out/report/index.html"
   fi
 fi

@@ -1,0 +1,148 @@
+import re
+import subprocess
+import sys
+
+import pytest
+
+from xferbench_report.cli import main
+
+from conftest import point
+
+
+def rendered_files(out):
+    return sorted(str(p.relative_to(out)) for p in out.rglob("*") if p.is_file())
+
+
+def test_multi_backend_report(data, tmp_path, capsys):
+    out = tmp_path / "report"
+    assert main(["render", str(data / "multi_backend.json"), "-o", str(out), "--title", "fixture report"]) == 0
+    assert "wrote" in capsys.readouterr().out
+    files = rendered_files(out)
+    assert "index.html" in files and "summary.md" in files
+    for kind in ("bandwidth", "latency", "first-use"):
+        for d in ("h2d", "d2h", "bidir"):
+            assert f"plots/{kind}-{d}.png" in files and f"plots/{kind}-{d}.svg" in files
+    assert "plots/api-h2d.png" in files
+    html = (out / "index.html").read_text()
+    # Self-contained: inline SVG, no scripts, nothing fetched.
+    assert html.count("<svg") == len([f for f in files if f.endswith(".svg")])
+    assert "<script" not in html and "<link" not in html and "<img" not in html
+    assert not re.search(r'(src|href)="https?://', html)
+    assert re.search(r'xlink:href="#bandwidth-h2d-', html) or 'href="#bandwidth-h2d-' in html
+    # Figures' ids are prefixed so they cannot collide across inline SVGs.
+    ids = re.findall(r'\bid="([^"]+)"', html)
+    assert len(ids) == len(set(ids))
+    # The content people look for.
+    for text in ("fixture report", "Peaks and cost model", "PCIe Gen5 x16", "CL_MEM_OBJECT_ALLOCATION_FAILURE",
+                 "unsupported: no concurrent managed access", "not converged", "Break-even", "cuda-drv / cuda-rt",
+                 "Device clock against wall clock"):
+        assert text in html, text
+    md = (out / "summary.md").read_text()
+    assert md.startswith("# fixture report")
+    assert "| backend | route | host memory | peak GB/s |" in md
+    assert "![Bandwidth, host to device (h2d)](plots/bandwidth-h2d.png)" in md
+    # The peak row of cuda-rt copy-async pinned h2d: ~53 GB/s at 1 GiB, half peak from 1 MiB, L ~2 us.
+    row = next(line for line in md.splitlines() if line.startswith("| cuda-rt | copy-async | pinned |")
+               and "1 GiB" in line)
+    cells = [c.strip() for c in row.strip("|").split("|")]
+    assert 52 < float(cells[3]) < 54 and cells[4] == "1 GiB" and cells[5] == "1 MiB"
+    assert 1.9 < float(cells[7]) < 2.1 and 51 < float(cells[8]) < 55
+
+
+def test_single_point_report(data, tmp_path):
+    out = tmp_path / "one"
+    assert main(["render", str(data / "single_point.json"), "-o", str(out)]) == 0
+    md = (out / "summary.md").read_text()
+    assert "one size only" in md
+    assert "Only one backend ran each direction here" in md
+    assert "None: every point ran." in md
+
+
+def test_real_host_file_report(data, tmp_path):
+    out = tmp_path / "host"
+    assert main(["render", str(data / "host_small.json"), "-o", str(out)]) == 0
+    html = (out / "index.html").read_text()
+    assert "memcpy" in html and "bidir" in html and "(h2d part)" in html
+
+
+@pytest.mark.parametrize("bad,message", [
+    ("not_json.json", "not JSON"),
+    ("wrong_schema.json", "not an xferbench result file"),
+    ("future_version.json", "unsupported schema version"),
+    ("no_ok_points.json", "no ok points"),
+    ("missing.json", "no such file"),
+])
+def test_bad_input_exits_2_with_one_line_and_writes_nothing(data, tmp_path, capsys, bad, message):
+    out = tmp_path / "report"
+    assert main(["render", str(data / "single_point.json"), str(data / bad), "-o", str(out)]) == 2
+    err = capsys.readouterr().err
+    assert err.startswith("xferbench-report: error: ") and message in err and err.count("\n") == 1
+    assert not out.exists()
+    assert list(tmp_path.iterdir()) == []  # no temporary directory left behind either
+
+
+def test_earlier_report_is_replaced_whole_or_kept(data, tmp_path, write_result):
+    two = write_result("two.json", [point(backend=b, nbytes=n) for b in ("cuda-rt", "cuda-drv") for n in (16, 4096)])
+    out = tmp_path / "report"
+    assert main(["render", str(two), "-o", str(out)]) == 0
+    assert (out / "plots" / "api-h2d.png").exists()
+    # A failing render leaves the earlier report untouched.
+    assert main(["render", str(data / "not_json.json"), "-o", str(out)]) == 2
+    assert (out / "plots" / "api-h2d.png").exists()
+    # A new render replaces it whole: no stale figures from the earlier one.
+    assert main(["render", str(data / "single_point.json"), "-o", str(out)]) == 0
+    assert not (out / "plots" / "api-h2d.png").exists()
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["report", "two.json"]
+
+
+def test_refuses_to_replace_a_directory_that_is_not_a_report(data, tmp_path, capsys):
+    out = tmp_path / "docs"
+    out.mkdir()
+    (out / "README.md").write_text("mine")
+    assert main(["render", str(data / "single_point.json"), "-o", str(out)]) == 2
+    assert "is not an xferbench report" in capsys.readouterr().err
+    assert (out / "README.md").read_text() == "mine"
+    f = tmp_path / "file"
+    f.write_text("x")
+    assert main(["render", str(data / "single_point.json"), "-o", str(f)]) == 2
+
+
+def test_error_during_rendering_leaves_nothing(data, tmp_path, monkeypatch):
+    from xferbench_report import document
+
+    def boom(doc):
+        raise RuntimeError("disk on fire")
+
+    monkeypatch.setattr("xferbench_report.render.to_markdown", boom)
+    out = tmp_path / "report"
+    with pytest.raises(RuntimeError):
+        main(["render", str(data / "single_point.json"), "-o", str(out)])
+    assert list(tmp_path.iterdir()) == []
+    assert document.to_markdown is not boom
+
+
+def test_console_script_and_usage_errors(data, tmp_path):
+    r = subprocess.run([sys.executable, "-m", "xferbench_report", "render", str(data / "not_json.json"), "-o",
+                        str(tmp_path / "r")], capture_output=True, text=True)
+    assert r.returncode == 2 and r.stdout == ""
+    assert r.stderr.strip().splitlines() == [f"xferbench-report: error: {data / 'not_json.json'}: not JSON "
+                                             "(Expecting value at line 1, column 1)"]
+    r = subprocess.run([sys.executable, "-m", "xferbench_report", "render", str(data / "single_point.json")],
+                       capture_output=True, text=True)
+    assert r.returncode == 2 and "-o/--output" in r.stderr
+
+
+def test_points_above_the_link_limit_and_interrupted_runs_are_flagged(tmp_path, write_result):
+    from conftest import gpu_system
+
+    pts = [dict(point(backend="cuda-rt", route="copy-async", memory="pinned", nbytes=n, samples=[n / 40e9]),
+                device_type="gpu") for n in (1 << 20, 1 << 24)]  # 40 GB/s on a 31.5 GB/s link
+    path = write_result("fast.json", pts, system=gpu_system(31.5), interrupted=True)
+    out = tmp_path / "r"
+    assert main(["render", str(path), "-o", str(out)]) == 0
+    md = (out / "summary.md").read_text()
+    assert "2 points exceed the link's theoretical limit" in md
+    assert "ABOVE LINK LIMIT at 2 sizes" in md
+    assert "the run was interrupted" in md
+    assert "PCIe Gen4 x16 limit: 31.5 GB/s" in (out / "plots" / "bandwidth-h2d.svg").read_text()
+    assert 'class="warn"' in (out / "index.html").read_text()

@@ -1,0 +1,349 @@
+"""`render`: result files -> DIR/index.html, DIR/summary.md, DIR/plots/*.png|svg.
+
+Everything is written into a fresh temporary directory beside DIR and moved
+into place only when complete, so an error never leaves half a report (and a
+previous report at DIR stays as it was).
+"""
+
+import math
+import os
+import shutil
+import tempfile
+from pathlib import Path
+
+from . import __version__
+from .analysis import analyze, direction_sort_key, direction_title
+from .document import Document, to_html, to_markdown
+from .errors import BadInput
+from .load import load_runs
+from .units import format_gbps, format_size, format_time, format_us
+
+REPORT_FILES = ("index.html", "summary.md")
+
+
+def pick_sizes(sizes, k=6):
+    """Up to k sizes spread evenly (in log scale) over a sorted list, ends included."""
+    sizes = sorted(set(sizes))
+    if len(sizes) <= k:
+        return sizes
+    lo, hi = math.log2(sizes[0]), math.log2(sizes[-1])
+    picked = []
+    for i in range(k):
+        target = lo + (hi - lo) * i / (k - 1)
+        best = min(sizes, key=lambda s: abs(math.log2(s) - target))
+        if best not in picked:
+            picked.append(best)
+    return sorted(picked)
+
+
+def _runs_section(doc, report):
+    doc.heading(1, "Runs and system", "runs")
+    rows = []
+    for run in report.runs:
+        s = run.system
+        accs = []
+        for a in s.get("accelerators") or []:
+            if not isinstance(a, dict):
+                continue
+            cur, mx = a.get("link_current") or {}, a.get("link_max") or {}
+            text = f"{a.get('vendor_name') or a.get('vendor', '?')} {a.get('pci_address', '')}"
+            if mx.get("gen"):
+                text += f": PCIe Gen{mx.get('gen')} x{mx.get('width')} (now Gen{cur.get('gen')} x{cur.get('width')})"
+            if a.get("link_gbps_per_direction"):
+                text += f", {a['link_gbps_per_direction']:.1f} GB/s per direction"
+            accs.append(text)
+        pts = run.points
+        mem = s.get("memory_bytes")
+        rows.append([
+            run.path.name,
+            f"{run.tool.get('name', '?')} {run.tool.get('version', '')}".strip(),
+            run.started_at or "-",
+            f"{s.get('hostname', '?')}: {s.get('cpu_model', '?')} ({s.get('logical_cpus', '?')} CPUs"
+            + (f", {format_size(mem)}" if isinstance(mem, int) and mem > 0 else "") + ")",
+            f"{s.get('os', '?')}, {s.get('kernel', '?')}",
+            "; ".join(accs) or "none found",
+            ", ".join(sorted({p.backend for p in pts})),
+            f"{sum(p.ok for p in pts)} / {sum(p.status == 'skipped' for p in pts)} / "
+            f"{sum(p.status == 'failed' for p in pts)}",
+        ])
+    doc.table(["file", "tool", "started (UTC)", "host", "OS", "accelerators", "backends", "ok / skipped / failed"],
+              rows)
+    for run in report.runs:
+        argv = run.config.get("argv")
+        if isinstance(argv, list) and argv:
+            doc.para(f"{run.path.name} was measured with:", "small")
+            doc.code(" ".join(str(a) for a in argv))
+        if run.interrupted:
+            doc.para(f"{run.path.name}: the run was interrupted; it holds only the points completed before.", "note")
+    c = report.counts
+    if c.get("not_converged"):
+        doc.para(f"{c['not_converged']} ok points did not reach their confidence target (their time budget ran out "
+                 "first): hollow markers in the figures, listed under 'Points that did not converge'.", "note")
+    if c.get("unverified"):
+        doc.para(f"{c['unverified']} ok points were not verified (data not checked).", "note")
+    above = [(cv, p) for cv in report.curves + report.part_curves for p in cv.above_limit]
+    if above:
+        doc.para(f"{len(above)} points exceed the link's theoretical limit; check them (a timer or accounting "
+                 "problem, or a route that does not cross the link): "
+                 + "; ".join(f"{cv.name} {cv.direction} {format_size(p.bytes)} {cv.gbps(p):.1f} GB/s"
+                             for cv, p in above[:8]) + (" ..." if len(above) > 8 else ""), "note")
+
+
+def _notes(curve):
+    notes = []
+    if curve.not_converged:
+        notes.append(f"{len(curve.not_converged)} not converged")
+    if curve.unverified:
+        notes.append(f"{len(curve.unverified)} unverified")
+    if curve.above_limit:
+        notes.append(f"ABOVE LINK LIMIT at {len(curve.above_limit)} sizes")
+    if curve.fit and curve.fit.constrained:
+        notes.append(f"fit with {curve.fit.constrained}")
+    if len(curve.points) == 1:
+        notes.append("one size only")
+    return ", ".join(notes)
+
+
+def _peaks_section(doc, report):
+    doc.heading(1, "Peaks and cost model", "peaks")
+    doc.para("Per curve (backend, route, host memory kind, direction): the peak bandwidth and the size where it is "
+             "reached, the smallest size that reaches half of that peak, the time of the smallest transfer, and the "
+             "cost model t(n) = L + n / B fitted to all sizes (least squares on relative error, n = bytes moved per "
+             "transfer), with the RMS and worst relative deviation of the measurements from it. A large fit error "
+             "means one line does not describe the curve (caches, a protocol change at some size).")
+    for d in report.directions:
+        doc.heading(2, f"{direction_title(d)}")
+        rows, marks = [], []
+        curves = [c for c in report.curves if c.direction == d]
+        curves += [c for c in report.part_curves if c.direction == d]
+        curves.sort(key=lambda c: (report.groups.index(c.group), report.routes.index(c.route),
+                                   report.kinds.index(c.host_memory), c.part))
+        for c in curves:
+            peak, half, first = c.peak, c.half_peak, c.points[0]
+            f = c.fit
+            rows.append([
+                c.group.name, c.route, c.host_memory + (f" ({c.part} part)" if c.part else ""),
+                format_gbps(c.gbps(peak)), format_size(peak.bytes), format_size(half.bytes),
+                f"{format_time(c.time(first))} @ {format_size(first.bytes)}",
+                format_us(f.latency_s) if f else "-",
+                (format_gbps(f.bandwidth_gbps) if math.isfinite(f.bandwidth_bps) else "unresolved") if f else "-",
+                f"{100 * f.rms_rel_err:.1f}% / {100 * f.max_rel_err:.0f}%" if f else "-",
+                _notes(c),
+            ])
+            marks.append("warn" if c.above_limit else "")
+        doc.table(["backend", "route", "host memory", "peak GB/s", "at size", "half peak from", "smallest transfer",
+                   "L (us)", "B (GB/s)", "fit error rms / max", "notes"], rows, align="lllrrrrrrrl", row_marks=marks)
+
+
+def _figures_section(doc, title, anchor, figures, intro):
+    doc.heading(1, title, anchor)
+    doc.para(intro)
+    for f in figures:
+        doc.figure(f)
+
+
+def _first_use_section(doc, report, figures):
+    doc.heading(1, "First use and break-even", "first-use")
+    doc.para("First use is not steady state: allocating a buffer (and pinning or registering it), writing it the "
+             "first time and its first transfer are measured once per point and never mixed into the samples. "
+             "Break-even: cost of N transfers from a fresh buffer = allocate + touch + first transfer + (N - 1) x "
+             "median; the number is the smallest N from which a kind with a costlier setup is cheaper overall than "
+             "the baseline kind (pageable where measured). 'from the 1st': never costlier; 'never': its transfers "
+             "are not faster beyond both points' measured spread (p5..p95 of the samples), so the setup never pays.")
+    for f in figures:
+        doc.figure(f)
+    if not figures:
+        doc.para("No first-use costs in these results.")
+        return
+    # Setup costs per backend, route and kind, from one direction (they do not depend on it).
+    picked, seen = [], set()
+    for c in sorted(report.curves, key=lambda c: (report.groups.index(c.group), direction_sort_key(c.direction))):
+        key = (c.group, c.route, c.host_memory)
+        if key not in seen and any(p.first_use for p in c.points):
+            seen.add(key)
+            picked.append(c)
+    sizes = pick_sizes([p.bytes for c in picked for p in c.points if p.first_use], 4)
+    rows = []
+    for c in picked:
+        at = {p.bytes: p for p in c.points if p.first_use}
+        cells = []
+        for n in sizes:
+            p = at.get(n)
+            fu = p.first_use if p else None
+            cells.append("-" if not p else f"{format_time(fu.alloc_s + fu.touch_s)} + {format_time(fu.first_transfer_s)}"
+                         f" ({format_time(p.median_s)})")
+        rows.append([c.group.name, c.route, c.host_memory, c.direction] + cells)
+    doc.heading(2, "Setup and first transfer against steady state")
+    doc.table(["backend", "route", "host memory", "direction"] + [format_size(n) for n in sizes], rows,
+              align="llll" + "r" * len(sizes),
+              caption="Each cell: allocate + touch, + the first transfer, (the steady-state median) at that size.")
+    if report.break_even:
+        sizes = pick_sizes([n for b in report.break_even for n in b.by_size], 6)
+        rows = []
+        for b in report.break_even:
+            cells = []
+            for n in sizes:
+                v = b.by_size.get(n)
+                cells.append("-" if v is None else "never" if math.isinf(v) else "from the 1st" if v == 1 else
+                             f"{v:,}")
+            rows.append([b.group.name, b.route, b.direction, f"{b.host_memory} vs {b.baseline}"] + cells)
+        doc.heading(2, "Break-even: transfers until a costlier kind pays for itself")
+        doc.table(["backend", "route", "direction", "kind"] + [format_size(n) for n in sizes], rows,
+                  align="llll" + "r" * len(sizes))
+
+
+def _api_section(doc, report, figures):
+    doc.heading(1, "API comparison", "api")
+    if not report.api:
+        doc.para("Only one backend ran each direction here: nothing to compare.")
+        return
+    doc.para("Where several backends (or runs) measured the same sizes: the fastest each has at each size (any "
+             "route and host memory kind) and the ratio of its median time to the reference's. Above 1x: slower "
+             "than the reference.")
+    by_dir = {f.name: f for f in figures}
+    for cmp in report.api:
+        doc.heading(2, direction_title(cmp.direction))
+        fig = by_dir.get(f"api-{cmp.direction}")
+        if fig:
+            doc.figure(fig)
+        sizes = sorted({n for pc in cmp.pairs for n in pc.sizes})
+        headers = ["size", f"{cmp.reference.name} (reference)"]
+        for pc in cmp.pairs:
+            headers += [pc.other.name, "ratio"]
+        rows = []
+        for n in sizes:
+            ref = cmp.best[cmp.reference].get(n)
+            row = [format_size(n), _best_cell(ref)]
+            for pc in cmp.pairs:
+                other = cmp.best[pc.other].get(n)
+                row += [_best_cell(other), f"{pc.ratio[n]:.3g}x" if n in pc.ratio else "-"]
+            rows.append(row)
+        doc.table(headers, rows, align="lr" + "rr" * len(cmp.pairs))
+
+
+def _best_cell(p):
+    return "-" if p is None else f"{format_time(p.median_s)} ({p.route} · {p.host_memory})"
+
+
+def _clock_section(doc, report):
+    curves = [c for c in report.curves if c.points and c.points[0].timer == "event"]
+    rows = []
+    for c in curves:
+        p = c.points[0]
+        if p.wall_median_s is None:
+            continue
+        rows.append([c.group.name, c.route, c.direction, c.host_memory, format_size(p.bytes),
+                     format_time(p.median_s), format_time(p.wall_median_s),
+                     format_time(p.wall_median_s - p.median_s)])
+    if not rows:
+        return
+    doc.heading(1, "Device clock against wall clock", "clocks")
+    doc.para("For curves timed by device events: at the smallest size, the device's view and the host wall clock's "
+             "view of one transfer. The difference is the API's own overhead per transfer.")
+    doc.table(["backend", "route", "direction", "host memory", "size", "device events", "wall clock", "difference"],
+              rows, align="lllllrrr")
+
+
+def _problems_section(doc, report):
+    doc.heading(1, "Skipped and failed points", "problems")
+    if not report.problems:
+        doc.para("None: every point ran.")
+    else:
+        rows, marks = [], []
+        for pr in report.problems:
+            sizes = pr.sizes
+            where = (format_size(sizes[0]) if len(sizes) == 1 else
+                     f"{format_size(min(sizes))} to {format_size(max(sizes))} ({len(sizes)} sizes)")
+            rows.append([pr.group_name, pr.route, pr.direction, pr.host_memory, pr.status, where, pr.reason or "-"])
+            marks.append("warn" if pr.status == "failed" else "")
+        doc.table(["backend", "route", "direction", "host memory", "status", "sizes", "reason"], rows,
+                  row_marks=marks)
+    doc.heading(1, "Points that did not converge", "not-converged")
+    rows = []
+    for c in report.curves:
+        cells = []
+        for p in c.not_converged:
+            n = p.stats.get("count") if p.stats else len(p.samples_s)
+            ci = f"unbounded, {n} samples" if p.ci_rel is None else f"+/-{100 * p.ci_rel:.1f}%, {n} samples"
+            cells.append(f"{format_size(p.bytes)} ({ci})")
+        if cells:
+            rows.append([c.group.name, c.route, c.direction, c.host_memory, "; ".join(cells)])
+    if rows:
+        doc.para("Their time budget ran out before the 95% confidence interval of the median was within the target "
+                 "(unbounded: too few samples to bound it). Their medians are reported, but are less certain than "
+                 "the rest.")
+        doc.table(["backend", "route", "direction", "host memory", "sizes (CI of the median, samples)"], rows)
+    else:
+        doc.para("None: every ok point reached its confidence target.")
+
+
+def build_document(report, figures, title=None):
+    doc = Document(title or "xferbench report")
+    doc.para(f"Made by xferbench-report {__version__} from {', '.join(r.path.name for r in report.runs)}. "
+             "GB/s are 1e9 bytes per second; sizes are binary (1 KiB = 1024 B). Every figure uses the median of "
+             "each point's samples.", "small")
+    _runs_section(doc, report)
+    _peaks_section(doc, report)
+    _figures_section(doc, "Bandwidth against size", "bandwidth", figures["bandwidth"],
+                     "One figure per direction, one panel per backend; colour is the host memory kind and line style "
+                     "the route, the same in every figure.")
+    _figures_section(doc, "Time per transfer", "latency", figures["latency"],
+                     "The same points as time per transfer, log-log: small transfers show the fixed cost, "
+                     "large ones the bandwidth.")
+    _first_use_section(doc, report, figures["first_use"])
+    _api_section(doc, report, figures["api"])
+    _clock_section(doc, report)
+    _problems_section(doc, report)
+    return doc
+
+
+def check_output_dir(out):
+    """Refuses to replace anything that is not an earlier report (exit 2, before any work)."""
+    out = Path(out)
+    if out.exists() and not out.is_dir():
+        raise BadInput(f"{out}: exists and is not a directory")
+    if out.is_dir():
+        entries = list(out.iterdir())
+        if entries and not all((out / f).exists() for f in REPORT_FILES):
+            raise BadInput(f"{out}: exists and is not an xferbench report (no index.html and summary.md); "
+                           "give a new or empty directory")
+
+
+def render(paths, out, title=None, reference=None, jobs=None):
+    """Writes the report; returns (output path, number of figures)."""
+    out = Path(out)
+    check_output_dir(out)
+    runs = load_runs(paths, require_ok=True)
+    report = analyze(runs, reference_backend=reference)
+    from . import plots  # matplotlib only when rendering
+
+    parent = out.resolve().parent
+    parent.mkdir(parents=True, exist_ok=True)
+    tmp = Path(tempfile.mkdtemp(prefix=f".{out.name}.tmp-", dir=parent))
+    try:
+        figures = plots.make_figures(report, tmp / "plots", jobs=jobs)
+        doc = build_document(report, figures, title)
+        (tmp / "index.html").write_text(to_html(doc), encoding="utf-8")
+        (tmp / "summary.md").write_text(to_markdown(doc), encoding="utf-8")
+        os.chmod(tmp, 0o755)  # mkdtemp makes it private
+        _replace_dir(tmp, out)
+    except BaseException:
+        shutil.rmtree(tmp, ignore_errors=True)
+        raise
+    return out, sum(len(v) for v in figures.values())
+
+
+def _replace_dir(new, out):
+    """Moves the finished report into place; an earlier report there is swapped out, then removed."""
+    if not out.exists():
+        os.rename(new, out)
+        return
+    old = Path(tempfile.mkdtemp(prefix=f".{out.name}.old-", dir=new.parent))
+    old.rmdir()
+    os.rename(out, old)
+    try:
+        os.rename(new, out)
+    except OSError:
+        os.rename(old, out)
+        raise
+    shutil.rmtree(old, ignore_errors=True)
