@@ -6,6 +6,7 @@
 #include "alloc_command.hpp"
 #include "app_command.hpp"
 #include "commands.hpp"
+#include "cpu_command.hpp"
 
 int main(int argc, char** argv) {
   using namespace xfer::cli;
@@ -27,6 +28,11 @@ int main(int argc, char** argv) {
   auto* info_cmd = app.add_subcommand("info", "CPU, OS, memory, NUMA nodes, and each accelerator's PCIe link");
   info_cmd->add_flag("--json", info.json, "print the system section of a result file instead of text");
 
+  cpu_args cpu;
+  auto* cpu_cmd = app.add_subcommand(
+      "cpu", "the CPU's side: writing/reading regular, pinned, write-combined and uncached memory, first use vs steady");
+  add_cpu_options(*cpu_cmd, cpu);
+
   alloc_args alloc;
   auto* alloc_cmd = app.add_subcommand("alloc", "host allocation strategies: alignment, cost, first touch, fragmentation");
   add_alloc_options(*alloc_cmd, alloc);
@@ -46,6 +52,7 @@ int main(int argc, char** argv) {
   try {
     if (*sweep_cmd) return run_sweep_command(sweep, std::vector<std::string>(argv, argv + argc));
     if (*list_cmd) return run_list_command(list);
+    if (*cpu_cmd) return run_cpu_command(cpu, std::vector<std::string>(argv, argv + argc));
     if (*vadd_cmd) return run_app_command(vadd, std::vector<std::string>(argv, argv + argc));
     if (*alloc_cmd) return run_alloc_command(alloc, std::vector<std::string>(argv, argv + argc));
     if (*info_cmd) return run_info_command(info);

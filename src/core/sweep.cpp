@@ -59,7 +59,13 @@ std::vector<point_spec> expand(const backend& b, const sweep_spec& spec) {
     }
   }
 
-  const auto& dirs = spec.directions.empty() ? all_directions() : spec.directions;
+  // No directions asked for: every direction some chosen route moves.
+  std::vector<direction> dirs = spec.directions;
+  if (dirs.empty())
+    for (direction d : all_directions())
+      if (std::any_of(chosen_routes.begin(), chosen_routes.end(),
+                      [&](const route_info& r) { return contains(r.directions, d); }))
+        dirs.push_back(d);
   for (direction d : dirs) {
     if (std::none_of(chosen_routes.begin(), chosen_routes.end(),
                      [&](const route_info& r) { return contains(r.directions, d); }))

@@ -85,6 +85,12 @@ class BadInput(unittest.TestCase):
     def test_unknown_option(self):
         self.assert_usage_error("--frobnicate", mentions="frobnicate")
 
+    def test_route_alone_picks_its_directions(self):
+        p = run("sweep", "-b", "host", "-r", "memcpy-mt", "--sizes", "64", "-m", "aligned", "--max-time", "0.01")
+        self.assertEqual(p.returncode, 0, p.stderr)
+        self.assertNotIn(" bidir ", p.stdout)
+        self.assertIn(" d2d ", p.stdout)
+
     def test_direction_no_route_moves(self):
         self.assert_usage_error("-r", "memcpy-mt", "-d", "bidir", mentions="moves data bidir")
 

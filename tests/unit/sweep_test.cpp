@@ -41,6 +41,17 @@ TEST(Expand, UnsupportedDirectionOfOneRouteIsLeftOut) {
   for (const auto& p : expand(b, s)) EXPECT_EQ(p.route, "copy");
 }
 
+TEST(Expand, WithoutDirectionsARouteGetsTheOnesItMoves) {
+  test::fake_backend b;
+  sweep_spec s;
+  s.sizes = {64};
+  s.devices = {0};
+  s.routes = {"kernel"};
+  const auto points = expand(b, s);
+  ASSERT_EQ(points.size(), 4u);  // h2d and d2h, two kinds
+  for (const auto& p : points) EXPECT_TRUE(p.dir == direction::h2d || p.dir == direction::d2h);
+}
+
 TEST(Expand, UnknownNamesAreUsageErrors) {
   test::fake_backend b;
   sweep_spec s;

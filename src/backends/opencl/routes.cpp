@@ -1,0 +1,69 @@
+#include "routes.hpp"
+
+#include <fmt/format.h>
+
+namespace xfer::opencl {
+
+const std::vector<route_info>& route_table() {
+  using enum direction;
+  static const std::vector<route_info> routes{
+      {"copy-async",
+       "non-blocking clEnqueueWrite/Read/CopyBuffer held behind a user-event gate (ungated where the driver blocks "
+       "behind it); profiling events, start of first to end of last (queued-to-end as a part), wall clock beside",
+       {h2d, d2h, bidir, rw, d2d},
+       true},
+      {"copy-sync", "blocking clEnqueueWrite/ReadBuffer one after another; wall clock (what a plain program sees)",
+       {h2d, d2h, rw},
+       true},
+      {"map", "map the device buffer, memcpy, unmap; wall clock, with map/memcpy/unmap as parts", {h2d, d2h, rw}, true},
+      {"kernel-host",
+       "a kernel copies between host-visible memory (alloc-host-ptr, use-host-ptr, svm-*) and a device buffer; events",
+       {h2d, d2h, bidir, rw},
+       true},
+      {"kernel-device", "a kernel copies between two device buffers; profiling events", {d2d}, false},
+  };
+  return routes;
+}
+
+std::optional<route_id> parse_route(std::string_view name) {
+  if (name == "copy-async") return route_id::copy_async;
+  if (name == "copy-sync") return route_id::copy_sync;
+  if (name == "map") return route_id::map;
+  if (name == "kernel-host") return route_id::kernel_host;
+  if (name == "kernel-device") return route_id::kernel_device;
+  return std::nullopt;
+}
+
+bool route_needs_kernel_visible_host(route_id r) { return r == route_id::kernel_host; }
+
+namespace {
+
+command_queue make_queue(const context& ctx, const device_caps& caps) {
+  cl_int rc = CL_SUCCESS;
+  command_queue q;
+  // clCreateCommandQueueWithProperties is 2.0+; 1.x drivers may not export it.
+  if (caps.major >= 2) {
+    const cl_queue_properties props[] = {CL_QUEUE_PROPERTIES, CL_QUEUE_PROFILING_ENABLE, 0};
+    q = command_queue(clCreateCommandQueueWithProperties(ctx.get(), caps.id, props, &rc));
+    check(rc, "clCreateCommandQueueWithProperties", "CL_QUEUE_PROFILING_ENABLE");
+  } else {
+    q = command_queue(clCreateCommandQueue(ctx.get(), caps.id, CL_QUEUE_PROFILING_ENABLE, &rc));
+    check(rc, "clCreateCommandQueue", "CL_QUEUE_PROFILING_ENABLE");
+  }
+  return q;
+}
+
+}  // namespace
+
+device_context make_device_context(const device_caps& caps) {
+  device_context d;
+  d.caps = caps;
+  cl_int rc = CL_SUCCESS;
+  d.ctx = context(clCreateContext(nullptr, 1, &caps.id, nullptr, nullptr, &rc));
+  check(rc, "clCreateContext", caps.name);
+  d.queues[0] = make_queue(d.ctx, caps);
+  d.queues[1] = make_queue(d.ctx, caps);
+  return d;
+}
+
+}  // namespace xfer::opencl

@@ -1,0 +1,45 @@
+#pragma once
+// The OpenCL backend's routes, and the per-device state a transfer runs on.
+#include <memory>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <vector>
+#include <xfer/core/backend.hpp>
+#include <xfer/mem/kinds.hpp>
+
+#include "cl.hpp"
+#include "platform.hpp"
+
+namespace xfer::opencl {
+
+enum class route_id {
+  copy_async,     // non-blocking clEnqueueWrite/Read/CopyBuffer behind a gate, event-timed
+  copy_sync,      // blocking clEnqueueWrite/ReadBuffer one after another, wall-timed
+  map,            // map the device buffer, memcpy, unmap; wall-timed, each part separately
+  kernel_host,    // a kernel copies between host-visible memory and a device buffer
+  kernel_device,  // a kernel copies between two device buffers
+};
+
+const std::vector<route_info>& route_table();
+std::optional<route_id> parse_route(std::string_view name);
+// kernel-host: the host memory must be a cl_mem or SVM a kernel can take.
+bool route_needs_kernel_visible_host(route_id r);
+
+// One device's context, with two profiling queues (bidir runs one direction on
+// each) and the copy program once a kernel route has needed it.
+struct device_context {
+  device_caps caps;
+  context ctx;
+  command_queue queues[2];
+  program copy_program;  // empty until built
+};
+
+device_context make_device_context(const device_caps& caps);
+
+// A prepared point; the spec has been checked against the route and device.
+// Throws cl_error or mem::allocation_error when buffers cannot be had.
+std::unique_ptr<transfer> make_transfer(const point_spec& p, route_id route, const device_context& dev,
+                                        const mem::kind_options& kinds);
+
+}  // namespace xfer::opencl

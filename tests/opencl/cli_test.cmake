@@ -1,0 +1,58 @@
+# End-to-end checks of `xferbench` with OpenCL: picking platforms by name, a
+# name that matches nothing, and a machine with no OpenCL platform at all.
+# Run as: cmake -DXFERBENCH=... -DWORK=... -DNO_ICD=<empty dir> -P cli_test.cmake
+file(MAKE_DIRECTORY ${WORK})
+
+function(run_xferbench out_rc out_text)
+  execute_process(COMMAND ${ARGN} RESULT_VARIABLE rc OUTPUT_VARIABLE o ERROR_VARIABLE e TIMEOUT 100)
+  set(${out_rc} "${rc}" PARENT_SCOPE)
+  set(${out_text} "${o}${e}" PARENT_SCOPE)
+endfunction()
+
+function(expect what rc text want_rc)
+  if(NOT "${rc}" STREQUAL "${want_rc}")
+    message(FATAL_ERROR "${what}: exit ${rc}, expected ${want_rc}\n${text}")
+  endif()
+  foreach(needle IN LISTS ARGN)
+    string(FIND "${text}" "${needle}" at)
+    if(at EQUAL -1)
+      message(FATAL_ERROR "${what}: output lacks '${needle}'\n${text}")
+    endif()
+  endforeach()
+  message(STATUS "ok: ${what}")
+endfunction()
+
+# A platform name that matches nothing: usage error listing what exists.
+run_xferbench(rc text ${XFERBENCH} sweep -b opencl:nope --sizes 4K -q)
+expect("unknown platform" "${rc}" "${text}" 2 "unknown backend 'opencl:nope'" "opencl:pocl")
+
+# `list` shows the platform with the details that matter.
+run_xferbench(rc text ${XFERBENCH} list)
+expect("list" "${rc}" "${text}" 0 "opencl:pocl" "profiling_timer_resolution_ns" "host_unified_memory"
+       "max allocation" "alloc-host-ptr" "is a CPU")
+
+# A real point by exact name, with the device type in the result file.
+run_xferbench(rc text ${XFERBENCH} sweep -b opencl:pocl -r copy-async -d h2d,bidir -m alloc-host-ptr --sizes 4K
+              --max-time 0.02 -q --json ${WORK}/pocl.json)
+expect("sweep opencl:pocl" "${rc}" "${text}" 0 "opencl:pocl" "points: 2 ok, 0 skipped, 0 failed")
+file(READ ${WORK}/pocl.json json)
+string(JSON type GET "${json}" results 0 device_type)
+string(JSON timer GET "${json}" results 0 timer)
+string(JSON q2e GET "${json}" results 0 parts queued_to_end median_s)
+string(JSON h2d GET "${json}" results 1 parts h2d median_s)
+if(NOT type STREQUAL "cpu" OR NOT timer STREQUAL "event")
+  message(FATAL_ERROR "result file: device_type '${type}', timer '${timer}'; expected cpu, event")
+endif()
+message(STATUS "ok: result file names the device type (${type}), the timer (${timer}) and the parts")
+
+# The family name selects every platform.
+run_xferbench(rc text ${XFERBENCH} sweep -b opencl -r kernel-device -d d2d --sizes 64K --max-time 0.02 -q)
+expect("sweep opencl" "${rc}" "${text}" 0 "opencl:pocl" "kernel-device")
+
+# No platform installed: `list` says why, selecting it is a runtime failure with the reason.
+set(ENV{OCL_ICD_VENDORS} ${NO_ICD})
+set(ENV{OCL_ICD_FILENAMES} "")
+run_xferbench(rc text ${XFERBENCH} list)
+expect("list without platforms" "${rc}" "${text}" 0 "opencl: unavailable: no OpenCL platform is installed")
+run_xferbench(rc text ${XFERBENCH} sweep -b opencl --sizes 4K -q)
+expect("sweep without platforms" "${rc}" "${text}" 1 "backend opencl is unavailable")

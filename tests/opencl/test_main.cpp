@@ -1,0 +1,16 @@
+// The OpenCL tests' main: PoCL needs a writable kernel cache before the first
+// OpenCL call; CTest sets POCL_CACHE_DIR, and a run by hand gets a temp dir.
+#include <cstdlib>
+#include <filesystem>
+#include <gtest/gtest.h>
+#include <unistd.h>
+
+int main(int argc, char** argv) {
+  if (!std::getenv("POCL_CACHE_DIR")) {
+    const auto dir = std::filesystem::temp_directory_path() / ("xfer-pocl-cache-" + std::to_string(::getuid()));
+    std::filesystem::create_directories(dir);
+    ::setenv("POCL_CACHE_DIR", dir.c_str(), 0);
+  }
+  ::testing::InitGoogleTest(&argc, argv);
+  return RUN_ALL_TESTS();
+}

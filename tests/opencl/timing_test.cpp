@@ -1,0 +1,139 @@
+// The timing machinery: the gate holds commands, the watchdog frees a stuck
+// gate, big batches split into gated sub-batches, and the core batches
+// enough repetitions for a coarse profiling clock.
+#include <atomic>
+#include <chrono>
+#include <gtest/gtest.h>
+#include <thread>
+#include <xfer/core/runner.hpp>
+
+#include "opencl/gate.hpp"
+#include "pocl.hpp"
+
+namespace xfer::opencl {
+namespace {
+
+using namespace std::chrono_literals;
+
+TEST(SplitReps, KeepsEverySubBatchWithinTheCap) {
+  EXPECT_TRUE(split_reps(0, 1, 512).empty());
+  EXPECT_EQ(split_reps(1, 1, 512), std::vector<std::size_t>{1});
+  EXPECT_EQ(split_reps(1000, 1, 512), (std::vector<std::size_t>{512, 488}));
+  EXPECT_EQ(split_reps(5, 2, 4), (std::vector<std::size_t>{2, 2, 1}));
+  // A repetition larger than the cap still runs, one per sub-batch.
+  EXPECT_EQ(split_reps(3, 1000, 512), (std::vector<std::size_t>{1, 1, 1}));
+}
+
+cl_int status_of(cl_event e) {
+  cl_int s = 0;
+  check(clGetEventInfo(e, CL_EVENT_COMMAND_EXECUTION_STATUS, sizeof s, &s, nullptr), "clGetEventInfo");
+  return s;
+}
+
+TEST(Gate, HoldsCommandsUntilOpened) {
+  XFER_REQUIRE_POCL(b);
+  auto& dev = b->context_for(0);
+  cl_int rc = CL_SUCCESS;
+  mem_object buf(clCreateBuffer(dev.ctx.get(), CL_MEM_READ_WRITE, 64, nullptr, &rc));
+  check(rc, "clCreateBuffer");
+  char host[64] = {};
+  user_event_gate gate(dev.ctx, 10s);
+  gate.close();
+  const cl_event hold = gate.wait_event();
+  ASSERT_NE(hold, nullptr);
+  cl_event raw = nullptr;
+  check(clEnqueueWriteBuffer(dev.queues[0].get(), buf.get(), CL_FALSE, 0, 64, host, 1, &hold, &raw), "write");
+  event e(raw);
+  clFlush(dev.queues[0].get());
+  std::this_thread::sleep_for(20ms);
+  EXPECT_NE(status_of(e.get()), CL_COMPLETE) << "the command ran through a closed gate";
+  gate.open();
+  check(clWaitForEvents(1, &raw), "clWaitForEvents");
+  EXPECT_EQ(status_of(e.get()), CL_COMPLETE);
+  EXPECT_FALSE(gate.forced());
+  EXPECT_EQ(gate.wait_event(), nullptr);
+}
+
+TEST(Gate, WatchdogOpensAGateLeftClosed) {
+  XFER_REQUIRE_POCL(b);
+  auto& dev = b->context_for(0);
+  user_event_gate gate(dev.ctx, 30ms);
+  gate.close();
+  const cl_event hold = gate.wait_event();
+  // What a driver that blocks behind the gate amounts to: waiting on it.
+  const auto t0 = std::chrono::steady_clock::now();
+  check(clWaitForEvents(1, &hold), "clWaitForEvents");
+  EXPECT_GE(std::chrono::steady_clock::now() - t0, 25ms);
+  EXPECT_TRUE(gate.forced());
+  gate.open();  // completing twice must be harmless
+  gate.close();
+  EXPECT_FALSE(gate.forced());
+  gate.open();
+}
+
+TEST(Batching, EventRoutesReportTheDeviceProfilingResolution) {
+  XFER_REQUIRE_POCL(b);
+  const auto& caps = b->context_for(0).caps;
+  auto gated = b->prepare({b->name(), 0, "copy-async", direction::h2d, "aligned", 64});
+  EXPECT_DOUBLE_EQ(gated->timer_resolution_s(), std::max<std::size_t>(caps.timer_resolution_ns, 1) * 1e-9);
+  EXPECT_EQ(std::to_string(caps.timer_resolution_ns), b->devices()[0].details.at("profiling_timer_resolution_ns"));
+  auto blocking = b->prepare({b->name(), 0, "copy-sync", direction::h2d, "aligned", 64});
+  EXPECT_DOUBLE_EQ(blocking->timer_resolution_s(), wall_timer().resolution_s());
+}
+
+TEST(Batching, LargeBatchesRunAsGatedSubBatches) {
+  XFER_REQUIRE_POCL(b);
+  for (direction d : {direction::h2d, direction::bidir, direction::rw}) {
+    auto t = b->prepare({b->name(), 0, "copy-async", d, "alloc-host-ptr", 64});
+    const std::size_t reps = 2 * max_ops_per_gate + 7;  // three sub-batches, the last one short
+    const sample s = t->run(reps);
+    EXPECT_GT(s.seconds, 0) << to_string(d);
+    EXPECT_GT(s.wall_seconds, 0) << to_string(d);
+    t->verify();
+  }
+}
+
+// Reports a coarse clock (NVIDIA's ticks in 1 us) over a real PoCL transfer.
+class coarse_clock final : public transfer {
+ public:
+  coarse_clock(std::unique_ptr<transfer> inner, double resolution) : inner_(std::move(inner)), res_(resolution) {}
+  sample run(std::size_t reps) override { return inner_->run(reps); }
+  void verify() override { inner_->verify(); }
+  first_use setup_costs() const override { return inner_->setup_costs(); }
+  std::string timer_kind() const override { return inner_->timer_kind(); }
+  double timer_resolution_s() const override { return res_; }
+  std::uint64_t bytes_per_rep() const override { return inner_->bytes_per_rep(); }
+
+ private:
+  std::unique_ptr<transfer> inner_;
+  double res_;
+};
+
+TEST(Batching, ACoarseClockGetsLongerSamples) {
+  XFER_REQUIRE_POCL(b);
+  const point_spec p{b->name(), 0, "copy-async", direction::h2d, "alloc-host-ptr", 64};
+  measure_options o;
+  o.min_sample_s = 1e-9;  // let the clock's resolution decide alone
+  o.min_sample_ticks = 100;
+  o.max_time_s = 0.05;
+  o.warmup_s = 0.005;
+  o.max_samples = 20;
+  std::atomic<bool> stop{false};
+  const device_info dev = b->devices()[0];
+
+  coarse_clock coarse(b->prepare(p), 1e-6);
+  const point_result r = measure(coarse, p, dev, o, stop);
+  ASSERT_EQ(to_string(r.status), std::string("ok")) << r.reason;
+  // 100 ticks of 1 us: each sample spans about 100 us of device time (the
+  // per-rep estimate comes from warm-up, so allow for noise).
+  EXPECT_GE(r.reps_per_sample * r.stats.median, 0.25 * 100e-6) << r.reps_per_sample << " reps";
+  EXPECT_GT(r.reps_per_sample, 1u);
+
+  coarse_clock fine(b->prepare(p), 1e-9);
+  const point_result f = measure(fine, p, dev, o, stop);
+  ASSERT_EQ(to_string(f.status), std::string("ok")) << f.reason;
+  EXPECT_LT(f.reps_per_sample, r.reps_per_sample);
+}
+
+}  // namespace
+}  // namespace xfer::opencl
