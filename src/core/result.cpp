@@ -55,6 +55,7 @@ void to_json(nlohmann::json& j, const point_result& r) {
       {"status", to_string(r.status)},
       {"reason", r.reason},
   };
+  if (!r.device_pci.empty()) j["device_pci"] = r.device_pci;
   if (r.status == point_status::skipped) return;
   j["timer"] = r.timer;
   j["bytes_per_rep"] = r.bytes_per_rep;
@@ -95,6 +96,7 @@ void from_json(const nlohmann::json& j, point_result& r) {
   const std::string status = j.at("status");
   r.status = status == "ok" ? point_status::ok : status == "skipped" ? point_status::skipped : point_status::failed;
   r.reason = j.at("reason");
+  r.device_pci = j.value("device_pci", "");
   if (r.status == point_status::skipped) return;
   r.timer = j.at("timer");
   r.bytes_per_rep = j.at("bytes_per_rep");

@@ -19,6 +19,11 @@ std::size_t reps_for(double seconds_per_rep, double target_s) {
   return static_cast<std::size_t>(std::clamp(k, 1.0, 1e7));
 }
 
+std::string pci_of(const device_info& d) {
+  const auto it = d.details.find("pci_bus_id");
+  return it == d.details.end() ? std::string() : it->second;
+}
+
 }  // namespace
 
 point_result measure(transfer& t, const point_spec& spec, const device_info& device, const measure_options& options,
@@ -27,6 +32,7 @@ point_result measure(transfer& t, const point_spec& spec, const device_info& dev
   r.spec = spec;
   r.device_name = device.name;
   r.device_type = device.type;
+  r.device_pci = pci_of(device);
   r.timer = t.timer_kind();
   r.bytes_per_rep = t.bytes_per_rep();
   try {
@@ -113,12 +119,14 @@ sweep_outcome run_sweep(backend& b, const std::vector<point_spec>& points, const
       r.spec = p;
       r.device_name = device.name;
       r.device_type = device.type;
+      r.device_pci = pci_of(device);
       r.status = point_status::skipped;
       r.reason = e.what();
     } catch (const std::exception& e) {
       r.spec = p;
       r.device_name = device.name;
       r.device_type = device.type;
+      r.device_pci = pci_of(device);
       r.status = point_status::failed;
       r.reason = e.what();
     }

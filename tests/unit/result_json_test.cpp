@@ -9,6 +9,7 @@ TEST(ResultJson, PointRoundTrips) {
   r.spec = {"cuda-rt", 1, "copy-async", direction::bidir, "pinned", 1 << 20};
   r.device_name = "GPU";
   r.device_type = "gpu";
+  r.device_pci = "0000:17:00.0";
   r.timer = "event";
   r.bytes_per_rep = 2 << 20;
   r.reps_per_sample = 3;
@@ -30,6 +31,7 @@ TEST(ResultJson, PointRoundTrips) {
   EXPECT_EQ(back.spec.device, 1);
   EXPECT_EQ(back.spec.dir, direction::bidir);
   EXPECT_EQ(back.spec.bytes, 1u << 20);
+  EXPECT_EQ(back.device_pci, "0000:17:00.0");
   EXPECT_EQ(back.samples_s, r.samples_s);
   EXPECT_EQ(back.wall_samples_s, r.wall_samples_s);
   EXPECT_EQ(back.part_samples_s, r.part_samples_s);

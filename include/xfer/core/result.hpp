@@ -20,6 +20,7 @@ struct point_result {
   point_spec spec;
   std::string device_name;
   std::string device_type;
+  std::string device_pci;  // PCI address where the backend knows it (matches system.accelerators)
   point_status status = point_status::ok;
   std::string reason;
   std::string timer;                  // "event" | "wall"
