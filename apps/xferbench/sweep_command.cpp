@@ -98,6 +98,25 @@ class progress_line final : public reporter {
   reporter& inner_;
 };
 
+// Flags points that beat the fastest accelerator link this machine reports.
+class link_limit_check final : public reporter {
+ public:
+  link_limit_check(reporter& inner, const system_info& sys) : inner_(inner) {
+    for (const auto& a : sys.accelerators) link_gbps_ = std::max(link_gbps_, a.theoretical_gbps);
+  }
+  void report_context(const run_context& c) override { inner_.report_context(c); }
+  void report(const point_result& r) override {
+    point_result flagged = r;
+    flag_link_limit(flagged, link_gbps_);
+    inner_.report(flagged);
+  }
+  void finalize(bool interrupted) override { inner_.finalize(interrupted); }
+
+ private:
+  reporter& inner_;
+  double link_gbps_ = 0;
+};
+
 // Keeps the names of `wanted` that `known` has. An empty `wanted` means all.
 std::vector<std::string> keep_known(const std::vector<std::string>& wanted, const std::set<std::string>& known) {
   std::vector<std::string> out;
@@ -261,7 +280,7 @@ int run_sweep_command(const sweep_args& a, const std::vector<std::string>& argv)
   if (!a.csv.empty()) out.add(std::make_unique<csv_reporter>(a.csv));
   progress_line progress(out);
   const bool show_progress = !a.quiet && ::isatty(STDERR_FILENO);
-  reporter& sink = show_progress ? static_cast<reporter&>(progress) : out;
+  link_limit_check sink(show_progress ? static_cast<reporter&>(progress) : out, sys);
 
   auto& stop = install_interrupt_flag();
   sink.report_context(ctx);

@@ -99,7 +99,7 @@ void console_reporter::report(const point_result& r) {
   ++ok_;
   fmt::print(out_, row_format, s.backend, s.route, to_string(s.dir), s.host_memory, format_size(s.bytes),
              fmt::format("{:.3f}", r.latency_us()), fmt::format("{:.2f}", r.gbps()), ci_text(r), r.stats.count,
-             r.verified ? "" : "unverified");
+             fmt::format("{}{}", r.verified ? "" : "unverified ", r.above_link_limit ? "! above the link's limit" : ""));
 }
 
 void console_reporter::finalize(bool interrupted) {

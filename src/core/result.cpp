@@ -17,6 +17,12 @@ double point_result::gbps() const {
 }
 double point_result::latency_us() const { return status == point_status::ok ? stats.median * 1e6 : 0.0; }
 
+void flag_link_limit(point_result& r, double link_gbps) {
+  if (r.status != point_status::ok || link_gbps <= 0 || r.device_type == "cpu" || r.spec.host_memory == "none") return;
+  const double limit = r.spec.dir == direction::bidir ? 2 * link_gbps : link_gbps;
+  r.above_link_limit = r.gbps() > limit;
+}
+
 namespace {
 
 // JSON has no infinity: an unbounded CI is written as null and read back as infinity.
@@ -70,6 +76,7 @@ void to_json(nlohmann::json& j, const point_result& r) {
   j["ci_rel"] = finite_or_null(r.ci_rel);
   j["converged"] = r.converged;
   j["verified"] = r.verified;
+  if (r.above_link_limit) j["above_link_limit"] = true;
   j["first_use"] = {{"alloc_s", r.first.alloc_s},
                     {"touch_s", r.first.touch_s},
                     {"first_transfer_s", r.first.first_transfer_s}};
@@ -108,6 +115,7 @@ void from_json(const nlohmann::json& j, point_result& r) {
   r.ci_rel = number_or_inf(j.at("ci_rel"));
   r.converged = j.at("converged");
   r.verified = j.at("verified");
+  r.above_link_limit = j.value("above_link_limit", false);
   const auto& f = j.at("first_use");
   r.first = {f.at("alloc_s"), f.at("touch_s"), f.at("first_transfer_s")};
   if (j.contains("part_samples_s"))

@@ -78,3 +78,28 @@ TEST(ResultJson, SystemRoundTrips) {
   EXPECT_DOUBLE_EQ(back.accelerators[0].theoretical_gbps, 63.0);
   EXPECT_EQ(back.backend_versions.at("cuda-rt").at("driver"), "13.0");
 }
+
+TEST(LinkLimit, FlagsOnlyDevicePointsThatCrossTheLink) {
+  point_result r;
+  r.spec = {"cuda-rt", 0, "copy-async", direction::h2d, "managed", 1000};
+  r.device_type = "gpu";
+  r.bytes_per_rep = 1000;
+  r.stats.median = 1000 / 100e9;  // 100 GB/s over a 63 GB/s link
+  flag_link_limit(r, 63.0);
+  EXPECT_TRUE(r.above_link_limit);
+  EXPECT_TRUE(nlohmann::json(r)["above_link_limit"].get<bool>());
+  r.above_link_limit = false;
+  r.spec.dir = direction::bidir;  // both directions at once: up to 126
+  r.bytes_per_rep = 2000;
+  r.stats.median = 2000 / 100e9;
+  flag_link_limit(r, 63.0);
+  EXPECT_FALSE(r.above_link_limit);
+  r.spec.host_memory = "none";  // device-internal
+  r.stats.median = 2000 / 1000e9;
+  flag_link_limit(r, 63.0);
+  EXPECT_FALSE(r.above_link_limit);
+  r.spec.host_memory = "pinned";
+  r.device_type = "cpu";  // a CPU "device" has no link
+  flag_link_limit(r, 63.0);
+  EXPECT_FALSE(r.above_link_limit);
+}

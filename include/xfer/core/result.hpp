@@ -34,6 +34,9 @@ struct point_result {
   double ci_rel = 0;                  // relative half-width of the median's 95% CI
   bool converged = false;
   bool verified = false;
+  // Faster than the PCIe link can carry: the data did not all cross it
+  // (managed memory that migrated, a cache): flagged, never silently reported.
+  bool above_link_limit = false;
   first_use first;
   // Headline numbers derived from stats.median.
   double gbps() const;
@@ -67,6 +70,11 @@ struct run_context {
   system_info system;
   nlohmann::json config;  // the command line and the options it resolved to
 };
+
+// Sets above_link_limit on an ok point of a device (not CPU) whose route
+// crosses the link (it uses host memory) when its rate beats link_gbps per
+// direction (2x for bidir, which uses both directions at once).
+void flag_link_limit(point_result& r, double link_gbps);
 
 void to_json(nlohmann::json& j, const summary& s);
 void from_json(const nlohmann::json& j, summary& s);
