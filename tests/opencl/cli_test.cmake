@@ -49,6 +49,28 @@ message(STATUS "ok: result file names the device type (${type}), the timer (${ti
 run_xferbench(rc text ${XFERBENCH} sweep -b opencl -r kernel-device -d d2d --sizes 64K --max-time 0.02 -q)
 expect("sweep opencl" "${rc}" "${text}" 0 "opencl:pocl" "kernel-device")
 
+# The vadd application: every strategy runs verified and the seed's table is
+# printed; the result file has each phase that applies; a device the platform
+# lacks is a usage error.
+run_xferbench(rc text ${XFERBENCH} app vadd -b opencl:pocl --size 4K --repeat 1 --json ${WORK}/vadd.json)
+expect("app vadd opencl:pocl" "${rc}" "${text}" 0 "| Phase | pageable | Δ pageable | pageable-unaligned |"
+       "alloc-host-ptr" "svm-fine" "Kernel runtime")
+file(READ ${WORK}/vadd.json json)
+string(JSON n LENGTH "${json}" results)
+math(EXPR last "${n} - 1")
+foreach(i RANGE ${last})
+  string(JSON strategy GET "${json}" results ${i} strategy)
+  string(JSON status GET "${json}" results ${i} status)
+  string(JSON verified GET "${json}" results ${i} verified)
+  string(JSON kernel GET "${json}" results ${i} phases kernel median_s)
+  if(NOT status STREQUAL "ok" OR NOT verified)
+    message(FATAL_ERROR "vadd result file: ${strategy} is ${status}, verified ${verified}")
+  endif()
+endforeach()
+message(STATUS "ok: vadd result file has ${n} strategies, each ok, verified and with its kernel timed")
+run_xferbench(rc text ${XFERBENCH} app vadd -b opencl:pocl --device 9 --size 4K)
+expect("app vadd on a missing device" "${rc}" "${text}" 2 "opencl:pocl has no device 9")
+
 # No platform installed: `list` says why, selecting it is a runtime failure with the reason.
 set(ENV{OCL_ICD_VENDORS} ${NO_ICD})
 set(ENV{OCL_ICD_FILENAMES} "")

@@ -74,6 +74,7 @@ class mapped_buffer_block final : public host_block {
     const cl_mem m = mem_.get();
     check(clSetKernelArg(k, index, sizeof m, &m), "clSetKernelArg", fmt::format("arg {}: host cl_mem", index));
   }
+  cl_mem buffer() const noexcept override { return mem_.get(); }
 
  private:
   command_queue queue_;
@@ -122,6 +123,7 @@ class svm_block final : public host_block {
   void set_kernel_arg(cl_kernel k, cl_uint index) const override {
     check(clSetKernelArgSVMPointer(k, index, svm_), "clSetKernelArgSVMPointer", fmt::format("arg {}", index));
   }
+  void* svm_pointer() const noexcept override { return svm_; }
 
  private:
   bool fine_;

@@ -28,6 +28,11 @@ class host_block {
   // Whether a kernel can take this memory as an argument (a cl_mem or SVM).
   virtual bool kernel_visible() const noexcept { return false; }
   virtual void set_kernel_arg(cl_kernel k, cl_uint index) const;
+  // The OpenCL object behind the memory, for commands that name it (migrate,
+  // map): a cl_mem for the buffer kinds, an SVM pointer for the SVM kinds,
+  // null for memory OpenCL does not know.
+  virtual cl_mem buffer() const noexcept { return nullptr; }
+  virtual void* svm_pointer() const noexcept { return nullptr; }
 
  protected:
   std::byte* data_ = nullptr;

@@ -8,9 +8,11 @@
 #include <xfer/core/system_probe.hpp>
 #include <xfer/mem/error.hpp>
 
+#include "cl_host_resource.hpp"
 #include "host_memory.hpp"
 #include "opencl_backends.hpp"
 #include "program.hpp"
+#include "vadd_app.hpp"
 
 namespace xfer::opencl {
 namespace {
@@ -183,6 +185,39 @@ std::unique_ptr<transfer> opencl_backend::prepare(const point_spec& p) {
   } catch (const mem::allocation_error& e) {
     throw skip_point(e.what());
   }
+}
+
+std::unique_ptr<mem::host_resource> opencl_backend::host_memory(const std::string& kind) const {
+  if (!is_opencl_kind(kind)) {
+    if (auto r = mem::make_host_kind(kind, kinds_)) return r;
+    return backend::host_memory(kind);  // says, in the words every backend uses, that there is no such kind
+  }
+  std::string why;
+  for (const auto& d : devices_) {
+    const std::string reason = kind_unavailable_reason(kind, d);
+    if (!reason.empty()) {
+      if (why.empty()) why = reason;
+      continue;
+    }
+    // Pinned only where the vendor documents ALLOC_HOST_PTR + map as the way
+    // to page-locked memory for its GPUs (NVIDIA's OpenCL Best Practices
+    // Guide, "Pinned Memory"; AMD's OpenCL optimisation guide). Elsewhere
+    // nothing says so, and on a CPU device (PoCL) it is ordinary memory.
+    const bool pinned =
+        kind == "alloc-host-ptr" && d.type == "gpu" && (platform_.token == "nvidia" || platform_.token == "amd");
+    try {
+      return std::make_unique<cl_host_resource>(kind, d, pinned, kinds_);
+    } catch (const cl_error& e) {
+      throw skip_point(fmt::format("{} memory from {}: {}", kind, name(), e.what()));
+    }
+  }
+  throw skip_point(fmt::format("{}: {}", name(), why.empty() ? "the platform has no devices" : why));
+}
+
+std::unique_ptr<vadd_app> opencl_backend::make_vadd_app(int device) {
+  if (device < 0 || static_cast<std::size_t>(device) >= devices_.size())
+    throw usage_error(fmt::format("{} has no device {} (it has {})", name(), device, devices_.size()));
+  return std::make_unique<opencl_vadd>(devices_[static_cast<std::size_t>(device)], kinds_);
 }
 
 // ---- registry entry point ---------------------------------------------------

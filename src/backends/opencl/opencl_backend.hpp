@@ -24,6 +24,11 @@ class opencl_backend final : public backend {
   std::vector<kind_support> host_memory_kinds() const override;
   std::map<std::string, std::string> versions() const override;
   std::unique_ptr<transfer> prepare(const point_spec& point) override;
+  // The core kinds as every backend has them (with this backend's options),
+  // and OpenCL's own as cl_host_resource on the first device that offers them.
+  std::unique_ptr<mem::host_resource> host_memory(const std::string& kind) const override;
+  // Throws usage_error for a device index the platform does not have.
+  std::unique_ptr<vadd_app> make_vadd_app(int device) override;
 
   const platform_desc& platform() const noexcept { return platform_; }
   // The device's context and queues, created on first use.

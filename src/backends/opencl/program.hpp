@@ -10,6 +10,8 @@ namespace xfer::opencl {
 
 // kernels/copy.cl, embedded at build time.
 std::string_view copy_kernel_source();
+// kernels/vadd.cl, embedded at build time: the application view's vector add.
+std::string_view vadd_kernel_source();
 
 // The OpenCL C options every build uses: 1.2 is what every platform compiles
 // (NVIDIA's and PoCL's OpenCL C included).

@@ -36,24 +36,21 @@ std::optional<route_id> parse_route(std::string_view name) {
 
 bool route_needs_kernel_visible_host(route_id r) { return r == route_id::kernel_host; }
 
-namespace {
-
-command_queue make_queue(const context& ctx, const device_caps& caps) {
+command_queue make_queue(const context& ctx, const device_caps& caps, bool profiling) {
   cl_int rc = CL_SUCCESS;
   command_queue q;
+  const cl_command_queue_properties flags = profiling ? CL_QUEUE_PROFILING_ENABLE : 0;
   // clCreateCommandQueueWithProperties is 2.0+; 1.x drivers may not export it.
   if (caps.major >= 2) {
-    const cl_queue_properties props[] = {CL_QUEUE_PROPERTIES, CL_QUEUE_PROFILING_ENABLE, 0};
+    const cl_queue_properties props[] = {CL_QUEUE_PROPERTIES, flags, 0};
     q = command_queue(clCreateCommandQueueWithProperties(ctx.get(), caps.id, props, &rc));
-    check(rc, "clCreateCommandQueueWithProperties", "CL_QUEUE_PROFILING_ENABLE");
+    check(rc, "clCreateCommandQueueWithProperties", profiling ? "CL_QUEUE_PROFILING_ENABLE" : "in order");
   } else {
-    q = command_queue(clCreateCommandQueue(ctx.get(), caps.id, CL_QUEUE_PROFILING_ENABLE, &rc));
-    check(rc, "clCreateCommandQueue", "CL_QUEUE_PROFILING_ENABLE");
+    q = command_queue(clCreateCommandQueue(ctx.get(), caps.id, flags, &rc));
+    check(rc, "clCreateCommandQueue", profiling ? "CL_QUEUE_PROFILING_ENABLE" : "in order");
   }
   return q;
 }
-
-}  // namespace
 
 device_context make_device_context(const device_caps& caps) {
   device_context d;

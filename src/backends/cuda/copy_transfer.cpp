@@ -1,0 +1,190 @@
+// Routes copy-sync and copy-async: the copy engine driven through the API.
+#include <chrono>
+#include <fmt/format.h>
+#include <xfer/core/errors.hpp>
+#include <xfer/core/pattern.hpp>
+#include <xfer/core/timing.hpp>
+
+#include "cuda_transfer.hpp"
+
+namespace xfer::cuda {
+namespace {
+
+using clock = std::chrono::steady_clock;
+double seconds_since(clock::time_point t0) { return std::chrono::duration<double>(clock::now() - t0).count(); }
+
+class copy_transfer final : public cuda_transfer {
+ public:
+  copy_transfer(device_context& ctx, const point_spec& p, std::unique_ptr<mem::host_resource> kind, bool async)
+      : cuda_transfer(ctx, p, std::move(kind)), async_(async) {
+    const direction d = p.dir;
+    const bool two = d == direction::bidir || d == direction::d2d;
+    const std::uint64_t host_buffers = d == direction::d2d ? 0 : (d == direction::bidir ? 2 : 1);
+    std::uint64_t device_bytes = (two ? 2 : 1) * p.bytes;
+    if (kind_ && !kind_->props().pinned && kind_->props().device_accessible)
+      device_bytes += host_buffers * p.bytes;  // managed host buffers live in device memory too
+    ctx_.require_device_memory(device_bytes, two ? "two device buffers" : "one device buffer");
+    if (host_buffers) require_host_memory(host_buffers);
+
+    // Behind a closed gate only copies that never block the host: page-locked
+    // host memory and device memory. A copy from pageable memory is staged by
+    // the host thread (synchronously), so it would wait for the gate that
+    // waits for it; managed memory kept on the host behaves the same (seen on
+    // the H100: cudaMemcpyAsync from it blocked until the gate's timeout).
+    // Those kinds run ungated, and their event time then includes the gaps the
+    // staging leaves on the device.
+    gated_ = async_ && (d == direction::d2d || (kind_ && kind_->props().pinned));
+    if (kind_ && ctx_.ungated_kinds.count(std::string(kind_->kind()))) gated_ = false;
+
+    const auto t0 = clock::now();
+    if (host_buffers >= 1) host_a_ = host_buffer();
+    if (host_buffers == 2) host_b_ = host_buffer();
+    dev_a_ = device_buf();
+    if (two) dev_b_ = device_buf();
+    costs_.alloc_s = seconds_since(t0);
+
+    const auto t1 = clock::now();
+    switch (d) {
+      case direction::h2d:
+      case direction::rw: fill_pattern(host_a_.data(), p.bytes, seed_h2d); break;
+      case direction::d2h: fill_device(dev_a_.data(), seed_d2h); break;
+      case direction::bidir:
+        fill_pattern(host_a_.data(), p.bytes, seed_h2d);
+        fill_device(dev_b_.data(), seed_d2h);
+        break;
+      case direction::d2d: fill_device(dev_a_.data(), seed_device); break;
+    }
+    costs_.touch_s = seconds_since(t1);
+  }
+
+  sample run(std::size_t reps) override { return async_ ? run_async(reps) : run_sync(reps); }
+
+  void verify() override {
+    switch (spec_.dir) {
+      case direction::h2d:
+        poison_device(dev_a_.data());
+        run(1);
+        check_device(dev_a_.data(), seed_h2d, "h2d destination");
+        break;
+      case direction::d2h:
+        poison(host_a_.data(), spec_.bytes);
+        run(1);
+        check_host(host_a_.data(), seed_d2h, "d2h destination");
+        break;
+      case direction::rw:
+        // Each half on its own: a read-back into the source buffer would hide a failed read.
+        poison_device(dev_a_.data());
+        copy_once(dev_a_.data(), host_a_.data(), up());
+        check_device(dev_a_.data(), seed_h2d, "rw write destination");
+        poison(host_a_.data(), spec_.bytes);
+        copy_once(host_a_.data(), dev_a_.data(), down());
+        check_host(host_a_.data(), seed_h2d, "rw read-back destination");
+        break;
+      case direction::bidir:
+        poison_device(dev_a_.data());
+        poison(host_b_.data(), spec_.bytes);
+        run(1);
+        check_device(dev_a_.data(), seed_h2d, "bidir h2d destination");
+        check_host(host_b_.data(), seed_d2h, "bidir d2h destination");
+        break;
+      case direction::d2d:
+        poison_device(dev_b_.data());
+        run(1);
+        check_device(dev_b_.data(), seed_device, "d2d destination");
+        break;
+    }
+  }
+
+  std::string timer_kind() const override { return async_ ? "event" : "wall"; }
+  double timer_resolution_s() const override { return async_ ? event_resolution_s : wall_timer().resolution_s(); }
+  std::uint64_t bytes_per_rep() const override {
+    return spec_.dir == direction::bidir || spec_.dir == direction::rw ? 2 * spec_.bytes : spec_.bytes;
+  }
+
+ private:
+  // Blocking calls, one after another, then a device synchronize: a blocking
+  // copy may return before its DMA ends (pageable h2d, and d2d), and the
+  // batch is not done until the last one has.
+  sample run_sync(std::size_t reps) {
+    api& a = ctx_.a;
+    const std::size_t n = spec_.bytes;
+    ctx_.make_current();
+    wall_timer w;
+    w.start();
+    for (std::size_t i = 0; i < reps; ++i) {
+      switch (spec_.dir) {
+        case direction::h2d: a.copy(dev_a_.data(), host_a_.data(), n, up()); break;
+        case direction::d2h: a.copy(host_a_.data(), dev_a_.data(), n, down()); break;
+        case direction::rw:
+          a.copy(dev_a_.data(), host_a_.data(), n, up());
+          a.copy(host_a_.data(), dev_a_.data(), n, down());
+          break;
+        case direction::d2d: a.copy(dev_b_.data(), dev_a_.data(), n, copy_kind::d2d); break;
+        case direction::bidir: throw skip_point("copy-sync has no bidir: blocking calls cannot overlap");
+      }
+    }
+    a.synchronize();
+    w.stop();
+    return {w.seconds(), w.seconds(), {}};
+  }
+
+  sample run_async(std::size_t reps) {
+    api& a = ctx_.a;
+    const std::size_t n = spec_.bytes;
+    const stream_t s0 = ctx_.s0.get(), s1 = ctx_.s1.get();
+    const bool bidir = spec_.dir == direction::bidir;
+    const std::size_t ops_per_rep = spec_.dir == direction::rw ? 2 : 1;
+    try {
+      return run_timed(ctx_, reps, ops_per_rep, gated_, bidir ? lanes{2, "h2d", "d2h"} : lanes{}, [&](std::size_t) {
+        switch (spec_.dir) {
+          case direction::h2d: a.copy_async(dev_a_.data(), host_a_.data(), n, up(), s0); break;
+          case direction::d2h: a.copy_async(host_a_.data(), dev_a_.data(), n, down(), s0); break;
+          case direction::rw:
+            a.copy_async(dev_a_.data(), host_a_.data(), n, up(), s0);
+            a.copy_async(host_a_.data(), dev_a_.data(), n, down(), s0);
+            break;
+          case direction::bidir:
+            a.copy_async(dev_a_.data(), host_a_.data(), n, up(), s0);
+            a.copy_async(host_b_.data(), dev_b_.data(), n, down(), s1);
+            break;
+          case direction::d2d: a.copy_async(dev_b_.data(), dev_a_.data(), n, copy_kind::d2d, s0); break;
+        }
+      });
+    } catch (const gate_timeout& e) {
+      // The copies of this kind block the host: later points run it ungated.
+      const std::string kind = kind_ ? std::string(kind_->kind()) : "none";
+      ctx_.ungated_kinds.insert(kind);
+      gated_ = false;
+      throw std::runtime_error(fmt::format("{} (host memory '{}': its copies are not asynchronous; later points run "
+                                           "it without the gate)",
+                                           e.what(), kind));
+    }
+  }
+
+  // One copy through the route's own call, waited for.
+  void copy_once(void* dst, const void* src, copy_kind k) {
+    if (async_) {
+      ctx_.a.copy_async(dst, src, spec_.bytes, k, ctx_.s0.get());
+      ctx_.a.synchronize_stream(ctx_.s0.get());
+    } else {
+      ctx_.a.copy(dst, src, spec_.bytes, k);
+      ctx_.a.synchronize();
+    }
+  }
+
+  bool async_;
+  bool gated_ = false;
+  mem::buffer host_a_, host_b_;
+  device_buffer dev_a_, dev_b_;
+};
+
+}  // namespace
+
+std::unique_ptr<transfer> make_copy_transfer(device_context& ctx, const point_spec& p,
+                                             std::unique_ptr<mem::host_resource> kind, bool async) {
+  if (!async && p.dir == direction::bidir) throw skip_point("copy-sync has no bidir: blocking calls cannot overlap");
+  if (p.dir != direction::d2d && !kind) throw skip_point("this route needs a host memory kind");
+  return std::make_unique<copy_transfer>(ctx, p, std::move(kind), async);
+}
+
+}  // namespace xfer::cuda

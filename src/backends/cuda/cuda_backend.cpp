@@ -1,0 +1,171 @@
+#include "cuda_backend.hpp"
+
+#include <algorithm>
+#include <dlfcn.h>
+#include <fmt/format.h>
+#include <xfer/core/errors.hpp>
+
+#include "cuda_backends.hpp"
+#include "cuda_transfer.hpp"
+#include "device_context.hpp"
+#include "resources.hpp"
+
+namespace xfer::cuda {
+namespace {
+
+bool runtime(const api& a) { return a.name() == "runtime"; }
+
+// 13000 -> "13.0", 12080 -> "12.8"
+std::string cuda_version_text(int v) { return fmt::format("{}.{}", v / 1000, (v % 1000) / 10); }
+
+// The runtime says "driver version is insufficient" both when the driver is
+// too old and when there is none: tell the two apart for the user.
+std::string why_unavailable() {
+  void* driver = ::dlopen("libcuda.so.1", RTLD_LAZY | RTLD_LOCAL);
+  if (!driver) return "no NVIDIA driver here (libcuda.so.1 not found)";
+  ::dlclose(driver);
+  return "the NVIDIA driver cannot run CUDA here (no device, or a driver older than this build's runtime)";
+}
+
+}  // namespace
+
+cuda_backend::cuda_backend(std::string name, std::unique_ptr<api> a, mem::kind_options kinds)
+    : name_(std::move(name)), api_(std::move(a)), kinds_(kinds), device_count_(api_->device_count()) {
+  for (int i = 0; i < device_count_; ++i) attrs_.push_back(api_->attributes(i));
+}
+
+cuda_backend::~cuda_backend() = default;
+
+std::string cuda_backend::description() const {
+  return runtime(*api_) ? "CUDA runtime API: cudaMemcpy[Async], cudaHostAlloc, cudaHostRegister, cudaEvent timing"
+                        : "CUDA driver API: cuMemcpyHtoD/DtoH[Async], cuMemHostAlloc, cuMemHostRegister, cuEvent "
+                          "timing, primary context";
+}
+
+std::vector<device_info> cuda_backend::devices() const {
+  std::vector<device_info> out;
+  for (int i = 0; i < device_count_; ++i) {
+    api_->make_current(i);
+    const device_attributes& a = attrs_[i];
+    device_info d;
+    d.index = i;
+    d.name = a.name;
+    d.type = "gpu";
+    d.memory_bytes = a.total_memory;
+    std::size_t free = 0, total = 0;
+    api_->memory_info(free, total);
+    d.max_alloc_bytes = free;
+    d.details["pci_bus_id"] = a.pci_bus_id;
+    d.details["compute_capability"] = fmt::format("{}.{}", a.cc_major, a.cc_minor);
+    d.details["multiprocessors"] = std::to_string(a.multiprocessors);
+    d.details["copy_engines"] = std::to_string(a.async_engines);
+    d.details["free_memory_bytes"] = std::to_string(free);
+    d.details["unified_addressing"] = a.unified_addressing ? "yes" : "no";
+    d.details["can_map_host_memory"] = a.can_map_host_memory ? "yes" : "no";
+    d.details["concurrent_managed_access"] = a.concurrent_managed_access ? "yes" : "no";
+    d.details["timer_resolution_s"] = fmt::format("{:g}", event_resolution_s);
+    out.push_back(std::move(d));
+  }
+  return out;
+}
+
+std::vector<route_info> cuda_backend::routes() const {
+  using enum direction;
+  const bool rt = runtime(*api_);
+  return {
+      {"copy-sync",
+       fmt::format("blocking {} per transfer, wall clock (what a naive program sees)",
+                   rt ? "cudaMemcpy" : "cuMemcpyHtoD/DtoH/DtoD"),
+       {h2d, d2h, rw, d2d}, true},
+      {"copy-async",
+       fmt::format("{} queued behind a spin-kernel gate, device events (wall clock beside); pageable and managed kinds ungated",
+                   rt ? "cudaMemcpyAsync" : "cuMemcpy*Async"),
+       {h2d, d2h, bidir, rw, d2d}, true},
+      {"kernel-host", "a kernel reads (h2d) or writes (d2h) host memory across the link: zero copy (mapped, managed)",
+       {h2d, d2h}, true},
+      {"kernel-device", "a kernel copies device memory to device memory", {d2d}, false},
+      {"kernel-device-read", "a kernel reads device memory (XOR reduction)", {d2d}, false},
+      {"kernel-device-write", "a kernel writes device memory", {d2d}, false},
+      {"latency", "one device thread chases pointers through mapped host memory: time per dependent 4-byte load",
+       {h2d}, true},
+  };
+}
+
+std::vector<kind_support> cuda_backend::host_memory_kinds() const {
+  std::vector<kind_support> out;
+  const device_attributes a = attrs_.empty() ? device_attributes{} : attrs_[0];
+  for (const auto& name : host_kind_names()) {
+    kind_support k{name, true, "", make_host_kind(name, *api_, kinds_)->describe()};
+    if (name == "managed" && device_count_ > 0 && !a.managed_memory) {
+      k.available = false;
+      k.reason = "device 0 does not support managed memory";
+    }
+    if (name == "mapped" && device_count_ > 0 && !a.can_map_host_memory) {
+      k.available = false;
+      k.reason = "device 0 cannot map host memory";
+    }
+    out.push_back(std::move(k));
+  }
+  return out;
+}
+
+std::map<std::string, std::string> cuda_backend::versions() const {
+  return {{"api", std::string(api_->name())},
+          {"driver", cuda_version_text(api_->driver_version())},
+          {"runtime", cuda_version_text(api_->runtime_version())}};
+}
+
+device_context& cuda_backend::context(int device) {
+  auto it = contexts_.find(device);
+  if (it == contexts_.end()) it = contexts_.emplace(device, std::make_unique<device_context>(*api_, device)).first;
+  it->second->make_current();
+  return *it->second;
+}
+
+std::unique_ptr<transfer> cuda_backend::prepare(const point_spec& p) {
+  if (p.device < 0 || p.device >= device_count_)
+    throw skip_point(fmt::format("{} has no device {} (it has {})", name_, p.device, device_count_));
+  const auto all = routes();
+  const auto route = std::find_if(all.begin(), all.end(), [&](const route_info& r) { return r.name == p.route; });
+  if (route == all.end()) throw skip_point(fmt::format("{} has no route '{}'", name_, p.route));
+  if (std::find(route->directions.begin(), route->directions.end(), p.dir) == route->directions.end())
+    throw skip_point(fmt::format("route {} does not move data {}", p.route, to_string(p.dir)));
+
+  std::unique_ptr<mem::host_resource> kind;
+  if (route->uses_host_memory && p.dir != direction::d2d) {
+    kind = make_host_kind(p.host_memory, *api_, kinds_);
+    if (!kind) throw skip_point(fmt::format("unknown host memory kind '{}'", p.host_memory));
+    for (const auto& k : host_memory_kinds())
+      if (k.name == p.host_memory && !k.available) throw skip_point(k.reason);
+  }
+
+  device_context& ctx = context(p.device);
+  if (p.route == "copy-sync") return make_copy_transfer(ctx, p, std::move(kind), false);
+  if (p.route == "copy-async") return make_copy_transfer(ctx, p, std::move(kind), true);
+  if (p.route == "latency") return make_latency_transfer(ctx, p, std::move(kind));
+  return make_kernel_transfer(ctx, p, std::move(kind));
+}
+
+// ---- the registry's entry point --------------------------------------------------
+
+std::vector<backend_entry> make_cuda_backends(const mem::kind_options& kinds) {
+  std::vector<backend_entry> out;
+  const auto add = [&](const char* name, std::unique_ptr<api> (*make)()) {
+    try {
+      auto a = make();
+      const int n = a->device_count();
+      if (n <= 0) {
+        out.push_back({name, nullptr, "no CUDA device: the driver reports none"});
+        return;
+      }
+      out.push_back({name, std::make_unique<cuda_backend>(name, std::move(a), kinds), ""});
+    } catch (const std::exception& e) {
+      out.push_back({name, nullptr, fmt::format("{} ({})", why_unavailable(), e.what())});
+    }
+  };
+  add("cuda-rt", &make_runtime_api);
+  add("cuda-drv", &make_driver_api);
+  return out;
+}
+
+}  // namespace xfer::cuda

@@ -1,0 +1,43 @@
+#pragma once
+// One backend class for both APIs: the api strategy decides which calls
+// allocate, copy and time; routes, kinds and gates are shared.
+#include <map>
+#include <memory>
+#include <string>
+#include <vector>
+#include <xfer/core/backend.hpp>
+#include <xfer/mem/kinds.hpp>
+
+#include "api.hpp"
+
+namespace xfer::cuda {
+
+class device_context;
+
+class cuda_backend final : public backend {
+ public:
+  cuda_backend(std::string name, std::unique_ptr<api> a, mem::kind_options kinds);
+  ~cuda_backend() override;
+
+  std::string name() const override { return name_; }
+  std::string description() const override;
+  std::vector<device_info> devices() const override;
+  std::vector<route_info> routes() const override;
+  std::vector<kind_support> host_memory_kinds() const override;
+  std::map<std::string, std::string> versions() const override;
+  std::unique_ptr<transfer> prepare(const point_spec& point) override;
+
+  api& cuda_api() { return *api_; }
+
+ private:
+  device_context& context(int device);
+
+  std::string name_;
+  std::unique_ptr<api> api_;
+  mem::kind_options kinds_;
+  int device_count_ = 0;
+  std::vector<device_attributes> attrs_;  // read once: cudaGetDeviceProperties is slow
+  std::map<int, std::unique_ptr<device_context>> contexts_;
+};
+
+}  // namespace xfer::cuda

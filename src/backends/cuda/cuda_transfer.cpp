@@ -1,0 +1,102 @@
+#include "cuda_transfer.hpp"
+
+#include <fmt/format.h>
+#include <memory>
+#include <xfer/core/errors.hpp>
+#include <xfer/core/pattern.hpp>
+#include <xfer/core/size.hpp>
+#include <xfer/core/system_probe.hpp>
+
+#include "kernels.hpp"
+#include "resources.hpp"
+
+namespace xfer::cuda {
+namespace {
+
+// Uninitialised pageable bytes: a staging copy needs no zeroing first.
+std::unique_ptr<std::byte[]> staging(std::size_t n) { return std::unique_ptr<std::byte[]>(new std::byte[n ? n : 1]); }
+
+bool is_managed(const mem::host_resource* k) { return k && dynamic_cast<const managed_resource*>(k); }
+
+// Up to this size device memory is checked on the host (see check_device).
+constexpr std::size_t host_check_max = std::size_t{4} << 20;
+
+// Below this, reading write-combined memory from the CPU costs less than a round trip.
+constexpr std::size_t wc_readback_min = std::size_t{1} << 20;
+
+}  // namespace
+
+cuda_transfer::cuda_transfer(device_context& ctx, const point_spec& p, std::unique_ptr<mem::host_resource> kind)
+    : ctx_(ctx), spec_(p), kind_(std::move(kind)), managed_(is_managed(kind_.get())) {
+  ctx_.make_current();
+}
+
+void cuda_transfer::require_host_memory(std::uint64_t buffers) const {
+  const std::uint64_t available = available_memory_bytes();
+  const std::uint64_t needed = (buffers + 1) * spec_.bytes;  // + staging for checks
+  if (available && needed > available)
+    throw skip_point(fmt::format("needs {} host buffers of {} ({} B each, a staging copy included); only {} B of host "
+                                 "memory is available",
+                                 buffers + 1, format_size(spec_.bytes), spec_.bytes, available));
+}
+
+
+// The device writes its own source: the same bytes as fill_pattern (tests/cuda
+// holds the two equal), without a staging buffer the size of the point.
+void cuda_transfer::fill_device(void* dev, std::uint64_t seed) {
+  kernels::write_pattern(ctx_.s0.get(), dev, spec_.bytes, seed, ctx_.attrs.multiprocessors);
+  ctx_.a.synchronize_stream(ctx_.s0.get());
+}
+
+void cuda_transfer::poison_device(void* dev) { ctx_.a.fill_device(dev, 0, spec_.bytes); }
+
+// Small buffers come back to the host and face check_pattern itself; large
+// ones are checked in place by a kernel (copying a GiB back and checking it
+// on one CPU core would cost more than measuring the point).
+void cuda_transfer::check_device(const void* dev, std::uint64_t seed, const char* what) {
+  const std::size_t n = spec_.bytes;
+  ctx_.a.synchronize();
+  if (n <= host_check_max) {
+    auto host = staging(n);
+    ctx_.a.copy(host.get(), dev, n, copy_kind::d2h);
+    check_pattern(host.get(), n, seed, what);
+    return;
+  }
+  device_buffer first_bad(ctx_.a, sizeof(std::uint64_t));
+  ctx_.a.fill_device(first_bad.data(), 0xFF, sizeof(std::uint64_t));
+  kernels::find_pattern_mismatch(ctx_.s0.get(), dev, n, seed, static_cast<std::uint64_t*>(first_bad.data()),
+                                 ctx_.attrs.multiprocessors);
+  ctx_.a.synchronize_stream(ctx_.s0.get());
+  std::uint64_t at = 0;
+  ctx_.a.copy(&at, first_bad.data(), sizeof at, copy_kind::d2h);
+  if (at == ~std::uint64_t{0}) return;
+  unsigned char got = 0;
+  ctx_.a.copy(&got, static_cast<const unsigned char*>(dev) + at, 1, copy_kind::d2h);
+  throw verification_error(
+      fmt::format("{}: byte {} of {} differs from what was sent (got 0x{:02x})", what, at, n, got));
+}
+
+// Large host buffers (and write-combined ones, whose CPU reads are uncached)
+// go to the device by DMA and are checked there: checking a GiB on one CPU
+// core takes longer than measuring the point.
+void cuda_transfer::check_host(const void* host, std::uint64_t seed, const char* what) {
+  ctx_.a.synchronize();
+  const std::size_t n = spec_.bytes;
+  const bool write_combined = kind_ && kind_->props().write_combined;
+  if (n > host_check_max || (write_combined && n >= wc_readback_min)) {
+    std::unique_ptr<device_buffer> scratch;
+    try {
+      scratch = std::make_unique<device_buffer>(ctx_.a, n);
+    } catch (const api_error&) {
+      // No room on the device: the CPU checks it, slowly.
+    }
+    if (scratch) {
+      ctx_.a.copy(scratch->data(), host, n, up());
+      check_device(scratch->data(), seed, what);
+      return;
+    }
+  }
+  check_pattern(host, n, seed, what);
+}
+
+}  // namespace xfer::cuda

@@ -1,0 +1,213 @@
+// Device kernels. No fmt here: fmt 9 does not compile under nvcc in C++20.
+#include <cuda_runtime.h>
+
+#include <stdexcept>
+#include <string>
+
+#include "kernels.hpp"
+
+namespace xfer::cuda::kernels {
+namespace {
+
+constexpr int threads_per_block = 256;
+// Enough resident blocks to keep every SM's memory pipeline full, few enough
+// that small transfers are not dominated by launching idle blocks.
+constexpr int blocks_per_sm = 8;
+
+__device__ std::uint64_t global_ns() {
+  std::uint64_t t;
+  asm volatile("mov.u64 %0, %%globaltimer;" : "=l"(t));
+  return t;
+}
+
+// Must stay equal to word_at() in src/core/pattern.cpp (tests/cuda checks it):
+// device-written data is verified with the host's check_pattern.
+__device__ std::uint64_t pattern_word(std::uint64_t word_index, std::uint64_t seed) {
+  std::uint64_t x = (word_index + 1) * 0x9E3779B97F4A7C15ull ^ (seed * 0xD1B54A32D192ED03ull);
+  x ^= x >> 29;
+  return x | 0x0101010101010101ull;
+}
+
+__device__ bool aligned16(const void* p) { return (reinterpret_cast<std::uintptr_t>(p) & 15u) == 0; }
+
+// globaltimer (ns) rather than clock64: it does not depend on the SM clock,
+// which changes under boost and power management.
+__global__ void spin_kernel(const volatile std::uint32_t* flag, std::uint32_t target, std::uint64_t timeout_ns,
+                            volatile std::uint32_t* timed_out) {
+  const std::uint64_t t0 = global_ns();
+  while (static_cast<std::int32_t>(*flag - target) < 0) {
+    if (global_ns() - t0 > timeout_ns) {
+      *timed_out = target;
+      return;
+    }
+    // Each poll is a read across the link: don't flood it.
+    __nanosleep(200);
+  }
+}
+
+__global__ void copy_kernel(unsigned char* dst, const unsigned char* src, std::size_t n) {
+  const std::size_t stride = std::size_t(gridDim.x) * blockDim.x;
+  const std::size_t tid = std::size_t(blockIdx.x) * blockDim.x + threadIdx.x;
+  std::size_t head = 0;
+  if (aligned16(dst) && aligned16(src)) {
+    const std::size_t chunks = n / 16;
+    auto* d = reinterpret_cast<uint4*>(dst);
+    const auto* s = reinterpret_cast<const uint4*>(src);
+    for (std::size_t i = tid; i < chunks; i += stride) d[i] = s[i];
+    head = chunks * 16;
+  }
+  for (std::size_t i = head + tid; i < n; i += stride) dst[i] = src[i];
+}
+
+__global__ void read_xor_kernel(const unsigned char* src, std::size_t n, unsigned long long* sink) {
+  const std::size_t stride = std::size_t(gridDim.x) * blockDim.x;
+  const std::size_t tid = std::size_t(blockIdx.x) * blockDim.x + threadIdx.x;
+  std::uint64_t acc = 0;
+  std::size_t head = 0;
+  if (aligned16(src)) {
+    const std::size_t chunks = n / 16;
+    const auto* s = reinterpret_cast<const ulonglong2*>(src);
+    for (std::size_t i = tid; i < chunks; i += stride) {
+      const ulonglong2 v = s[i];
+      acc ^= v.x ^ v.y;
+    }
+    head = chunks * 16;
+  }
+  // Bytes outside whole 16-byte chunks land in their little-endian word position.
+  for (std::size_t i = head + tid; i < n; i += stride) acc ^= std::uint64_t(src[i]) << (8 * (i % 8));
+  for (int offset = 16; offset > 0; offset /= 2) acc ^= __shfl_xor_sync(0xffffffffu, acc, offset);
+  if ((threadIdx.x & 31) == 0 && acc) atomicXor(sink, static_cast<unsigned long long>(acc));
+}
+
+__global__ void write_pattern_kernel(unsigned char* dst, std::size_t n, std::uint64_t seed) {
+  const std::size_t stride = std::size_t(gridDim.x) * blockDim.x;
+  const std::size_t tid = std::size_t(blockIdx.x) * blockDim.x + threadIdx.x;
+  std::size_t head = 0;
+  if (aligned16(dst)) {
+    const std::size_t chunks = n / 16;
+    auto* d = reinterpret_cast<ulonglong2*>(dst);
+    for (std::size_t i = tid; i < chunks; i += stride)
+      d[i] = make_ulonglong2(pattern_word(2 * i, seed), pattern_word(2 * i + 1, seed));
+    head = chunks * 16;
+  }
+  for (std::size_t i = head + tid; i < n; i += stride)
+    dst[i] = static_cast<unsigned char>(pattern_word(i / 8, seed) >> (8 * (i % 8)));
+}
+
+__device__ std::uint64_t first_differing_byte(std::uint64_t got, std::uint64_t want) {
+  return static_cast<std::uint64_t>(__ffsll(static_cast<long long>(got ^ want)) - 1) / 8;
+}
+
+__global__ void find_mismatch_kernel(const unsigned char* src, std::size_t n, std::uint64_t seed,
+                                     unsigned long long* first_bad) {
+  const std::size_t stride = std::size_t(gridDim.x) * blockDim.x;
+  const std::size_t tid = std::size_t(blockIdx.x) * blockDim.x + threadIdx.x;
+  std::size_t head = 0;
+  if (aligned16(src)) {
+    const std::size_t chunks = n / 16;
+    const auto* s = reinterpret_cast<const ulonglong2*>(src);
+    for (std::size_t i = tid; i < chunks; i += stride) {
+      const ulonglong2 v = s[i];
+      const std::uint64_t w0 = pattern_word(2 * i, seed), w1 = pattern_word(2 * i + 1, seed);
+      if (v.x != w0)
+        atomicMin(first_bad, static_cast<unsigned long long>(16 * i + first_differing_byte(v.x, w0)));
+      else if (v.y != w1)
+        atomicMin(first_bad, static_cast<unsigned long long>(16 * i + 8 + first_differing_byte(v.y, w1)));
+    }
+    head = chunks * 16;
+  }
+  for (std::size_t i = head + tid; i < n; i += stride)
+    if (src[i] != static_cast<unsigned char>(pattern_word(i / 8, seed) >> (8 * (i % 8))))
+      atomicMin(first_bad, static_cast<unsigned long long>(i));
+}
+
+// One thread: the point is a single dependent access at a time. __ldcv
+// (ld.global.cv) refetches every load, so no cache hides the link.
+__global__ void chase_kernel(const unsigned int* ring, std::uint64_t steps, chase_state* state) {
+  std::uint64_t index = state->index;
+  std::uint64_t sum = state->sum;
+  for (std::uint64_t i = 0; i < steps; ++i) {
+    index = __ldcv(ring + index);
+    sum += index;
+  }
+  state->index = index;
+  state->sum = sum;
+}
+
+int blocks_for(std::size_t n, int multiprocessors) {
+  const std::size_t work_items = (n + 15) / 16;
+  const std::size_t wanted = (work_items + threads_per_block - 1) / threads_per_block;
+  const std::size_t cap = std::size_t(multiprocessors > 0 ? multiprocessors : 1) * blocks_per_sm;
+  return static_cast<int>(wanted < 1 ? 1 : (wanted < cap ? wanted : cap));
+}
+
+void check_launch(const char* kernel, std::size_t n) {
+  const cudaError_t e = cudaGetLastError();
+  if (e != cudaSuccess)
+    throw std::runtime_error(std::string("launching ") + kernel + " over " + std::to_string(n) +
+                             " bytes failed: " + cudaGetErrorName(e) + ": " + cudaGetErrorString(e));
+}
+
+cudaStream_t as_stream(void* s) { return static_cast<cudaStream_t>(s); }
+
+}  // namespace
+
+void spin_until(void* stream, const std::uint32_t* flag, std::uint32_t target, std::uint64_t timeout_ns,
+                std::uint32_t* timed_out) {
+  spin_kernel<<<1, 1, 0, as_stream(stream)>>>(flag, target, timeout_ns, timed_out);
+  check_launch("the gate's spin kernel", 0);
+}
+
+void copy(void* stream, void* dst, const void* src, std::size_t n, int multiprocessors) {
+  if (n == 0) return;
+  copy_kernel<<<blocks_for(n, multiprocessors), threads_per_block, 0, as_stream(stream)>>>(
+      static_cast<unsigned char*>(dst), static_cast<const unsigned char*>(src), n);
+  check_launch("the copy kernel", n);
+}
+
+void read_xor(void* stream, const void* src, std::size_t n, std::uint64_t* sink, int multiprocessors) {
+  if (n == 0) return;
+  read_xor_kernel<<<blocks_for(n, multiprocessors), threads_per_block, 0, as_stream(stream)>>>(
+      static_cast<const unsigned char*>(src), n, reinterpret_cast<unsigned long long*>(sink));
+  check_launch("the read kernel", n);
+}
+
+void write_pattern(void* stream, void* dst, std::size_t n, std::uint64_t seed, int multiprocessors) {
+  if (n == 0) return;
+  write_pattern_kernel<<<blocks_for(n, multiprocessors), threads_per_block, 0, as_stream(stream)>>>(
+      static_cast<unsigned char*>(dst), n, seed);
+  check_launch("the write kernel", n);
+}
+
+void find_pattern_mismatch(void* stream, const void* src, std::size_t n, std::uint64_t seed,
+                           std::uint64_t* first_bad, int multiprocessors) {
+  if (n == 0) return;
+  find_mismatch_kernel<<<blocks_for(n, multiprocessors), threads_per_block, 0, as_stream(stream)>>>(
+      static_cast<const unsigned char*>(src), n, seed, reinterpret_cast<unsigned long long*>(first_bad));
+  check_launch("the pattern-check kernel", n);
+}
+
+void preload() {
+  cudaFuncAttributes a{};
+  const void* all[] = {reinterpret_cast<const void*>(&spin_kernel),
+                       reinterpret_cast<const void*>(&copy_kernel),
+                       reinterpret_cast<const void*>(&read_xor_kernel),
+                       reinterpret_cast<const void*>(&write_pattern_kernel),
+                       reinterpret_cast<const void*>(&find_mismatch_kernel),
+                       reinterpret_cast<const void*>(&chase_kernel)};
+  for (const void* f : all) {
+    const cudaError_t e = cudaFuncGetAttributes(&a, f);
+    if (e != cudaSuccess) {
+      (void)cudaGetLastError();
+      throw std::runtime_error(std::string("loading the kernels (cudaFuncGetAttributes) failed: ") +
+                               cudaGetErrorName(e) + ": " + cudaGetErrorString(e));
+    }
+  }
+}
+
+void chase(void* stream, const std::uint32_t* ring, std::uint64_t steps, chase_state* state) {
+  chase_kernel<<<1, 1, 0, as_stream(stream)>>>(ring, steps, state);
+  check_launch("the pointer-chase kernel", steps);
+}
+
+}  // namespace xfer::cuda::kernels

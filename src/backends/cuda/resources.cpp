@@ -1,0 +1,160 @@
+#include "resources.hpp"
+
+#include <algorithm>
+#include <bit>
+#include <fmt/format.h>
+#include <limits>
+#include <unistd.h>
+#include <xfer/mem/error.hpp>
+#include <xfer/mem/os.hpp>
+
+namespace xfer::cuda {
+namespace {
+
+bool runtime(const api& a) { return a.name() == "runtime"; }
+
+std::uint64_t physical_memory_bytes() {
+  const long pages = ::sysconf(_SC_PHYS_PAGES);
+  return pages > 0 ? std::uint64_t(pages) * mem::page_size() : 0;
+}
+
+// Page-locking more than the machine has would fail late or destabilise it:
+// refuse up front, with the numbers.
+void check_host_capacity(const mem::host_resource& r, std::size_t bytes) {
+  const std::uint64_t physical = physical_memory_bytes();
+  if (physical && bytes > physical)
+    throw mem::allocation_error(std::string(r.kind()), bytes,
+                                fmt::format("more than the host's physical memory ({} bytes)", physical));
+}
+
+}  // namespace
+
+void cuda_host_resource::check_request(std::size_t bytes, std::size_t alignment) const {
+  if (!std::has_single_bit(alignment)) fail(bytes, fmt::format("alignment {} is not a power of two", alignment));
+  if (alignment > max_alignment())
+    fail(bytes, fmt::format("alignment {} exceeds the kind's {}", alignment, max_alignment()));
+}
+
+void cuda_host_resource::fail(std::size_t bytes, const std::string& cause) const {
+  throw mem::allocation_error(std::string(kind()), bytes, cause);
+}
+
+// ---- registered ---------------------------------------------------------------
+
+registered_resource::registered_resource(api& a, std::size_t alignment)
+    : cuda_host_resource(a), upstream_(std::max(alignment, mem::page_size())) {}
+
+std::string registered_resource::describe() const {
+  return fmt::format("posix_memalign at {} bytes, then {}", upstream_.natural_alignment(),
+                     runtime(api_) ? "cudaHostRegister" : "cuMemHostRegister");
+}
+
+namespace {
+// Whole pages, so the registration covers exactly what was allocated.
+std::size_t registered_length(std::size_t bytes) {
+  const std::size_t page = mem::page_size();
+  return (std::max<std::size_t>(bytes, 1) + page - 1) & ~(page - 1);
+}
+}  // namespace
+
+void* registered_resource::do_allocate(std::size_t bytes, std::size_t alignment) {
+  check_request(bytes, alignment);
+  if (bytes > std::numeric_limits<std::size_t>::max() - mem::page_size()) fail(bytes, "size overflows the address space");
+  check_host_capacity(*this, bytes);
+  const std::size_t length = registered_length(bytes);
+  void* p = nullptr;
+  try {
+    p = upstream_.allocate(length, alignment);
+  } catch (const mem::allocation_error& e) {
+    fail(bytes, e.cause());
+  }
+  try {
+    api_.host_register(p, length);
+  } catch (const api_error& e) {
+    upstream_.deallocate(p, length, alignment);
+    fail(bytes, e.what());
+  }
+  return p;
+}
+
+void registered_resource::do_deallocate(void* p, std::size_t bytes, std::size_t alignment) noexcept {
+  api_.host_unregister(p);
+  upstream_.deallocate(p, registered_length(bytes), alignment);
+}
+
+// ---- pinned, pinned-wc, mapped ----------------------------------------------------
+
+std::size_t pinned_host_resource::max_alignment() const noexcept { return mem::page_size(); }
+
+std::string pinned_host_resource::describe() const {
+  std::string flags = runtime(api_) ? "cudaHostAllocPortable" : "CU_MEMHOSTALLOC_PORTABLE";
+  if (flags_.mapped) flags += runtime(api_) ? " | cudaHostAllocMapped" : " | CU_MEMHOSTALLOC_DEVICEMAP";
+  if (flags_.write_combined)
+    flags += runtime(api_) ? " | cudaHostAllocWriteCombined" : " | CU_MEMHOSTALLOC_WRITECOMBINED";
+  return fmt::format("{}({})", runtime(api_) ? "cudaHostAlloc" : "cuMemHostAlloc", flags);
+}
+
+void* pinned_host_resource::do_allocate(std::size_t bytes, std::size_t alignment) {
+  check_request(bytes, alignment);
+  check_host_capacity(*this, bytes);
+  try {
+    // One byte at least: a resource hands out a unique pointer even for 0.
+    return api_.host_alloc(std::max<std::size_t>(bytes, 1), flags_);
+  } catch (const api_error& e) {
+    fail(bytes, e.what());
+  }
+}
+
+void pinned_host_resource::do_deallocate(void* p, std::size_t, std::size_t) noexcept { api_.host_free(p); }
+
+// ---- managed ------------------------------------------------------------------
+
+std::string managed_resource::describe() const {
+  return fmt::format("{}, preferred location host, accessed by the device (stays host memory); at most the "
+                     "device's free memory",
+                     runtime(api_) ? "cudaMallocManaged + cudaMemAdvise" : "cuMemAllocManaged + cuMemAdvise");
+}
+
+void* managed_resource::do_allocate(std::size_t bytes, std::size_t alignment) {
+  check_request(bytes, alignment);
+  try {
+    std::size_t free = 0, total = 0;
+    api_.memory_info(free, total);
+    if (bytes > free)
+      fail(bytes, fmt::format("more than the device's free memory ({} of {} bytes free)", free, total));
+    return api_.managed_alloc(std::max<std::size_t>(bytes, 1));
+  } catch (const api_error& e) {
+    fail(bytes, e.what());
+  }
+}
+
+void managed_resource::do_deallocate(void* p, std::size_t, std::size_t) noexcept { api_.managed_free(p); }
+
+// ---- catalogue ----------------------------------------------------------------
+
+const std::vector<std::string>& host_kind_names() {
+  static const std::vector<std::string> names = [] {
+    std::vector<std::string> n = mem::host_kind_names();
+    for (const char* k : {"registered", "pinned", "pinned-wc", "mapped", "managed"}) n.emplace_back(k);
+    return n;
+  }();
+  return names;
+}
+
+std::unique_ptr<mem::host_resource> make_host_kind(std::string_view name, api& a, const mem::kind_options& options) {
+  if (auto core = mem::make_host_kind(name, options)) return core;
+  if (name == "registered") return std::make_unique<registered_resource>(a, options.alignment);
+  if (name == "pinned") return std::make_unique<pinned_resource>(a);
+  if (name == "pinned-wc") return std::make_unique<pinned_wc_resource>(a);
+  if (name == "mapped") return std::make_unique<mapped_resource>(a);
+  if (name == "managed") return std::make_unique<managed_resource>(a);
+  return nullptr;
+}
+
+void* device_view(const mem::host_resource& r, void* host) {
+  if (const auto* m = dynamic_cast<const mapped_resource*>(&r)) return m->device_pointer(host);
+  // Managed memory has one address on both sides.
+  return host;
+}
+
+}  // namespace xfer::cuda

@@ -1,0 +1,121 @@
+#pragma once
+// The CUDA host memory kinds as std::pmr resources (in the spirit of rmm's and
+// CCCL's resources): each declares its properties at compile time, throws
+// mem::allocation_error with the byte count and the CUDA error on failure,
+// and deallocates without throwing. Each works through an api, so cuda-rt
+// and cuda-drv each allocate with their own calls.
+#include <cstddef>
+#include <memory>
+#include <string>
+#include <string_view>
+#include <vector>
+#include <xfer/mem/host_resources.hpp>
+#include <xfer/mem/kinds.hpp>
+#include <xfer/mem/resource.hpp>
+
+#include "api.hpp"
+
+namespace xfer::cuda {
+
+class cuda_host_resource : public mem::host_resource {
+ protected:
+  explicit cuda_host_resource(api& a) : api_(a) {}
+  // Alignment a power of two within max_alignment(), else allocation_error.
+  void check_request(std::size_t bytes, std::size_t alignment) const;
+  [[noreturn]] void fail(std::size_t bytes, const std::string& cause) const;
+  bool do_is_equal(const std::pmr::memory_resource& o) const noexcept override { return this == &o; }
+  api& api_;
+};
+
+// Page-aligned pageable memory, then page-locked in place (cudaHostRegister /
+// cuMemHostRegister): what a program does with buffers it did not allocate.
+class registered_resource final : public cuda_host_resource {
+ public:
+  static constexpr mem::properties declared{.host_accessible = true, .device_accessible = false, .pinned = true};
+  // alignment: at least a page (smaller is raised), so no two registrations share a page.
+  explicit registered_resource(api& a, std::size_t alignment = 4096);
+  std::string_view kind() const noexcept override { return "registered"; }
+  mem::properties props() const noexcept override { return declared; }
+  std::size_t max_alignment() const noexcept override { return upstream_.max_alignment(); }
+  std::size_t natural_alignment() const noexcept override { return upstream_.natural_alignment(); }
+  std::string describe() const override;
+
+ private:
+  void* do_allocate(std::size_t bytes, std::size_t alignment) override;
+  void do_deallocate(void* p, std::size_t bytes, std::size_t alignment) noexcept override;
+  mem::aligned_resource upstream_;
+};
+
+// Page-locked host memory from the API (cudaHostAlloc / cuMemHostAlloc),
+// optionally write-combined and/or mapped into the device's address space.
+class pinned_host_resource : public cuda_host_resource {
+ public:
+  std::size_t max_alignment() const noexcept override;  // a page
+  std::size_t natural_alignment() const noexcept override { return max_alignment(); }
+  std::string describe() const override;
+
+ protected:
+  pinned_host_resource(api& a, host_alloc_flags flags) : cuda_host_resource(a), flags_(flags) {}
+
+ private:
+  void* do_allocate(std::size_t bytes, std::size_t alignment) override;
+  void do_deallocate(void* p, std::size_t bytes, std::size_t alignment) noexcept override;
+  host_alloc_flags flags_;
+};
+
+class pinned_resource final : public pinned_host_resource {
+ public:
+  static constexpr mem::properties declared{.host_accessible = true, .device_accessible = false, .pinned = true};
+  explicit pinned_resource(api& a) : pinned_host_resource(a, {}) {}
+  std::string_view kind() const noexcept override { return "pinned"; }
+  mem::properties props() const noexcept override { return declared; }
+};
+
+class pinned_wc_resource final : public pinned_host_resource {
+ public:
+  static constexpr mem::properties declared{
+      .host_accessible = true, .device_accessible = false, .pinned = true, .write_combined = true};
+  explicit pinned_wc_resource(api& a) : pinned_host_resource(a, {.mapped = false, .write_combined = true}) {}
+  std::string_view kind() const noexcept override { return "pinned-wc"; }
+  mem::properties props() const noexcept override { return declared; }
+};
+
+// Pinned and mapped: kernels read and write it across the link (zero copy).
+class mapped_resource final : public pinned_host_resource {
+ public:
+  static constexpr mem::properties declared{.host_accessible = true, .device_accessible = true, .pinned = true};
+  explicit mapped_resource(api& a) : pinned_host_resource(a, {.mapped = true, .write_combined = false}) {}
+  std::string_view kind() const noexcept override { return "mapped"; }
+  mem::properties props() const noexcept override { return declared; }
+  void* device_pointer(void* host) const { return api_.mapped_device_pointer(host); }
+};
+
+// cudaMallocManaged / cuMemAllocManaged, advised to live in host memory and
+// be accessed by the device: left to migrate, the pages would move to the
+// device at the first copy, and every later "host-to-device" copy would be a
+// device-to-device one. Never more than the device has free (an
+// oversubscribed managed allocation can hang the GPU, not only this program).
+class managed_resource final : public cuda_host_resource {
+ public:
+  static constexpr mem::properties declared{.host_accessible = true, .device_accessible = true, .pinned = false};
+  static constexpr std::size_t alignment = 256;  // what cudaMalloc* promise
+  explicit managed_resource(api& a) : cuda_host_resource(a) {}
+  std::string_view kind() const noexcept override { return "managed"; }
+  mem::properties props() const noexcept override { return declared; }
+  std::size_t max_alignment() const noexcept override { return alignment; }
+  std::size_t natural_alignment() const noexcept override { return alignment; }
+  std::string describe() const override;
+
+ private:
+  void* do_allocate(std::size_t bytes, std::size_t alignment) override;
+  void do_deallocate(void* p, std::size_t bytes, std::size_t alignment) noexcept override;
+};
+
+// The core's kinds (mem::host_kind_names) followed by the CUDA ones.
+const std::vector<std::string>& host_kind_names();
+// nullptr for a name that is none of host_kind_names().
+std::unique_ptr<mem::host_resource> make_host_kind(std::string_view name, api& a, const mem::kind_options& options);
+// The address a kernel uses for memory of a device-accessible kind.
+void* device_view(const mem::host_resource& r, void* host);
+
+}  // namespace xfer::cuda
