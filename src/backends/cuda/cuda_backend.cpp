@@ -9,6 +9,7 @@
 #include "cuda_transfer.hpp"
 #include "device_context.hpp"
 #include "resources.hpp"
+#include "vadd_app.hpp"
 
 namespace xfer::cuda {
 namespace {
@@ -144,6 +145,29 @@ std::unique_ptr<transfer> cuda_backend::prepare(const point_spec& p) {
   if (p.route == "copy-async") return make_copy_transfer(ctx, p, std::move(kind), true);
   if (p.route == "latency") return make_latency_transfer(ctx, p, std::move(kind));
   return make_kernel_transfer(ctx, p, std::move(kind));
+}
+
+std::unique_ptr<mem::host_resource> cuda_backend::host_memory(const std::string& kind) const {
+  auto r = make_host_kind(kind, *api_, kinds_);
+  if (!r) return backend::host_memory(kind);  // says, in the words every backend uses, that there is no such kind
+  for (const auto& k : host_memory_kinds())
+    if (k.name == kind && !k.available) throw skip_point(fmt::format("{}: {}", name_, k.reason));
+  if (!mem::make_host_kind(kind, kinds_)) {
+    // The driver API allocates pinned and managed memory in the current
+    // context, and a thread has none until one is made current.
+    try {
+      api_->make_current(0);
+    } catch (const api_error& e) {
+      throw skip_point(fmt::format("{} memory from {}: {}", kind, name_, e.what()));
+    }
+  }
+  return r;
+}
+
+std::unique_ptr<vadd_app> cuda_backend::make_vadd_app(int device) {
+  if (device < 0 || device >= device_count_)
+    throw usage_error(fmt::format("{} has no device {} (it has {})", name_, device, device_count_));
+  return std::make_unique<cuda_vadd>(*api_, device, attrs_[static_cast<std::size_t>(device)], kinds_);
 }
 
 // ---- the registry's entry point --------------------------------------------------

@@ -26,6 +26,13 @@ class cuda_backend final : public backend {
   std::vector<kind_support> host_memory_kinds() const override;
   std::map<std::string, std::string> versions() const override;
   std::unique_ptr<transfer> prepare(const point_spec& point) override;
+  // Every kind of host_kind_names(): the core ones with this backend's kind
+  // options, the CUDA ones (registered, pinned, pinned-wc, mapped, managed)
+  // allocating through this backend's API on device 0, whose context it makes
+  // current for the calling thread. skip_point for unknown or unavailable kinds.
+  std::unique_ptr<mem::host_resource> host_memory(const std::string& kind) const override;
+  // The vector add on `device` (vadd_app.hpp); usage_error for a device that does not exist.
+  std::unique_ptr<vadd_app> make_vadd_app(int device) override;
 
   api& cuda_api() { return *api_; }
 

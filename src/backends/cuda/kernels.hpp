@@ -33,6 +33,12 @@ void write_pattern(void* stream, void* dst, std::size_t n, std::uint64_t seed, i
 void find_pattern_mismatch(void* stream, const void* src, std::size_t n, std::uint64_t seed,
                            std::uint64_t* first_bad, int multiprocessors);
 
+// c[i] = a[i] + b[i] (uint32, wrapping) for i in [0, n): the vadd
+// application's kernel. Any of the three may be device memory or a device
+// view of host memory (mapped, managed).
+void vadd(void* stream, const std::uint32_t* a, const std::uint32_t* b, std::uint32_t* c, std::size_t n,
+          int multiprocessors);
+
 // Loads every kernel now. With lazy loading (CUDA's default), the first launch
 // of a kernel may wait for the whole context to go idle: behind a closed gate,
 // with the spin kernel running, that is a deadlock. Call once per context.
