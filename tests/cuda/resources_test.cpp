@@ -1,5 +1,6 @@
-// The host memory conformance suite (as tests/conformance runs it for the
-// core's kinds) instantiated for the CUDA kinds, through both APIs.
+// The host memory conformance suite (tests/conformance/resource_conformance.hpp)
+// instantiated for the CUDA kinds through both APIs, and the checks only
+// device kinds have (declared properties, reachability from the device).
 #include <cstdint>
 #include <cstring>
 #include <limits>
@@ -11,6 +12,7 @@
 #include "cuda/kernels.hpp"
 
 #include "cuda/resources.hpp"
+#include "../conformance/resource_conformance.hpp"
 #include "gpu.hpp"
 
 using namespace xfer;
@@ -38,13 +40,11 @@ std::string case_name(const ::testing::TestParamInfo<resource_case>& info) {
   return n;
 }
 
-bool aligned_to(const void* p, std::size_t a) { return reinterpret_cast<std::uintptr_t>(p) % a == 0; }
-
 class CudaResourceConformance : public ::testing::TestWithParam<resource_case> {
  protected:
   void SetUp() override {
     XFER_REQUIRE_GPU();
-    api_ = &test::gpu().backend(GetParam().backend)->cuda_api();
+    api_ = &cuda::test::gpu().backend(GetParam().backend)->cuda_api();
     api_->make_current(0);
     r = make_host_kind(GetParam().kind, *api_, {});
     ASSERT_NE(r, nullptr);
@@ -63,70 +63,6 @@ TEST_P(CudaResourceConformance, NameAndPropertiesMatchTheKind) {
   EXPECT_EQ(p.device_accessible, GetParam().kind == "mapped" || GetParam().kind == "managed");
   EXPECT_EQ(p.write_combined, GetParam().kind == "pinned-wc");
   EXPECT_FALSE(r->describe().empty());
-}
-
-TEST_P(CudaResourceConformance, AlignmentHonouredAndLimited) {
-  for (std::size_t n : {1u, 7u, 4096u, 100000u}) {
-    void* p = r->allocate(n, 1);
-    EXPECT_TRUE(aligned_to(p, r->natural_alignment())) << n;
-    r->deallocate(p, n, 1);
-  }
-  for (std::size_t a = 1; a <= r->max_alignment(); a *= 2) {
-    void* p = r->allocate(100, a);
-    EXPECT_TRUE(aligned_to(p, a)) << "alignment " << a;
-    r->deallocate(p, 100, a);
-  }
-  EXPECT_THROW((void)r->allocate(64, r->max_alignment() * 2), mem::allocation_error);
-  EXPECT_THROW((void)r->allocate(64, 3), mem::allocation_error);
-}
-
-TEST_P(CudaResourceConformance, WritableAcrossSizes) {
-  for (std::size_t n = 1; n <= (std::size_t{64} << 20); n *= 8) {
-    auto* p = static_cast<unsigned char*>(r->allocate(n, 1));
-    std::memset(p, 0xA5, n);
-    EXPECT_EQ(p[0], 0xA5);
-    EXPECT_EQ(p[n - 1], 0xA5);
-    r->deallocate(p, n, 1);
-  }
-}
-
-TEST_P(CudaResourceConformance, ZeroSizeGivesAUniqueFreeablePointer) {
-  void* a = r->allocate(0, 1);
-  void* b = r->allocate(0, 1);
-  EXPECT_NE(a, nullptr);
-  EXPECT_NE(a, b);
-  r->deallocate(a, 0, 1);
-  r->deallocate(b, 0, 1);
-}
-
-TEST_P(CudaResourceConformance, AbsurdSizeThrowsAllocationErrorWithTheSize) {
-  for (std::size_t n : {std::numeric_limits<std::size_t>::max(), std::numeric_limits<std::size_t>::max() / 2,
-                        std::size_t{1} << 60}) {
-    try {
-      (void)r->allocate(n, 1);
-      FAIL() << "allocated " << n;
-    } catch (const mem::allocation_error& e) {
-      EXPECT_EQ(e.bytes(), n);
-      EXPECT_NE(std::string(e.what()).find(GetParam().kind), std::string::npos) << e.what();
-    }
-  }
-}
-
-TEST_P(CudaResourceConformance, ServesPmrContainersWithDistinctAllocations) {
-  std::pmr::vector<double> v(r.get());
-  for (int i = 0; i < 10000; ++i) v.push_back(i);
-  EXPECT_EQ(v[9999], 9999.0);
-  std::vector<unsigned char*> ps;
-  for (int i = 0; i < 16; ++i) {
-    auto* p = static_cast<unsigned char*>(r->allocate(1000, 1));
-    std::memset(p, i + 1, 1000);
-    ps.push_back(p);
-  }
-  for (int i = 0; i < 16; ++i) {
-    EXPECT_EQ(ps[i][0], i + 1);
-    EXPECT_EQ(ps[i][999], i + 1);
-    r->deallocate(ps[i], 1000, 1);
-  }
 }
 
 // Device-accessible kinds: what the host wrote, the device reads back (and
@@ -157,6 +93,38 @@ INSTANTIATE_TEST_SUITE_P(CudaKinds, CudaResourceConformance,
                                            resource_case{"cuda-drv", "mapped"}, resource_case{"cuda-drv", "managed"}),
                          case_name);
 
+namespace {
+
+// The shared suite's cases: each factory says why not where there is no GPU.
+xfer::test::resource_case shared_case(const resource_case& c) {
+  return {c.backend + "_" + c.kind, [c](std::string& why) -> std::unique_ptr<mem::host_resource> {
+            if (!cuda::test::gpu().available()) {
+              why = "no usable CUDA device: " + cuda::test::gpu().reason;
+              return nullptr;
+            }
+            api& a = cuda::test::gpu().backend(c.backend)->cuda_api();
+            a.make_current(0);
+            return make_host_kind(c.kind, a, {});
+          }};
+}
+
+const resource_case all_cases[] = {{"cuda-rt", "registered"}, {"cuda-rt", "pinned"},  {"cuda-rt", "pinned-wc"},
+                                   {"cuda-rt", "mapped"},     {"cuda-rt", "managed"}, {"cuda-drv", "registered"},
+                                   {"cuda-drv", "pinned"},    {"cuda-drv", "pinned-wc"}, {"cuda-drv", "mapped"},
+                                   {"cuda-drv", "managed"}};
+
+std::vector<xfer::test::resource_case> shared_cases() {
+  std::vector<xfer::test::resource_case> out;
+  for (const auto& c : all_cases) out.push_back(shared_case(c));
+  return out;
+}
+
+}  // namespace
+
+using xfer::test::ResourceConformance;
+INSTANTIATE_TEST_SUITE_P(CudaKinds, ResourceConformance, ::testing::ValuesIn(shared_cases()),
+                         xfer::test::case_name);
+
 TEST(CudaKindCatalogue, CoreKindsFirstThenTheCudaOnes) {
   const auto& names = host_kind_names();
   const std::vector<std::string> expected{"pageable", "pageable-unaligned", "aligned", "huge",   "registered",
@@ -166,7 +134,7 @@ TEST(CudaKindCatalogue, CoreKindsFirstThenTheCudaOnes) {
 
 TEST(CudaManagedResource, RefusesMoreThanTheDeviceHasFree) {
   XFER_REQUIRE_GPU();
-  api& a = test::gpu().backend("cuda-rt")->cuda_api();
+  api& a = cuda::test::gpu().backend("cuda-rt")->cuda_api();
   a.make_current(0);
   std::size_t free = 0, total = 0;
   a.memory_info(free, total);
