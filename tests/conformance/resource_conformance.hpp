@@ -59,6 +59,18 @@ TEST_P(ResourceConformance, NaturalAlignmentHonoured) {
   }
 }
 
+// With many small blocks alive at once, as in a pool or a real program: an
+// allocator that packs small requests must still honour the alignment.
+TEST_P(ResourceConformance, NaturalAlignmentHonouredWithBlocksAlive) {
+  std::vector<std::pair<void*, std::size_t>> live;
+  for (std::size_t n = 200; n < 3000; n += 37) {
+    void* p = r->allocate(n, 1);
+    EXPECT_TRUE(aligned_to(p, r->natural_alignment())) << n << " bytes with " << live.size() << " blocks alive";
+    live.emplace_back(p, n);
+  }
+  for (auto [p, n] : live) r->deallocate(p, n, 1);
+}
+
 TEST_P(ResourceConformance, EveryAlignmentUpToMaxHonoured) {
   for (std::size_t a = 1; a <= r->max_alignment(); a *= 2) {
     void* p = r->allocate(100, a);

@@ -97,12 +97,22 @@ std::string pinned_host_resource::describe() const {
 void* pinned_host_resource::do_allocate(std::size_t bytes, std::size_t alignment) {
   check_request(bytes, alignment);
   check_host_capacity(*this, bytes);
+  if (bytes > std::numeric_limits<std::size_t>::max() - mem::page_size()) fail(bytes, "size overflows the address space");
+  void* p = nullptr;
   try {
-    // One byte at least: a resource hands out a unique pointer even for 0.
-    return api_.host_alloc(std::max<std::size_t>(bytes, 1), flags_);
+    // Whole pages: the CUDA allocator packs small requests into shared
+    // pinned pages (seen on the H100: a 281-byte block 16 bytes into a page
+    // while other pinned blocks were live), which breaks the page alignment
+    // this kind promises. One page at least also covers a 0-byte request.
+    p = api_.host_alloc(registered_length(bytes), flags_);
   } catch (const api_error& e) {
     fail(bytes, e.what());
   }
+  if (reinterpret_cast<std::uintptr_t>(p) % mem::page_size() != 0) {
+    api_.host_free(p);
+    fail(bytes, fmt::format("{} returned {}, not page-aligned", runtime(api_) ? "cudaHostAlloc" : "cuMemHostAlloc", p));
+  }
+  return p;
 }
 
 void pinned_host_resource::do_deallocate(void* p, std::size_t, std::size_t) noexcept { api_.host_free(p); }
