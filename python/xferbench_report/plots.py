@@ -254,14 +254,13 @@ def bandwidth_figure(report, direction, styler, outdir):
     groups = report.groups_for(direction)
     curves = report.curves_for(direction)
     sizes = [p.bytes for c in curves for p in c.points]
-    top = max(c.gbps(p) for c in curves for p in c.points)
-    limits = [c.link_limit for c in curves if c.link_limit]
-    if limits:
-        top = max(top, max(limits))
-    top = top if top > 0 else 1.0
     fig, axes = _panels(len(groups))
     for ax, g in zip(axes[:, 0], groups):
         gc = report.curves_for(direction, g)
+        # Each panel scales to its own curves and link: one panel's device-
+        # internal rates (TB/s) would flatten every link-bound curve beside it.
+        top = max([c.gbps(p) for c in gc for p in c.points] + [c.link_limit or 0 for c in gc])
+        top = top if top > 0 else 1.0
         any_hollow = any(not p.converged for c in gc for p in c.points)
         for c in gc:
             styler.plot(ax, c, [p.bytes for p in c.points], [c.gbps(p) for p in c.points],
@@ -280,7 +279,7 @@ def bandwidth_figure(report, direction, styler, outdir):
     _suptitle(fig, title)
     caption = ("GB/s (1e9 B/s) = bytes moved per transfer / median time, against the transfer size (log2). "
                "Colour: host memory kind; line style: route.")
-    if limits:
+    if any(c.link_limit for c in curves):
         caption += " Dashed grey: the link's theoretical limit (from the system section)."
     return _save(fig, outdir, f"bandwidth-{_safe(direction)}", title, caption)
 
