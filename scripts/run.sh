@@ -14,10 +14,15 @@ mkdir -p "$POCL_CACHE_DIR"
 
 "$bin" info | tee "$out/info.txt"
 echo
-# Defaults sized so the whole run stays within a few minutes on a small
-# machine; pass --max/--max-time to go further.
+# Defaults sized so the whole run stays within about three minutes on a
+# 2-core machine (sizes 4x apart up to 64 MiB, 50 ms a point); any size
+# option of yours (--sizes, --min, --max, --quick) replaces them.
+defaults=(--sizes 1,4,16,64,256,1K,4K,16K,64K,256K,1M,4M,16M,64M --max-time 0.05)
+for arg in "$@"; do
+  case $arg in --sizes* | --min* | --max | --max=* | --quick) defaults=() ;; esac
+done
 set +e
-"$bin" sweep --max 64M --max-time 0.1 "$@" --json "$out/sweep.json" --csv "$out/sweep.csv" | tee "$out/sweep.txt"
+"$bin" sweep "${defaults[@]}" "$@" --json "$out/sweep.json" --csv "$out/sweep.csv" | tee "$out/sweep.txt"
 rc=${PIPESTATUS[0]}
 set -e
 if [ -f "$out/sweep.json" ]; then

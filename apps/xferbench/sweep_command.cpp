@@ -44,8 +44,9 @@ void add_sweep_options(CLI::App& cmd, sweep_args& a) {
       ->multi_option_policy(CLI::MultiOptionPolicy::TakeLast);
   cmd.add_option("--max", a.max, "largest size of the power-of-two range")->capture_default_str()
       ->multi_option_policy(CLI::MultiOptionPolicy::TakeLast);
-  cmd.add_option("--sizes", a.sizes, "explicit comma-separated sizes instead of the range (4,4K,1M,1.5G)");
-  cmd.add_flag("--quick", a.quick, "coarse and fast: sizes x4 apart up to 64M, 20 ms a point, 5% CI target");
+  cmd.add_option("--sizes", a.sizes, "explicit comma-separated sizes instead of the range (4,4K,1M,1.5G)")
+      ->multi_option_policy(CLI::MultiOptionPolicy::TakeLast);
+  cmd.add_flag("--quick", a.quick, "coarse and fast: sizes x16 apart up to 16M, 10 ms a point, 5% CI target");
   cmd.add_option("--target-ci", a.target_ci, "stop sampling when the median's 95% CI is within this fraction")
       ->capture_default_str()
       ->multi_option_policy(CLI::MultiOptionPolicy::TakeLast);
@@ -136,8 +137,8 @@ int run_sweep_command(const sweep_args& a, const std::vector<std::string>& argv)
   // ---- validate everything before measuring anything ----
   measure_options opts;
   opts.target_ci = a.quick && a.target_ci == 0.01 ? 0.05 : a.target_ci;
-  opts.max_time_s = a.quick && a.max_time == 0.25 ? 0.02 : a.max_time;
-  opts.warmup_s = a.quick && a.warmup == 0.005 ? 0.001 : a.warmup;
+  opts.max_time_s = a.quick && a.max_time == 0.25 ? 0.01 : a.max_time;
+  opts.warmup_s = a.quick && a.warmup == 0.005 ? 0.0005 : a.warmup;
   opts.verify = !a.no_verify;
   if (!(opts.target_ci > 0 && opts.target_ci < 1))
     throw usage_error(fmt::format("--target-ci {} is out of range: give a fraction above 0 and below 1 (0.01 = 1%)", a.target_ci));
@@ -151,7 +152,7 @@ int run_sweep_command(const sweep_args& a, const std::vector<std::string>& argv)
   if (!a.sizes.empty()) {
     sizes = parse_size_list(a.sizes);
   } else if (a.quick && a.min == "1" && a.max == "256M") {
-    for (std::uint64_t s = 1; s <= (64ull << 20); s *= 4) sizes.push_back(s);
+    for (std::uint64_t s = 1; s <= (16ull << 20); s *= 16) sizes.push_back(s);
   } else {
     sizes = pow2_range(parse_size(a.min), parse_size(a.max));
   }
