@@ -1,6 +1,7 @@
 #include <algorithm>
 #include <chrono>
 #include <cmath>
+#include <xfer/core/timing.hpp>
 #include <xfer/core/errors.hpp>
 #include <xfer/core/reporter.hpp>
 #include <xfer/core/runner.hpp>
@@ -9,7 +10,6 @@ namespace xfer {
 namespace {
 
 using clock = std::chrono::steady_clock;
-double since(clock::time_point t0) { return std::chrono::duration<double>(clock::now() - t0).count(); }
 
 // Smallest repetition count whose batch lasts long enough for the timer.
 std::size_t reps_for(double seconds_per_rep, double target_s) {
@@ -51,8 +51,8 @@ point_result measure(transfer& t, const point_spec& spec, const device_info& dev
     do {
       const sample s = t.run(reps);
       per_rep = s.seconds / reps;
-      if (since(warm0) < options.warmup_s) reps *= 2;
-    } while (since(warm0) < options.warmup_s && !stop.load());
+      if (seconds_since(warm0) < options.warmup_s) reps *= 2;
+    } while (seconds_since(warm0) < options.warmup_s && !stop.load());
 
     const double target_s = std::max(options.min_sample_s, options.min_sample_ticks * t.timer_resolution_s());
     r.reps_per_sample = reps_for(per_rep, target_s);
@@ -74,7 +74,7 @@ point_result measure(transfer& t, const point_spec& spec, const device_info& dev
       }
       // Out of budget: stop once there are a few samples to take a median of,
       // and in any case at four times the budget (huge transfers).
-      const double spent = since(t0);
+      const double spent = seconds_since(t0);
       if ((spent >= options.max_time_s && n >= 3) || spent >= 4 * options.max_time_s) break;
     }
     r.stats = summarize(r.samples_s);

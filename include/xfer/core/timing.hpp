@@ -7,6 +7,20 @@
 
 namespace xfer {
 
+// Seconds of the steady clock since t0.
+inline double seconds_since(std::chrono::steady_clock::time_point t0) {
+  return std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+}
+
+// Runs f and returns the seconds it took by the steady clock. f must finish
+// its work (synchronize, clFinish) before it returns for the time to mean that.
+template <class F>
+double time_call(F&& f) {
+  const auto t0 = std::chrono::steady_clock::now();
+  f();
+  return seconds_since(t0);
+}
+
 // Marks an interval on whatever executes the work (a device stream, or the
 // host itself). seconds() waits for the interval to complete.
 class interval_timer {

@@ -11,7 +11,6 @@ namespace xfer::cuda {
 namespace {
 
 using clock = std::chrono::steady_clock;
-double seconds_since(clock::time_point t0) { return std::chrono::duration<double>(clock::now() - t0).count(); }
 
 class copy_transfer final : public cuda_transfer {
  public:

@@ -4,6 +4,7 @@
 #include <chrono>
 #include <cstring>
 #include <fmt/format.h>
+#include <xfer/core/timing.hpp>
 #include <xfer/core/errors.hpp>
 #include <xfer/core/pattern.hpp>
 
@@ -15,7 +16,6 @@ namespace xfer::cuda {
 namespace {
 
 using clock = std::chrono::steady_clock;
-double seconds_since(clock::time_point t0) { return std::chrono::duration<double>(clock::now() - t0).count(); }
 
 // What read_xor computes: little-endian 64-bit words, a partial last word zero-padded.
 std::uint64_t xor_words(const void* p, std::size_t n) {

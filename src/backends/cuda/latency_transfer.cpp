@@ -6,6 +6,7 @@
 #include <cstring>
 #include <fmt/format.h>
 #include <numeric>
+#include <xfer/core/timing.hpp>
 #include <xfer/core/errors.hpp>
 
 #include "cuda_transfer.hpp"
@@ -16,7 +17,6 @@ namespace xfer::cuda {
 namespace {
 
 using clock = std::chrono::steady_clock;
-double seconds_since(clock::time_point t0) { return std::chrono::duration<double>(clock::now() - t0).count(); }
 
 // One link per 64-byte line: consecutive steps never share a cache line.
 constexpr std::size_t slot_elements = 16;

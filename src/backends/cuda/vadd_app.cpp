@@ -6,6 +6,7 @@
 #include <fmt/format.h>
 #include <limits>
 #include <memory>
+#include <xfer/core/timing.hpp>
 #include <xfer/core/errors.hpp>
 #include <xfer/core/size.hpp>
 #include <xfer/core/system_probe.hpp>
@@ -19,17 +20,6 @@
 
 namespace xfer::cuda {
 namespace {
-
-using clock = std::chrono::steady_clock;
-
-// Every phase that queues device work ends with a synchronize inside `f`, so
-// the clock is read only once the phase's work is complete.
-template <class F>
-double timed(F&& f) {
-  const auto t0 = clock::now();
-  f();
-  return std::chrono::duration<double>(clock::now() - t0).count();
-}
 
 bool runtime(const api& a) { return a.name() == "runtime"; }
 
@@ -121,21 +111,21 @@ class vadd_run {
   vadd_times go() {
     using P = vadd_phase;
     vadd_times t;
-    t[P::init] = timed([&] { do_init(); });
+    t[P::init] = time_call([&] { do_init(); });
     require_free_device_memory();
-    t[P::allocate] = timed([&] { do_allocate(); });
+    t[P::allocate] = time_call([&] { do_allocate(); });
     poison_result();
     auto* a = u32(ha_);
     auto* b = u32(hb_);
     auto* d = u32(hd_);
-    t[P::populate] = timed([&] { vadd_populate(a, b, n_); });
-    t[P::cpu_vadd] = timed([&] { vadd_cpu(a, b, d, n_); });
-    if (path_ == path::registered || path_ == path::mapped) t[P::map] = timed([&] { do_map(); });
-    if (copies()) t[P::write] = timed([&] { do_write(); });
-    t[P::launch] = timed([&] { kernels::vadd(nullptr, ka_, kb_, kc_, n_, attrs_.multiprocessors); });
-    t[P::kernel] = timed([&] { api_.synchronize(); });
-    if (copies()) t[P::read] = timed([&] { do_read(); });
-    t[P::verify] = timed([&] { t.verified = vadd_first_mismatch(u32(hc_), d, n_) == n_; });
+    t[P::populate] = time_call([&] { vadd_populate(a, b, n_); });
+    t[P::cpu_vadd] = time_call([&] { vadd_cpu(a, b, d, n_); });
+    if (path_ == path::registered || path_ == path::mapped) t[P::map] = time_call([&] { do_map(); });
+    if (copies()) t[P::write] = time_call([&] { do_write(); });
+    t[P::launch] = time_call([&] { kernels::vadd(nullptr, ka_, kb_, kc_, n_, attrs_.multiprocessors); });
+    t[P::kernel] = time_call([&] { api_.synchronize(); });
+    if (copies()) t[P::read] = time_call([&] { do_read(); });
+    t[P::verify] = time_call([&] { t.verified = vadd_first_mismatch(u32(hc_), d, n_) == n_; });
     return t;
   }
 

@@ -19,7 +19,6 @@ namespace xfer::host {
 namespace {
 
 using clock = std::chrono::steady_clock;
-double seconds_since(clock::time_point t0) { return std::chrono::duration<double>(clock::now() - t0).count(); }
 
 constexpr std::uint64_t seed_h2d = 1, seed_d2h = 2;
 

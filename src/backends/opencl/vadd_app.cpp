@@ -5,6 +5,7 @@
 #include <fmt/format.h>
 #include <limits>
 #include <memory>
+#include <xfer/core/timing.hpp>
 #include <xfer/core/errors.hpp>
 #include <xfer/core/pattern.hpp>
 #include <xfer/core/size.hpp>
@@ -16,17 +17,6 @@
 
 namespace xfer::opencl {
 namespace {
-
-using clock = std::chrono::steady_clock;
-
-// Every phase that enqueues work ends with the queue finished inside `f`, so
-// the clock is read only once the phase's work is complete.
-template <class F>
-double timed(F&& f) {
-  const auto t0 = clock::now();
-  f();
-  return std::chrono::duration<double>(clock::now() - t0).count();
-}
 
 bool is_core_kind(const std::string& name) {
   const auto& names = mem::host_kind_names();
@@ -72,23 +62,23 @@ class vadd_run {
   vadd_times go() {
     using P = vadd_phase;
     vadd_times t;
-    t[P::init] = timed([&] { do_init(); });
-    t[P::allocate] = timed([&] { do_allocate(); });
+    t[P::init] = time_call([&] { do_init(); });
+    t[P::allocate] = time_call([&] { do_allocate(); });
     poison_result();
     auto* a = u32(*a_);
     auto* b = u32(*b_);
     auto* d = u32(*d_);
-    t[P::populate] = timed([&] { vadd_populate(a, b, n_); });
-    t[P::cpu_vadd] = timed([&] { vadd_cpu(a, b, d, n_); });
+    t[P::populate] = time_call([&] { vadd_populate(a, b, n_); });
+    t[P::cpu_vadd] = time_call([&] { vadd_cpu(a, b, d, n_); });
     // Fine-grained SVM is the host's and the device's at once: nothing to map, move or map back.
-    if (!fine_) t[P::map] = timed([&] { do_map(); });
-    if (has_write()) t[P::write] = timed([&] { do_write(); });
+    if (!fine_) t[P::map] = time_call([&] { do_map(); });
+    if (has_write()) t[P::write] = time_call([&] { do_write(); });
     if (coarse_ && !svm_migrate_refusal_.empty()) t[P::write] = -1;  // refused just now: the kernel pulls
-    t[P::launch] = timed([&] { do_launch(); });
-    t[P::kernel] = timed([&] { check(clFinish(rt_.queue.get()), "clFinish", "after the vadd kernel"); });
+    t[P::launch] = time_call([&] { do_launch(); });
+    t[P::kernel] = time_call([&] { check(clFinish(rt_.queue.get()), "clFinish", "after the vadd kernel"); });
     const std::uint32_t* result = u32(*c_);
-    if (!fine_) t[P::read] = timed([&] { result = do_read(); });
-    t[P::verify] = timed([&] { t.verified = vadd_first_mismatch(result, d, n_) == n_; });
+    if (!fine_) t[P::read] = time_call([&] { result = do_read(); });
+    t[P::verify] = time_call([&] { t.verified = vadd_first_mismatch(result, d, n_) == n_; });
     return t;
   }
 

@@ -7,6 +7,7 @@
 #include <fmt/ostream.h>
 #include <map>
 #include <random>
+#include <xfer/core/timing.hpp>
 #include <xfer/core/errors.hpp>
 #include <xfer/core/size.hpp>
 #include <xfer/core/stats.hpp>
@@ -19,7 +20,6 @@ namespace xfer::alloc_study {
 namespace {
 
 using clock = std::chrono::steady_clock;
-double since(clock::time_point t0) { return std::chrono::duration<double>(clock::now() - t0).count(); }
 
 // Writes one byte per page: makes the kernel back every page (what RSS counts)
 // without the cost of a full memset.
@@ -61,14 +61,14 @@ nlohmann::json measure_cost(const strategy& s, std::uint64_t n, const options& o
   for (std::size_t i = 0; i < o.runs && !stop.load(); ++i) {
     auto t0 = clock::now();
     void* p = r.allocate(n, 1);
-    alloc_s.push_back(since(t0));
+    alloc_s.push_back(seconds_since(t0));
     t0 = clock::now();
     std::memset(p, 0x5a, n);  // first touch: page faults (and zeroing) happen here
-    touch_s.push_back(since(t0));
+    touch_s.push_back(seconds_since(t0));
     t0 = clock::now();
     r.deallocate(p, n, 1);
-    free_s.push_back(since(t0));
-    if (i >= 2 && since(t_start) > o.budget_s) break;
+    free_s.push_back(seconds_since(t0));
+    if (i >= 2 && seconds_since(t_start) > o.budget_s) break;
   }
   std::vector<double> both(alloc_s.size());
   for (std::size_t i = 0; i < both.size(); ++i) both[i] = alloc_s[i] + free_s[i];
@@ -120,7 +120,7 @@ nlohmann::json fragmentation(const strategy& s, const options& o, const std::vec
     }
     if (s.pool && (++done % 256 == 0)) peak_waste = std::max(peak_waste, s.pool->stats().rounding_waste_ratio());
   }
-  const double seconds = since(t0);
+  const double seconds = seconds_since(t0);
   const memory_snapshot end = read_memory();
   nlohmann::json j{{"strategy", s.name},
                    {"steps", steps.size()},

@@ -3,6 +3,7 @@
 #include <cmath>
 #include <fmt/format.h>
 #include <fmt/ranges.h>
+#include <xfer/core/timing.hpp>
 #include <xfer/core/errors.hpp>
 #include <xfer/core/pattern.hpp>
 #include <xfer/core/size.hpp>
@@ -16,8 +17,6 @@ namespace xfer::cpu {
 namespace {
 
 using clock = std::chrono::steady_clock;
-
-double seconds_since(clock::time_point t0) { return std::chrono::duration<double>(clock::now() - t0).count(); }
 
 // Thrown between samples when the user interrupts: the point is dropped, not
 // reported half-measured.
