@@ -12,5 +12,6 @@ if [ ! -f build/CMakeCache.txt ]; then
 elif [ $# -gt 0 ]; then
   "$cmake_bin" -S . -B build "$@" >&2
 fi
-"$cmake_bin" --build build -j "$(nproc)" >&2
+# XFER_BUILD_TARGET: build only that target (run.sh needs only the tool).
+"$cmake_bin" --build build -j "$(nproc)" ${XFER_BUILD_TARGET:+--target "$XFER_BUILD_TARGET"} >&2
 echo "$cmake_bin"

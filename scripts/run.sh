@@ -5,7 +5,7 @@
 # `xferbench sweep` (e.g. --quick, -b host, --max 1G).
 set -euo pipefail
 cd "$(dirname "$0")/.."
-scripts/build.sh >/dev/null
+XFER_BUILD_TARGET=xferbench scripts/build.sh >/dev/null
 bin=build/apps/xferbench/xferbench
 out="results/$(date -u +%Y%m%dT%H%M%SZ)"
 mkdir -p "$out"
