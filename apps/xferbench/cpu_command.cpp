@@ -18,21 +18,13 @@
 #include <xfer/cpu/cpu_study.hpp>
 
 #include "commands.hpp"
+#include "run_info.hpp"
 
 namespace xfer::cli {
 namespace {
 
 constexpr long long max_threads = 1024;
 constexpr long long max_runs = 1000000;
-
-std::string utc_now() {
-  const std::time_t t = std::time(nullptr);
-  std::tm tm{};
-  gmtime_r(&t, &tm);
-  char buf[32];
-  std::strftime(buf, sizeof buf, "%Y-%m-%dT%H:%M:%SZ", &tm);
-  return buf;
-}
 
 template <class T>
 void add_unique(std::vector<T>& v, const T& x) {

@@ -9,6 +9,7 @@
 namespace {
 
 using namespace xfer::cpu;
+using xfer::thread_team;
 
 TEST(CpuOps, NamesRoundTripAndUnknownNamesAreUsageErrors) {
   for (op o : all_ops()) EXPECT_EQ(parse_op(to_string(o)), o);

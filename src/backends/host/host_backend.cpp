@@ -13,7 +13,6 @@
 #include <xfer/mem/buffer.hpp>
 #include <xfer/mem/host_resources.hpp>
 
-#include "worker_pool.hpp"
 
 namespace xfer::host {
 namespace {
@@ -23,7 +22,7 @@ using clock = std::chrono::steady_clock;
 constexpr std::uint64_t seed_h2d = 1, seed_d2h = 2;
 
 // Splits one copy across the pool's workers in cache-line-aligned chunks.
-void parallel_copy(worker_pool& pool, std::byte* dst, const std::byte* src, std::size_t n) {
+void parallel_copy(thread_team& pool, std::byte* dst, const std::byte* src, std::size_t n) {
   const std::size_t workers = pool.size();
   const std::size_t chunk = ((n + workers - 1) / workers + 63) & ~std::size_t{63};
   pool.run([&](unsigned i) {
@@ -35,8 +34,8 @@ void parallel_copy(worker_pool& pool, std::byte* dst, const std::byte* src, std:
 
 class host_transfer final : public transfer {
  public:
-  host_transfer(const point_spec& p, std::unique_ptr<mem::host_resource> host_kind, worker_pool* pool,
-                worker_pool* duplex)
+  host_transfer(const point_spec& p, std::unique_ptr<mem::host_resource> host_kind, thread_team* pool,
+                thread_team* duplex)
       : spec_(p), host_kind_(std::move(host_kind)), pool_(pool), duplex_(duplex) {
     const std::size_t n = p.bytes;
     const auto t0 = clock::now();
@@ -170,8 +169,8 @@ class host_transfer final : public transfer {
   point_spec spec_;
   std::unique_ptr<mem::host_resource> host_kind_;
   mem::aligned_resource device_mem_{4096};
-  worker_pool* pool_;
-  worker_pool* duplex_;
+  thread_team* pool_;
+  thread_team* duplex_;
   mem::buffer host_a_, host_b_, dev_a_, dev_b_;
   first_use costs_;
 };
@@ -264,12 +263,12 @@ std::unique_ptr<transfer> host_backend::prepare(const point_spec& p) {
   if (available && p.bytes > available / buffers)
     throw skip_point(fmt::format("needs {} buffers of {} ({} B each); only {} B of host memory is available", buffers,
                                  format_size(p.bytes), p.bytes, available));
-  worker_pool* pool = nullptr;
+  thread_team* pool = nullptr;
   if (p.route == "memcpy-mt") {
-    if (!pool_) pool_ = std::make_unique<worker_pool>(threads_);
+    if (!pool_) pool_ = std::make_unique<thread_team>(threads_);
     pool = pool_.get();
   }
-  if (p.dir == direction::bidir && !duplex_) duplex_ = std::make_unique<worker_pool>(2);
+  if (p.dir == direction::bidir && !duplex_) duplex_ = std::make_unique<thread_team>(2);
   return std::make_unique<host_transfer>(p, std::move(kind), pool, duplex_.get());
 }
 

@@ -4,11 +4,11 @@
 // and it is the CPU baseline in reports.
 #include <memory>
 #include <xfer/core/backend.hpp>
+#include <xfer/core/thread_team.hpp>
 #include <xfer/mem/kinds.hpp>
 
 namespace xfer::host {
 
-class worker_pool;
 
 class host_backend final : public backend {
  public:
@@ -29,8 +29,8 @@ class host_backend final : public backend {
  private:
   unsigned threads_;
   mem::kind_options kinds_;
-  std::unique_ptr<worker_pool> pool_;    // memcpy-mt
-  std::unique_ptr<worker_pool> duplex_;  // bidir: one worker per direction
+  std::unique_ptr<thread_team> pool_;    // memcpy-mt
+  std::unique_ptr<thread_team> duplex_;  // bidir: one thread per direction
 };
 
 }  // namespace xfer::host

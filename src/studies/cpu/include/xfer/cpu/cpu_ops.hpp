@@ -7,7 +7,7 @@
 #include <string_view>
 #include <vector>
 #include <xfer/cpu/nontemporal.hpp>
-#include <xfer/cpu/thread_team.hpp>
+#include <xfer/core/thread_team.hpp>
 
 namespace xfer::cpu {
 

@@ -1,6 +1,7 @@
 #pragma once
-// Persistent threads for the multi-threaded variants: a thread started inside
-// a timed run would put thread creation, not memory traffic, on the clock.
+// Persistent threads for multi-threaded copies (the host backend's memcpy-mt
+// and bidir, the CPU study's --threads): a thread started inside a timed run
+// would put thread creation, not memory traffic, on the clock.
 #include <condition_variable>
 #include <cstdint>
 #include <functional>
@@ -8,7 +9,7 @@
 #include <thread>
 #include <vector>
 
-namespace xfer::cpu {
+namespace xfer {
 
 class thread_team {
  public:
@@ -35,4 +36,4 @@ class thread_team {
   bool closing_ = false;
 };
 
-}  // namespace xfer::cpu
+}  // namespace xfer

@@ -1,7 +1,7 @@
 #include <stdexcept>
-#include <xfer/cpu/thread_team.hpp>
+#include <xfer/core/thread_team.hpp>
 
-namespace xfer::cpu {
+namespace xfer {
 
 thread_team::thread_team(unsigned size) {
   if (size == 0) throw std::invalid_argument("a thread team needs at least one thread");
@@ -52,4 +52,4 @@ void thread_team::loop(unsigned index) {
   }
 }
 
-}  // namespace xfer::cpu
+}  // namespace xfer
