@@ -29,20 +29,6 @@ static_assert(mmap_resource::declared.host_accessible && numa_resource::declared
 
 namespace {
 
-// A caching pool owns nothing but borrows its upstream: bundle the two.
-struct pooled final : host_resource {
-  over_aligned_resource upstream{4096};
-  caching_pool pool{upstream};
-  std::string_view kind() const noexcept override { return pool.kind(); }
-  properties props() const noexcept override { return pool.props(); }
-  std::size_t max_alignment() const noexcept override { return pool.max_alignment(); }
-  std::size_t natural_alignment() const noexcept override { return pool.natural_alignment(); }
-  std::string describe() const override { return pool.describe(); }
-  void* do_allocate(std::size_t n, std::size_t a) override { return pool.allocate(n, a); }
-  void do_deallocate(void* p, std::size_t n, std::size_t a) noexcept override { pool.deallocate(p, n, a); }
-  bool do_is_equal(const std::pmr::memory_resource& o) const noexcept override { return this == &o; }
-};
-
 template <class Make>
 resource_case library(std::string name, Make make) {
   return {std::move(name), [make](std::string&) -> std::unique_ptr<host_resource> { return make(); }};
@@ -64,7 +50,9 @@ INSTANTIATE_TEST_SUITE_P(
                       library("over_aligned_64", [] { return std::make_unique<over_aligned_resource>(64); }),
                       library("mmap", [] { return std::make_unique<mmap_resource>(); }),
                       library("numa0", [] { return std::make_unique<numa_resource>(0); }),
-                      library("pool_over_aligned", [] { return std::make_unique<pooled>(); })),
+                      library("pool_over_aligned", [] {
+                        return std::make_unique<xfer::test::owned_pool>(std::make_unique<over_aligned_resource>(4096));
+                      })),
     xfer::test::case_name);
 
 TEST(UnalignedResource, StartsOnNoPageOrCacheLine) {

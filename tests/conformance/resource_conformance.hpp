@@ -14,6 +14,7 @@
 #include <ostream>
 #include <string>
 #include <vector>
+#include <xfer/mem/caching_pool.hpp>
 #include <xfer/mem/error.hpp>
 #include <xfer/mem/resource.hpp>
 
@@ -25,6 +26,24 @@ struct resource_case {
   std::function<std::unique_ptr<mem::host_resource>(std::string& why_not)> make;
   // Runs after each test (e.g. a leak check); may be empty.
   std::function<void(mem::host_resource&)> after = {};
+};
+
+// A caching pool owning the upstream it borrows, as one resource, so a pool
+// can be a conformance case like any other.
+struct owned_pool final : mem::host_resource {
+  explicit owned_pool(std::unique_ptr<mem::host_resource> up) : upstream(std::move(up)), pool(*upstream) {}
+  std::unique_ptr<mem::host_resource> upstream;
+  mem::caching_pool pool;
+  std::string_view kind() const noexcept override { return pool.kind(); }
+  mem::properties props() const noexcept override { return pool.props(); }
+  std::size_t max_alignment() const noexcept override { return pool.max_alignment(); }
+  std::size_t natural_alignment() const noexcept override { return pool.natural_alignment(); }
+  std::string describe() const override { return pool.describe(); }
+
+ private:
+  void* do_allocate(std::size_t n, std::size_t a) override { return pool.allocate(n, a); }
+  void do_deallocate(void* p, std::size_t n, std::size_t a) noexcept override { pool.deallocate(p, n, a); }
+  bool do_is_equal(const std::pmr::memory_resource& o) const noexcept override { return this == &o; }
 };
 
 inline void PrintTo(const resource_case& c, std::ostream* os) { *os << c.name; }

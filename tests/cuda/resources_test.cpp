@@ -116,27 +116,13 @@ const resource_case all_cases[] = {{"cuda-rt", "registered"}, {"cuda-rt", "pinne
 
 // A caching pool over pinned memory: the pool keeps blocks alive, which is
 // where the CUDA allocator's packing of small blocks showed.
-struct pooled_pinned final : mem::host_resource {
-  explicit pooled_pinned(std::unique_ptr<mem::host_resource> up) : upstream(std::move(up)), pool(*upstream) {}
-  std::unique_ptr<mem::host_resource> upstream;
-  mem::caching_pool pool;
-  std::string_view kind() const noexcept override { return pool.kind(); }
-  mem::properties props() const noexcept override { return pool.props(); }
-  std::size_t max_alignment() const noexcept override { return pool.max_alignment(); }
-  std::size_t natural_alignment() const noexcept override { return pool.natural_alignment(); }
-  std::string describe() const override { return pool.describe(); }
-  void* do_allocate(std::size_t n, std::size_t a) override { return pool.allocate(n, a); }
-  void do_deallocate(void* p, std::size_t n, std::size_t a) noexcept override { pool.deallocate(p, n, a); }
-  bool do_is_equal(const std::pmr::memory_resource& o) const noexcept override { return this == &o; }
-};
-
 std::vector<xfer::test::resource_case> shared_cases() {
   std::vector<xfer::test::resource_case> out;
   for (const auto& c : all_cases) out.push_back(shared_case(c));
   auto pinned = shared_case({"cuda-rt", "pinned"});
   out.push_back({"cuda_rt_pool_pinned", [pinned](std::string& why) -> std::unique_ptr<mem::host_resource> {
                    auto up = pinned.make(why);
-                   return up ? std::make_unique<pooled_pinned>(std::move(up)) : nullptr;
+                   return up ? std::make_unique<xfer::test::owned_pool>(std::move(up)) : nullptr;
                  }});
   return out;
 }
