@@ -305,39 +305,26 @@ class cl_transfer final : public transfer {
             }};
   }
 
-  host_op map_write_op(host_block& src, const mem_object& dst) {
+  // Map the device buffer, memcpy to (to_device) or from it, unmap: each part
+  // timed apart, as a program using mapping would spend it.
+  host_op map_op(host_block& host, const mem_object& dev, bool to_device) {
     const std::size_t n = spec_.bytes;
-    const cl_mem m = dst.get();
+    const cl_mem m = dev.get();
     const cl_command_queue q = queues_[0].get();
     // WRITE_INVALIDATE_REGION (1.2+) spares the driver copying the old contents in.
-    const cl_map_flags flags = caps_.major > 1 || caps_.minor >= 2 ? CL_MAP_WRITE_INVALIDATE_REGION : CL_MAP_WRITE;
-    return [&src, m, n, q, flags](map_parts& parts) {
+    const cl_map_flags flags = !to_device ? CL_MAP_READ
+                               : caps_.major > 1 || caps_.minor >= 2 ? CL_MAP_WRITE_INVALIDATE_REGION
+                                                                     : CL_MAP_WRITE;
+    return [&host, m, n, q, flags, to_device](map_parts& parts) {
       const auto t0 = clock::now();
       cl_int rc = CL_SUCCESS;
       void* p = clEnqueueMapBuffer(q, m, CL_TRUE, flags, 0, n, 0, nullptr, nullptr, &rc);
-      check(rc, "clEnqueueMapBuffer", fmt::format("for writing, {} B", n));
+      check(rc, "clEnqueueMapBuffer", fmt::format("for {}, {} B", to_device ? "writing" : "reading", n));
       const auto t1 = clock::now();
-      std::memcpy(p, src.data(), n);
-      const auto t2 = clock::now();
-      check(clEnqueueUnmapMemObject(q, m, p, 0, nullptr, nullptr), "clEnqueueUnmapMemObject", fmt::format("{} B", n));
-      check(clFinish(q), "clFinish", "after unmap");
-      const auto t3 = clock::now();
-      parts.map += std::chrono::duration<double>(t1 - t0).count();
-      parts.memcpy += std::chrono::duration<double>(t2 - t1).count();
-      parts.unmap += std::chrono::duration<double>(t3 - t2).count();
-    };
-  }
-  host_op map_read_op(const mem_object& src, host_block& dst) {
-    const std::size_t n = spec_.bytes;
-    const cl_mem m = src.get();
-    const cl_command_queue q = queues_[0].get();
-    return [&dst, m, n, q](map_parts& parts) {
-      const auto t0 = clock::now();
-      cl_int rc = CL_SUCCESS;
-      void* p = clEnqueueMapBuffer(q, m, CL_TRUE, CL_MAP_READ, 0, n, 0, nullptr, nullptr, &rc);
-      check(rc, "clEnqueueMapBuffer", fmt::format("for reading, {} B", n));
-      const auto t1 = clock::now();
-      std::memcpy(dst.data(), p, n);
+      if (to_device)
+        std::memcpy(p, host.data(), n);
+      else
+        std::memcpy(host.data(), p, n);
       const auto t2 = clock::now();
       check(clEnqueueUnmapMemObject(q, m, p, 0, nullptr, nullptr), "clEnqueueUnmapMemObject", fmt::format("{} B", n));
       check(clFinish(q), "clFinish", "after unmap");
@@ -375,9 +362,9 @@ class cl_transfer final : public transfer {
         break;
       case route_id::map:
         switch (spec_.dir) {
-          case direction::h2d: host_ops_ = {map_write_op(*host_a_, dev_a_)}; break;
-          case direction::d2h: host_ops_ = {map_read_op(dev_a_, *host_a_)}; break;
-          case direction::rw: host_ops_ = {map_write_op(*host_a_, dev_a_), map_read_op(dev_a_, *host_a_)}; break;
+          case direction::h2d: host_ops_ = {map_op(*host_a_, dev_a_, true)}; break;
+          case direction::d2h: host_ops_ = {map_op(*host_a_, dev_a_, false)}; break;
+          case direction::rw: host_ops_ = {map_op(*host_a_, dev_a_, true), map_op(*host_a_, dev_a_, false)}; break;
           default: throw skip_point(fmt::format("route map moves no data {}", to_string(spec_.dir)));
         }
         break;
