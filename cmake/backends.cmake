@@ -4,12 +4,29 @@ include(CheckLanguage)
 set(XFER_HAVE_CUDA 0)
 if(NOT XFER_ENABLE_CUDA STREQUAL "OFF")
   check_language(CUDA)
+  # Kernels for every GPU the toolkit supports, not nvcc's default (one old
+  # architecture): real code for each major architecture (a minor one runs its
+  # major's code) and PTX of the newest, which the driver compiles for GPUs
+  # newer than this toolkit. CMAKE_CUDA_ARCHITECTURES or CUDAARCHS, when
+  # given, win.
+  if(NOT DEFINED CMAKE_CUDA_ARCHITECTURES AND NOT DEFINED ENV{CUDAARCHS})
+    set(CMAKE_CUDA_ARCHITECTURES all-major)
+  endif()
   if(CMAKE_CUDA_COMPILER)
     enable_language(CUDA)
     find_package(CUDAToolkit)
   endif()
   if(CMAKE_CUDA_COMPILER AND CUDAToolkit_FOUND)
     set(XFER_HAVE_CUDA 1)
+    # Spelled out for `xferbench list` (CMake names all, all-major, native).
+    set(XFER_CUDA_ARCH_LIST "${CMAKE_CUDA_ARCHITECTURES}")
+    if(CMAKE_CUDA_ARCHITECTURES STREQUAL "all-major")
+      set(XFER_CUDA_ARCH_LIST "${CMAKE_CUDA_ARCHITECTURES_ALL_MAJOR}")
+    elseif(CMAKE_CUDA_ARCHITECTURES STREQUAL "all")
+      set(XFER_CUDA_ARCH_LIST "${CMAKE_CUDA_ARCHITECTURES_ALL}")
+    endif()
+    string(REPLACE ";" " " XFER_CUDA_ARCH_LIST "${XFER_CUDA_ARCH_LIST}")
+    message(STATUS "xferbench CUDA architectures: ${XFER_CUDA_ARCH_LIST}")
   elseif(XFER_ENABLE_CUDA STREQUAL "ON")
     message(FATAL_ERROR "XFER_ENABLE_CUDA=ON but no CUDA compiler/toolkit was found")
   endif()

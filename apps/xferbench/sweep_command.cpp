@@ -1,10 +1,12 @@
 #include <algorithm>
+#include <cctype>
 #include <chrono>
 #include <cstdio>
 #include <ctime>
 #include <fmt/format.h>
 #include <fmt/ranges.h>
 #include <iostream>
+#include <map>
 #include <set>
 #include <unistd.h>
 #include <xfer/backends/registry.hpp>
@@ -99,23 +101,33 @@ class progress_line final : public reporter {
   reporter& inner_;
 };
 
-// Flags points that beat the fastest accelerator link this machine reports.
+// Flags points that beat their device's link (the fastest accelerator link
+// this machine reports where the point's PCI address is unknown).
 class link_limit_check final : public reporter {
  public:
   link_limit_check(reporter& inner, const system_info& sys) : inner_(inner) {
-    for (const auto& a : sys.accelerators) link_gbps_ = std::max(link_gbps_, a.theoretical_gbps);
+    for (const auto& a : sys.accelerators) {
+      fastest_gbps_ = std::max(fastest_gbps_, a.theoretical_gbps);
+      by_address_[lowercase(a.address)] = a.theoretical_gbps;
+    }
   }
   void report_context(const run_context& c) override { inner_.report_context(c); }
   void report(const point_result& r) override {
     point_result flagged = r;
-    flag_link_limit(flagged, link_gbps_);
+    const auto link = by_address_.find(lowercase(r.device_pci));
+    flag_link_limit(flagged, link != by_address_.end() && link->second > 0 ? link->second : fastest_gbps_);
     inner_.report(flagged);
   }
   void finalize(bool interrupted) override { inner_.finalize(interrupted); }
 
  private:
+  static std::string lowercase(std::string s) {
+    for (char& c : s) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
+    return s;
+  }
   reporter& inner_;
-  double link_gbps_ = 0;
+  double fastest_gbps_ = 0;
+  std::map<std::string, double> by_address_;
 };
 
 // Keeps the names of `wanted` that `known` has. An empty `wanted` means all.

@@ -115,3 +115,31 @@ def test_single_point_report():
     (c,) = rep.curves
     assert c.fit is None and c.peak is c.half_peak
     assert rep.api == [] and rep.break_even == []
+
+
+def test_points_above_the_link_stay_out_of_peaks_and_fits(write_result):
+    """A point faster than the link measured something else: it is flagged, and
+    never the peak, the half-peak size or a point of the fitted model."""
+    from conftest import point, gpu_system
+
+    sizes = [1 << 16, 1 << 20, 1 << 24]
+    pts = [point("cuda-rt", "copy-async", "h2d", "pinned", n, samples=[2e-6 + n / 25e9], device_type="gpu")
+           for n in sizes]
+    pts.append(point("cuda-rt", "copy-async", "h2d", "pinned", 1 << 26, samples=[(1 << 26) / 400e9],
+                     device_type="gpu"))  # 400 GB/s over a 31.5 GB/s link
+    c = analyze(load_runs([write_result("above.json", pts, gpu_system())])).curves[0]
+    assert [p.bytes for p in c.above_limit] == [1 << 26]
+    assert c.peak.bytes == 1 << 24
+    assert c.gbps(c.peak) < 31.5
+    assert c.fit.bandwidth_gbps == pytest.approx(25, rel=0.02)
+    assert c.half_peak.bytes in sizes
+
+
+def test_a_curve_wholly_above_the_link_has_no_peak(write_result):
+    from conftest import point, gpu_system
+
+    pts = [point("opencl:nvidia", "kernel-host", "h2d", "alloc-host-ptr", n, samples=[n / 900e9], device_type="gpu")
+           for n in (1 << 20, 1 << 24)]
+    c = analyze(load_runs([write_result("all_above.json", pts, gpu_system())])).curves[0]
+    assert len(c.above_limit) == 2
+    assert c.peak is None and c.half_peak is None and c.fit is None

@@ -79,14 +79,24 @@ class Curve:
         return [p.bytes for p in self.points]
 
     @property
+    def trusted(self):
+        """The points a peak, a headline or a model may use: none faster than
+        the link carries (such a point measured something else)."""
+        suspect = {id(p) for p in self.above_limit}
+        return [p for p in self.points if id(p) not in suspect]
+
+    @property
     def peak(self):
-        return max(self.points, key=self.gbps)
+        """The fastest trusted point; None when every point is suspect."""
+        return max(self.trusted, key=self.gbps, default=None)
 
     @property
     def half_peak(self):
-        """The smallest size that reaches half the peak bandwidth."""
+        """The smallest trusted size that reaches half the peak bandwidth."""
+        if self.peak is None:
+            return None
         half = self.gbps(self.peak) / 2
-        return next(p for p in self.points if self.gbps(p) >= half)
+        return next(p for p in self.trusted if self.gbps(p) >= half)
 
     @property
     def not_converged(self):
@@ -345,7 +355,7 @@ def analyze(runs, reference_backend=None):
         for p in c.points:
             seen.setdefault(p.bytes, p)
         c.points = sorted(seen.values(), key=lambda p: p.bytes)
-        c.fit = fit_cost_model([c.nbytes(p) for p in c.points], [c.time(p) for p in c.points])
+        c.fit = fit_cost_model([c.nbytes(p) for p in c.trusted], [c.time(p) for p in c.trusted])
         ordered.append(c)
     ordered.sort(key=lambda c: (group_list.index(c.group), direction_sort_key(c.direction),
                                 routes.index(c.route), kinds.index(c.host_memory)))
@@ -356,7 +366,7 @@ def analyze(runs, reference_backend=None):
             pts = [p for p in c.points if name in p.parts]
             limit = c.link_limit / LINK_FACTOR[c.direction] if c.link_limit else None
             pc = Curve(c.group, c.route, c.direction, c.host_memory, pts, part=name, link_limit=limit)
-            pc.fit = fit_cost_model([pc.nbytes(p) for p in pts], [pc.time(p) for p in pts])
+            pc.fit = fit_cost_model([pc.nbytes(p) for p in pc.trusted], [pc.time(p) for p in pc.trusted])
             part_curves.append(pc)
     all_points = [p for r in runs for p in r.points]
     counts = {s: sum(p.status == s for p in all_points) for s in ("ok", "skipped", "failed")}

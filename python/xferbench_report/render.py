@@ -96,7 +96,7 @@ def _notes(curve):
     if curve.unverified:
         notes.append(f"{len(curve.unverified)} unverified")
     if curve.above_limit:
-        notes.append(f"ABOVE LINK LIMIT at {len(curve.above_limit)} sizes")
+        notes.append(f"ABOVE LINK LIMIT at {len(curve.above_limit)} sizes (left out of the peak and the fit)")
     if curve.fit and curve.fit.constrained:
         notes.append(f"fit with {curve.fit.constrained}")
     if len(curve.points) == 1:
@@ -123,7 +123,8 @@ def _peaks_section(doc, report):
             f = c.fit
             rows.append([
                 c.group.name, c.route, c.host_memory + (f" ({c.part} part)" if c.part else ""),
-                format_gbps(c.gbps(peak)), format_size(peak.bytes), format_size(half.bytes),
+                format_gbps(c.gbps(peak)) if peak else "-", format_size(peak.bytes) if peak else "-",
+                format_size(half.bytes) if half else "-",
                 f"{format_time(c.time(first))} @ {format_size(first.bytes)}",
                 format_us(f.latency_s) if f else "-",
                 (format_gbps(f.bandwidth_gbps) if math.isfinite(f.bandwidth_bps) else "unresolved") if f else "-",

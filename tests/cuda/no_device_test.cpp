@@ -7,6 +7,11 @@
 #include <gtest/gtest.h>
 
 #include <cstdint>
+#include <vector>
+#include <map>
+#include <cstring>
+#include <cstdlib>
+#include <algorithm>
 #include <cstdio>
 #include <memory>
 #include <set>
@@ -20,6 +25,7 @@
 #include <xfer/mem/os.hpp>
 
 #include "cuda/cuda_backend.hpp"
+#include "cuda/resources.hpp"
 
 using namespace xfer;
 using namespace xfer::cuda;
@@ -31,6 +37,10 @@ struct fake_api final : api {
   bool can_map = true;
   bool managed = true;
   std::uint64_t total = std::uint64_t{64} << 20;
+  // host_alloc hands out real memory this many bytes into a page (as CUDA 13
+  // did on the H100); negative: it refuses, like a device-less driver.
+  long host_offset = -1;
+  std::map<void*, void*> host_blocks;  // what host_alloc returned -> the page it lies in
   int* current_calls;
   explicit fake_api(int* calls) : current_calls(calls) {}
 
@@ -52,11 +62,28 @@ struct fake_api final : api {
   int runtime_version() override { return 13000; }
   void* device_alloc(std::size_t) override { nope("device_alloc"); }
   void device_free(void*) noexcept override {}
-  void* host_alloc(std::size_t, host_alloc_flags) override { nope("host_alloc"); }
-  void host_free(void*) noexcept override {}
+  void* host_alloc(std::size_t bytes, host_alloc_flags) override {
+    if (host_offset < 0) nope("host_alloc");
+    const std::size_t page = 4096;
+    void* base = std::aligned_alloc(page, (bytes + host_offset + page - 1) / page * page);
+    void* p = static_cast<char*>(base) + host_offset;
+    host_blocks[p] = base;
+    return p;
+  }
+  void host_free(void* p) noexcept override {
+    const auto it = host_blocks.find(p);
+    if (it == host_blocks.end()) std::abort();  // freeing what the API never gave out
+    std::free(it->second);
+    host_blocks.erase(it);
+  }
   void host_register(void*, std::size_t) override { nope("host_register"); }
   void host_unregister(void*) noexcept override {}
-  void* mapped_device_pointer(void*) override { nope("mapped_device_pointer"); }
+  // Device addresses differ from host ones here, so an offset lost on the way shows.
+  static constexpr std::uintptr_t device_shift = std::uintptr_t{1} << 40;
+  void* mapped_device_pointer(void* p) override {
+    if (!host_blocks.count(p)) nope("mapped_device_pointer");
+    return reinterpret_cast<void*>(reinterpret_cast<std::uintptr_t>(p) + device_shift);
+  }
   void* managed_alloc(std::size_t) override { nope("managed_alloc"); }
   void managed_free(void*) noexcept override {}
   void copy(void*, const void*, std::size_t, copy_kind) override { nope("copy"); }
@@ -101,6 +128,96 @@ TEST(CudaHostMemory, ServesTheCudaKindsWithTheirProperties) {
   }
   // The driver API allocates in the current context: each CUDA kind made one current.
   EXPECT_EQ(f.current_calls, 5);
+}
+
+// The zero-copy routes take what the device can address: with unified
+// addressing every pinned kind and managed memory, without it only mapped
+// (and managed); pageable memory never.
+TEST(CudaHostMemory, DeviceAccessFollowsTheDevicesAddressing) {
+  fake_backend f;
+  device_attributes unified;
+  unified.unified_addressing = unified.can_map_host_memory = unified.managed_memory = true;
+  device_attributes separate = unified;
+  separate.unified_addressing = false;
+  for (const char* kind : {"registered", "pinned", "pinned-wc", "mapped", "managed"}) {
+    auto r = f.b->host_memory(kind);
+    EXPECT_EQ(device_access_gap(*r, unified), "") << kind;
+    const bool reachable_without_uva = std::string(kind) == "mapped" || std::string(kind) == "managed";
+    EXPECT_EQ(device_access_gap(*r, separate).empty(), reachable_without_uva) << kind;
+  }
+  for (const char* kind : {"pageable", "pageable-unaligned", "aligned", "huge"}) {
+    const std::string gap = device_access_gap(*f.b->host_memory(kind), unified);
+    EXPECT_NE(gap.find("cannot address"), std::string::npos) << kind << ": " << gap;
+  }
+  device_attributes no_map = unified;
+  no_map.can_map_host_memory = false;
+  EXPECT_NE(device_access_gap(*f.b->host_memory("mapped"), no_map), "");
+}
+
+// A GPU the build has no code for: the line names the device, what the
+// binary covers, and the option that covers it.
+TEST(CudaBackendNoDevice, AnUncoveredDeviceIsNamedWithTheFix) {
+  device_attributes a;
+  a.name = "NVIDIA Future";
+  a.cc_major = 13;
+  a.cc_minor = 1;
+  const std::string why = uncovered_device_reason(0, a, "75-real 80-real 90-real 100-real 110-real 120");
+  EXPECT_NE(why.find("device 0 (NVIDIA Future, compute capability 13.1)"), std::string::npos) << why;
+  EXPECT_NE(why.find("built for 75-real 80-real 90-real 100-real 110-real 120"), std::string::npos) << why;
+  EXPECT_NE(why.find("-DCMAKE_CUDA_ARCHITECTURES=131"), std::string::npos) << why;
+}
+
+// The API may hand out pinned blocks anywhere in a page (CUDA 13 did, at
+// +0x200): the pinned kinds still deliver page-aligned blocks of the full
+// size, give the device address of any byte inside, and return exactly what
+// the API gave when freed, in any order.
+TEST(CudaHostMemory, PinnedKindsArePageAlignedWhateverTheApiReturns) {
+  int calls = 0;
+  fake_api a(&calls);
+  a.host_offset = 0x200;
+  for (auto make : {+[](api& x) -> std::unique_ptr<pinned_host_resource> { return std::make_unique<pinned_resource>(x); },
+                    +[](api& x) -> std::unique_ptr<pinned_host_resource> { return std::make_unique<pinned_wc_resource>(x); },
+                    +[](api& x) -> std::unique_ptr<pinned_host_resource> { return std::make_unique<mapped_resource>(x); }}) {
+    auto r = make(a);
+    std::vector<std::pair<void*, std::size_t>> blocks;
+    for (std::size_t n : {std::size_t{0}, std::size_t{1}, std::size_t{4096}, std::size_t{4097}, std::size_t{3} << 20}) {
+      void* p = r->allocate(n, 4096);
+      EXPECT_EQ(reinterpret_cast<std::uintptr_t>(p) % 4096, 0u) << r->kind() << " " << n << " B at " << p;
+      std::memset(p, 0xAB, n);  // the whole block is there (ASan would see an overrun)
+      auto* inside = static_cast<char*>(p) + n / 2;
+      const auto base = std::find_if(a.host_blocks.begin(), a.host_blocks.end(), [&](auto& b) {
+        return b.first <= static_cast<void*>(inside) && static_cast<void*>(inside) < static_cast<char*>(b.first) + n + 8192;
+      });
+      ASSERT_NE(base, a.host_blocks.end());
+      EXPECT_EQ(r->device_pointer(inside),
+                static_cast<char*>(base->first) + fake_api::device_shift + (inside - static_cast<char*>(base->first)));
+      blocks.emplace_back(p, n);
+    }
+    EXPECT_EQ(r->live_blocks(), blocks.size());
+    EXPECT_THROW((void)r->device_pointer(&calls), api_error);  // not one of its blocks
+    int foreign = 0;
+    r->deallocate(&foreign, sizeof foreign, 1);  // not its own: ignored, never handed to the API
+    for (std::size_t i : {3, 0, 4, 1, 2}) r->deallocate(blocks[i].first, blocks[i].second, 4096);
+    EXPECT_EQ(r->live_blocks(), 0u);
+    EXPECT_TRUE(a.host_blocks.empty()) << a.host_blocks.size() << " blocks never returned to the API";
+  }
+}
+
+// A refused allocation says which kind, how many bytes, and the API's error.
+TEST(CudaHostMemory, ARefusedPinnedAllocationNamesTheBytesAndTheCause) {
+  int calls = 0;
+  fake_api a(&calls);
+  pinned_resource r(a);
+  try {
+    (void)r.allocate(12345, 1);
+    FAIL();
+  } catch (const mem::allocation_error& e) {
+    const std::string what = e.what();
+    EXPECT_NE(what.find("12345"), std::string::npos) << what;
+    EXPECT_NE(what.find("fake: no device"), std::string::npos) << what;
+    EXPECT_NE(what.find("pinned"), std::string::npos) << what;
+  }
+  EXPECT_EQ(r.live_blocks(), 0u);
 }
 
 TEST(CudaHostMemory, CoreKindsUseTheBackendsOptionsAndNeedNoContext) {

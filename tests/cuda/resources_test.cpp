@@ -66,17 +66,20 @@ TEST_P(CudaResourceConformance, NameAndPropertiesMatchTheKind) {
   EXPECT_FALSE(r->describe().empty());
 }
 
-// Device-accessible kinds: what the host wrote, the device reads back (and
-// the reverse), through the address device_view gives.
-TEST_P(CudaResourceConformance, DeviceAccessibleKindsAreReachableFromTheDevice) {
-  if (!r->props().device_accessible) GTEST_SKIP() << GetParam().kind << " is not device-accessible";
-  const std::size_t n = 4096;
+// Every CUDA kind is reachable from a kernel on a device with unified
+// addressing (the zero-copy routes rely on it): what the host wrote, the
+// device reads back (and the reverse), through the address device_view gives.
+TEST_P(CudaResourceConformance, EveryKindIsReachableFromTheDevice) {
+  const device_attributes attrs = api_->attributes(0);
+  ASSERT_TRUE(attrs.unified_addressing) << "every 64-bit CUDA platform has unified addressing";
+  ASSERT_EQ(device_access_gap(*r, attrs), "");
+  const std::size_t n = 4096 + 123;  // more than a page, not whole pages
   auto* host = static_cast<unsigned char*>(r->allocate(n, 1));
   std::memset(host, 0x5A, n);
   device_buffer dev(*api_, n);
   stream s(*api_);
-  kernels::copy(s.get(), dev.data(), device_view(*r, host), n, 1);  // the device reads host memory
-  kernels::write_pattern(s.get(), device_view(*r, host), n, 9, 1);    // and writes it
+  kernels::copy(s.get(), dev.data(), device_view(*r, *api_, host), n, 1);  // the device reads host memory
+  kernels::write_pattern(s.get(), device_view(*r, *api_, host), n, 9, 1);    // and writes it
   api_->synchronize_stream(s.get());
   std::vector<unsigned char> back(n);
   api_->copy(back.data(), dev.data(), n, copy_kind::d2h);

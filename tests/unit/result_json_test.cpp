@@ -103,3 +103,27 @@ TEST(LinkLimit, FlagsOnlyDevicePointsThatCrossTheLink) {
   flag_link_limit(r, 63.0);
   EXPECT_FALSE(r.above_link_limit);
 }
+
+// A kernel "reading host memory" at device-memory speed never crossed the
+// link: skipped with the numbers, the samples kept; under the link it stays ok.
+TEST(LinkLimit, AKernelHostPointAboveTheLinkIsSkippedWithTheNumbers) {
+  point_result r;
+  r.spec = {"opencl:nvidia", 0, "kernel-host", direction::h2d, "alloc-host-ptr", 1 << 20};
+  r.device_type = "gpu";
+  r.bytes_per_rep = 1 << 20;
+  r.samples_s = {(1 << 20) / 2000e9};
+  r.stats.median = (1 << 20) / 2000e9;  // 2000 GB/s
+  flag_link_limit(r, 63.0);
+  EXPECT_TRUE(r.above_link_limit);
+  EXPECT_EQ(r.status, point_status::skipped);
+  EXPECT_NE(r.reason.find("2000.0 GB/s, above the link's 63.0 GB/s"), std::string::npos) << r.reason;
+  EXPECT_EQ(r.samples_s.size(), 1u);
+  point_result under = r;
+  under.status = point_status::ok;
+  under.above_link_limit = false;
+  under.reason.clear();
+  under.stats.median = (1 << 20) / 50e9;
+  flag_link_limit(under, 63.0);
+  EXPECT_EQ(under.status, point_status::ok);
+  EXPECT_FALSE(under.above_link_limit);
+}

@@ -73,7 +73,8 @@ struct run_context {
 
 // Sets above_link_limit on an ok point of a device (not CPU) whose route
 // crosses the link (it uses host memory) when its rate beats link_gbps per
-// direction (2x for bidir, which uses both directions at once).
+// direction (2x for bidir, which uses both directions at once). Such a
+// kernel-host point is skipped with the reason: its kernel never crossed the link.
 void flag_link_limit(point_result& r, double link_gbps);
 
 void to_json(nlohmann::json& j, const summary& s);

@@ -3,11 +3,13 @@
 #include <algorithm>
 #include <dlfcn.h>
 #include <fmt/format.h>
+#include <xfer/config.hpp>
 #include <xfer/core/errors.hpp>
 
 #include "cuda_backends.hpp"
 #include "cuda_transfer.hpp"
 #include "device_context.hpp"
+#include "kernels.hpp"
 #include "resources.hpp"
 #include "vadd_app.hpp"
 
@@ -29,6 +31,13 @@ std::string why_unavailable() {
 }
 
 }  // namespace
+
+std::string uncovered_device_reason(int device, const device_attributes& a, std::string_view built_for) {
+  return fmt::format("device {} ({}, compute capability {}.{}) is not covered by this binary, whose CUDA kernels were "
+                     "built for {}: rebuild with -DCMAKE_CUDA_ARCHITECTURES={}{}",
+                     device, a.name, a.cc_major, a.cc_minor, built_for.empty() ? "nvcc's default" : built_for,
+                     a.cc_major, a.cc_minor);
+}
 
 cuda_backend::cuda_backend(std::string name, std::unique_ptr<api> a, mem::kind_options kinds)
     : name_(std::move(name)), api_(std::move(a)), kinds_(kinds), device_count_(api_->device_count()) {
@@ -82,12 +91,15 @@ std::vector<route_info> cuda_backend::routes() const {
        fmt::format("{} queued behind a spin-kernel gate, device events (wall clock beside); pageable and managed kinds ungated",
                    rt ? "cudaMemcpyAsync" : "cuMemcpy*Async"),
        {h2d, d2h, bidir, rw, d2d}, true},
-      {"kernel-host", "a kernel reads (h2d) or writes (d2h) host memory across the link: zero copy (mapped, managed)",
+      {"kernel-host",
+       "a kernel reads (h2d) or writes (d2h) host memory across the link: zero copy (pinned, pinned-wc, mapped, "
+       "registered, managed)",
        {h2d, d2h}, true},
       {"kernel-device", "a kernel copies device memory to device memory", {d2d}, false},
       {"kernel-device-read", "a kernel reads device memory (XOR reduction)", {d2d}, false},
       {"kernel-device-write", "a kernel writes device memory", {d2d}, false},
-      {"latency", "one device thread chases pointers through mapped host memory: time per dependent 4-byte load",
+      {"latency",
+       "one device thread chases pointers through host memory (pinned kinds, managed): time per dependent 4-byte load",
        {h2d}, true},
   };
 }
@@ -181,6 +193,15 @@ std::vector<backend_entry> make_cuda_backends(const mem::kind_options& kinds) {
       if (n <= 0) {
         out.push_back({name, nullptr, "no CUDA device: the driver reports none"});
         return;
+      }
+      // Every route needs the kernels (the gate is one): a device this build
+      // has no code for makes the backend unavailable, said plainly.
+      for (int d = 0; d < n; ++d) {
+        a->make_current(d);
+        if (!kernels::image_for_current_device()) {
+          out.push_back({name, nullptr, uncovered_device_reason(d, a->attributes(d), XFER_CUDA_ARCHITECTURES)});
+          return;
+        }
       }
       out.push_back({name, std::make_unique<cuda_backend>(name, std::move(a), kinds), ""});
     } catch (const std::exception& e) {

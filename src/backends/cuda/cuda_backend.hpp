@@ -47,4 +47,8 @@ class cuda_backend final : public backend {
   std::map<int, std::unique_ptr<device_context>> contexts_;
 };
 
+// What `xferbench list` says of a device this binary has no kernel code for:
+// the device, its architecture, what the build covers and how to cover it.
+std::string uncovered_device_reason(int device, const device_attributes& a, std::string_view built_for);
+
 }  // namespace xfer::cuda

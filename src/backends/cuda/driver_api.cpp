@@ -220,7 +220,7 @@ class driver_api final : public api {
   void host_free(void* p) noexcept override { (void)cu_.cuMemFreeHost(p); }
 
   void host_register(void* p, std::size_t bytes) override {
-    check(cu_.cuMemHostRegister(p, bytes, CU_MEMHOSTREGISTER_PORTABLE), "cuMemHostRegister",
+    check(cu_.cuMemHostRegister(p, bytes, CU_MEMHOSTREGISTER_PORTABLE | CU_MEMHOSTREGISTER_DEVICEMAP), "cuMemHostRegister",
           fmt::format("{} bytes at {}", bytes, p));
   }
   void host_unregister(void* p) noexcept override { (void)cu_.cuMemHostUnregister(p); }

@@ -66,7 +66,7 @@ class kernel_transfer final : public cuda_transfer {
     const auto t0 = clock::now();
     if (on_host_) {
       host_ = host_buffer();
-      target_ = device_view(*kind_, host_.data());
+      target_ = device_view(*kind_, ctx_.a, host_.data());
     } else {
       dev_a_ = device_buf();
       if (op_ == op::copy) dev_b_ = device_buf();
@@ -152,10 +152,8 @@ std::unique_ptr<transfer> make_kernel_transfer(device_context& ctx, const point_
                                                std::unique_ptr<mem::host_resource> kind) {
   if (p.route == "kernel-host") {
     if (!kind) throw skip_point("kernel-host needs a host memory kind");
-    if (!kind->props().device_accessible)
-      throw skip_point(fmt::format("kernel-host needs host memory the device can address (mapped or managed); '{}' "
-                                   "is not mapped into the device's address space",
-                                   kind->kind()));
+    if (const std::string gap = device_access_gap(*kind, ctx.attrs); !gap.empty())
+      throw skip_point(fmt::format("kernel-host needs host memory the device can address: {}", gap));
   }
   return std::make_unique<kernel_transfer>(ctx, p, std::move(kind));
 }

@@ -235,6 +235,16 @@ void preload() {
   }
 }
 
+bool image_for_current_device() {
+  cudaFuncAttributes a{};
+  const cudaError_t e = cudaFuncGetAttributes(&a, reinterpret_cast<const void*>(&spin_kernel));
+  if (e == cudaSuccess) return true;
+  (void)cudaGetLastError();
+  if (e == cudaErrorNoKernelImageForDevice || e == cudaErrorInvalidDeviceFunction) return false;
+  throw std::runtime_error(std::string("looking for the kernels' code (cudaFuncGetAttributes) failed: ") +
+                           cudaGetErrorName(e) + ": " + cudaGetErrorString(e));
+}
+
 void chase(void* stream, const std::uint32_t* ring, std::uint64_t steps, chase_state* state) {
   chase_kernel<<<1, 1, 0, as_stream(stream)>>>(ring, steps, state);
   check_launch("the pointer-chase kernel", steps);

@@ -44,6 +44,11 @@ void vadd(void* stream, const std::uint32_t* a, const std::uint32_t* b, std::uin
 // with the spin kernel running, that is a deadlock. Call once per context.
 void preload();
 
+// Whether this binary holds code the current device runs: real code for its
+// architecture, or PTX the driver can compile for it. A GPU newer than the
+// PTX, or older than the oldest architecture built, has none.
+bool image_for_current_device();
+
 // One thread follows `steps` links of a ring of 32-bit element indices,
 // one dependent uncached load at a time, starting at state->index; it leaves
 // the final index there and adds the indices visited to state->sum.

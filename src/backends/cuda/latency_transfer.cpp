@@ -1,5 +1,5 @@
-// Route latency: one device thread follows a ring of indices through mapped
-// host memory, each load waiting for the one before (a pointer chase), so the
+// Route latency: one device thread follows a ring of indices through host
+// memory the device addresses directly (pinned or managed), each load waiting for the one before (a pointer chase), so the
 // time per step is the round trip of one read across the link.
 #include <algorithm>
 #include <chrono>
@@ -44,7 +44,7 @@ class latency_transfer final : public cuda_transfer {
 
     const auto t0 = clock::now();
     host_ = host_buffer();
-    ring_ = static_cast<const std::uint32_t*>(device_view(*kind_, host_.data()));
+    ring_ = static_cast<const std::uint32_t*>(device_view(*kind_, ctx_.a, host_.data()));
     state_ = device_buffer(ctx_.a, sizeof(kernels::chase_state));
     costs_.alloc_s = seconds_since(t0);
 
@@ -99,9 +99,9 @@ class latency_transfer final : public cuda_transfer {
 
 std::unique_ptr<transfer> make_latency_transfer(device_context& ctx, const point_spec& p,
                                                 std::unique_ptr<mem::host_resource> kind) {
-  if (!kind || !dynamic_cast<const mapped_resource*>(kind.get()))
-    throw skip_point(fmt::format("latency chases through mapped host memory only (-m mapped); '{}' is not",
-                                 kind ? std::string(kind->kind()) : std::string("none")));
+  if (!kind) throw skip_point("latency needs a host memory kind");
+  if (const std::string gap = device_access_gap(*kind, ctx.attrs); !gap.empty())
+    throw skip_point(fmt::format("latency chases through host memory the device can address: {}", gap));
   if (p.bytes < sizeof(std::uint32_t))
     throw skip_point(fmt::format("latency needs at least {} B (one 32-bit index); {} B given", sizeof(std::uint32_t),
                                  p.bytes));

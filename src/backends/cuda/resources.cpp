@@ -94,28 +94,71 @@ std::string pinned_host_resource::describe() const {
   return fmt::format("{}({})", runtime(api_) ? "cudaHostAlloc" : "cuMemHostAlloc", flags);
 }
 
+pinned_host_resource::~pinned_host_resource() {
+  // Blocks still out at the end are the owner's leak, not ours to hide: free
+  // them so the process does not keep pinned pages after the resource is gone.
+  for (const auto& [start, block] : blocks_) api_.host_free(block.base);
+}
+
 void* pinned_host_resource::do_allocate(std::size_t bytes, std::size_t alignment) {
   check_request(bytes, alignment);
   check_host_capacity(*this, bytes);
-  if (bytes > std::numeric_limits<std::size_t>::max() - mem::page_size()) fail(bytes, "size overflows the address space");
-  void* p = nullptr;
+  const std::size_t page = mem::page_size();
+  if (bytes > std::numeric_limits<std::size_t>::max() - 2 * page) fail(bytes, "size overflows the address space");
+  // Whole pages (one at least, which also covers a 0-byte request), plus one
+  // page of room to slide the start onto a page boundary.
+  const std::size_t length = registered_length(bytes) + page;
+  void* block = nullptr;
   try {
-    // Whole pages: the CUDA allocator packs small requests into shared
-    // pinned pages (seen on the H100: a 281-byte block 16 bytes into a page
-    // while other pinned blocks were live), which breaks the page alignment
-    // this kind promises. One page at least also covers a 0-byte request.
-    p = api_.host_alloc(registered_length(bytes), flags_);
+    block = api_.host_alloc(length, flags_);
   } catch (const api_error& e) {
     fail(bytes, e.what());
   }
-  if (reinterpret_cast<std::uintptr_t>(p) % mem::page_size() != 0) {
-    api_.host_free(p);
-    fail(bytes, fmt::format("{} returned {}, not page-aligned", runtime(api_) ? "cudaHostAlloc" : "cuMemHostAlloc", p));
+  const std::uintptr_t start = (reinterpret_cast<std::uintptr_t>(block) + page - 1) & ~std::uintptr_t(page - 1);
+  try {
+    const std::lock_guard lock(mutex_);
+    blocks_.emplace(start, api_block{block, length - page});
+  } catch (...) {
+    api_.host_free(block);
+    fail(bytes, "out of memory for the block table");
   }
-  return p;
+  return reinterpret_cast<void*>(start);
 }
 
-void pinned_host_resource::do_deallocate(void* p, std::size_t, std::size_t) noexcept { api_.host_free(p); }
+void pinned_host_resource::do_deallocate(void* p, std::size_t, std::size_t) noexcept {
+  void* block = nullptr;
+  {
+    const std::lock_guard lock(mutex_);
+    const auto it = blocks_.find(reinterpret_cast<std::uintptr_t>(p));
+    if (it == blocks_.end()) return;  // not ours: freeing it would corrupt the API's allocator
+    block = it->second.base;
+    blocks_.erase(it);
+  }
+  api_.host_free(block);
+}
+
+void* pinned_host_resource::base_of(const void* p) const {
+  const auto at = reinterpret_cast<std::uintptr_t>(p);
+  const std::lock_guard lock(mutex_);
+  auto it = blocks_.upper_bound(at);
+  if (it == blocks_.begin()) return nullptr;
+  --it;  // the block starting at or before p, if p lies inside it
+  return at - it->first < it->second.usable ? it->second.base : nullptr;
+}
+
+void* pinned_host_resource::device_pointer(void* host) const {
+  void* block = base_of(host);
+  if (!block) throw api_error("device_pointer", 0, "not a block of this resource", fmt::format("host pointer {}", host));
+  // The API knows the block by the pointer it returned; addresses inside it
+  // keep their offset on the device side.
+  auto* device = static_cast<std::byte*>(api_.mapped_device_pointer(block));
+  return device + (static_cast<std::byte*>(host) - static_cast<std::byte*>(block));
+}
+
+std::size_t pinned_host_resource::live_blocks() const {
+  const std::lock_guard lock(mutex_);
+  return blocks_.size();
+}
 
 // ---- managed ------------------------------------------------------------------
 
@@ -161,8 +204,24 @@ std::unique_ptr<mem::host_resource> make_host_kind(std::string_view name, api& a
   return nullptr;
 }
 
-void* device_view(const mem::host_resource& r, void* host) {
-  if (const auto* m = dynamic_cast<const mapped_resource*>(&r)) return m->device_pointer(host);
+std::string device_access_gap(const mem::host_resource& r, const device_attributes& a) {
+  if (dynamic_cast<const managed_resource*>(&r)) return a.managed_memory ? "" : "the device has no managed memory";
+  const bool pinned_block = dynamic_cast<const pinned_host_resource*>(&r) || dynamic_cast<const registered_resource*>(&r);
+  if (!pinned_block)
+    return fmt::format("'{}' is pageable memory, which the device cannot address (use registered, pinned, pinned-wc, "
+                       "mapped or managed)",
+                       r.kind());
+  // Without unified addressing only blocks allocated as mapped have a device address.
+  if (dynamic_cast<const mapped_resource*>(&r)) return a.can_map_host_memory ? "" : "the device cannot map host memory";
+  if (!a.unified_addressing || !a.can_map_host_memory)
+    return fmt::format("'{}' memory is mapped for the device only with unified addressing, which this device lacks",
+                       r.kind());
+  return "";
+}
+
+void* device_view(const mem::host_resource& r, api& a, void* host) {
+  if (const auto* p = dynamic_cast<const pinned_host_resource*>(&r)) return p->device_pointer(host);
+  if (dynamic_cast<const registered_resource*>(&r)) return a.mapped_device_pointer(host);
   // Managed memory has one address on both sides.
   return host;
 }

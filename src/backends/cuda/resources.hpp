@@ -5,6 +5,9 @@
 // and deallocates without throwing. Each works through an api, so cuda-rt
 // and cuda-drv each allocate with their own calls.
 #include <cstddef>
+#include <cstdint>
+#include <map>
+#include <mutex>
 #include <memory>
 #include <string>
 #include <string_view>
@@ -48,11 +51,21 @@ class registered_resource final : public cuda_host_resource {
 
 // Page-locked host memory from the API (cudaHostAlloc / cuMemHostAlloc),
 // optionally write-combined and/or mapped into the device's address space.
+// Every block starts on a page: the API promises no such thing (CUDA 13 on the
+// H100 handed out blocks at +0x200 into a page, depending on what the process
+// had allocated before), so each block is one page longer than its whole pages
+// and starts at the first page boundary inside it; a table maps the start
+// back to what the API returned, for freeing and for the device's address.
 class pinned_host_resource : public cuda_host_resource {
  public:
+  ~pinned_host_resource() override;
   std::size_t max_alignment() const noexcept override;  // a page
   std::size_t natural_alignment() const noexcept override { return max_alignment(); }
   std::string describe() const override;
+  // The address a kernel uses for a block of this resource (any address inside one).
+  void* device_pointer(void* host) const;
+  // Blocks handed out and not yet returned.
+  std::size_t live_blocks() const;
 
  protected:
   pinned_host_resource(api& a, host_alloc_flags flags) : cuda_host_resource(a), flags_(flags) {}
@@ -60,7 +73,15 @@ class pinned_host_resource : public cuda_host_resource {
  private:
   void* do_allocate(std::size_t bytes, std::size_t alignment) override;
   void do_deallocate(void* p, std::size_t bytes, std::size_t alignment) noexcept override;
+  // What the API returned for the block holding `p`, or nullptr.
+  void* base_of(const void* p) const;
+  struct api_block {
+    void* base;          // what the API returned
+    std::size_t usable;  // bytes from the page-aligned start
+  };
   host_alloc_flags flags_;
+  mutable std::mutex mutex_;
+  std::map<std::uintptr_t, api_block> blocks_;  // by page-aligned start
 };
 
 class pinned_resource final : public pinned_host_resource {
@@ -87,7 +108,6 @@ class mapped_resource final : public pinned_host_resource {
   explicit mapped_resource(api& a) : pinned_host_resource(a, {.mapped = true, .write_combined = false}) {}
   std::string_view kind() const noexcept override { return "mapped"; }
   mem::properties props() const noexcept override { return declared; }
-  void* device_pointer(void* host) const { return api_.mapped_device_pointer(host); }
 };
 
 // cudaMallocManaged / cuMemAllocManaged, advised to live in host memory and
@@ -115,7 +135,12 @@ class managed_resource final : public cuda_host_resource {
 const std::vector<std::string>& host_kind_names();
 // nullptr for a name that is none of host_kind_names().
 std::unique_ptr<mem::host_resource> make_host_kind(std::string_view name, api& a, const mem::kind_options& options);
-// The address a kernel uses for memory of a device-accessible kind.
-void* device_view(const mem::host_resource& r, void* host);
+// Why a kernel on a device with these attributes cannot address memory of
+// this kind; empty when it can. Pinned blocks (pinned, pinned-wc, mapped,
+// registered) are reachable wherever addressing is unified, as nvbandwidth's
+// kernel copies assume; managed memory is by construction.
+std::string device_access_gap(const mem::host_resource& r, const device_attributes& a);
+// The address a kernel uses for `host`, a block of `r` (device_access_gap empty).
+void* device_view(const mem::host_resource& r, api& a, void* host);
 
 }  // namespace xfer::cuda

@@ -104,7 +104,7 @@ class runtime_api final : public api {
   void host_free(void* p) noexcept override { (void)cudaFreeHost(p); }
 
   void host_register(void* p, std::size_t bytes) override {
-    check(cudaHostRegister(p, bytes, cudaHostRegisterPortable), "cudaHostRegister",
+    check(cudaHostRegister(p, bytes, cudaHostRegisterPortable | cudaHostRegisterMapped), "cudaHostRegister",
           fmt::format("{} bytes at {}", bytes, p));
   }
   void host_unregister(void* p) noexcept override { (void)cudaHostUnregister(p); }

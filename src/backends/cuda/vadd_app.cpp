@@ -208,9 +208,9 @@ class vadd_run {
       reg_c_ = std::make_unique<registration>(api_, hc_.data(), host_length_);
       return;
     }
-    ka_ = static_cast<const std::uint32_t*>(api_.mapped_device_pointer(ha_.data()));
-    kb_ = static_cast<const std::uint32_t*>(api_.mapped_device_pointer(hb_.data()));
-    kc_ = static_cast<std::uint32_t*>(api_.mapped_device_pointer(hc_.data()));
+    ka_ = static_cast<const std::uint32_t*>(device_view(*kind_, api_, ha_.data()));
+    kb_ = static_cast<const std::uint32_t*>(device_view(*kind_, api_, hb_.data()));
+    kc_ = static_cast<std::uint32_t*>(device_view(*kind_, api_, hc_.data()));
   }
 
   // Blocking copies; for pageable memory a blocking host-to-device copy may

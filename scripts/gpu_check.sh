@@ -1,0 +1,73 @@
+#!/usr/bin/env bash
+# The GPU gate: on the GPU machine, from a tree with no build, run the
+# README's two commands as a new user would (scripts/test.sh: build and every
+# test, the gpu-labelled ones included; scripts/run.sh: the default sweep of
+# every backend found and its report), then write a short summary: tests
+# passed/failed, points ok/skipped/failed/not converged, wall times.
+#
+#   scripts/gpu_check.sh          (writes under $OUT, or results/gate/ without it)
+#
+# Writes: test.log, run.log, sweep.json, gate-summary.txt (the summary is also
+# the last thing printed). Exit 0 only when every test passed and the run
+# ended with no failed point.
+set -uo pipefail
+cd "$(dirname "$0")/.."
+OUT=${OUT:-$PWD/results/gate}
+mkdir -p "$OUT"
+start=$SECONDS
+# The device machine's copy of the tree may have no .git: XFER_COMMIT names it then.
+commit=${XFER_COMMIT:-$(git rev-parse --short HEAD 2>/dev/null || echo "unknown")}
+
+# Each phase gets its own bound so that a hang still leaves a summary.
+t0=$SECONDS
+timeout "${XFER_GATE_TEST_S:-330}" scripts/test.sh >"$OUT/test.log" 2>&1
+test_rc=$?
+test_s=$((SECONDS - t0))
+
+t0=$SECONDS
+timeout "${XFER_GATE_RUN_S:-240}" scripts/run.sh >"$OUT/run.log" 2>&1
+run_rc=$?
+run_s=$((SECONDS - t0))
+result_dir=$(sed -n 's/^results: //p' "$OUT/run.log" | tail -n1)
+[ -n "$result_dir" ] && [ -f "$result_dir/sweep.json" ] && cp "$result_dir/sweep.json" "$OUT/sweep.json"
+
+python3 - "$OUT" "$commit" "$test_rc" "$test_s" "$run_rc" "$run_s" "$((SECONDS - start))" <<'PY' | tee "$OUT/gate-summary.txt"
+import json, os, re, sys
+out, commit, test_rc, test_s, run_rc, run_s, total_s = sys.argv[1:8]
+log = open(os.path.join(out, "test.log"), errors="replace").read()
+print(f"== GPU gate at {commit}: {total_s} s in all ==")
+# ctest: "100% tests passed, 0 tests failed out of 412"; pytest: "70 passed, 1 skipped in 28.03s"
+ctest = re.findall(r"(\d+)% tests passed, (\d+) tests? failed out of (\d+)", log)
+passed = sum(int(n) - int(f) for _, f, n in ctest)
+failed = sum(int(f) for _, f, _ in ctest)
+skipped = len(re.findall(r"\*\*\*Skipped|Skipped\b.*\bsec", log))
+py = re.findall(r"^(?:=+ )?(\d+) passed(?:, (\d+) failed)?(?:, (\d+) skipped)?", log, re.M)
+py_passed = sum(int(p) for p, _, _ in py)
+py_failed = sum(int(f or 0) for _, f, _ in py) + len(re.findall(r"^(?:=+ )?(\d+) failed", log, re.M))
+print(f"tests (scripts/test.sh, exit {test_rc}, {test_s} s): ctest {passed} passed, {failed} failed "
+      f"({skipped} skipped); pytest {py_passed} passed, {py_failed} failed")
+for name in re.findall(r"\d+ - (\S+) \((?:Failed|Timeout|SEGFAULT|Subprocess aborted)\)", log)[:12]:
+    print(f"  FAILED {name}")
+try:
+    doc = json.load(open(os.path.join(out, "sweep.json")))
+except (OSError, ValueError) as e:
+    print(f"run (scripts/run.sh, exit {run_rc}, {run_s} s): no result file ({e})")
+    sys.exit(0)
+res = doc.get("results", [])
+count = {s: sum(r["status"] == s for r in res) for s in ("ok", "skipped", "failed")}
+nc = sum(1 for r in res if r["status"] == "ok" and not r.get("converged", True))
+above = sum(1 for r in res if r.get("above_link_limit"))
+print(f"run (scripts/run.sh, exit {run_rc}, {run_s} s): {len(res)} points: {count['ok']} ok, {count['skipped']} skipped, "
+      f"{count['failed']} failed; {nc} ok but not converged; {above} above the link's limit"
+      + ("; INTERRUPTED" if doc.get("interrupted") else ""))
+backends = {}
+for r in res:
+    b = backends.setdefault(r["backend"], {"ok": 0, "skipped": 0, "failed": 0})
+    b[r["status"]] += 1
+for name, c in sorted(backends.items()):
+    print(f"  {name}: {c['ok']} ok, {c['skipped']} skipped, {c['failed']} failed")
+for r in [r for r in res if r["status"] == "failed"][:8]:
+    print(f"  FAILED {r['backend']} {r['route']} {r['direction']} {r['host_memory']} {r['bytes']} B: {r.get('reason', '')[:160]}")
+PY
+
+[ "$test_rc" = 0 ] && [ "$run_rc" = 0 ]
