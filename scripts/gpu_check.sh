@@ -20,15 +20,17 @@ commit=${XFER_COMMIT:-$(git rev-parse --short HEAD 2>/dev/null || echo "unknown"
 
 # Each phase gets its own bound so that a hang still leaves a summary.
 t0=$SECONDS
-timeout "${XFER_GATE_TEST_S:-330}" scripts/test.sh >"$OUT/test.log" 2>&1
+timeout "${XFER_GATE_TEST_S:-240}" scripts/test.sh >"$OUT/test.log" 2>&1
 test_rc=$?
 test_s=$((SECONDS - t0))
 
 t0=$SECONDS
-timeout "${XFER_GATE_RUN_S:-240}" scripts/run.sh >"$OUT/run.log" 2>&1
+timeout "${XFER_GATE_RUN_S:-330}" scripts/run.sh >"$OUT/run.log" 2>&1
 run_rc=$?
 run_s=$((SECONDS - t0))
+# run.sh names its folder last; if it was cut short, its newest folder.
 result_dir=$(sed -n 's/^results: //p' "$OUT/run.log" | tail -n1)
+[ -n "$result_dir" ] || result_dir=$(ls -td results/2*/ 2>/dev/null | head -n1)
 [ -n "$result_dir" ] && [ -f "$result_dir/sweep.json" ] && cp "$result_dir/sweep.json" "$OUT/sweep.json"
 
 python3 - "$OUT" "$commit" "$test_rc" "$test_s" "$run_rc" "$run_s" "$((SECONDS - start))" <<'PY' | tee "$OUT/gate-summary.txt"
@@ -37,10 +39,10 @@ out, commit, test_rc, test_s, run_rc, run_s, total_s = sys.argv[1:8]
 log = open(os.path.join(out, "test.log"), errors="replace").read()
 print(f"== GPU gate at {commit}: {total_s} s in all ==")
 # ctest: "100% tests passed, 0 tests failed out of 412"; pytest: "70 passed, 1 skipped in 28.03s"
-ctest = re.findall(r"(\d+)% tests passed, (\d+) tests? failed out of (\d+)", log)
-passed = sum(int(n) - int(f) for _, f, n in ctest)
-failed = sum(int(f) for _, f, _ in ctest)
-skipped = len(re.findall(r"\*\*\*Skipped|Skipped\b.*\bsec", log))
+ctest = re.findall(r"(\d+)% tests passed(?:, (\d+) tests? failed)? out of (\d+)", log)
+passed = sum(int(n) - int(f or 0) for _, f, n in ctest)
+failed = sum(int(f or 0) for _, f, _ in ctest)
+skipped = len(re.findall(r"^\s*\d+ - \S+ \(Skipped\)", log, re.M))
 py = re.findall(r"^(?:=+ )?(\d+) passed(?:, (\d+) failed)?(?:, (\d+) skipped)?", log, re.M)
 py_passed = sum(int(p) for p, _, _ in py)
 py_failed = sum(int(f or 0) for _, f, _ in py) + len(re.findall(r"^(?:=+ )?(\d+) failed", log, re.M))
