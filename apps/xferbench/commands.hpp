@@ -18,6 +18,7 @@ struct sweep_args {
   std::string min = "1", max = "256M", sizes;
   bool quick = false;
   double target_ci = 0.01, max_time = 0.25, warmup = 0.005;
+  double watchdog = -1;  // seconds a point may take; -1: derived from its size, 0: off
   unsigned threads = 0;
   std::size_t alignment = 4096, unaligned_offset = 16;
   bool no_verify = false, quiet = false;

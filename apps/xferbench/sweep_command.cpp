@@ -2,6 +2,7 @@
 #include <cctype>
 #include <chrono>
 #include <cstdio>
+#include <cstdlib>
 #include <ctime>
 #include <fmt/format.h>
 #include <fmt/ranges.h>
@@ -55,6 +56,10 @@ void add_sweep_options(CLI::App& cmd, sweep_args& a) {
   cmd.add_option("--max-time", a.max_time, "sampling budget per point, seconds")->capture_default_str()
       ->multi_option_policy(CLI::MultiOptionPolicy::TakeLast);
   cmd.add_option("--warmup", a.warmup, "warm-up per point, seconds")->capture_default_str()
+      ->multi_option_policy(CLI::MultiOptionPolicy::TakeLast);
+  cmd.add_option("--watchdog", a.watchdog,
+                 "seconds a point may take before it is recorded as failed and its backend left behind (0: off; "
+                 "default: 30 + 40 x --max-time + size / 20 MB/s)")
       ->multi_option_policy(CLI::MultiOptionPolicy::TakeLast);
   cmd.add_option("--threads", a.threads, "threads for the memcpy-mt route (0 = all CPUs)")->capture_default_str()
       ->multi_option_policy(CLI::MultiOptionPolicy::TakeLast);
@@ -152,6 +157,9 @@ int run_sweep_command(const sweep_args& a, const std::vector<std::string>& argv)
   opts.max_time_s = a.quick && a.max_time == 0.25 ? 0.01 : a.max_time;
   opts.warmup_s = a.quick && a.warmup == 0.005 ? 0.0005 : a.warmup;
   opts.verify = !a.no_verify;
+  opts.watchdog_s = a.watchdog;
+  if (!(a.watchdog == -1 || (a.watchdog >= 0 && a.watchdog <= 86400)))
+    throw usage_error(fmt::format("--watchdog {} is out of range [0, 86400] seconds (0 turns it off)", a.watchdog));
   if (!(opts.target_ci > 0 && opts.target_ci < 1))
     throw usage_error(fmt::format("--target-ci {} is out of range: give a fraction above 0 and below 1 (0.01 = 1%)", a.target_ci));
   if (!(opts.max_time_s > 0 && opts.max_time_s <= 3600))
@@ -309,6 +317,7 @@ int run_sweep_command(const sweep_args& a, const std::vector<std::string>& argv)
     all.ok += o.ok;
     all.skipped += o.skipped;
     all.failed += o.failed;
+    all.abandoned = all.abandoned || o.abandoned;
     done_before += p.points.size();
     if (o.interrupted) {
       all.interrupted = true;
@@ -318,8 +327,16 @@ int run_sweep_command(const sweep_args& a, const std::vector<std::string>& argv)
   sink.finalize(all.interrupted);
   if (!a.json.empty()) fmt::print(stderr, "wrote {}\n", a.json);
   if (!a.csv.empty()) fmt::print(stderr, "wrote {}\n", a.csv);
-  if (all.interrupted) return exit_interrupted;
-  return all.failed ? exit_failure : exit_ok;
+  const int rc = all.interrupted ? exit_interrupted : all.failed ? exit_failure : exit_ok;
+  if (all.abandoned) {
+    // A thread is stuck inside a backend: destroying the backends would wait
+    // on it (or free what it uses). The results are written; leave now.
+    std::cout.flush();
+    std::fflush(stdout);
+    std::fflush(stderr);
+    std::_Exit(rc);
+  }
+  return rc;
 }
 
 }  // namespace xfer::cli

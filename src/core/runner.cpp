@@ -1,6 +1,12 @@
 #include <algorithm>
 #include <chrono>
 #include <cmath>
+#include <condition_variable>
+#include <fmt/format.h>
+#include <memory>
+#include <mutex>
+#include <optional>
+#include <thread>
 #include <xfer/core/timing.hpp>
 #include <xfer/core/errors.hpp>
 #include <xfer/core/reporter.hpp>
@@ -97,10 +103,84 @@ point_result measure(transfer& t, const point_spec& spec, const device_info& dev
   return r;
 }
 
+double watchdog_bound(std::uint64_t bytes, double max_time_s) {
+  return 30.0 + 40.0 * max_time_s + static_cast<double>(bytes) / 20e6;
+}
+
+namespace {
+
+point_result unrun(const point_spec& p, const device_info& device, point_status status, std::string reason) {
+  point_result r;
+  r.spec = p;
+  r.device_name = device.name;
+  r.device_type = device.type;
+  r.device_pci = pci_of(device);
+  r.status = status;
+  r.reason = std::move(reason);
+  return r;
+}
+
+// Prepares and measures one point; the transfer is gone when it returns.
+point_result prepare_and_measure(backend& b, const point_spec& p, const device_info& device,
+                                 const measure_options& options, const std::atomic<bool>& stop) {
+  try {
+    auto t = b.prepare(p);
+    return measure(*t, p, device, options, stop);
+  } catch (const skip_point& e) {
+    return unrun(p, device, point_status::skipped, e.what());
+  } catch (const std::exception& e) {
+    return unrun(p, device, point_status::failed, e.what());
+  }
+}
+
+// What a watched point's thread hands back.
+struct watched_point {
+  std::mutex m;
+  std::condition_variable done_cv;
+  bool done = false;
+  point_result result;
+};
+
+// How long a stop request waits for a point to notice it before leaving the
+// thread behind (measure() checks between samples, so this is plenty).
+constexpr double stop_grace_s = 2.0;
+
+// Runs the point on a thread of its own and waits at most `limit_s` for it.
+// Returns nullopt when the thread had to be abandoned; `took_s` says how long
+// it was waited for.
+std::optional<point_result> run_watched(backend& b, const point_spec& p, const device_info& device,
+                                        const measure_options& options, const std::atomic<bool>& stop,
+                                        double limit_s, double& took_s) {
+  auto job = std::make_shared<watched_point>();
+  // The thread owns a share of the job, so an abandoned one writes into
+  // memory that stays valid; b and stop outlive it (the caller keeps an
+  // abandoned backend alive, and the stop flag is static).
+  std::thread([job, &b, p, device, options, &stop] {
+    point_result r = prepare_and_measure(b, p, device, options, stop);
+    const std::lock_guard lock(job->m);
+    job->result = std::move(r);
+    job->done = true;
+    job->done_cv.notify_all();
+  }).detach();
+  const auto t0 = clock::now();
+  std::optional<clock::time_point> stopped_at;
+  std::unique_lock lock(job->m);
+  while (!job->done_cv.wait_for(lock, std::chrono::milliseconds(50), [&] { return job->done; })) {
+    took_s = seconds_since(t0);
+    if (stop.load() && !stopped_at) stopped_at = clock::now();
+    if (took_s >= limit_s || (stopped_at && seconds_since(*stopped_at) >= stop_grace_s)) return std::nullopt;
+  }
+  took_s = seconds_since(t0);
+  return std::move(job->result);
+}
+
+}  // namespace
+
 sweep_outcome run_sweep(backend& b, const std::vector<point_spec>& points, const measure_options& options,
                         reporter& out, const std::atomic<bool>& stop, const progress_fn& progress) {
   sweep_outcome outcome;
   const auto devices = b.devices();
+  std::string abandoned_at;  // the point whose thread is stuck in this backend
   for (std::size_t i = 0; i < points.size(); ++i) {
     if (stop.load()) {
       outcome.interrupted = true;
@@ -112,23 +192,28 @@ sweep_outcome run_sweep(backend& b, const std::vector<point_spec>& points, const
     const device_info device = dev != devices.end() ? *dev : device_info{.index = p.device, .name = "?", .type = "?", .details = {}};
 
     point_result r;
-    try {
-      auto t = b.prepare(p);
-      r = measure(*t, p, device, options, stop);
-    } catch (const skip_point& e) {
-      r.spec = p;
-      r.device_name = device.name;
-      r.device_type = device.type;
-      r.device_pci = pci_of(device);
-      r.status = point_status::skipped;
-      r.reason = e.what();
-    } catch (const std::exception& e) {
-      r.spec = p;
-      r.device_name = device.name;
-      r.device_type = device.type;
-      r.device_pci = pci_of(device);
-      r.status = point_status::failed;
-      r.reason = e.what();
+    if (!abandoned_at.empty()) {
+      r = unrun(p, device, point_status::skipped,
+                fmt::format("not run: {} is still stuck in an earlier point ({})", p.backend, abandoned_at));
+    } else if (options.watchdog_s == 0) {
+      r = prepare_and_measure(b, p, device, options, stop);
+    } else {
+      const double limit = options.watchdog_s > 0 ? options.watchdog_s : watchdog_bound(p.bytes, options.max_time_s);
+      double took = 0;
+      if (auto watched = run_watched(b, p, device, options, stop, limit, took)) {
+        r = std::move(*watched);
+      } else if (stop.load()) {
+        // Interrupted while stuck: what was completed is the result.
+        outcome.interrupted = outcome.abandoned = true;
+        break;
+      } else {
+        outcome.abandoned = true;
+        abandoned_at = fmt::format("{} {} {} {} B", p.route, to_string(p.dir), p.host_memory, p.bytes);
+        r = unrun(p, device, point_status::failed,
+                  fmt::format("no result after {:.1f} s, the watchdog's bound for this point (--watchdog): the "
+                              "transfer never returned; its thread is left behind",
+                              took));
+      }
     }
     // A point cut short by Ctrl-C is not a result: leave it out.
     if (stop.load() && r.status != point_status::ok) {

@@ -1,7 +1,10 @@
 #pragma once
 // A scriptable backend for core tests: each transfer reports a fixed time per
 // repetition (optionally with jitter) and can be told to fail.
+#include <atomic>
+#include <chrono>
 #include <functional>
+#include <thread>
 #include <xfer/core/backend.hpp>
 #include <xfer/core/errors.hpp>
 
@@ -11,11 +14,18 @@ struct fake_transfer final : transfer {
   std::function<double(std::size_t call)> seconds_per_rep = [](std::size_t) { return 1e-3; };
   bool fail_verify = false;
   bool throw_on_run = false;
+  // A transfer that never returns: run() blocks until *released is true.
+  std::atomic<bool>* released = nullptr;
+  std::function<void()> on_destroy;
   std::size_t calls = 0;
   std::uint64_t bytes = 1000;
 
+  ~fake_transfer() override {
+    if (on_destroy) on_destroy();
+  }
   sample run(std::size_t reps) override {
     if (throw_on_run) throw std::runtime_error("device fell off the bus");
+    while (released && !released->load()) std::this_thread::sleep_for(std::chrono::milliseconds(5));
     const double t = seconds_per_rep(calls++) * reps;
     return {t, t * 1.5, {}};
   }

@@ -1,4 +1,8 @@
 #include <gtest/gtest.h>
+
+#include <atomic>
+#include <chrono>
+#include <thread>
 #include <xfer/core/reporter.hpp>
 #include <xfer/core/runner.hpp>
 
@@ -123,4 +127,101 @@ TEST(RunSweep, StopFlagEndsTheRunBetweenPoints) {
   // Point 1 completed; point 2 was cut short and is left out, not reported as failed.
   ASSERT_EQ(out.points.size(), 1u);
   EXPECT_EQ(out.points[0].spec.bytes, 1u);
+}
+
+// ---- the watchdog ----------------------------------------------------------------
+
+// A transfer that never returns: the point fails with the time waited, the
+// backend's later points are skipped (a thread is still inside it), and the
+// sweep finishes.
+TEST(RunSweep, AHangingPointFailsWithItsTimeAndTheBackendIsLeftBehind) {
+  test::fake_backend b;
+  std::atomic<bool> released{false}, hung_one_gone{false};
+  b.make = [&](const point_spec& p) -> std::unique_ptr<transfer> {
+    auto t = std::make_unique<test::fake_transfer>();
+    if (p.bytes == 2) {
+      t->released = &released;
+      t->on_destroy = [&] { hung_one_gone = true; };
+    }
+    return t;
+  };
+  std::vector<point_spec> points;
+  for (std::uint64_t n : {1, 2, 4}) points.push_back({"fake", 0, "copy", direction::h2d, "pageable", n});
+  collecting_reporter out;
+  std::atomic<bool> stop{false};
+  measure_options o = fast();
+  o.watchdog_s = 0.3;
+  const auto t0 = std::chrono::steady_clock::now();
+  const auto outcome = run_sweep(b, points, o, out, stop);
+  EXPECT_LT(std::chrono::steady_clock::now() - t0, std::chrono::seconds(5));
+  EXPECT_TRUE(outcome.abandoned);
+  EXPECT_FALSE(outcome.interrupted);
+  EXPECT_EQ(outcome.ok, 1u);
+  EXPECT_EQ(outcome.failed, 1u);
+  EXPECT_EQ(outcome.skipped, 1u);
+  ASSERT_EQ(out.points.size(), 3u);
+  EXPECT_EQ(out.points[1].status, point_status::failed);
+  EXPECT_NE(out.points[1].reason.find("no result after 0.3 s"), std::string::npos) << out.points[1].reason;
+  EXPECT_EQ(out.points[2].status, point_status::skipped);
+  EXPECT_NE(out.points[2].reason.find("still stuck in an earlier point (copy h2d pageable 2 B)"), std::string::npos)
+      << out.points[2].reason;
+  // Let the left-behind thread finish before the backend it uses goes away.
+  released = true;
+  while (!hung_one_gone) std::this_thread::sleep_for(std::chrono::milliseconds(5));
+}
+
+// A stop request while a point hangs returns promptly with what was completed.
+TEST(RunSweep, AStopDuringAStuckPointReturnsWithWhatWasDone) {
+  test::fake_backend b;
+  std::atomic<bool> released{false}, hung_one_gone{false}, stop{false};
+  b.make = [&](const point_spec& p) -> std::unique_ptr<transfer> {
+    auto t = std::make_unique<test::fake_transfer>();
+    if (p.bytes == 2) {
+      t->released = &released;
+      t->on_destroy = [&] { hung_one_gone = true; };
+    }
+    return t;
+  };
+  std::vector<point_spec> points;
+  for (std::uint64_t n : {1, 2, 4}) points.push_back({"fake", 0, "copy", direction::h2d, "pageable", n});
+  collecting_reporter out;
+  std::thread signal([&] {
+    std::this_thread::sleep_for(std::chrono::milliseconds(300));
+    stop = true;
+  });
+  const auto t0 = std::chrono::steady_clock::now();
+  const auto outcome = run_sweep(b, points, fast(), out, stop);  // the derived bound: 30 s and more
+  signal.join();
+  EXPECT_LT(std::chrono::steady_clock::now() - t0, std::chrono::seconds(10));
+  EXPECT_TRUE(outcome.interrupted);
+  EXPECT_TRUE(outcome.abandoned);
+  ASSERT_EQ(out.points.size(), 1u);
+  EXPECT_EQ(out.points[0].spec.bytes, 1u);
+  released = true;
+  while (!hung_one_gone) std::this_thread::sleep_for(std::chrono::milliseconds(5));
+}
+
+// With the watchdog off a point runs on the calling thread, as before.
+TEST(RunSweep, WithTheWatchdogOffPointsRunOnTheCallingThread) {
+  test::fake_backend b;
+  const auto caller = std::this_thread::get_id();
+  std::thread::id ran_on;
+  b.make = [&](const point_spec&) -> std::unique_ptr<transfer> {
+    ran_on = std::this_thread::get_id();
+    return std::make_unique<test::fake_transfer>();
+  };
+  collecting_reporter out;
+  std::atomic<bool> stop{false};
+  measure_options o = fast();
+  o.watchdog_s = 0;
+  EXPECT_EQ(run_sweep(b, {spec}, o, out, stop).ok, 1u);
+  EXPECT_EQ(ran_on, caller);
+}
+
+TEST(Watchdog, TheDerivedBoundIsGenerousAndGrowsWithSizeAndBudget) {
+  // A 2 GiB PoCL point with --max-time 0.01 took 43 s on a 2-core machine.
+  EXPECT_GT(watchdog_bound(std::uint64_t{2} << 30, 0.01), 2 * 43.0);
+  EXPECT_GE(watchdog_bound(1, 0.01), 30.0);
+  EXPECT_GT(watchdog_bound(1 << 20, 0.5), watchdog_bound(1 << 20, 0.05));
+  EXPECT_GT(watchdog_bound(1 << 30, 0.05), watchdog_bound(1 << 20, 0.05));
 }

@@ -20,7 +20,15 @@ struct measure_options {
   std::size_t min_samples = 8;
   std::size_t max_samples = 2000;
   bool verify = true;
+  // The watchdog's bound on one point, preparation included: negative derives
+  // it from the point (watchdog_bound), 0 turns the watchdog off.
+  double watchdog_s = -1;
 };
+
+// A generous bound on one point: far more than preparing, sampling (at most
+// 4x max_time_s) and verifying it take at 20 MB/s, slower than any real path
+// (a 2 GiB point on PoCL with 2 cores took 43 s; its bound is 137 s).
+double watchdog_bound(std::uint64_t bytes, double max_time_s);
 
 // Measures a prepared transfer. Never throws for the transfer's own failures:
 // those become a failed point. Stops early (status failed, reason
@@ -31,9 +39,18 @@ point_result measure(transfer& t, const point_spec& spec, const device_info& dev
 // Runs every point in order through its backend, reporting each as it
 // completes. Returns the number of failed points. Stops between points when
 // `stop` is set; returns what it completed.
+//
+// With the watchdog on, each point runs on a thread of its own while this one
+// waits: a point still running past its bound is recorded as failed with the
+// time it took, the thread is abandoned where it hangs, and so is the backend
+// (its other points are skipped: a thread is still inside it). A stop request
+// during a stuck point returns at once with what was completed. A caller whose
+// backend was abandoned must never destroy it, and should leave the process
+// without waiting for that thread (std::_Exit after writing its results).
 struct sweep_outcome {
   std::size_t ok = 0, skipped = 0, failed = 0;
   bool interrupted = false;
+  bool abandoned = false;  // a point's thread is stuck inside the backend
 };
 using progress_fn = std::function<void(std::size_t done, std::size_t total, const point_spec&)>;
 sweep_outcome run_sweep(backend& b, const std::vector<point_spec>& points, const measure_options& options,

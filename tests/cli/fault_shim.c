@@ -1,0 +1,58 @@
+/* Fault injection for the end-to-end tests, loaded with LD_PRELOAD: it stands
+ * in for memcpy, and for copies of exactly XFER_FAULT_BYTES bytes, after the
+ * first XFER_FAULT_AFTER of them (default 0), it either never returns
+ * (XFER_FAULT=hang: a transfer stuck in the driver) or flips the first byte
+ * it wrote (XFER_FAULT=corrupt: a link or engine that corrupts data). Every
+ * other copy goes to the C library's memcpy. The host backend's copies are
+ * plain memcpy calls, so a real sweep meets these faults. */
+#define _GNU_SOURCE
+#include <dlfcn.h>
+#include <stdatomic.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+typedef void* (*memcpy_fn)(void*, const void*, size_t);
+
+static memcpy_fn real_memcpy;
+static size_t fault_bytes;
+static long fault_after;
+static int fault_kind; /* 0 none, 1 hang, 2 corrupt */
+static atomic_long seen;
+static atomic_int initialising;
+
+/* Used while dlsym itself may copy: a loop the compiler must not turn back
+ * into a memcpy call. */
+__attribute__((optimize("no-tree-loop-distribute-patterns"))) static void* byte_copy(void* d, const void* s,
+                                                                                        size_t n) {
+  volatile unsigned char* dst = d;
+  const unsigned char* src = s;
+  for (size_t i = 0; i < n; ++i) dst[i] = src[i];
+  return d;
+}
+
+static void init(void) {
+  if (atomic_exchange(&initialising, 1)) return;
+  const char* kind = getenv("XFER_FAULT");
+  const char* bytes = getenv("XFER_FAULT_BYTES");
+  const char* after = getenv("XFER_FAULT_AFTER");
+  fault_kind = !kind ? 0 : strcmp(kind, "hang") == 0 ? 1 : strcmp(kind, "corrupt") == 0 ? 2 : 0;
+  fault_bytes = bytes ? strtoull(bytes, NULL, 10) : 0;
+  fault_after = after ? strtol(after, NULL, 10) : 0;
+  real_memcpy = (memcpy_fn)dlsym(RTLD_NEXT, "memcpy");
+}
+
+void* memcpy(void* dst, const void* src, size_t n) {
+  if (!real_memcpy) {
+    init();
+    if (!real_memcpy) return byte_copy(dst, src, n);
+  }
+  if (fault_kind && n == fault_bytes && atomic_fetch_add(&seen, 1) >= fault_after) {
+    if (fault_kind == 1)
+      for (;;) pause();
+    real_memcpy(dst, src, n);
+    ((unsigned char*)dst)[0] ^= 0xFF;
+    return dst;
+  }
+  return real_memcpy(dst, src, n);
+}

@@ -1,0 +1,81 @@
+#!/usr/bin/env python3
+"""Faults injected under a real sweep (tests/cli/fault_shim.c, through
+LD_PRELOAD): a transfer that never returns must give a failed point and a
+finished sweep, with every other point written.
+
+Usage: test_faults.py PATH/TO/xferbench PATH/TO/fault_shim.so
+"""
+import json
+import os
+import signal
+import subprocess
+import sys
+import tempfile
+import time
+import unittest
+
+XFERBENCH = SHIM = None
+ODD = 65543  # a size nothing else in the process copies
+
+
+def load(path):
+    with open(path) as f:
+        return json.load(f)
+
+
+def sweep(out, *args, env=None, timeout=120):
+    return subprocess.run([XFERBENCH, "sweep", "-b", "host", "-r", "memcpy", "-m", "aligned", "-d", "h2d",
+                           "--max-time", "0.01", "--json", out, *args],
+                          capture_output=True, text=True, timeout=timeout, env={**os.environ, **(env or {})})
+
+
+class HangingTransfer(unittest.TestCase):
+    def setUp(self):
+        self.dir = tempfile.TemporaryDirectory()
+        self.out = os.path.join(self.dir.name, "r.json")
+
+    def tearDown(self):
+        self.dir.cleanup()
+
+    def test_the_point_fails_with_its_time_and_the_sweep_finishes(self):
+        t0 = time.monotonic()
+        p = sweep(self.out, "--sizes", f"4K,{ODD}", "--watchdog", "1",
+                  env={"LD_PRELOAD": SHIM, "XFER_FAULT": "hang", "XFER_FAULT_BYTES": str(ODD)})
+        took = time.monotonic() - t0
+        self.assertEqual(p.returncode, 1, p.stderr)  # a point failed
+        self.assertLess(took, 30, "the watchdog bounds the stuck point")
+        doc = load(self.out)
+        by_size = {r["bytes"]: r for r in doc["results"]}
+        self.assertEqual(by_size[4096]["status"], "ok")
+        self.assertEqual(by_size[ODD]["status"], "failed")
+        self.assertIn("no result after 1.0 s", by_size[ODD]["reason"])
+        self.assertFalse(doc.get("interrupted", False))
+
+    def test_without_the_fault_the_same_sweep_is_ok(self):
+        p = sweep(self.out, "--sizes", f"4K,{ODD}", "--watchdog", "1", env={"LD_PRELOAD": SHIM})
+        self.assertEqual(p.returncode, 0, p.stderr)
+        self.assertEqual({r["status"] for r in load(self.out)["results"]}, {"ok"})
+
+    def test_an_interrupt_during_the_stuck_point_writes_what_was_done(self):
+        env = {**os.environ, "LD_PRELOAD": SHIM, "XFER_FAULT": "hang", "XFER_FAULT_BYTES": str(ODD)}
+        proc = subprocess.Popen([XFERBENCH, "sweep", "-b", "host", "-r", "memcpy", "-m", "aligned", "-d", "h2d",
+                                 "--max-time", "0.01", "--sizes", f"4K,{ODD},8K", "--json", self.out],
+                                stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=env)
+        time.sleep(1.5)  # 4K is done, the next point is stuck (its default bound is 30 s and more)
+        proc.send_signal(signal.SIGINT)
+        _, err = proc.communicate(timeout=20)
+        self.assertEqual(proc.returncode, 130, err)
+        doc = load(self.out)
+        self.assertTrue(doc["interrupted"])
+        self.assertEqual([(r["bytes"], r["status"]) for r in doc["results"]], [(4096, "ok")])
+
+    def test_a_bad_watchdog_value_is_a_usage_error(self):
+        p = sweep(self.out, "--sizes", "4K", "--watchdog", "-5")
+        self.assertEqual(p.returncode, 2, p.stderr)
+        self.assertIn("--watchdog", p.stderr)
+        self.assertFalse(os.path.exists(self.out))
+
+
+if __name__ == "__main__":
+    XFERBENCH, SHIM = sys.argv[1], sys.argv[2]
+    unittest.main(argv=sys.argv[:1], verbosity=2)
