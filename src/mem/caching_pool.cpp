@@ -137,11 +137,21 @@ void caching_pool::promote_ready() {
   {
     std::lock_guard lock(mutex_);
     pending_.splice(pending_.end(), polled);
+    // stats_.cached_bytes counts every pending block, these included, until
+    // release_upstream() takes them off: count down locally meanwhile.
+    std::size_t cached = stats_.cached_bytes;
     for (auto it = ready.begin(); it != ready.end();) {
       auto next = std::next(it);
-      try {
-        free_[it->k].push_back(it->p);
-      } catch (...) {  // no memory to remember the block: give it back instead
+      bool keep = cached <= max_cached_bytes_;  // over the cap: upstream, not the cache
+      if (keep) {
+        try {
+          free_[it->k].push_back(it->p);
+        } catch (...) {  // no memory to remember the block: give it back instead
+          keep = false;
+        }
+      }
+      if (!keep) {
+        cached -= it->k.first;
         release.splice(release.end(), ready, it);
       }
       it = next;

@@ -274,3 +274,38 @@ TEST(CachingPool, ReadyCallbackMayCallBackIntoThePool) {
   EXPECT_EQ(s.requested_bytes, 0u);
   EXPECT_EQ(s.reserved_bytes, s.cached_bytes);
 }
+
+// The idle-cache cap counts pending blocks too: a pending block cannot go
+// upstream while the device may use it, but once ready it is released
+// rather than cached when the cache is over the cap.
+TEST(CachingPool, IdleCacheCapCountsPendingBlocks) {
+  aligned_resource upstream;
+  caching_pool pool(upstream, 2 * 4096);
+  bool done = false;
+  std::vector<void*> ps;
+  for (int i = 0; i < 5; ++i) ps.push_back(pool.allocate(4096, 64));
+  for (void* p : ps) pool.deallocate_after(p, 4096, 64, [&] { return done; });
+  EXPECT_EQ(pool.stats().upstream_frees, 0u);  // none may go upstream before it is ready
+  done = true;
+  void* again = pool.allocate(4096, 64);  // promotes the five: two cached, three released
+  auto s = pool.stats();
+  EXPECT_EQ(s.hits, 1u);
+  EXPECT_EQ(s.upstream_frees, 3u);
+  EXPECT_EQ(s.cached_bytes, 4096u);
+  EXPECT_EQ(s.reserved_bytes, 2u * 4096);
+  // A plain free while pending blocks fill the cap goes straight upstream.
+  bool later = false;
+  void* x = pool.allocate(4096, 64);  // the last cached block
+  void* y = pool.allocate(4096, 64);  // from upstream
+  pool.deallocate_after(x, 4096, 64, [&] { return later; });
+  pool.deallocate_after(again, 4096, 64, [&] { return later; });
+  pool.deallocate(y, 4096, 64);
+  s = pool.stats();
+  EXPECT_EQ(s.upstream_frees, 4u);
+  EXPECT_LE(s.cached_bytes, 2u * 4096);
+  later = true;
+  pool.trim();
+  s = pool.stats();
+  EXPECT_EQ(s.cached_bytes, 0u);
+  EXPECT_EQ(s.reserved_bytes, 0u);
+}

@@ -48,8 +48,11 @@ class caching_pool final : public host_resource {
   static constexpr unsigned classes_per_doubling = 16;
   static constexpr std::size_t min_class = 256;
 
-  // max_cached_bytes bounds the idle cache: a block freed beyond it goes
-  // straight back upstream (trading misses for memory).
+  // max_cached_bytes bounds the idle cache, pending blocks included (they
+  // hold memory just the same): a block freed beyond it goes straight back
+  // upstream (trading misses for memory). A pending block cannot (the device
+  // may still use it), so it is held even over the cap, and once ready it is
+  // returned upstream rather than cached while the cache is over the cap.
   explicit caching_pool(host_resource& upstream, std::size_t max_cached_bytes = SIZE_MAX);
   ~caching_pool() override;  // returns every cached block upstream
   caching_pool(const caching_pool&) = delete;
