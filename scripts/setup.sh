@@ -17,6 +17,31 @@ version_ge() {  # version_ge A B: A >= B (dotted versions)
   [ "$(printf '%s\n%s\n' "$2" "$1" | sort -V | head -n1)" = "$2" ]
 }
 
+# Another apt or dpkg (unattended-upgrades, cloud-init on first boot, a
+# second setup) may hold the locks: wait for them instead of failing at once.
+# DPkg::Lock::Timeout makes install wait for the dpkg lock; apt 2.6 (Debian
+# 12) does not apply it to update's lists lock, so a lock failure is also
+# retried until the same deadline.
+apt_lock_timeout=${XFER_APT_LOCK_TIMEOUT:-600}
+apt_get() {  # apt_get ARGS...: apt-get, waiting up to $apt_lock_timeout s for its locks
+  local deadline=$((SECONDS + apt_lock_timeout)) err holder
+  err=$(mktemp)
+  while :; do
+    if apt-get -o DPkg::Lock::Timeout="$apt_lock_timeout" "$@" >&2 2>"$err"; then
+      rm -f "$err"
+      return 0
+    fi
+    if ! grep -q 'Could not get lock' "$err" || [ "$SECONDS" -ge "$deadline" ]; then
+      cat "$err" >&2
+      rm -f "$err"
+      return 1
+    fi
+    holder=$(grep -o 'held by process.*' "$err" | head -n1 || true)
+    log "apt/dpkg lock ${holder:-busy}: apt-get $1 again in 5 s (giving up $((deadline - SECONDS)) s from now)"
+    sleep 5
+  done
+}
+
 # ---- C++ toolchain and libraries (Debian package names) ----
 missing_pkgs=()
 command -v c++ >/dev/null || missing_pkgs+=(g++)
@@ -35,10 +60,10 @@ fi
 
 if [ ${#missing_pkgs[@]} -gt 0 ]; then
   if [ "$(id -u)" = 0 ] && command -v apt-get >/dev/null; then
-    log "installing ${missing_pkgs[*]}"
+    log "installing ${missing_pkgs[*]} (waiting up to ${apt_lock_timeout} s for the apt/dpkg lock if another process holds it)"
     export DEBIAN_FRONTEND=noninteractive
-    apt-get update -qq >&2
-    apt-get install -y -qq "${missing_pkgs[@]}" >&2
+    apt_get update -qq
+    apt_get install -y -qq "${missing_pkgs[@]}"
   else
     log "missing: ${missing_pkgs[*]} (install them with your package manager, or run this as root on Debian/Ubuntu)"
     exit 1
