@@ -58,7 +58,9 @@ have_header CLI/CLI.hpp || missing_pkgs+=(libcli11-dev)
 have_header gtest/gtest.h || missing_pkgs+=(libgtest-dev)
 # OpenCL: headers, the ICD loader, and PoCL so OpenCL tests run on the CPU.
 have_header CL/cl.h || missing_pkgs+=(opencl-headers)
-ldconfig -p 2>/dev/null | grep -q 'libOpenCL.so ' || missing_pkgs+=(ocl-icd-opencl-dev)
+# ldconfig lives in /sbin, which a normal user's PATH on Debian lacks.
+"$(command -v ldconfig || echo /sbin/ldconfig)" -p 2>/dev/null | grep -q 'libOpenCL.so ' ||
+  missing_pkgs+=(ocl-icd-opencl-dev)
 if ! ls /etc/OpenCL/vendors/*.icd >/dev/null 2>&1 && [ -z "${OCL_ICD_FILENAMES:-}" ]; then
   missing_pkgs+=(pocl-opencl-icd)
 fi
