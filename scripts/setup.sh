@@ -58,8 +58,10 @@ have_header CLI/CLI.hpp || missing_pkgs+=(libcli11-dev)
 have_header gtest/gtest.h || missing_pkgs+=(libgtest-dev)
 # OpenCL: headers, the ICD loader, and PoCL so OpenCL tests run on the CPU.
 have_header CL/cl.h || missing_pkgs+=(opencl-headers)
-# ldconfig lives in /sbin, which a normal user's PATH on Debian lacks.
-"$(command -v ldconfig || echo /sbin/ldconfig)" -p 2>/dev/null | grep -q 'libOpenCL.so ' ||
+# ldconfig lives in /sbin, which a normal user's PATH on Debian lacks. No
+# grep -q: it would stop reading early, and with pipefail ldconfig's SIGPIPE
+# then failed the check at random even where the library is installed.
+"$(command -v ldconfig || echo /sbin/ldconfig)" -p 2>/dev/null | grep 'libOpenCL.so ' >/dev/null ||
   missing_pkgs+=(ocl-icd-opencl-dev)
 if ! ls /etc/OpenCL/vendors/*.icd >/dev/null 2>&1 && [ -z "${OCL_ICD_FILENAMES:-}" ]; then
   missing_pkgs+=(pocl-opencl-icd)
@@ -108,7 +110,7 @@ command -v nvcc >/dev/null && need_cmake=3.31
 pick_cmake() {
   for c in "$(command -v cmake 2>/dev/null)" "$("$python" -c 'import cmake,os;print(os.path.join(cmake.CMAKE_BIN_DIR,"cmake"))' 2>/dev/null)"; do
     [ -n "$c" ] && [ -x "$c" ] || continue
-    v=$("$c" --version | head -n1 | awk '{print $3}')
+    v=$("$c" --version | awk 'NR == 1 {print $3}')  # awk reads it all: no SIGPIPE under pipefail
     if version_ge "$v" "$need_cmake"; then echo "$c"; return 0; fi
   done
   return 1
