@@ -5,7 +5,8 @@
 # `xferbench sweep` (e.g. --quick, -b host, --max 1G).
 set -euo pipefail
 cd "$(dirname "$0")/.."
-XFER_BUILD_TARGET=xferbench scripts/build.sh >/dev/null
+tools=$(XFER_BUILD_TARGET=xferbench scripts/build.sh)
+{ read -r _; read -r python_bin; } <<<"$tools"  # setup.sh's pick: a .venv's python where it made one
 bin=build/apps/xferbench/xferbench
 out="results/$(date -u +%Y%m%dT%H%M%SZ)"
 mkdir -p "$out"
@@ -26,7 +27,7 @@ set +e
 rc=${PIPESTATUS[0]}
 set -e
 if [ -f "$out/sweep.json" ]; then
-  if PYTHONPATH="$PWD/python" python3 -m xferbench_report render "$out/sweep.json" -o "$out/report"; then
+  if PYTHONPATH="$PWD/python" "$python_bin" -m xferbench_report render "$out/sweep.json" -o "$out/report"; then
     echo "report: $out/report/index.html"
   fi
 fi

@@ -1,10 +1,15 @@
 #!/usr/bin/env bash
 # Installs what xferbench needs to build, test and report, and only what is
-# missing: apt-get as root (Debian/Ubuntu), pip for Python packages and a
-# current CMake. On a machine with everything present (the GPU machine, which
-# has no network) it installs nothing.
+# missing: Debian packages through apt-get as root (Debian/Ubuntu); a current
+# CMake and the Python packages through pip, into a virtual environment at
+# .venv in the repository, never into the system Python (Debian 12 and Ubuntu
+# 24.04 refuse that: PEP 668). On a machine with everything present (the GPU
+# machine, which has no network) it installs nothing and creates no .venv.
 #
-# Sourced by run.sh and test.sh; prints XFER_CMAKE (the cmake to use) on success.
+# Run by build.sh (and so by test.sh and run.sh). On success it prints two
+# lines on stdout, the cmake to use and then the python to use (.venv's where
+# an earlier or this run made one, else $PYTHON); all else goes to stderr.
+# PYTHON: the interpreter to check and to make .venv from (default python3).
 set -euo pipefail
 
 log() { printf 'setup: %s\n' "$*" >&2; }
@@ -17,58 +22,113 @@ version_ge() {  # version_ge A B: A >= B (dotted versions)
   [ "$(printf '%s\n%s\n' "$2" "$1" | sort -V | head -n1)" = "$2" ]
 }
 
+# Another apt or dpkg (unattended-upgrades, cloud-init on first boot, a
+# second setup) may hold the locks: wait for them instead of failing at once.
+# DPkg::Lock::Timeout makes install wait for the dpkg lock; apt 2.6 (Debian
+# 12) does not apply it to update's lists lock, so a lock failure is also
+# retried until the same deadline.
+apt_lock_timeout=${XFER_APT_LOCK_TIMEOUT:-600}
+apt_get() {  # apt_get ARGS...: apt-get, waiting up to $apt_lock_timeout s for its locks
+  local deadline=$((SECONDS + apt_lock_timeout)) err holder
+  err=$(mktemp)
+  while :; do
+    if apt-get -o DPkg::Lock::Timeout="$apt_lock_timeout" "$@" >&2 2>"$err"; then
+      rm -f "$err"
+      return 0
+    fi
+    if ! grep -q 'Could not get lock' "$err" || [ "$SECONDS" -ge "$deadline" ]; then
+      cat "$err" >&2
+      rm -f "$err"
+      return 1
+    fi
+    holder=$(grep -o 'held by process.*' "$err" | head -n1 || true)
+    log "apt/dpkg lock ${holder:-busy}: apt-get $1 again in 5 s (giving up $((deadline - SECONDS)) s from now)"
+    sleep 5
+  done
+}
+
 # ---- C++ toolchain and libraries (Debian package names) ----
 missing_pkgs=()
 command -v c++ >/dev/null || missing_pkgs+=(g++)
 command -v ninja >/dev/null || command -v make >/dev/null || missing_pkgs+=(ninja-build)
-command -v python3 >/dev/null || missing_pkgs+=(python3 python3-pip)
+command -v python3 >/dev/null || missing_pkgs+=(python3 python3-venv)
 have_header fmt/format.h || missing_pkgs+=(libfmt-dev)
 have_header nlohmann/json.hpp || missing_pkgs+=(nlohmann-json3-dev)
 have_header CLI/CLI.hpp || missing_pkgs+=(libcli11-dev)
 have_header gtest/gtest.h || missing_pkgs+=(libgtest-dev)
 # OpenCL: headers, the ICD loader, and PoCL so OpenCL tests run on the CPU.
 have_header CL/cl.h || missing_pkgs+=(opencl-headers)
-ldconfig -p 2>/dev/null | grep -q 'libOpenCL.so ' || missing_pkgs+=(ocl-icd-opencl-dev)
+# ldconfig lives in /sbin, which a normal user's PATH on Debian lacks. No
+# grep -q: it would stop reading early, and with pipefail ldconfig's SIGPIPE
+# then failed the check at random even where the library is installed.
+"$(command -v ldconfig || echo /sbin/ldconfig)" -p 2>/dev/null | grep 'libOpenCL.so ' >/dev/null ||
+  missing_pkgs+=(ocl-icd-opencl-dev)
 if ! ls /etc/OpenCL/vendors/*.icd >/dev/null 2>&1 && [ -z "${OCL_ICD_FILENAMES:-}" ]; then
   missing_pkgs+=(pocl-opencl-icd)
 fi
 
 if [ ${#missing_pkgs[@]} -gt 0 ]; then
   if [ "$(id -u)" = 0 ] && command -v apt-get >/dev/null; then
-    log "installing ${missing_pkgs[*]}"
+    log "installing ${missing_pkgs[*]} (waiting up to ${apt_lock_timeout} s for the apt/dpkg lock if another process holds it)"
     export DEBIAN_FRONTEND=noninteractive
-    apt-get update -qq >&2
-    apt-get install -y -qq "${missing_pkgs[@]}" >&2
+    apt_get update -qq
+    apt_get install -y -qq "${missing_pkgs[@]}"
   else
     log "missing: ${missing_pkgs[*]} (install them with your package manager, or run this as root on Debian/Ubuntu)"
     exit 1
   fi
 fi
 
+# ---- Python: which interpreter, and .venv when something must be installed ----
+venv=$(cd "$(dirname "$0")/.." && pwd)/.venv
+python=${PYTHON:-python3}
+command -v "$python" >/dev/null || { log "no python: '$python' is not a command"; exit 1; }
+# A .venv from an earlier run sees the system's packages too
+# (--system-site-packages) and holds what that run installed: prefer it, so
+# a second run finds everything and installs nothing.
+if "$venv/bin/python" -c '' 2>/dev/null; then python=$venv/bin/python; fi
+
+make_venv() {  # creates .venv from $python (a broken one is replaced)
+  log "creating a virtual environment at $venv for the missing Python packages"
+  "$python" -m venv --clear --system-site-packages "$venv" >&2 && return 0
+  # Debian and Ubuntu ship venv's ensurepip in a package of its own.
+  if [ "$(id -u)" = 0 ] && command -v apt-get >/dev/null; then
+    log "installing python3-venv (Debian's python needs it for a venv with pip)"
+    export DEBIAN_FRONTEND=noninteractive
+    apt_get update -qq
+    apt_get install -y -qq python3-venv
+    "$python" -m venv --clear --system-site-packages "$venv" >&2 && return 0
+  fi
+  rm -rf "$venv"  # a failed attempt leaves a venv without pip: do not let the next run prefer it
+  log "cannot create $venv with $python (install python3-venv, or run this as root on Debian/Ubuntu)"
+  exit 1
+}
+
 # ---- CMake: CUDA 13's headers need a newer CMake than Debian 12's 3.25 ----
 need_cmake=3.24
 command -v nvcc >/dev/null && need_cmake=3.31
 pick_cmake() {
-  for c in "$(command -v cmake 2>/dev/null)" "$(python3 -c 'import cmake,os;print(os.path.join(cmake.CMAKE_BIN_DIR,"cmake"))' 2>/dev/null)"; do
+  for c in "$(command -v cmake 2>/dev/null)" "$("$python" -c 'import cmake,os;print(os.path.join(cmake.CMAKE_BIN_DIR,"cmake"))' 2>/dev/null)"; do
     [ -n "$c" ] && [ -x "$c" ] || continue
-    v=$("$c" --version | head -n1 | awk '{print $3}')
+    v=$("$c" --version | awk 'NR == 1 {print $3}')  # awk reads it all: no SIGPIPE under pipefail
     if version_ge "$v" "$need_cmake"; then echo "$c"; return 0; fi
   done
   return 1
 }
-if ! XFER_CMAKE=$(pick_cmake); then
-  log "installing cmake>=$need_cmake from PyPI"
-  python3 -m pip install -q "cmake>=$need_cmake" >&2
-  XFER_CMAKE=$(pick_cmake) || { log "no cmake >= $need_cmake found after installing"; exit 1; }
-fi
 
-# ---- Python: the report tool and its tests ----
+# ---- Python packages: a current CMake where none is, the report tool and its tests ----
 py_missing=()
-python3 -c 'import matplotlib' 2>/dev/null || py_missing+=(matplotlib)
-python3 -c 'import pytest' 2>/dev/null || py_missing+=(pytest)
+XFER_CMAKE=$(pick_cmake) || py_missing+=("cmake>=$need_cmake")
+"$python" -c 'import matplotlib' 2>/dev/null || py_missing+=(matplotlib)
+"$python" -c 'import pytest' 2>/dev/null || py_missing+=(pytest)
 if [ ${#py_missing[@]} -gt 0 ]; then
-  log "installing ${py_missing[*]} from PyPI"
-  python3 -m pip install -q "${py_missing[@]}" >&2
+  if [ "$python" != "$venv/bin/python" ]; then
+    make_venv
+    python=$venv/bin/python
+  fi
+  log "installing ${py_missing[*]} from PyPI into $venv"
+  "$python" -m pip install -q "${py_missing[@]}" >&2 || { log "pip install into $venv failed (no network?)"; exit 1; }
+  [ -n "$XFER_CMAKE" ] || XFER_CMAKE=$(pick_cmake) || { log "no cmake >= $need_cmake found after installing"; exit 1; }
 fi
 
-echo "$XFER_CMAKE"
+printf '%s\n%s\n' "$XFER_CMAKE" "$(command -v "$python")"

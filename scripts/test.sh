@@ -4,7 +4,8 @@
 # pytest suite. Exits non-zero if anything fails.
 set -uo pipefail
 cd "$(dirname "$0")/.."
-cmake_bin=$(scripts/build.sh) || exit 1
+tools=$(scripts/build.sh) || exit 1
+{ read -r cmake_bin; read -r python_bin; } <<<"$tools"  # setup.sh's picks: a .venv's python where it made one
 ctest_bin="$(dirname "$cmake_bin")/ctest"
 [ -x "$ctest_bin" ] || ctest_bin=ctest
 export POCL_CACHE_DIR="${POCL_CACHE_DIR:-$PWD/build/pocl-cache}"
@@ -22,6 +23,6 @@ if [ -d python/tests ]; then
   echo "== report tool tests (pytest) =="
   # Run from the source tree (no install needed, which also works offline).
   PYTHONPATH="$PWD/python${PYTHONPATH:+:$PYTHONPATH}" XFERBENCH_BIN="$PWD/build/apps/xferbench/xferbench" \
-    python3 -m pytest -q python/tests || status=1
+    "$python_bin" -m pytest -q python/tests || status=1
 fi
 exit $status

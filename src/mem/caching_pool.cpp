@@ -47,9 +47,9 @@ std::string caching_pool::describe() const {
 
 void* caching_pool::do_allocate(std::size_t bytes, std::size_t alignment) {
   const key k{class_size(bytes), alignment};
+  promote_ready();
   {
     std::lock_guard lock(mutex_);
-    promote_ready_locked();
     auto it = free_.find(k);
     if (it != free_.end() && !it->second.empty()) {
       void* p = it->second.back();
@@ -109,23 +109,62 @@ void caching_pool::deallocate_after(void* p, std::size_t bytes, std::size_t alig
   stats_.cached_bytes += k.first;
 }
 
-void caching_pool::promote_ready_locked() {
-  for (std::size_t i = 0; i < pending_.size();) {
-    if (pending_[i].ready()) {
-      free_[pending_[i].k].push_back(pending_[i].p);
-      pending_[i] = std::move(pending_.back());
-      pending_.pop_back();
-    } else {
-      ++i;
+void caching_pool::promote_ready() {
+  // Take the pending blocks out and ask them without the lock: ready() may
+  // call back into the pool, and may be slow. Meanwhile other threads see
+  // neither these blocks nor a second chance to poll them (no double calls).
+  std::list<pending_block> polled;
+  {
+    std::lock_guard lock(mutex_);
+    polled.splice(polled.end(), pending_);
+  }
+  if (polled.empty()) return;
+  std::list<pending_block> ready;
+  for (auto it = polled.begin(); it != polled.end();) {
+    bool is_ready = false;
+    try {
+      is_ready = it->ready();
+    } catch (...) {
+      // Not ready (see deallocate_after): never hand out or free memory the
+      // device may still use, and never let a callback's error escape the
+      // allocate() or trim() that happened to poll it.
+    }
+    auto next = std::next(it);
+    if (is_ready) ready.splice(ready.end(), polled, it);
+    it = next;
+  }
+  std::list<pending_block> release;  // to go upstream once the lock is dropped
+  {
+    std::lock_guard lock(mutex_);
+    pending_.splice(pending_.end(), polled);
+    // stats_.cached_bytes counts every pending block, these included, until
+    // release_upstream() takes them off: count down locally meanwhile.
+    std::size_t cached = stats_.cached_bytes;
+    for (auto it = ready.begin(); it != ready.end();) {
+      auto next = std::next(it);
+      bool keep = cached <= max_cached_bytes_;  // over the cap: upstream, not the cache
+      if (keep) {
+        try {
+          free_[it->k].push_back(it->p);
+        } catch (...) {  // no memory to remember the block: give it back instead
+          keep = false;
+        }
+      }
+      if (!keep) {
+        cached -= it->k.first;
+        release.splice(release.end(), ready, it);
+      }
+      it = next;
     }
   }
+  for (auto& b : release) release_upstream(b.p, b.k);
 }
 
 void caching_pool::trim() {
+  promote_ready();
   std::map<key, std::vector<void*>> release;
   {
     std::lock_guard lock(mutex_);
-    promote_ready_locked();
     release.swap(free_);
   }
   for (auto& [k, blocks] : release)

@@ -86,6 +86,9 @@ aligned_resource::aligned_resource(std::size_t alignment) : alignment_(alignment
   if (!std::has_single_bit(alignment) || alignment < sizeof(void*))
     throw std::invalid_argument(
         fmt::format("aligned: alignment {} must be a power of two of at least {}", alignment, sizeof(void*)));
+  if (alignment > alignment_bound)
+    throw std::invalid_argument(fmt::format("aligned: alignment {} exceeds the bound of {} (1 GiB, the largest page size)",
+                                            alignment, alignment_bound));
 }
 
 // posix_memalign takes any power of two; a page is the useful ceiling for
@@ -97,8 +100,12 @@ std::string aligned_resource::describe() const { return fmt::format("posix_memal
 void* aligned_resource::do_allocate(std::size_t bytes, std::size_t alignment) {
   detail::check_alignment(*this, bytes, alignment);
   void* p = nullptr;
-  const int rc = os().posix_memalign(&p, std::max(alignment, alignment_), bytes == 0 ? 1 : bytes);
-  if (rc != 0 || !p) throw allocation_error("aligned", bytes, std::strerror(rc ? rc : ENOMEM));
+  const std::size_t align = std::max(alignment, alignment_);
+  const int rc = os().posix_memalign(&p, align, bytes == 0 ? 1 : bytes);
+  // The alignment in the message: at large ones it, not the size, is often why.
+  if (rc != 0 || !p)
+    throw allocation_error("aligned", bytes,
+                           fmt::format("posix_memalign at alignment {}: {}", align, std::strerror(rc ? rc : ENOMEM)));
   return p;
 }
 

@@ -80,6 +80,7 @@ class BadInput(unittest.TestCase):
         self.assert_usage_error("--threads", "5000", mentions="--threads")
         self.assert_usage_error("--max-time", "-1", mentions="--max-time")
         self.assert_usage_error("--alignment", "3000", mentions="power of two")
+        self.assert_usage_error("--alignment", "2147483648", mentions="exceeds the bound of 1073741824")
         self.assert_usage_error("--unaligned-offset", "4096", mentions="offset")
 
     def test_unknown_option(self):

@@ -1,5 +1,6 @@
 // The conformance suite (resource_conformance.hpp) over the library's own
 // resources, and the checks particular to them.
+#include <cerrno>
 #include <cstdint>
 #include <cstring>
 #include <functional>
@@ -12,6 +13,7 @@
 #include <xfer/mem/caching_pool.hpp>
 #include <xfer/mem/kinds.hpp>
 #include <xfer/mem/more_resources.hpp>
+#include <xfer/mem/os.hpp>
 
 #include "resource_conformance.hpp"
 
@@ -72,6 +74,38 @@ TEST(UnalignedResource, RejectsOffsetsOnABoundary) {
 TEST(AlignedResource, RejectsNonPowerOfTwo) {
   EXPECT_THROW(aligned_resource(3000), std::invalid_argument);
   EXPECT_THROW(aligned_resource(2), std::invalid_argument);
+}
+
+TEST(AlignedResource, RejectsAlignmentAboveTheBoundNamingIt) {
+  constexpr std::size_t gib = std::size_t{1} << 30;
+  EXPECT_NO_THROW(aligned_resource{gib});
+  for (std::size_t a : {gib * 2, std::size_t{1} << 62}) {
+    try {
+      aligned_resource r(a);
+      FAIL() << "accepted alignment " << a;
+    } catch (const std::invalid_argument& e) {
+      const std::string what = e.what();
+      EXPECT_NE(what.find(std::to_string(a)), std::string::npos) << what;
+      EXPECT_NE(what.find(std::to_string(gib)), std::string::npos) << what;
+    }
+  }
+}
+
+// posix_memalign failing names the alignment it was asked for: at large
+// alignments that, not the size, is often why.
+TEST(AlignedResource, AllocationFailureNamesTheAlignment) {
+  os_calls failing = real_os();
+  failing.posix_memalign = [](void**, std::size_t, std::size_t) { return ENOMEM; };
+  scoped_os_override guard(failing);
+  aligned_resource r(2 << 20);
+  try {
+    (void)r.allocate(12345, 64);
+    FAIL();
+  } catch (const allocation_error& e) {
+    const std::string what = e.what();
+    EXPECT_NE(what.find("alignment 2097152"), std::string::npos) << what;
+    EXPECT_NE(what.find("12345"), std::string::npos) << what;
+  }
 }
 
 TEST(NumaResource, RejectsANodeThatDoesNotExist) { EXPECT_THROW(numa_resource(4096), std::invalid_argument); }

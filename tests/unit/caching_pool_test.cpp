@@ -1,6 +1,11 @@
 #include <atomic>
 #include <cerrno>
+#include <chrono>
 #include <cstring>
+#include <functional>
+#include <future>
+#include <memory>
+#include <stdexcept>
 #include <gtest/gtest.h>
 #include <thread>
 #include <vector>
@@ -183,4 +188,163 @@ TEST(CachingPool, ThreadSafeUnderConcurrentAllocateAndFree) {
   EXPECT_EQ(s.handed_out_bytes, 0u);
   EXPECT_EQ(s.reserved_bytes, s.cached_bytes);
   EXPECT_EQ(s.hits + s.misses, 8000u);
+}
+
+namespace {
+
+// Runs body on its own thread and says whether it finished within the limit.
+// A deadlocked body can be neither joined nor cancelled: its thread is
+// detached and whatever it references must outlive the test (the callers
+// leak their pool on purpose when this returns false).
+bool finishes_within(std::chrono::seconds limit, std::function<void()> body) {
+  auto done = std::make_shared<std::promise<void>>();
+  auto finished = done->get_future();
+  std::thread([done, body = std::move(body)] {
+    body();
+    done->set_value();
+  }).detach();
+  return finished.wait_for(limit) == std::future_status::ready;
+}
+
+}  // namespace
+
+// A ready() that throws (a failed event query, say) must neither escape
+// allocate()/trim() nor lose the block: it counts as not ready, and the block
+// is reused once ready() answers true.
+TEST(CachingPool, ThrowingReadyCallbackIsNotReadyAndKeepsTheBlock) {
+  aligned_resource upstream;
+  caching_pool pool(upstream);
+  bool throwing = true;
+  int calls = 0;
+  void* a = pool.allocate(1 << 16, 64);
+  pool.deallocate_after(a, 1 << 16, 64, [&] {
+    ++calls;
+    if (throwing) throw std::runtime_error("event query failed");
+    return true;
+  });
+  void* b = nullptr;
+  EXPECT_NO_THROW(b = pool.allocate(1 << 16, 64));
+  EXPECT_NE(a, b);  // not ready: a fresh block
+  EXPECT_NO_THROW(pool.trim());
+  EXPECT_GE(calls, 2);
+  auto s = pool.stats();
+  EXPECT_EQ(s.reserved_bytes, 2u << 16);  // the pending block is still held, not released or lost
+  EXPECT_EQ(s.cached_bytes, 1u << 16);
+  throwing = false;
+  void* c = pool.allocate(1 << 16, 64);
+  EXPECT_EQ(a, c);
+  pool.deallocate(b, 1 << 16, 64);
+  pool.deallocate(c, 1 << 16, 64);
+  s = pool.stats();
+  EXPECT_EQ(s.upstream_frees, 0u);
+  EXPECT_EQ(s.reserved_bytes, s.cached_bytes);
+}
+
+// A ready() may use the pool (free a companion block, read the stats, trim):
+// it runs outside the pool's lock, so this must not deadlock. Bounded in time
+// so that a regression fails instead of hanging the suite.
+TEST(CachingPool, ReadyCallbackMayCallBackIntoThePool) {
+  auto upstream = std::make_unique<aligned_resource>();
+  auto pool = std::make_unique<caching_pool>(*upstream);
+  void* result = nullptr;
+  const bool finished = finishes_within(std::chrono::seconds(10), [&, p = pool.get()] {
+    void* a = p->allocate(1 << 16, 64);
+    void* companion = p->allocate(4096, 64);
+    p->deallocate_after(a, 1 << 16, 64, [p, &companion] {
+      if (companion) {
+        p->deallocate(companion, 4096, 64);
+        companion = nullptr;
+      }
+      (void)p->stats();
+      p->trim();
+      return true;
+    });
+    result = p->allocate(1 << 16, 64);  // polls ready(), which re-enters
+    EXPECT_EQ(result, a);
+    EXPECT_EQ(companion, nullptr);
+    p->trim();  // ready() is not polled again: a is handed out
+  });
+  if (!finished) {
+    (void)pool.release();  // still locked by the stuck thread: leak rather than destroy
+    (void)upstream.release();
+    FAIL() << "a ready() callback calling back into the pool deadlocked";
+  }
+  pool->deallocate(result, 1 << 16, 64);
+  const auto s = pool->stats();
+  EXPECT_EQ(s.requested_bytes, 0u);
+  EXPECT_EQ(s.reserved_bytes, s.cached_bytes);
+}
+
+// The idle-cache cap counts pending blocks too: a pending block cannot go
+// upstream while the device may use it, but once ready it is released
+// rather than cached when the cache is over the cap.
+TEST(CachingPool, IdleCacheCapCountsPendingBlocks) {
+  aligned_resource upstream;
+  caching_pool pool(upstream, 2 * 4096);
+  bool done = false;
+  std::vector<void*> ps;
+  for (int i = 0; i < 5; ++i) ps.push_back(pool.allocate(4096, 64));
+  for (void* p : ps) pool.deallocate_after(p, 4096, 64, [&] { return done; });
+  EXPECT_EQ(pool.stats().upstream_frees, 0u);  // none may go upstream before it is ready
+  done = true;
+  void* again = pool.allocate(4096, 64);  // promotes the five: two cached, three released
+  auto s = pool.stats();
+  EXPECT_EQ(s.hits, 1u);
+  EXPECT_EQ(s.upstream_frees, 3u);
+  EXPECT_EQ(s.cached_bytes, 4096u);
+  EXPECT_EQ(s.reserved_bytes, 2u * 4096);
+  // A plain free while pending blocks fill the cap goes straight upstream.
+  bool later = false;
+  void* x = pool.allocate(4096, 64);  // the last cached block
+  void* y = pool.allocate(4096, 64);  // from upstream
+  pool.deallocate_after(x, 4096, 64, [&] { return later; });
+  pool.deallocate_after(again, 4096, 64, [&] { return later; });
+  pool.deallocate(y, 4096, 64);
+  s = pool.stats();
+  EXPECT_EQ(s.upstream_frees, 4u);
+  EXPECT_LE(s.cached_bytes, 2u * 4096);
+  later = true;
+  pool.trim();
+  s = pool.stats();
+  EXPECT_EQ(s.cached_bytes, 0u);
+  EXPECT_EQ(s.reserved_bytes, 0u);
+}
+
+// Pending blocks polled without the lock while other threads allocate, free
+// and trim: each block is handed to one owner at a time, none is lost, and
+// the books balance at the end.
+TEST(CachingPool, ThreadSafeWithPendingBlocks) {
+  aligned_resource upstream;
+  caching_pool pool(upstream, 64 * 4096);
+  std::atomic<int> corrupted{0};
+  std::vector<std::thread> threads;
+  for (int t = 0; t < 4; ++t) {
+    threads.emplace_back([&, t] {
+      for (int i = 0; i < 1000; ++i) {
+        const std::size_t n = 256 + (i * 53 + t * 211) % 8000;
+        auto* p = static_cast<unsigned char*>(pool.allocate(n, 64));
+        std::memset(p, t + 1, n);
+        std::this_thread::yield();
+        for (std::size_t k = 0; k < n; k += 97)
+          if (p[k] != t + 1) ++corrupted;
+        if (i % 3 == 0) {
+          pool.deallocate(p, n, 64);
+        } else {
+          // Ready on its second poll, so blocks go back to pending at times.
+          pool.deallocate_after(p, n, 64, [polls = 0]() mutable { return ++polls >= 2; });
+        }
+        if (i % 100 == 0) pool.trim();
+      }
+    });
+  }
+  for (auto& th : threads) th.join();
+  EXPECT_EQ(corrupted.load(), 0);
+  pool.trim();
+  pool.trim();  // the second poll of blocks the first found not ready
+  const auto s = pool.stats();
+  EXPECT_EQ(s.requested_bytes, 0u);
+  EXPECT_EQ(s.handed_out_bytes, 0u);
+  EXPECT_EQ(s.cached_bytes, 0u);
+  EXPECT_EQ(s.reserved_bytes, 0u);
+  EXPECT_EQ(s.hits + s.misses, 4000u);
 }

@@ -7,11 +7,16 @@
 // Freed blocks are kept per (class, alignment) and handed out again; trim()
 // returns them upstream. A block freed while a device may still read it
 // (deallocate_after) is reused only once its ready() says so.
+//
+// ready() callbacks run outside the pool's lock: a callback may call back
+// into the pool (free a companion block, read the stats) without deadlock,
+// and a slow one (a driver query) holds up no other thread's allocation.
 #include <chrono>
 #include <cstddef>
 #include <cstdint>
 #include <cstdlib>
 #include <functional>
+#include <list>
 #include <map>
 #include <mutex>
 #include <string>
@@ -43,8 +48,11 @@ class caching_pool final : public host_resource {
   static constexpr unsigned classes_per_doubling = 16;
   static constexpr std::size_t min_class = 256;
 
-  // max_cached_bytes bounds the idle cache: a block freed beyond it goes
-  // straight back upstream (trading misses for memory).
+  // max_cached_bytes bounds the idle cache, pending blocks included (they
+  // hold memory just the same): a block freed beyond it goes straight back
+  // upstream (trading misses for memory). A pending block cannot (the device
+  // may still use it), so it is held even over the cap, and once ready it is
+  // returned upstream rather than cached while the cache is over the cap.
   explicit caching_pool(host_resource& upstream, std::size_t max_cached_bytes = SIZE_MAX);
   ~caching_pool() override;  // returns every cached block upstream
   caching_pool(const caching_pool&) = delete;
@@ -55,6 +63,11 @@ class caching_pool final : public host_resource {
 
   // Frees a block that may still be in use by the device: it is cached now
   // but reused only once ready() returns true (e.g. a CUDA event completed).
+  // ready() is polled by later allocate() and trim() calls, never by two
+  // threads at once, and may call into the pool. If it throws, the block
+  // counts as not ready and is polled again next time: reusing or freeing
+  // memory a device may still read would corrupt data, while holding it only
+  // costs memory (the destructor releases it in any case).
   void deallocate_after(void* p, std::size_t bytes, std::size_t alignment, std::function<bool()> ready);
   // Returns every cached block whose ready() holds to upstream.
   void trim();
@@ -79,7 +92,7 @@ class caching_pool final : public host_resource {
   void* do_allocate(std::size_t bytes, std::size_t alignment) override;
   void do_deallocate(void* p, std::size_t bytes, std::size_t alignment) noexcept override;
   bool do_is_equal(const std::pmr::memory_resource& o) const noexcept override { return this == &o; }
-  void promote_ready_locked();  // pending blocks whose ready() holds become free
+  void promote_ready();  // pending blocks whose ready() holds become free (call without the lock)
   void release_upstream(void* p, key k) noexcept;
 
   host_resource& upstream_;
@@ -87,7 +100,9 @@ class caching_pool final : public host_resource {
   std::string name_;
   mutable std::mutex mutex_;
   std::map<key, std::vector<void*>> free_;
-  std::vector<pending_block> pending_;
+  // A list so that blocks move out for polling and back without allocating
+  // (splice cannot fail, so no block is ever dropped on the way).
+  std::list<pending_block> pending_;
   pool_stats stats_;
 };
 

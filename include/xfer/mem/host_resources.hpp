@@ -48,7 +48,13 @@ class aligned_resource final : public host_resource {
  public:
   static constexpr properties declared{};
   static constexpr std::size_t default_alignment = 4096;
-  explicit aligned_resource(std::size_t alignment = default_alignment);  // power of two >= sizeof(void*)
+  // 1 GiB, the largest page size (x86-64, arm64): no page, DMA engine or
+  // cache needs coarser, and each block costs up to its alignment again in
+  // address space, so anything larger is a mistake (a unit, a typo) that
+  // would otherwise surface as a baffling out-of-memory at allocation.
+  static constexpr std::size_t alignment_bound = std::size_t{1} << 30;
+  // A power of two from sizeof(void*) to alignment_bound.
+  explicit aligned_resource(std::size_t alignment = default_alignment);
   std::string_view kind() const noexcept override { return "aligned"; }
   properties props() const noexcept override { return declared; }
   std::size_t max_alignment() const noexcept override;
