@@ -88,6 +88,7 @@ void to_json(nlohmann::json& j, const point_result& r) {
   j["ci_rel"] = finite_or_null(r.ci_rel);
   j["converged"] = r.converged;
   j["verified"] = r.verified;
+  j["samples_checked"] = r.samples_checked;
   if (r.above_link_limit) j["above_link_limit"] = true;
   j["first_use"] = {{"alloc_s", r.first.alloc_s},
                     {"touch_s", r.first.touch_s},
@@ -127,6 +128,7 @@ void from_json(const nlohmann::json& j, point_result& r) {
   r.ci_rel = number_or_inf(j.at("ci_rel"));
   r.converged = j.at("converged");
   r.verified = j.at("verified");
+  r.samples_checked = j.value("samples_checked", std::size_t{0});
   r.above_link_limit = j.value("above_link_limit", false);
   const auto& f = j.at("first_use");
   r.first = {f.at("alloc_s"), f.at("touch_s"), f.at("first_transfer_s")};

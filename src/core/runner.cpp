@@ -64,9 +64,19 @@ point_result measure(transfer& t, const point_spec& spec, const device_info& dev
     r.reps_per_sample = reps_for(per_rep, target_s);
 
     const auto t0 = clock::now();
+    double checking_s = 0;  // spent poisoning and checking: not the sampling budget's
     while (r.samples_s.size() < options.max_samples) {
       if (stop.load()) throw std::runtime_error("interrupted");
+      auto c0 = clock::now();
+      if (options.verify) t.poison_sample();
+      checking_s += seconds_since(c0);
       const sample s = t.run(r.reps_per_sample);
+      c0 = clock::now();
+      if (options.verify) {
+        t.check_sample();
+        ++r.samples_checked;
+      }
+      checking_s += seconds_since(c0);
       const double k = static_cast<double>(r.reps_per_sample);
       r.samples_s.push_back(s.seconds / k);
       r.wall_samples_s.push_back(s.wall_seconds / k);
@@ -80,7 +90,7 @@ point_result measure(transfer& t, const point_spec& spec, const device_info& dev
       }
       // Out of budget: stop once there are a few samples to take a median of,
       // and in any case at four times the budget (huge transfers).
-      const double spent = seconds_since(t0);
+      const double spent = seconds_since(t0) - checking_s;
       if ((spent >= options.max_time_s && n >= 3) || spent >= 4 * options.max_time_s) break;
     }
     r.stats = summarize(r.samples_s);

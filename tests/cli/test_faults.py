@@ -29,6 +29,29 @@ def sweep(out, *args, env=None, timeout=120):
                           capture_output=True, text=True, timeout=timeout, env={**os.environ, **(env or {})})
 
 
+class CorruptingTransfer(unittest.TestCase):
+    def setUp(self):
+        self.dir = tempfile.TemporaryDirectory()
+        self.out = os.path.join(self.dir.name, "r.json")
+
+    def tearDown(self):
+        self.dir.cleanup()
+
+    def test_corruption_after_the_first_checks_fails_the_point(self):
+        # The first transfers (the first-use one and the full verification)
+        # are fine; every later one corrupts: only checking the timed samples
+        # can catch it.
+        p = sweep(self.out, "--sizes", f"4K,{ODD}",
+                  env={"LD_PRELOAD": SHIM, "XFER_FAULT": "corrupt", "XFER_FAULT_BYTES": str(ODD),
+                       "XFER_FAULT_AFTER": "2"})
+        self.assertEqual(p.returncode, 1, p.stderr)
+        by_size = {r["bytes"]: r for r in load(self.out)["results"]}
+        self.assertEqual(by_size[4096]["status"], "ok")
+        self.assertEqual(by_size[4096]["samples_checked"], len(by_size[4096]["samples_s"]))
+        self.assertEqual(by_size[ODD]["status"], "failed")
+        self.assertIn("verification failed", by_size[ODD]["reason"])
+
+
 class HangingTransfer(unittest.TestCase):
     def setUp(self):
         self.dir = tempfile.TemporaryDirectory()

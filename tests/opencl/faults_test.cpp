@@ -18,7 +18,7 @@ TEST(Errors, NameTheCallTheClErrorAndTheSizes) {
   EXPECT_EQ(error_name(-12345), "CL error -12345");
   try {
     check(CL_MEM_OBJECT_ALLOCATION_FAILURE, "clEnqueueWriteBuffer", "4096 B");
-    FAIL() << "check() did not throw";
+    FAIL() << "check_sample() did not throw";
   } catch (const cl_error& e) {
     EXPECT_STREQ(e.what(), "clEnqueueWriteBuffer(4096 B): CL_MEM_OBJECT_ALLOCATION_FAILURE");
     EXPECT_EQ(e.code(), CL_MEM_OBJECT_ALLOCATION_FAILURE);
@@ -69,6 +69,8 @@ TEST(Limits, TheSweepGoesOnPastASkippedPoint) {
   EXPECT_EQ(out.results[0].device_type, "cpu");
   EXPECT_EQ(out.results[1].status, point_status::ok) << out.results[1].reason;
   EXPECT_TRUE(out.results[1].verified);
+  // Every timed sample was checked too (poison_sample/check_sample around each batch).
+  EXPECT_EQ(out.results[1].samples_checked, out.results[1].samples_s.size());
   EXPECT_EQ(out.results[1].timer, "event");
   EXPECT_EQ(out.results[1].device_type, "cpu");  // every point says what the "device" is
   EXPECT_TRUE(out.results[1].part_samples_s.count("queued_to_end"));

@@ -1,11 +1,13 @@
 // Every route x direction x host memory kind on PoCL, with data verification:
 // each combination either moves the pattern intact or is skipped for a reason
-// that says why it cannot apply.
+// that says why it cannot apply. And the check of every timed sample
+// (poison_sample/check_sample) catches a batch that landed wrong or not at all.
 #include <fmt/format.h>
 #include <gtest/gtest.h>
 #include <xfer/core/errors.hpp>
 
 #include "opencl/host_memory.hpp"
+#include "opencl/routes.hpp"
 #include "pocl.hpp"
 
 namespace xfer::opencl {
@@ -112,13 +114,89 @@ TEST_P(EveryRoute, MovesThePatternIntactOrSkipsWithAReason) {
   }
 }
 
-INSTANTIATE_TEST_SUITE_P(Pocl, EveryRoute, ::testing::ValuesIn(all_combos()),
-                         [](const ::testing::TestParamInfo<combo>& info) {
-                           std::string name = info.param.route + "_" + to_string(info.param.dir) + "_" + info.param.kind;
-                           for (char& ch : name)
-                             if (!std::isalnum(static_cast<unsigned char>(ch))) ch = '_';
-                           return name;
-                         });
+std::string combo_name(const ::testing::TestParamInfo<combo>& info) {
+  std::string name = info.param.route + "_" + to_string(info.param.dir) + "_" + info.param.kind;
+  for (char& ch : name)
+    if (!std::isalnum(static_cast<unsigned char>(ch))) ch = '_';
+  return name;
+}
+
+INSTANTIATE_TEST_SUITE_P(Pocl, EveryRoute, ::testing::ValuesIn(all_combos()), combo_name);
+
+// The runner's per-sample check: poison_sample() before a batch, check_sample() after it. A
+// batch that lands passes; one that never lands, or leaves one wrong byte in
+// any of its destinations, throws verification_error naming that destination.
+class SampleCheck : public ::testing::TestWithParam<combo> {};
+
+// What check_sample() checks, in order (as corrupt_destination_for_testing numbers them).
+std::vector<std::string> destinations(direction d) {
+  switch (d) {
+    case direction::bidir: return {"bidir h2d destination (device buffer)", "bidir d2h destination (host memory)"};
+    case direction::rw: return {"rw write destination (device buffer)", "rw read-back destination (host memory)"};
+    case direction::h2d: return {"h2d destination (device buffer)"};
+    case direction::d2h: return {"d2h destination (host memory)"};
+    case direction::d2d: return {"d2d destination (device buffer)"};
+  }
+  return {};
+}
+
+TEST_P(SampleCheck, PassesALandedBatchAndCatchesAWrongOrMissingOne) {
+  XFER_REQUIRE_POCL(b);
+  const combo c = GetParam();
+  // Past a page, with a byte tail after the kernel's 16-byte vectors.
+  const std::uint64_t bytes = 4096 + 5;
+  std::unique_ptr<transfer> t;
+  try {
+    t = b->prepare({b->name(), 0, c.route, c.dir, c.kind, bytes});
+  } catch (const skip_point& e) {
+    GTEST_SKIP() << e.what();  // EveryRoute checks the reasons
+  }
+  ASSERT_NO_THROW(t->verify());
+  for (int i = 0; i < 2; ++i) {
+    t->poison_sample();
+    t->run(3);
+    ASSERT_NO_THROW(t->check_sample()) << "sample " << i;
+  }
+
+  // A batch that never ran: poison_sample() poisoned what check_sample() reads.
+  t->poison_sample();
+  EXPECT_THROW(t->check_sample(), verification_error);
+
+  const auto names = destinations(c.dir);
+  for (std::size_t which = 0; which < names.size(); ++which)
+    for (std::size_t at : {std::size_t{0}, std::size_t{bytes - 1}}) {
+      SCOPED_TRACE(fmt::format("{}, byte {}", names[which], at));
+      t->poison_sample();
+      t->run(3);
+      ASSERT_TRUE(corrupt_destination_for_testing(*t, which, at));
+      try {
+        t->check_sample();
+        ADD_FAILURE() << "check_sample() passed a corrupted destination";
+      } catch (const verification_error& e) {
+        EXPECT_TRUE(std::string(e.what()).starts_with(fmt::format("{}: byte {} of {}", names[which], at, bytes)))
+            << e.what();
+      }
+      // Flip it back: rw's host destination is also its source.
+      ASSERT_TRUE(corrupt_destination_for_testing(*t, which, at));
+    }
+  EXPECT_FALSE(corrupt_destination_for_testing(*t, names.size(), 0));
+
+  // Good data again, good samples again.
+  t->poison_sample();
+  t->run(3);
+  EXPECT_NO_THROW(t->check_sample());
+  EXPECT_NO_THROW(t->verify());
+}
+
+// Every combination that can run: kernels never reach the plain kinds.
+std::vector<combo> runnable_combos() {
+  std::vector<combo> out;
+  for (const combo& c : all_combos())
+    if (c.route != "kernel-host" || is_opencl_kind(c.kind)) out.push_back(c);
+  return out;
+}
+
+INSTANTIATE_TEST_SUITE_P(Pocl, SampleCheck, ::testing::ValuesIn(runnable_combos()), combo_name);
 
 }  // namespace
 }  // namespace xfer::opencl

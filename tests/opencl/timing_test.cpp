@@ -101,6 +101,8 @@ class coarse_clock final : public transfer {
   coarse_clock(std::unique_ptr<transfer> inner, double resolution) : inner_(std::move(inner)), res_(resolution) {}
   sample run(std::size_t reps) override { return inner_->run(reps); }
   void verify() override { inner_->verify(); }
+  void poison_sample() override { inner_->poison_sample(); }
+  void check_sample() override { inner_->check_sample(); }
   first_use setup_costs() const override { return inner_->setup_costs(); }
   std::string timer_kind() const override { return inner_->timer_kind(); }
   double timer_resolution_s() const override { return res_; }

@@ -29,8 +29,17 @@ struct fake_transfer final : transfer {
     const double t = seconds_per_rep(calls++) * reps;
     return {t, t * 1.5, {}};
   }
+  // fail_check_from: the first timed sample (counting arm calls from 1)
+  // whose check finds corrupted data; 0: none.
+  std::size_t fail_check_from = 0;
+  std::size_t arms = 0, checks = 0;
   void verify() override {
     if (fail_verify) throw verification_error("byte 3 differs");
+  }
+  void poison_sample() override { ++arms; }
+  void check_sample() override {
+    ++checks;
+    if (fail_check_from && arms >= fail_check_from) throw verification_error("sample's last transfer: byte 7 differs");
   }
   first_use setup_costs() const override { return {0.5, 0.25, -1}; }
   std::string timer_kind() const override { return "event"; }

@@ -134,19 +134,37 @@ TEST(RunSweep, StopFlagEndsTheRunBetweenPoints) {
 // A transfer that never returns: the point fails with the time waited, the
 // backend's later points are skipped (a thread is still inside it), and the
 // sweep finishes.
-TEST(RunSweep, AHangingPointFailsWithItsTimeAndTheBackendIsLeftBehind) {
+namespace {
+
+// A backend whose 2-byte point never returns until released; the test waits
+// for that thread to finish before the backend it uses goes away.
+struct hanging_backend {
   test::fake_backend b;
   std::atomic<bool> released{false}, hung_one_gone{false};
-  b.make = [&](const point_spec& p) -> std::unique_ptr<transfer> {
-    auto t = std::make_unique<test::fake_transfer>();
-    if (p.bytes == 2) {
-      t->released = &released;
-      t->on_destroy = [&] { hung_one_gone = true; };
-    }
-    return t;
-  };
   std::vector<point_spec> points;
-  for (std::uint64_t n : {1, 2, 4}) points.push_back({"fake", 0, "copy", direction::h2d, "pageable", n});
+  hanging_backend() {
+    b.make = [this](const point_spec& p) -> std::unique_ptr<transfer> {
+      auto t = std::make_unique<test::fake_transfer>();
+      if (p.bytes == 2) {
+        t->released = &released;
+        t->on_destroy = [this] { hung_one_gone = true; };
+      }
+      return t;
+    };
+    for (std::uint64_t n : {1, 2, 4}) points.push_back({"fake", 0, "copy", direction::h2d, "pageable", n});
+  }
+  ~hanging_backend() {
+    released = true;
+    while (!hung_one_gone) std::this_thread::sleep_for(std::chrono::milliseconds(5));
+  }
+};
+
+}  // namespace
+
+TEST(RunSweep, AHangingPointFailsWithItsTimeAndTheBackendIsLeftBehind) {
+  hanging_backend h;
+  auto& b = h.b;
+  auto& points = h.points;
   collecting_reporter out;
   std::atomic<bool> stop{false};
   measure_options o = fast();
@@ -165,40 +183,25 @@ TEST(RunSweep, AHangingPointFailsWithItsTimeAndTheBackendIsLeftBehind) {
   EXPECT_EQ(out.points[2].status, point_status::skipped);
   EXPECT_NE(out.points[2].reason.find("still stuck in an earlier point (copy h2d pageable 2 B)"), std::string::npos)
       << out.points[2].reason;
-  // Let the left-behind thread finish before the backend it uses goes away.
-  released = true;
-  while (!hung_one_gone) std::this_thread::sleep_for(std::chrono::milliseconds(5));
 }
 
 // A stop request while a point hangs returns promptly with what was completed.
 TEST(RunSweep, AStopDuringAStuckPointReturnsWithWhatWasDone) {
-  test::fake_backend b;
-  std::atomic<bool> released{false}, hung_one_gone{false}, stop{false};
-  b.make = [&](const point_spec& p) -> std::unique_ptr<transfer> {
-    auto t = std::make_unique<test::fake_transfer>();
-    if (p.bytes == 2) {
-      t->released = &released;
-      t->on_destroy = [&] { hung_one_gone = true; };
-    }
-    return t;
-  };
-  std::vector<point_spec> points;
-  for (std::uint64_t n : {1, 2, 4}) points.push_back({"fake", 0, "copy", direction::h2d, "pageable", n});
+  hanging_backend h;
+  std::atomic<bool> stop{false};
   collecting_reporter out;
   std::thread signal([&] {
     std::this_thread::sleep_for(std::chrono::milliseconds(300));
     stop = true;
   });
   const auto t0 = std::chrono::steady_clock::now();
-  const auto outcome = run_sweep(b, points, fast(), out, stop);  // the derived bound: 30 s and more
+  const auto outcome = run_sweep(h.b, h.points, fast(), out, stop);  // the derived bound: 30 s and more
   signal.join();
   EXPECT_LT(std::chrono::steady_clock::now() - t0, std::chrono::seconds(10));
   EXPECT_TRUE(outcome.interrupted);
   EXPECT_TRUE(outcome.abandoned);
   ASSERT_EQ(out.points.size(), 1u);
   EXPECT_EQ(out.points[0].spec.bytes, 1u);
-  released = true;
-  while (!hung_one_gone) std::this_thread::sleep_for(std::chrono::milliseconds(5));
 }
 
 // With the watchdog off a point runs on the calling thread, as before.
@@ -224,4 +227,33 @@ TEST(Watchdog, TheDerivedBoundIsGenerousAndGrowsWithSizeAndBudget) {
   EXPECT_GE(watchdog_bound(1, 0.01), 30.0);
   EXPECT_GT(watchdog_bound(1 << 20, 0.5), watchdog_bound(1 << 20, 0.05));
   EXPECT_GT(watchdog_bound(1 << 30, 0.05), watchdog_bound(1 << 20, 0.05));
+}
+
+// ---- every sample is checked ----------------------------------------------------
+
+// Corruption that starts after the first check (the pipeline goes bad under
+// load) fails the point: each timed sample's last transfer is checked.
+TEST(Measure, ACorruptTimedSampleFailsThePoint) {
+  test::fake_transfer t;
+  t.fail_check_from = 3;
+  std::atomic<bool> stop{false};
+  const auto r = measure(t, spec, dev, fast(), stop);
+  EXPECT_EQ(r.status, point_status::failed);
+  EXPECT_NE(r.reason.find("verification failed: sample's last transfer"), std::string::npos) << r.reason;
+}
+
+TEST(Measure, EveryTimedSampleIsArmedAndChecked) {
+  test::fake_transfer t;
+  std::atomic<bool> stop{false};
+  const auto r = measure(t, spec, dev, fast(), stop);
+  ASSERT_EQ(r.status, point_status::ok);
+  EXPECT_EQ(r.samples_checked, r.samples_s.size());
+  EXPECT_EQ(t.arms, r.samples_s.size());
+  EXPECT_EQ(t.checks, r.samples_s.size());
+  test::fake_transfer unchecked;
+  measure_options o = fast();
+  o.verify = false;
+  const auto u = measure(unchecked, spec, dev, o, stop);
+  EXPECT_EQ(u.samples_checked, 0u);
+  EXPECT_EQ(unchecked.arms + unchecked.checks, 0u);
 }

@@ -76,6 +76,13 @@ class transfer {
   // Poisons the destination(s), runs once untimed, checks what arrived;
   // throws verification_error on a mismatch.
   virtual void verify() = 0;
+  // Every timed sample is checked too, outside its timed region:
+  // poison_sample() before the batch poisons what it writes; check_sample()
+  // after it verifies what the batch's last transfer left there (throwing
+  // verification_error). A sample whose transfers corrupt the data, or never
+  // land, fails the point instead of passing as a fast one.
+  virtual void poison_sample() = 0;
+  virtual void check_sample() = 0;
   virtual first_use setup_costs() const = 0;
   virtual std::string timer_kind() const = 0;  // "event" | "wall"
   virtual double timer_resolution_s() const = 0;

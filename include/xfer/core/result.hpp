@@ -34,6 +34,7 @@ struct point_result {
   double ci_rel = 0;                  // relative half-width of the median's 95% CI
   bool converged = false;
   bool verified = false;
+  std::size_t samples_checked = 0;    // timed samples whose last transfer was checked
   // Faster than the PCIe link can carry: the data did not all cross it
   // (managed memory that migrated, a cache): flagged, never silently reported.
   bool above_link_limit = false;

@@ -19,10 +19,13 @@ std::unique_ptr<std::byte[]> staging(std::size_t n) { return std::unique_ptr<std
 bool is_managed(const mem::host_resource* k) { return k && dynamic_cast<const managed_resource*>(k); }
 
 // Up to this size device memory is checked on the host (see check_device).
-constexpr std::size_t host_check_max = std::size_t{4} << 20;
+// Small, because every timed sample is checked: beyond it a kernel checks the
+// buffer where it is, instead of a copy back and one CPU core reading it all.
+constexpr std::size_t host_check_max = std::size_t{256} << 10;
 
-// Below this, reading write-combined memory from the CPU costs less than a round trip.
-constexpr std::size_t wc_readback_min = std::size_t{1} << 20;
+// Below this, reading write-combined memory from the CPU (uncached reads)
+// costs less than a round trip through the device.
+constexpr std::size_t wc_readback_min = std::size_t{4} << 10;
 
 }  // namespace
 
@@ -62,13 +65,13 @@ void cuda_transfer::check_device(const void* dev, std::uint64_t seed, const char
     check_pattern(host.get(), n, seed, what);
     return;
   }
-  device_buffer first_bad(ctx_.a, sizeof(std::uint64_t));
-  ctx_.a.fill_device(first_bad.data(), 0xFF, sizeof(std::uint64_t));
-  kernels::find_pattern_mismatch(ctx_.s0.get(), dev, n, seed, static_cast<std::uint64_t*>(first_bad.data()),
+  if (!first_bad_.data()) first_bad_ = device_buffer(ctx_.a, sizeof(std::uint64_t));
+  ctx_.a.fill_device(first_bad_.data(), 0xFF, sizeof(std::uint64_t));
+  kernels::find_pattern_mismatch(ctx_.s0.get(), dev, n, seed, static_cast<std::uint64_t*>(first_bad_.data()),
                                  ctx_.attrs.multiprocessors);
   ctx_.a.synchronize_stream(ctx_.s0.get());
   std::uint64_t at = 0;
-  ctx_.a.copy(&at, first_bad.data(), sizeof at, copy_kind::d2h);
+  ctx_.a.copy(&at, first_bad_.data(), sizeof at, copy_kind::d2h);
   if (at == ~std::uint64_t{0}) return;
   unsigned char got = 0;
   ctx_.a.copy(&got, static_cast<const unsigned char*>(dev) + at, 1, copy_kind::d2h);
@@ -83,16 +86,17 @@ void cuda_transfer::check_host(const void* host, std::uint64_t seed, const char*
   ctx_.a.synchronize();
   const std::size_t n = spec_.bytes;
   const bool write_combined = kind_ && kind_->props().write_combined;
-  if (n > host_check_max || (write_combined && n >= wc_readback_min)) {
-    std::unique_ptr<device_buffer> scratch;
-    try {
-      scratch = std::make_unique<device_buffer>(ctx_.a, n);
-    } catch (const api_error&) {
-      // No room on the device: the CPU checks it, slowly.
+  if ((n > host_check_max || (write_combined && n >= wc_readback_min)) && !host_copy_refused_) {
+    if (!host_copy_) {
+      try {
+        host_copy_ = std::make_unique<device_buffer>(ctx_.a, n);
+      } catch (const api_error&) {
+        host_copy_refused_ = true;  // no room on the device: the CPU checks it, slowly
+      }
     }
-    if (scratch) {
-      ctx_.a.copy(scratch->data(), host, n, up());
-      check_device(scratch->data(), seed, what);
+    if (host_copy_) {
+      ctx_.a.copy(host_copy_->data(), host, n, up());
+      check_device(host_copy_->data(), seed, what);
       return;
     }
   }

@@ -48,6 +48,13 @@ class cuda_transfer : public transfer {
   std::unique_ptr<mem::host_resource> kind_;
   first_use costs_;
   bool managed_;  // the host kind is managed memory
+
+ private:
+  // Kept between checks (they run after every timed sample): where the
+  // check kernel reports a mismatch, and a device copy of large host buffers.
+  device_buffer first_bad_;
+  std::unique_ptr<device_buffer> host_copy_;
+  bool host_copy_refused_ = false;  // no room on the device: the CPU checks
 };
 
 // route copy-sync (async = false) or copy-async (async = true)

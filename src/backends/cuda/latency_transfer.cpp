@@ -60,6 +60,7 @@ class latency_transfer final : public cuda_transfer {
   // One repetition is one dependent access; the chase goes on from where the
   // last batch stopped.
   sample run(std::size_t reps) override {
+    last_reps_ = reps;
     return run_timed(ctx_, 1, 1, true, {}, [&](std::size_t) {
       kernels::chase(ctx_.s0.get(), ring_, reps, static_cast<kernels::chase_state*>(state_.data()));
     });
@@ -84,6 +85,26 @@ class latency_transfer final : public cuda_transfer {
           spec_.bytes, steps, got.index, got.sum, index, sum));
   }
 
+  // A sample's chase goes on from where the last one stopped: remember where
+  // that is, and check after the sample that the device walked the same
+  // steps from there as the host does.
+  void poison_sample() override { ctx_.a.copy(&armed_, state_.data(), sizeof armed_, copy_kind::d2h); }
+
+  void check_sample() override {
+    kernels::chase_state got{};
+    ctx_.a.copy(&got, state_.data(), sizeof got, copy_kind::d2h);
+    const auto* ring = static_cast<const std::uint32_t*>(host_.data());
+    std::uint64_t index = armed_.index, sum = armed_.sum;
+    for (std::size_t i = 0; i < last_reps_; ++i) {
+      index = ring[index];
+      sum += index;
+    }
+    if (got.index != index || got.sum != sum)
+      throw verification_error(fmt::format("pointer chase over {} B: after {} more steps from element {} the device "
+                                           "is at element {}, the host at {}",
+                                           spec_.bytes, last_reps_, armed_.index, got.index, index));
+  }
+
   std::string timer_kind() const override { return "event"; }
   double timer_resolution_s() const override { return event_resolution_s; }
   std::uint64_t bytes_per_rep() const override { return sizeof(std::uint32_t); }
@@ -93,6 +114,8 @@ class latency_transfer final : public cuda_transfer {
   mem::buffer host_;
   const std::uint32_t* ring_ = nullptr;
   device_buffer state_;
+  kernels::chase_state armed_{};  // where the chase stood before the sample
+  std::size_t last_reps_ = 0;
 };
 
 }  // namespace

@@ -97,38 +97,50 @@ class host_transfer final : public transfer {
 
   void verify() override {
     const std::size_t n = spec_.bytes;
+    if (spec_.dir != direction::rw) {
+      poison_sample();
+      run(1);
+      check_sample();
+      return;
+    }
+    // Write, check the device side; then clear the host side and read back:
+    // a read-back into the source buffer would hide a failed read.
+    poison(dev_a_.data(), n);
+    copy(dev_a_.bytes_ptr(), host_a_.bytes_ptr(), n);
+    check_pattern(dev_a_.data(), n, seed_h2d, "rw write destination");
+    poison(host_a_.data(), n);
+    copy(host_a_.bytes_ptr(), dev_a_.bytes_ptr(), n);
+    check_pattern(host_a_.data(), n, seed_h2d, "rw read-back destination");
+  }
+
+  void poison_sample() override {
+    const std::size_t n = spec_.bytes;
     switch (spec_.dir) {
       case direction::h2d:
-        poison(dev_a_.data(), n);
-        run(1);
-        check_pattern(dev_a_.data(), n, seed_h2d, "h2d destination");
-        break;
-      case direction::d2h:
-        poison(host_a_.data(), n);
-        run(1);
-        check_pattern(host_a_.data(), n, seed_d2h, "d2h destination");
-        break;
-      case direction::rw:
-        // Write, check the device side; then clear the host side and read back.
-        poison(dev_a_.data(), n);
-        copy(dev_a_.bytes_ptr(), host_a_.bytes_ptr(), n);
-        check_pattern(dev_a_.data(), n, seed_h2d, "rw write destination");
-        poison(host_a_.data(), n);
-        copy(host_a_.bytes_ptr(), dev_a_.bytes_ptr(), n);
-        check_pattern(host_a_.data(), n, seed_h2d, "rw read-back destination");
-        break;
+      case direction::rw: poison(dev_a_.data(), n); break;  // rw reads back into its source: only the write side
+      case direction::d2h: poison(host_a_.data(), n); break;
       case direction::bidir:
         poison(dev_a_.data(), n);
         poison(host_b_.data(), n);
-        run(1);
+        break;
+      case direction::d2d: poison(dev_b_.data(), n); break;
+    }
+  }
+
+  void check_sample() override {
+    const std::size_t n = spec_.bytes;
+    switch (spec_.dir) {
+      case direction::h2d: check_pattern(dev_a_.data(), n, seed_h2d, "h2d destination"); break;
+      case direction::d2h: check_pattern(host_a_.data(), n, seed_d2h, "d2h destination"); break;
+      case direction::rw:
+        check_pattern(dev_a_.data(), n, seed_h2d, "rw write destination");
+        check_pattern(host_a_.data(), n, seed_h2d, "rw read-back destination");
+        break;
+      case direction::bidir:
         check_pattern(dev_a_.data(), n, seed_h2d, "bidir h2d destination");
         check_pattern(host_b_.data(), n, seed_d2h, "bidir d2h destination");
         break;
-      case direction::d2d:
-        poison(dev_b_.data(), n);
-        run(1);
-        check_pattern(dev_b_.data(), n, seed_d2h, "d2d destination");
-        break;
+      case direction::d2d: check_pattern(dev_b_.data(), n, seed_d2h, "d2d destination"); break;
     }
   }
 

@@ -44,4 +44,11 @@ command_queue make_queue(const context& ctx, const device_caps& caps, bool profi
 std::unique_ptr<transfer> make_transfer(const point_spec& p, route_id route, const device_context& dev,
                                         const mem::kind_options& kinds);
 
+// For tests of check_sample(): flips the byte at `offset` of destination `which` of a
+// transfer make_transfer made (0: the device side where there are two, as in
+// bidir and rw; 1: the host side), as a transfer that landed wrong would
+// leave it. Flipping it again restores it. False when there is no such
+// destination; std::bad_cast for any other transfer.
+bool corrupt_destination_for_testing(transfer& t, std::size_t which, std::size_t offset);
+
 }  // namespace xfer::opencl

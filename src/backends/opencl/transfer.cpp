@@ -7,6 +7,7 @@
 #include <exception>
 #include <fmt/format.h>
 #include <functional>
+#include <stdexcept>
 #include <xfer/core/errors.hpp>
 #include <xfer/core/pattern.hpp>
 #include <xfer/core/timing.hpp>
@@ -113,39 +114,97 @@ class cl_transfer final : public transfer {
   }
 
   void verify() override {
+    if (spec_.dir != direction::rw) {
+      poison_sample();
+      run(1);
+      check_sample();
+      return;
+    }
+    // rw: write, then clear the host side and read back: what returns can
+    // only have come through the device buffer. A whole sample cannot be
+    // checked this way (its read-back lands in its own source);
+    // poison_sample/check_sample do what they can there.
+    poison_device(dev_a_);
+    run_step(0);
+    poison_host(*host_a_);
+    run_step(1);
+    check_host(*host_a_, seed_h2d, "rw read-back destination (host memory)");
+  }
+
+  // What a sample writes, poisoned through the same helpers verify uses: a
+  // map of the device buffer, or the host block (opened for the CPU and
+  // closed again where the route keeps it unmapped, as kernel-host does).
+  void poison_sample() override {
     switch (spec_.dir) {
       case direction::h2d:
-        poison_device(dev_a_);
-        run(1);
-        check_device(dev_a_, seed_h2d, "h2d destination (device buffer)");
-        break;
-      case direction::d2h:
-        poison_host(*host_a_);
-        run(1);
-        check_host(*host_a_, seed_d2h, "d2h destination (host memory)");
-        break;
+      // rw reads back into its own source, which must keep the pattern: only
+      // the write side can be poisoned.
+      case direction::rw: poison_device(dev_a_); break;
+      case direction::d2h: poison_host(*host_a_); break;
       case direction::bidir:
         poison_device(dev_a_);
         poison_host(*host_b_);
-        run(1);
+        break;
+      case direction::d2d: poison_device(dev_b_); break;
+    }
+  }
+
+  // What the batch's last transfer left; run() has waited for the batch
+  // (every lane), so nothing still writes here.
+  void check_sample() override {
+    switch (spec_.dir) {
+      case direction::h2d: check_device(dev_a_, seed_h2d, "h2d destination (device buffer)"); break;
+      case direction::d2h: check_host(*host_a_, seed_d2h, "d2h destination (host memory)"); break;
+      case direction::rw:
+        // The device side tells a write that did not land; the host side a
+        // read-back that brought something else (one that never ran leaves
+        // the source there, which no check after the fact can tell).
+        check_device(dev_a_, seed_h2d, "rw write destination (device buffer)");
+        check_host(*host_a_, seed_h2d, "rw read-back destination (host memory)");
+        break;
+      case direction::bidir:
         check_device(dev_a_, seed_h2d, "bidir h2d destination (device buffer)");
         check_host(*host_b_, seed_d2h, "bidir d2h destination (host memory)");
         break;
+      case direction::d2d: check_device(dev_b_, seed_d2h, "d2d destination (device buffer)"); break;
+    }
+  }
+
+  // For tests (corrupt_destination_for_testing): flips the byte at `offset`
+  // of destination `which`, numbered as check_sample() checks them; false when
+  // there is no such destination.
+  bool corrupt_destination(std::size_t which, std::size_t offset) {
+    if (offset >= spec_.bytes) throw std::out_of_range("corrupt_destination: offset past the buffer");
+    const mem_object* dev = nullptr;
+    host_block* host = nullptr;
+    switch (spec_.dir) {
+      case direction::h2d:
+        if (which == 0) dev = &dev_a_;
+        break;
+      case direction::d2h:
+        if (which == 0) host = host_a_.get();
+        break;
       case direction::rw:
-        // Write, then clear the host side and read back: what returns can only
-        // have come through the device buffer.
-        poison_device(dev_a_);
-        run_step(0);
-        poison_host(*host_a_);
-        run_step(1);
-        check_host(*host_a_, seed_h2d, "rw read-back destination (host memory)");
+        if (which == 0) dev = &dev_a_;
+        if (which == 1) host = host_a_.get();
+        break;
+      case direction::bidir:
+        if (which == 0) dev = &dev_a_;
+        if (which == 1) host = host_b_.get();
         break;
       case direction::d2d:
-        poison_device(dev_b_);
-        run(1);
-        check_device(dev_b_, seed_d2h, "d2d destination (device buffer)");
+        if (which == 0) dev = &dev_b_;
         break;
     }
+    if (dev) {
+      mapping map(queues_[0].get(), dev->get(), CL_MAP_READ | CL_MAP_WRITE, spec_.bytes);
+      map.data()[offset] ^= std::byte{0xff};
+      map.unmap();
+    } else if (host) {
+      host_access access(*host, host_open_);
+      host->data()[offset] ^= std::byte{0xff};
+    }
+    return dev || host;
   }
 
   first_use setup_costs() const override { return costs_; }
@@ -269,8 +328,9 @@ class cl_transfer final : public transfer {
     }
     // Enough work items to fill the device, each striding over 16-byte vectors.
     std::size_t wg = 0;
-    check(clGetKernelWorkGroupInfo(kernels_[0].get(), caps_.id, CL_KERNEL_WORK_GROUP_SIZE, sizeof wg, &wg, nullptr),
-          "clGetKernelWorkGroupInfo", "CL_KERNEL_WORK_GROUP_SIZE");
+    check(
+        clGetKernelWorkGroupInfo(kernels_[0].get(), caps_.id, CL_KERNEL_WORK_GROUP_SIZE, sizeof wg, &wg, nullptr),
+        "clGetKernelWorkGroupInfo", "CL_KERNEL_WORK_GROUP_SIZE");
     local_ = std::max<std::size_t>(1, std::min<std::size_t>({256, wg, caps_.max_work_group}));
     const std::size_t vectors = std::max<std::size_t>(1, spec_.bytes / 16);
     const std::size_t most = std::max<std::size_t>(1, caps_.compute_units) * 2048;
@@ -283,7 +343,7 @@ class cl_transfer final : public transfer {
     const cl_mem m = dst.get();
     return {lane, [&src, m, n](cl_command_queue q, cl_bool blocking, cl_uint nw, const cl_event* w, cl_event* e) {
               check(clEnqueueWriteBuffer(q, m, blocking, 0, n, src.data(), nw, w, e), "clEnqueueWriteBuffer",
-                    fmt::format("{} B", n));
+                            fmt::format("{} B", n));
             }};
   }
   queue_op read_op(std::size_t lane, const mem_object& src, host_block& dst) {
@@ -291,7 +351,7 @@ class cl_transfer final : public transfer {
     const cl_mem m = src.get();
     return {lane, [&dst, m, n](cl_command_queue q, cl_bool blocking, cl_uint nw, const cl_event* w, cl_event* e) {
               check(clEnqueueReadBuffer(q, m, blocking, 0, n, dst.data(), nw, w, e), "clEnqueueReadBuffer",
-                    fmt::format("{} B", n));
+                            fmt::format("{} B", n));
             }};
   }
   queue_op kernel_op(std::size_t lane, const kernel& k) {
@@ -300,8 +360,9 @@ class cl_transfer final : public transfer {
     const std::size_t* local = &local_;
     const std::size_t n = spec_.bytes;
     return {lane, [kk, global, local, n](cl_command_queue q, cl_bool, cl_uint nw, const cl_event* w, cl_event* e) {
-              check(clEnqueueNDRangeKernel(q, kk, 1, nullptr, global, local, nw, w, e), "clEnqueueNDRangeKernel",
-                    fmt::format("copy_bytes, {} B, {} x {} work items", n, *global / *local, *local));
+              check(clEnqueueNDRangeKernel(q, kk, 1, nullptr, global, local, nw, w, e),
+                            "clEnqueueNDRangeKernel",
+                            fmt::format("copy_bytes, {} B, {} x {} work items", n, *global / *local, *local));
             }};
   }
 
@@ -326,7 +387,8 @@ class cl_transfer final : public transfer {
       else
         std::memcpy(host.data(), p, n);
       const auto t2 = clock::now();
-      check(clEnqueueUnmapMemObject(q, m, p, 0, nullptr, nullptr), "clEnqueueUnmapMemObject", fmt::format("{} B", n));
+      check(clEnqueueUnmapMemObject(q, m, p, 0, nullptr, nullptr), "clEnqueueUnmapMemObject",
+                    fmt::format("{} B", n));
       check(clFinish(q), "clFinish", "after unmap");
       const auto t3 = clock::now();
       parts.map += std::chrono::duration<double>(t1 - t0).count();
@@ -339,7 +401,8 @@ class cl_transfer final : public transfer {
     const std::size_t n = spec_.bytes;
     const cl_mem s = src.get(), d = dst.get();
     return {0, [s, d, n](cl_command_queue q, cl_bool, cl_uint nw, const cl_event* w, cl_event* e) {
-              check(clEnqueueCopyBuffer(q, s, d, 0, 0, n, nw, w, e), "clEnqueueCopyBuffer", fmt::format("{} B", n));
+              check(clEnqueueCopyBuffer(q, s, d, 0, 0, n, nw, w, e), "clEnqueueCopyBuffer",
+                            fmt::format("{} B", n));
             }};
   }
 
@@ -483,13 +546,19 @@ class cl_transfer final : public transfer {
 
   // ---- data ----
 
+  // Overwrites all of it: with WRITE_INVALIDATE_REGION (1.2+) a discrete
+  // device need not copy the old contents to the host first, which matters
+  // now that every timed sample is poisoned.
+  cl_map_flags overwrite() const {
+    return caps_.major > 1 || caps_.minor >= 2 ? CL_MAP_WRITE_INVALIDATE_REGION : CL_MAP_WRITE;
+  }
   void fill_device(const mem_object& m, std::uint64_t seed) {
-    mapping map(queues_[0].get(), m.get(), CL_MAP_WRITE, spec_.bytes);
+    mapping map(queues_[0].get(), m.get(), overwrite(), spec_.bytes);
     fill_pattern(map.data(), spec_.bytes, seed);
     map.unmap();
   }
   void poison_device(const mem_object& m) {
-    mapping map(queues_[0].get(), m.get(), CL_MAP_WRITE, spec_.bytes);
+    mapping map(queues_[0].get(), m.get(), overwrite(), spec_.bytes);
     poison(map.data(), spec_.bytes);
     map.unmap();
   }
@@ -528,6 +597,10 @@ class cl_transfer final : public transfer {
 };
 
 }  // namespace
+
+bool corrupt_destination_for_testing(transfer& t, std::size_t which, std::size_t offset) {
+  return dynamic_cast<cl_transfer&>(t).corrupt_destination(which, offset);
+}
 
 std::unique_ptr<transfer> make_transfer(const point_spec& p, route_id route, const device_context& dev,
                                         const mem::kind_options& kinds) {
