@@ -21,6 +21,7 @@ import matplotlib.pyplot as plt  # noqa: E402
 from matplotlib.lines import Line2D  # noqa: E402
 from matplotlib.ticker import FixedLocator, FuncFormatter, MaxNLocator, NullLocator  # noqa: E402
 
+from . import signals  # noqa: E402
 from .analysis import direction_title  # noqa: E402
 from .units import short_size  # noqa: E402
 
@@ -448,7 +449,10 @@ def make_figures(report, outdir, jobs=None):
     try:
         if jobs > 1 and "fork" in multiprocessing.get_all_start_methods():
             Path(outdir).mkdir(parents=True, exist_ok=True)
-            with multiprocessing.get_context("fork").Pool(jobs) as pool:
+            # Forked with the signals held, so that no worker meets one before worker_defaults takes them over.
+            with signals.held():
+                pool = multiprocessing.get_context("fork").Pool(jobs, initializer=signals.worker_defaults)
+            with pool:  # an exception here (Interrupted too) terminates and joins the workers before render cleans up
                 results = pool.map(_draw, tasks, chunksize=1)
         else:
             results = [_draw(t) for t in tasks]
