@@ -48,6 +48,10 @@ plt.rcParams.update({
     "svg.fonttype": "none",  # text stays text in the SVG: small and searchable
     "svg.hashsalt": "xferbench-report",  # deterministic ids
 })
+if "text.parse_math" in plt.rcParams:
+    # Labels are data (backend, route, device and file names): a "$" in one is a dollar sign, not the
+    # start of mathtext, whose parser raises on anything that is not TeX. No figure here uses mathtext.
+    plt.rcParams["text.parse_math"] = False
 
 
 @dataclass
