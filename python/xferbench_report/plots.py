@@ -450,17 +450,20 @@ def make_figures(report, outdir, jobs=None):
     tasks += [("api", i, str(outdir)) for i in range(len(report.api))]
     jobs = min(jobs or default_jobs(), len(tasks))
     _SHARED["report"] = report
+    pool = None
     try:
         if jobs > 1 and "fork" in multiprocessing.get_all_start_methods():
             Path(outdir).mkdir(parents=True, exist_ok=True)
-            # Forked with the signals held, so that no worker meets one before worker_defaults takes them over.
+            # Forked with the signals held, so that no worker meets one before worker_defaults takes them over;
+            # one that arrived meanwhile is raised as the block ends, when pool is already named for the finally.
             with signals.held():
                 pool = multiprocessing.get_context("fork").Pool(jobs, initializer=signals.worker_defaults)
-            with pool:  # an exception here (Interrupted too) terminates and joins the workers before render cleans up
-                results = pool.map(_draw, tasks, chunksize=1)
+            results = pool.map(_draw, tasks, chunksize=1)
         else:
             results = [_draw(t) for t in tasks]
     finally:
+        if pool is not None:  # ends and joins the workers (as leaving `with pool` did) before render cleans up
+            pool.terminate()
         _SHARED.clear()
     out = {"bandwidth": [], "latency": [], "first_use": [], "api": []}
     for section, fig in results:
