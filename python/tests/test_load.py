@@ -93,6 +93,13 @@ def _point_with(**fields):
     (_point_with(direction="h2d\nd2h"), "results[0].direction: unknown direction 'h2d\\nd2h'"),
     (_point_with(timer="sundial"), "results[0].timer: unknown timer 'sundial' (expected event or wall)"),
     (_point_with(median_s=float("inf")), "results[0].median_s: expected a finite number, got Infinity"),
+    (_point_with(median_s=1e-300), "results[0].median_s: an ok point needs a positive median time (at least 1e-15 s)"),
+    (_point_with(median_s=1e300), "results[0].median_s: must be at most 1e+06, got 1e+300"),
+    (_point_with(samples_s=[1e7]), "results[0].samples_s[0]: must be at most 1e+06, got 10000000.0"),
+    (_point_with(gbps=1e300), "results[0].gbps: must be at most 1e+09, got 1e+300"),
+    (_point_with(first_use={"alloc_s": 1e300}), "results[0].first_use.alloc_s: must be at most 1e+06"),
+    (_point_with(parts={"h2d": {"median_s": 1e-300}}),
+     "results[0].parts.h2d.median_s: must be 0 (not measured) or at least 1e-15 s, got 1e-300"),
     (_point_with(gbps=-1.0), "results[0].gbps: cannot be negative, got -1.0"),
     (_point_with(gbps=float("nan")), "results[0].gbps: expected a finite number, got NaN"),
     (_point_with(latency_us="fast"), "results[0].latency_us: expected a number, got \"fast\""),
@@ -112,6 +119,8 @@ def _point_with(**fields):
     (lambda d: d["system"].update(accelerators=["gpu"]), "system.accelerators[0]: expected an object"),
     (lambda d: d["system"].update(accelerators=[{"link_gbps_per_direction": "63"}]),
      "system.accelerators[0].link_gbps_per_direction: expected a number"),
+    (lambda d: d["system"].update(accelerators=[{"link_gbps_per_direction": 1e300}]),
+     "system.accelerators[0].link_gbps_per_direction: must be at most 1e+09"),
     (lambda d: d["system"].update(accelerators=[{"link_max": {"gen": 5.0}}]),
      "system.accelerators[0].link_max.gen: expected an integer, got 5.0"),
     (lambda d: d["system"].update(memory_bytes="128G"), "system.memory_bytes: expected an integer"),
@@ -138,7 +147,8 @@ def test_absent_and_null_optional_fields_take_their_defaults(write_result):
     del p["bytes_per_rep"], p["converged"], p["device_index"]
     run = load_run(write_result("r.json", [p], system={"accelerators": [{"link_max": None}]}, interrupted=None))
     q = run.points[0]
-    assert (q.ci_rel, q.stats, q.wall_median_s, q.first_use, q.device_type, q.reason) == (None, None, None, None, "", "")
+    assert (q.ci_rel, q.stats, q.wall_median_s, q.first_use) == (None, None, None, None)
+    assert (q.device_type, q.reason) == ("", "")
     assert (q.bytes_per_rep, q.converged, q.device_index, run.interrupted) == (q.bytes, True, 0, False)
 
 

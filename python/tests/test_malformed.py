@@ -20,7 +20,8 @@ MALFORMED = {
     "stats_min_string.json": "results[0].stats.min: expected a number, got \"fast\"",
     "ok_without_samples.json": "results[0].samples_s: an ok point needs at least one sample",
     "link_max_string.json": "system.accelerators[0].link_max: expected an object, got \"Gen5 x16\"",
-    "unknown_direction.json": "results[0].direction: unknown direction 'sideways' (expected h2d, d2h, bidir, rw or d2d)",
+    "unknown_direction.json": "results[0].direction: unknown direction 'sideways' "
+                              "(expected h2d, d2h, bidir, rw or d2d)",
     "lone_surrogate.json": "results[0].backend: not valid Unicode text: 'host\\ud800'",
 }
 

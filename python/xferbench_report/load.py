@@ -22,6 +22,12 @@ STATUSES = ("ok", "skipped", "failed")
 DIRECTIONS = ("h2d", "d2h", "bidir", "rw", "d2d")  # as src/core/backend.cpp parses them
 TIMERS = ("event", "wall")
 MAX_INT = 1 << 64
+# Bounds far outside anything measured (a transfer under a femtosecond or over eleven days, an exabyte a
+# second) that keep the fit's squares, the break-even counts and the figures' axes finite.
+MIN_SECONDS, MAX_SECONDS = 1e-15, 1e6
+MAX_GBPS = 1e9
+SECONDS = dict(nonnegative=True, at_most=MAX_SECONDS)
+GBPS = dict(nonnegative=True, at_most=MAX_GBPS)
 
 
 @dataclass
@@ -120,7 +126,7 @@ def _fail(path, where, problem):
     raise BadInput(f"{path}: {where}: {problem}" if where else f"{path}: {problem}")
 
 
-def _number(path, where, value, positive=False, nonnegative=False):
+def _number(path, where, value, positive=False, nonnegative=False, at_most=None):
     """A finite number as float. Huge integers count as out of range: the figures
     and the fit work in floats, and a value beyond them crashed a plot worker."""
     if isinstance(value, bool) or not isinstance(value, (int, float)):
@@ -135,6 +141,8 @@ def _number(path, where, value, positive=False, nonnegative=False):
         _fail(path, where, f"must be positive, got {_show(value)}")
     if nonnegative and x < 0:
         _fail(path, where, f"cannot be negative, got {_show(value)}")
+    if at_most is not None and x > at_most:
+        _fail(path, where, f"must be at most {at_most:g}, got {_show(value)}")
     return x
 
 
@@ -204,11 +212,11 @@ class _Fields:
             self.fail(f"out of range (at most 2^64 - 1), got a {len(str(abs(value)))}-digit number", key)
         return value
 
-    def number(self, key, required=False, default=None, positive=False, nonnegative=False):
+    def number(self, key, required=False, default=None, **bounds):
         value = self._get(key, required)
         if value is _ABSENT:
             return default
-        return _number(self.path, self.at(key), value, positive, nonnegative)
+        return _number(self.path, self.at(key), value, **bounds)
 
     def flag(self, key, default):
         value = self._get(key, False)
@@ -234,7 +242,7 @@ class _Fields:
 def _summary(fields):
     """stats / wall_stats: {min, median, mean, p95, max, stddev, count} of the samples."""
     for key in ("min", "median", "mean", "p95", "max", "stddev"):
-        fields.number(key, nonnegative=True)
+        fields.number(key, **SECONDS)
     fields.integer("count", nonnegative=True)
     return fields.raw
 
@@ -262,11 +270,12 @@ def _point(run, path, i, raw):
     samples = f.array("samples_s", required=True)
     if not samples:
         f.fail("an ok point needs at least one sample", "samples_s")
-    p.samples_s = [_number(path, f"{f.at('samples_s')}[{k}]", s, nonnegative=True) for k, s in enumerate(samples)]
-    p.median_s = f.number("median_s", required=True)
-    if p.median_s <= 0:
-        f.fail(f"an ok point needs a positive median time, got {_show(raw['median_s'])}", "median_s")
-    p.gbps = f.number("gbps", required=True, nonnegative=True)
+    p.samples_s = [_number(path, f"{f.at('samples_s')}[{k}]", s, **SECONDS) for k, s in enumerate(samples)]
+    p.median_s = f.number("median_s", required=True, at_most=MAX_SECONDS)
+    if p.median_s < MIN_SECONDS:
+        f.fail(f"an ok point needs a positive median time (at least {MIN_SECONDS:g} s), got {_show(raw['median_s'])}",
+               "median_s")
+    p.gbps = f.number("gbps", required=True, **GBPS)
     p.latency_us = f.number("latency_us", required=True, nonnegative=True)
     p.bytes_per_rep = f.integer("bytes_per_rep", default=p.bytes, positive=True)
     stats = f.object("stats")
@@ -281,7 +290,7 @@ def _point(run, path, i, raw):
     fu = f.object("first_use")
     if fu:
         # Negative means "not measured" in the C++ model.
-        values = [fu.number(k, default=-1.0) for k in ("alloc_s", "touch_s", "first_transfer_s")]
+        values = [fu.number(k, default=-1.0, at_most=MAX_SECONDS) for k in ("alloc_s", "touch_s", "first_transfer_s")]
         if all(v >= 0 for v in values):
             p.first_use = FirstUse(*values)
     parts = f.object("parts")
@@ -291,8 +300,10 @@ def _point(run, path, i, raw):
         part = parts.object(name)
         if not part:
             continue
-        median = part.number("median_s", required=True, nonnegative=True)
-        gbps = part.number("gbps", default=0.0, nonnegative=True)
+        median = part.number("median_s", required=True, **SECONDS)
+        gbps = part.number("gbps", default=0.0, **GBPS)
+        if 0 < median < MIN_SECONDS:
+            part.fail(f"must be 0 (not measured) or at least {MIN_SECONDS:g} s, got {_show(median)}", "median_s")
         if median > 0:  # 0: the C++ tool had no samples for this direction
             p.parts[name] = {"median_s": median, "gbps": gbps}
     return p
@@ -308,7 +319,7 @@ def _check_system(system):
         acc = _Fields(system.path, f"{system.at('accelerators')}[{k}]", raw)
         for key in ("pci_address", "vendor", "vendor_name"):
             acc.string(key)
-        acc.number("link_gbps_per_direction", nonnegative=True)  # 0: unknown
+        acc.number("link_gbps_per_direction", **GBPS)  # 0: unknown
         for key in ("link_current", "link_max"):
             link = acc.object(key)
             if link:
