@@ -154,3 +154,10 @@ def test_dollar_signs_in_names_are_text(tmp_path, write_result):
     out = tmp_path / "r"
     assert main(["render", str(path), "-o", str(out)]) == 0
     assert r"copy $\foo$" in (out / "plots" / "bandwidth-h2d.svg").read_text()
+
+
+def test_plain_number_labels():
+    from xferbench_report.plots import _plain_number
+
+    assert [_plain_number(y) for y in (0, 2e-4, 0.01, 1, 1000, 1e4, 3e5)] == ["", "2e-4", "0.01", "1", "1000", "1e4",
+                                                                              "3e5"]

@@ -120,7 +120,7 @@ def _plain_number(y, _=None):
         return ""
     if 1e-3 <= y < 1e4:
         return f"{y:g}"
-    mantissa, exponent = f"{y:.1g}".split("e")
+    mantissa, exponent = f"{y:.0e}".split("e")  # not .1g: that writes 1e-4 <= y < 1e-3 without an exponent
     return f"{mantissa}e{int(exponent)}"
 
 
