@@ -2,6 +2,7 @@ import json
 
 import pytest
 
+from xferbench_report import SCHEMA
 from xferbench_report.errors import BadInput
 from xferbench_report.load import load_run, load_runs
 
@@ -72,6 +73,106 @@ def test_schema_violations(tmp_path, mutate, message):
     with pytest.raises(BadInput) as e:
         load_run(path)
     assert message in str(e.value)
+
+
+def _point_with(**fields):
+    return lambda d: d["results"][0].update(fields)
+
+
+@pytest.mark.parametrize("mutate,message", [
+    (_point_with(samples_s=[1e-6, -1e-6]), "results[0].samples_s[1]: cannot be negative, got -1e-06"),
+    (_point_with(samples_s=[float("nan")]), "results[0].samples_s[0]: expected a finite number, got NaN"),
+    (_point_with(samples_s=["1e-6"]), "results[0].samples_s[0]: expected a number, got \"1e-6\""),
+    (_point_with(samples_s=[]), "results[0].samples_s: an ok point needs at least one sample"),
+    (_point_with(samples_s=None), "results[0].samples_s: expected an array, got null"),
+    (_point_with(bytes=10 ** 30), "results[0].bytes: out of range (at most 2^64 - 1), got a 31-digit number"),
+    (_point_with(bytes=float("inf")), "results[0].bytes: expected an integer, got Infinity"),
+    (_point_with(bytes=True), "results[0].bytes: expected an integer, got true"),
+    (_point_with(bytes_per_rep=0), "results[0].bytes_per_rep: must be positive, got 0"),
+    (_point_with(direction="sideways"), "results[0].direction: unknown direction 'sideways'"),
+    (_point_with(direction="h2d\nd2h"), "results[0].direction: unknown direction 'h2d\\nd2h'"),
+    (_point_with(timer="sundial"), "results[0].timer: unknown timer 'sundial' (expected event or wall)"),
+    (_point_with(median_s=float("inf")), "results[0].median_s: expected a finite number, got Infinity"),
+    (_point_with(median_s=1e-300), "results[0].median_s: an ok point needs a positive median time (at least 1e-15 s)"),
+    (_point_with(median_s=1e300), "results[0].median_s: must be at most 1e+06, got 1e+300"),
+    (_point_with(samples_s=[1e7]), "results[0].samples_s[0]: must be at most 1e+06, got 10000000.0"),
+    (_point_with(gbps=1e300), "results[0].gbps: must be at most 1e+09, got 1e+300"),
+    (_point_with(first_use={"alloc_s": 1e300}), "results[0].first_use.alloc_s: must be at most 1e+06"),
+    (_point_with(parts={"h2d": {"median_s": 1e-300}}),
+     "results[0].parts.h2d.median_s: must be 0 (not measured) or at least 1e-15 s, got 1e-300"),
+    (_point_with(gbps=-1.0), "results[0].gbps: cannot be negative, got -1.0"),
+    (_point_with(gbps=float("nan")), "results[0].gbps: expected a finite number, got NaN"),
+    (_point_with(latency_us="fast"), "results[0].latency_us: expected a number, got \"fast\""),
+    (_point_with(ci_rel=-0.1), "results[0].ci_rel: cannot be negative"),
+    (_point_with(converged="false"), "results[0].converged: expected true or false, got \"false\""),
+    (_point_with(device_index="0"), "results[0].device_index: expected an integer"),
+    (_point_with(reason=7), "results[0].reason: expected a string, got 7"),
+    (_point_with(stats=[1, 2]), "results[0].stats: expected an object, got [1, 2]"),
+    (lambda d: d["results"][0]["stats"].update(count=-1), "results[0].stats.count: cannot be negative"),
+    (_point_with(wall_stats={"median": "slow"}), "results[0].wall_stats.median: expected a number"),
+    (_point_with(first_use={"alloc_s": "soon"}), "results[0].first_use.alloc_s: expected a number"),
+    (_point_with(parts={"h2d": {"median_s": -1e-6}}), "results[0].parts.h2d.median_s: cannot be negative"),
+    (_point_with(parts={"h2d": {"gbps": 1.0}}), "results[0].parts.h2d: missing 'median_s'"),
+    (_point_with(parts={"h2d": 5}), "results[0].parts.h2d: expected an object, got 5"),
+    (lambda d: d.update(system=[]), "system: expected an object, got []"),
+    (lambda d: d["system"].update(accelerators={}), "system.accelerators: expected an array, got {}"),
+    (lambda d: d["system"].update(accelerators=["gpu"]), "system.accelerators[0]: expected an object"),
+    (lambda d: d["system"].update(accelerators=[{"link_gbps_per_direction": "63"}]),
+     "system.accelerators[0].link_gbps_per_direction: expected a number"),
+    (lambda d: d["system"].update(accelerators=[{"link_gbps_per_direction": 1e300}]),
+     "system.accelerators[0].link_gbps_per_direction: must be at most 1e+09"),
+    (lambda d: d["system"].update(accelerators=[{"link_max": {"gen": 5.0}}]),
+     "system.accelerators[0].link_max.gen: expected an integer, got 5.0"),
+    (lambda d: d["system"].update(memory_bytes="128G"), "system.memory_bytes: expected an integer"),
+    (lambda d: d["system"].update(hostname=["a"]), "system.hostname: expected a string"),
+    (lambda d: d["config"].update(argv="xferbench sweep"), "config.argv: expected an array"),
+    (lambda d: d["config"].update(argv=["xferbench", 1]), "config.argv[1]: expected a string, got 1"),
+    (lambda d: d.update(tool={"name": 1}), "tool.name: expected a string, got 1"),
+    (lambda d: d.update(interrupted="no"), "interrupted: expected true or false, got \"no\""),
+    (lambda d: d.update(started_at=20260101), "started_at: expected a string, got 20260101"),
+])
+def test_fields_the_report_uses_are_checked(tmp_path, mutate, message):
+    doc = {"schema": "xferbench/result/v1", "system": {}, "config": {}, "results": [point()]}
+    mutate(doc)
+    path = tmp_path / "r.json"
+    path.write_text(json.dumps(doc))
+    with pytest.raises(BadInput) as e:
+        load_run(path)
+    assert str(e.value).startswith(f"{path}: {message}")
+    assert "\n" not in str(e.value)
+
+
+def test_absent_and_null_optional_fields_take_their_defaults(write_result):
+    p = point(ci_rel=None, stats=None, wall_stats=None, first_use=None, device_type=None, reason=None)
+    del p["bytes_per_rep"], p["converged"], p["device_index"]
+    run = load_run(write_result("r.json", [p], system={"accelerators": [{"link_max": None}]}, interrupted=None))
+    q = run.points[0]
+    assert (q.ci_rel, q.stats, q.wall_median_s, q.first_use) == (None, None, None, None)
+    assert (q.device_type, q.reason) == ("", "")
+    assert (q.bytes_per_rep, q.converged, q.device_index, run.interrupted) == (q.bytes, True, 0, False)
+
+
+@pytest.mark.parametrize("text,message", [
+    ("[" * 100_000 + "]" * 100_000, "not JSON this tool can read (nested too deeply)"),
+    ('{"schema": "xferbench/result/v1", "results": [], "x": ' + "9" * 5000 + "}",
+     "not JSON this tool can read (a number with too many digits)"),
+])
+def test_json_python_cannot_read(tmp_path, text, message):
+    path = tmp_path / "r.json"
+    path.write_text(text)
+    with pytest.raises(BadInput) as e:
+        load_run(path)
+    assert str(e.value) == f"{path}: {message}"
+
+
+def test_real_result_files_pass_the_checks(data):
+    """The C++ tool's own output (committed under docs/results) must load: the checks may not be stricter than it."""
+    docs = data.parents[2] / "docs" / "results"
+    files = [f for f in sorted(docs.glob("*/*.json")) if json.loads(f.read_text()).get("schema") == SCHEMA]
+    if not files:
+        pytest.skip(f"no xferbench/result/v1 files under {docs}")
+    for f in files:
+        assert load_run(f, require_ok=False).points
 
 
 def test_top_level_not_an_object(tmp_path):

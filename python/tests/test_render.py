@@ -146,3 +146,18 @@ def test_points_above_the_link_limit_and_interrupted_runs_are_flagged(tmp_path, 
     assert "the run was interrupted" in md
     assert "PCIe Gen4 x16 limit: 31.5 GB/s" in (out / "plots" / "bandwidth-h2d.svg").read_text()
     assert 'class="warn"' in (out / "index.html").read_text()
+
+
+def test_dollar_signs_in_names_are_text(tmp_path, write_result):
+    # Matplotlib would read "$...$" as mathtext and raise on what is not TeX.
+    path = write_result("run$1$.json", [point(route=r"copy $\foo$", nbytes=n) for n in (16, 4096)])
+    out = tmp_path / "r"
+    assert main(["render", str(path), "-o", str(out)]) == 0
+    assert r"copy $\foo$" in (out / "plots" / "bandwidth-h2d.svg").read_text()
+
+
+def test_plain_number_labels():
+    from xferbench_report.plots import _plain_number
+
+    assert [_plain_number(y) for y in (0, 2e-4, 0.01, 1, 1000, 1e4, 3e5)] == ["", "2e-4", "0.01", "1", "1000", "1e4",
+                                                                              "3e5"]

@@ -1,13 +1,15 @@
 """xferbench-report: render result files into a report, or compare two runs.
 
 Exit status: 0 fine; 1 compare found a point slower (or newly failed) beyond
-both runs' spread, or an output could not be written; 2 bad input or usage.
+both runs' spread, or an output could not be written; 2 bad input or usage;
+128 + signal when interrupted by SIGINT, SIGTERM or SIGHUP (nothing half written
+is left behind).
 """
 
 import argparse
 import sys
 
-from . import SCHEMA, __version__
+from . import SCHEMA, __version__, signals
 from .errors import BadInput
 
 PROG = "xferbench-report"
@@ -50,23 +52,8 @@ def _parser():
 def main(argv=None):
     args = _parser().parse_args(argv)
     try:
-        if args.command == "render":
-            from .render import render
-
-            if args.jobs is not None and args.jobs < 1:
-                raise BadInput(f"--jobs must be at least 1, got {args.jobs}")
-            out, nfig = render(args.results, args.output, title=args.title, reference=args.reference,
-                               jobs=args.jobs)
-            print(f"wrote {out}/index.html, {out}/summary.md and {nfig} figures in {out}/plots")
-            return 0
-        if args.command == "compare":
-            if not 0 <= args.tolerance < 1:
-                raise BadInput(f"--tolerance must be in [0, 1), got {args.tolerance}")
-            from .compare import format_comparison, run_compare
-
-            cmp = run_compare(args.base, args.new, tolerance=args.tolerance)
-            sys.stdout.write(format_comparison(cmp, changes_only=args.changes_only))
-            return 1 if cmp.regressed else 0
+        with signals.raised():
+            return _command(args)
     except BadInput as e:
         print(f"{PROG}: error: {e}", file=sys.stderr)
         return 2
@@ -74,9 +61,31 @@ def main(argv=None):
         where = f"{e.filename}: " if getattr(e, "filename", None) else ""
         print(f"{PROG}: error: cannot write the report: {where}{e.strerror or e}", file=sys.stderr)
         return 1
-    except KeyboardInterrupt:
+    except signals.Interrupted as e:
+        print(f"{PROG}: interrupted by {e.name}", file=sys.stderr)
+        return 128 + e.signum
+    except KeyboardInterrupt:  # where signals.raised could not take SIGINT over
         print(f"{PROG}: interrupted", file=sys.stderr)
         return 130
+
+
+def _command(args):
+    if args.command == "render":
+        from .render import render
+
+        if args.jobs is not None and args.jobs < 1:
+            raise BadInput(f"--jobs must be at least 1, got {args.jobs}")
+        out, nfig = render(args.results, args.output, title=args.title, reference=args.reference, jobs=args.jobs)
+        print(f"wrote {out}/index.html, {out}/summary.md and {nfig} figures in {out}/plots")
+        return 0
+    if args.command == "compare":
+        if not 0 <= args.tolerance < 1:
+            raise BadInput(f"--tolerance must be in [0, 1), got {args.tolerance}")
+        from .compare import format_comparison, run_compare
+
+        cmp = run_compare(args.base, args.new, tolerance=args.tolerance)
+        sys.stdout.write(format_comparison(cmp, changes_only=args.changes_only))
+        return 1 if cmp.regressed else 0
     return 2
 
 

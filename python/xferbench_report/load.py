@@ -4,7 +4,9 @@ The contract (DESIGN.md, docs/result-schema.md): one JSON object with `schema`,
 `system`, `config` and `results`. Every point carries backend, device, route,
 direction, host_memory, bytes, status and reason; ok points also carry the
 timer, the raw samples, the median time, GB/s and latency. Everything else is
-read when present and defaulted when not, so older or smaller files still load.
+read when present and defaulted when not, so older or smaller files still load;
+but every field the report uses is checked here, when present, for its type,
+finiteness and range, so the analysis and the figures can trust what they get.
 """
 
 import json
@@ -17,24 +19,15 @@ from . import SCHEMA
 from .errors import BadInput
 
 STATUSES = ("ok", "skipped", "failed")
-DIRECTIONS = ("h2d", "d2h", "bidir", "rw", "d2d")
-
-_REQUIRED = {
-    "backend": str,
-    "device": str,
-    "route": str,
-    "direction": str,
-    "host_memory": str,
-    "bytes": int,
-    "status": str,
-}
-_REQUIRED_OK = {
-    "timer": str,
-    "samples_s": list,
-    "median_s": (int, float),
-    "gbps": (int, float),
-    "latency_us": (int, float),
-}
+DIRECTIONS = ("h2d", "d2h", "bidir", "rw", "d2d")  # as src/core/backend.cpp parses them
+TIMERS = ("event", "wall")
+MAX_INT = 1 << 64
+# Bounds far outside anything measured (a transfer under a femtosecond or over eleven days, an exabyte a
+# second) that keep the fit's squares, the break-even counts and the figures' axes finite.
+MIN_SECONDS, MAX_SECONDS = 1e-15, 1e6
+MAX_GBPS = 1e9
+SECONDS = dict(nonnegative=True, at_most=MAX_SECONDS)
+GBPS = dict(nonnegative=True, at_most=MAX_GBPS)
 
 
 @dataclass
@@ -104,11 +97,9 @@ class Run:
     def link_limits(self):
         """Distinct theoretical per-direction link bandwidths (GB/s) of the accelerators, with a description."""
         seen = {}
-        for acc in self.system.get("accelerators") or []:
-            if not isinstance(acc, dict):
-                continue
+        for acc in self.system.get("accelerators") or []:  # checked by _check_system
             gbps = acc.get("link_gbps_per_direction")
-            if not isinstance(gbps, (int, float)) or not gbps > 0:
+            if not gbps:  # 0 or absent: unknown
                 continue
             link = acc.get("link_max") or {}
             gen, width = link.get("gen"), link.get("width")
@@ -117,93 +108,227 @@ class Run:
         return sorted(seen.values())
 
 
-def _where(path, i=None, key=None):
-    where = str(path)
-    if i is not None:
-        where += f": results[{i}]"
-    if key is not None:
-        where += f".{key}"
-    return where
+def _cut(text, limit=40):
+    return text if len(text) <= limit else text[:limit - 3] + "..."
 
 
-def _check_type(path, i, obj, key, types):
-    if key not in obj:
-        raise BadInput(f"{_where(path, i)}: missing '{key}'")
-    value = obj[key]
-    if isinstance(value, bool) or not isinstance(value, types):
-        expected = {str: "a string", int: "an integer", list: "an array"}.get(types, "a number")
-        raise BadInput(f"{_where(path, i, key)}: expected {expected}, got {json.dumps(value)[:40]}")
+def _show(value):
+    """A value for a one-line error message: as JSON (newlines and odd characters escaped), cut short."""
+    return _cut(json.dumps(value))
+
+
+def _quote(value):
+    """A name between single quotes, escaped and cut short the same way."""
+    return f"'{_cut(json.dumps(value)[1:-1])}'" if isinstance(value, str) else _show(value)
+
+
+def _fail(path, where, problem):
+    raise BadInput(f"{path}: {where}: {problem}" if where else f"{path}: {problem}")
+
+
+def _number(path, where, value, positive=False, nonnegative=False, at_most=None):
+    """A finite number as float. Huge integers count as out of range: the figures
+    and the fit work in floats, and a value beyond them crashed a plot worker."""
+    if isinstance(value, bool) or not isinstance(value, (int, float)):
+        _fail(path, where, f"expected a number, got {_show(value)}")
+    try:
+        x = float(value)
+    except OverflowError:
+        x = math.inf
+    if not math.isfinite(x):
+        _fail(path, where, f"expected a finite number, got {_show(value)}")
+    if positive and not x > 0:
+        _fail(path, where, f"must be positive, got {_show(value)}")
+    if nonnegative and x < 0:
+        _fail(path, where, f"cannot be negative, got {_show(value)}")
+    if at_most is not None and x > at_most:
+        _fail(path, where, f"must be at most {at_most:g}, got {_show(value)}")
+    return x
+
+
+def _string(path, where, value):
+    if not isinstance(value, str):
+        _fail(path, where, f"expected a string, got {_show(value)}")
+    try:
+        value.encode("utf-8")
+    except UnicodeEncodeError:
+        # A lone surrogate escape (\ud800 in the JSON) is no character: writing the report or stdout fails on it.
+        _fail(path, where, f"not valid Unicode text: {_quote(value)}")
     return value
 
 
-def _number(value, default=None):
-    if isinstance(value, bool) or not isinstance(value, (int, float)) or not math.isfinite(value):
-        return default
-    return float(value)
+_ABSENT = object()
+
+
+class _Fields:
+    """Checked reads from one object of a result file. Absent (or null) optional
+    fields give the default; a field of the wrong type or out of range is a
+    BadInput naming the file and the field, so nothing later has to guess."""
+
+    def __init__(self, path, where, raw):
+        if not isinstance(raw, dict):
+            _fail(path, where, f"expected an object, got {_show(raw)}")
+        self.path, self.where, self.raw = path, where, raw
+
+    def at(self, key):
+        return f"{self.where}.{key}" if self.where else key
+
+    def fail(self, problem, key=None):
+        _fail(self.path, self.where if key is None else self.at(key), problem)
+
+    def _get(self, key, required):
+        """The value; _ABSENT where an optional field is absent or null (a required null is a wrong type)."""
+        if key not in self.raw:
+            if required:
+                self.fail(f"missing '{key}'")
+            return _ABSENT
+        value = self.raw[key]
+        return _ABSENT if value is None and not required else value
+
+    def _wrong(self, key, expected):
+        self.fail(f"expected {expected}, got {_show(self.raw[key])}", key)
+
+    def string(self, key, required=False, default=None, choices=None):
+        value = self._get(key, required)
+        if value is _ABSENT:
+            return default
+        _string(self.path, self.at(key), value)
+        if choices and value not in choices:
+            self.fail(f"unknown {key} {_quote(value)} (expected {', '.join(choices[:-1])} or {choices[-1]})", key)
+        return value
+
+    def integer(self, key, required=False, default=None, positive=False, nonnegative=False):
+        value = self._get(key, required)
+        if value is _ABSENT:
+            return default
+        if isinstance(value, bool) or not isinstance(value, int):
+            self._wrong(key, "an integer")
+        if positive and value <= 0:
+            self.fail(f"must be positive, got {_show(value)}", key)
+        if nonnegative and value < 0:
+            self.fail(f"cannot be negative, got {_show(value)}", key)
+        # The C++ tool counts in 64 bits; beyond that a file is corrupt, and floats overflow.
+        if abs(value) >= MAX_INT:
+            self.fail(f"out of range (at most 2^64 - 1), got a {len(str(abs(value)))}-digit number", key)
+        return value
+
+    def number(self, key, required=False, default=None, **bounds):
+        value = self._get(key, required)
+        if value is _ABSENT:
+            return default
+        return _number(self.path, self.at(key), value, **bounds)
+
+    def flag(self, key, default):
+        value = self._get(key, False)
+        if value is _ABSENT:
+            return default
+        if not isinstance(value, bool):
+            self._wrong(key, "true or false")
+        return value
+
+    def array(self, key, required=False):
+        value = self._get(key, required)
+        if value is _ABSENT:
+            return None
+        if not isinstance(value, list):
+            self._wrong(key, "an array")
+        return value
+
+    def object(self, key):
+        value = self._get(key, False)
+        return None if value is _ABSENT else _Fields(self.path, self.at(key), value)
+
+
+def _summary(fields):
+    """stats / wall_stats: {min, median, mean, p95, max, stddev, count} of the samples."""
+    for key in ("min", "median", "mean", "p95", "max", "stddev"):
+        fields.number(key, **SECONDS)
+    fields.integer("count", nonnegative=True)
+    return fields.raw
 
 
 def _point(run, path, i, raw):
-    if not isinstance(raw, dict):
-        raise BadInput(f"{_where(path, i)}: expected an object")
-    for key, types in _REQUIRED.items():
-        _check_type(path, i, raw, key, types)
-    status = raw["status"]
-    if status not in STATUSES:
-        raise BadInput(f"{_where(path, i, 'status')}: unknown status '{status}' (expected ok, skipped or failed)")
-    if raw["bytes"] <= 0:
-        raise BadInput(f"{_where(path, i, 'bytes')}: must be positive, got {raw['bytes']}")
+    f = _Fields(path, f"results[{i}]", raw)
     p = Point(
         run=run,
         index=i,
-        backend=raw["backend"],
-        device=raw["device"],
-        device_index=raw.get("device_index", 0) if isinstance(raw.get("device_index"), int) else 0,
-        device_type=str(raw.get("device_type", "")),
-        route=raw["route"],
-        direction=raw["direction"],
-        host_memory=raw["host_memory"],
-        bytes=raw["bytes"],
-        status=status,
-        reason=str(raw.get("reason") or ""),
+        backend=f.string("backend", required=True),
+        device=f.string("device", required=True),
+        device_index=f.integer("device_index", default=0),
+        device_type=f.string("device_type", default=""),
+        route=f.string("route", required=True),
+        direction=f.string("direction", required=True, choices=DIRECTIONS),
+        host_memory=f.string("host_memory", required=True),
+        bytes=f.integer("bytes", required=True, positive=True),
+        status=f.string("status", required=True, choices=STATUSES),
+        reason=f.string("reason", default=""),
     )
-    if status != "ok":
-        return p
-    for key, types in _REQUIRED_OK.items():
-        _check_type(path, i, raw, key, types)
-    median = _number(raw["median_s"])
-    if median is None or median <= 0:
-        raise BadInput(f"{_where(path, i, 'median_s')}: an ok point needs a positive median time, got {raw['median_s']}")
-    p.timer = raw["timer"]
-    p.median_s = median
-    p.bytes_per_rep = raw.get("bytes_per_rep") if isinstance(raw.get("bytes_per_rep"), int) else p.bytes
-    p.gbps = _number(raw["gbps"], 0.0)
-    p.latency_us = _number(raw["latency_us"], 0.0)
-    p.samples_s = [float(s) for s in raw["samples_s"] if _number(s) is not None]
-    stats = raw.get("stats")
-    p.stats = stats if isinstance(stats, dict) else None
-    wall = raw.get("wall_stats")
-    if isinstance(wall, dict):
-        p.wall_median_s = _number(wall.get("median"))
-    p.ci_rel = _number(raw.get("ci_rel"))
-    p.converged = raw.get("converged", True) is not False
-    p.verified = raw.get("verified", True) is not False
-    fu = raw.get("first_use")
-    if isinstance(fu, dict):
-        values = [_number(fu.get(k), -1.0) for k in ("alloc_s", "touch_s", "first_transfer_s")]
+    if not p.ok:
+        return p  # only what identifies it and why it did not run is shown
+    p.timer = f.string("timer", required=True, choices=TIMERS)
+    # Samples first: where a timer went wrong they are the cause, the median and GB/s only follow.
+    samples = f.array("samples_s", required=True)
+    if not samples:
+        f.fail("an ok point needs at least one sample", "samples_s")
+    p.samples_s = [_number(path, f"{f.at('samples_s')}[{k}]", s, **SECONDS) for k, s in enumerate(samples)]
+    p.median_s = f.number("median_s", required=True, at_most=MAX_SECONDS)
+    if p.median_s < MIN_SECONDS:
+        f.fail(f"an ok point needs a positive median time (at least {MIN_SECONDS:g} s), got {_show(raw['median_s'])}",
+               "median_s")
+    p.gbps = f.number("gbps", required=True, **GBPS)
+    p.latency_us = f.number("latency_us", required=True, nonnegative=True)
+    p.bytes_per_rep = f.integer("bytes_per_rep", default=p.bytes, positive=True)
+    stats = f.object("stats")
+    p.stats = _summary(stats) if stats else None
+    wall = f.object("wall_stats")
+    if wall:
+        _summary(wall)
+        p.wall_median_s = wall.number("median")
+    p.ci_rel = f.number("ci_rel", nonnegative=True)  # null: unbounded
+    p.converged = f.flag("converged", True)
+    p.verified = f.flag("verified", True)
+    fu = f.object("first_use")
+    if fu:
         # Negative means "not measured" in the C++ model.
+        values = [fu.number(k, default=-1.0, at_most=MAX_SECONDS) for k in ("alloc_s", "touch_s", "first_transfer_s")]
         if all(v >= 0 for v in values):
             p.first_use = FirstUse(*values)
-    parts = raw.get("parts")
-    if isinstance(parts, dict):
-        for name, part in parts.items():
-            if isinstance(part, dict) and _number(part.get("median_s"), 0) > 0:
-                p.parts[name] = {"median_s": float(part["median_s"]), "gbps": _number(part.get("gbps"), 0.0)}
+    parts = f.object("parts")
+    for name in parts.raw if parts else ():
+        # Names are the concurrent directions (bidir) or phases (OpenCL's queued_to_end); they label curves.
+        _string(path, parts.where, name)
+        part = parts.object(name)
+        if not part:
+            continue
+        median = part.number("median_s", required=True, **SECONDS)
+        gbps = part.number("gbps", default=0.0, **GBPS)
+        if 0 < median < MIN_SECONDS:
+            part.fail(f"must be 0 (not measured) or at least {MIN_SECONDS:g} s, got {_show(median)}", "median_s")
+        if median > 0:  # 0: the C++ tool had no samples for this direction
+            p.parts[name] = {"median_s": median, "gbps": gbps}
     return p
 
 
-def load_run(path, label=None, require_ok=True):
-    """Reads and validates one result file; raises BadInput with a one-line reason."""
-    path = Path(path)
+def _check_system(system):
+    """The host and accelerator fields the report shows (the rest is not read)."""
+    for key in ("hostname", "cpu_model", "os", "kernel"):
+        system.string(key)
+    for key in ("logical_cpus", "memory_bytes"):
+        system.integer(key, nonnegative=True)  # 0: unknown
+    for k, raw in enumerate(system.array("accelerators") or []):
+        acc = _Fields(system.path, f"{system.at('accelerators')}[{k}]", raw)
+        for key in ("pci_address", "vendor", "vendor_name"):
+            acc.string(key)
+        acc.number("link_gbps_per_direction", **GBPS)  # 0: unknown
+        for key in ("link_current", "link_max"):
+            link = acc.object(key)
+            if link:
+                link.number("gts", nonnegative=True)
+                link.integer("gen", nonnegative=True)
+                link.integer("width", nonnegative=True)
+
+
+def _parse(path):
     try:
         text = path.read_text(encoding="utf-8")
     except FileNotFoundError:
@@ -215,9 +340,23 @@ def load_run(path, label=None, require_ok=True):
     except OSError as e:
         raise BadInput(f"{path}: cannot read: {e.strerror or e}") from None
     try:
-        doc = json.loads(text)
+        return json.loads(text)
     except json.JSONDecodeError as e:
         raise BadInput(f"{path}: not JSON ({e.msg} at line {e.lineno}, column {e.colno})") from None
+    except RecursionError:  # Python's parser recurses per level of nesting
+        raise BadInput(f"{path}: not JSON this tool can read (nested too deeply)") from None
+    except ValueError:  # an integer longer than Python converts (sys.get_int_max_str_digits)
+        raise BadInput(f"{path}: not JSON this tool can read (a number with too many digits)") from None
+
+
+def load_run(path, label=None, require_ok=True):
+    """Reads and validates one result file; raises BadInput with a one-line reason.
+
+    Everything the report later uses is checked here, once, so that a malformed
+    file is refused with the file and field named instead of failing somewhere
+    in the analysis or in a plot worker."""
+    path = Path(path)
+    doc = _parse(path)
     if not isinstance(doc, dict):
         raise BadInput(f"{path}: not an xferbench result file (the top level is not an object)")
     schema = doc.get("schema")
@@ -225,22 +364,29 @@ def load_run(path, label=None, require_ok=True):
         raise BadInput(f"{path}: not an xferbench result file (no 'schema' key)")
     if schema != SCHEMA:
         if isinstance(schema, str) and schema.startswith("xferbench/result/"):
-            raise BadInput(f"{path}: unsupported schema version '{schema}' (this tool reads {SCHEMA})")
-        raise BadInput(f"{path}: not an xferbench result file (schema '{schema}', expected {SCHEMA})")
+            raise BadInput(f"{path}: unsupported schema version {_quote(schema)} (this tool reads {SCHEMA})")
+        raise BadInput(f"{path}: not an xferbench result file (schema {_quote(schema)}, expected {SCHEMA})")
     results = doc.get("results")
     if not isinstance(results, list):
         raise BadInput(f"{path}: 'results' is missing or not an array")
-    system = doc.get("system") if isinstance(doc.get("system"), dict) else {}
-    config = doc.get("config") if isinstance(doc.get("config"), dict) else {}
-    tool = doc.get("tool") if isinstance(doc.get("tool"), dict) else {}
+    top = _Fields(path, "", doc)
+    system, config, tool = top.object("system"), top.object("config"), top.object("tool")
+    if system:
+        _check_system(system)
+    if config:
+        for k, arg in enumerate(config.array("argv") or []):
+            _string(path, f"{config.at('argv')}[{k}]", arg)
+    if tool:
+        tool.string("name")
+        tool.string("version")
     run = Run(
         path=path,
         label=label or path.stem,
-        tool=tool,
-        started_at=str(doc.get("started_at", "")),
-        system=system,
-        config=config,
-        interrupted=doc.get("interrupted") is True,
+        tool=tool.raw if tool else {},
+        started_at=top.string("started_at", default=""),
+        system=system.raw if system else {},
+        config=config.raw if config else {},
+        interrupted=top.flag("interrupted", False),
         points=[],
     )
     run.points = [_point(run, path, i, raw) for i, raw in enumerate(results)]

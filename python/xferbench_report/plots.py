@@ -21,6 +21,7 @@ import matplotlib.pyplot as plt  # noqa: E402
 from matplotlib.lines import Line2D  # noqa: E402
 from matplotlib.ticker import FixedLocator, FuncFormatter, MaxNLocator, NullLocator  # noqa: E402
 
+from . import signals  # noqa: E402
 from .analysis import direction_title  # noqa: E402
 from .units import short_size  # noqa: E402
 
@@ -47,6 +48,10 @@ plt.rcParams.update({
     "svg.fonttype": "none",  # text stays text in the SVG: small and searchable
     "svg.hashsalt": "xferbench-report",  # deterministic ids
 })
+if "text.parse_math" in plt.rcParams:
+    # Labels are data (backend, route, device and file names): a "$" in one is a dollar sign, not the
+    # start of mathtext, whose parser raises on anything that is not TeX. No figure here uses mathtext.
+    plt.rcParams["text.parse_math"] = False
 
 
 @dataclass
@@ -115,7 +120,7 @@ def _plain_number(y, _=None):
         return ""
     if 1e-3 <= y < 1e4:
         return f"{y:g}"
-    mantissa, exponent = f"{y:.1g}".split("e")
+    mantissa, exponent = f"{y:.0e}".split("e")  # not .1g: that writes 1e-4 <= y < 1e-3 without an exponent
     return f"{mantissa}e{int(exponent)}"
 
 
@@ -445,14 +450,20 @@ def make_figures(report, outdir, jobs=None):
     tasks += [("api", i, str(outdir)) for i in range(len(report.api))]
     jobs = min(jobs or default_jobs(), len(tasks))
     _SHARED["report"] = report
+    pool = None
     try:
         if jobs > 1 and "fork" in multiprocessing.get_all_start_methods():
             Path(outdir).mkdir(parents=True, exist_ok=True)
-            with multiprocessing.get_context("fork").Pool(jobs) as pool:
-                results = pool.map(_draw, tasks, chunksize=1)
+            # Forked with the signals held, so that no worker meets one before worker_defaults takes them over;
+            # one that arrived meanwhile is raised as the block ends, when pool is already named for the finally.
+            with signals.held():
+                pool = multiprocessing.get_context("fork").Pool(jobs, initializer=signals.worker_defaults)
+            results = pool.map(_draw, tasks, chunksize=1)
         else:
             results = [_draw(t) for t in tasks]
     finally:
+        if pool is not None:  # ends and joins the workers (as leaving `with pool` did) before render cleans up
+            pool.terminate()
         _SHARED.clear()
     out = {"bandwidth": [], "latency": [], "first_use": [], "api": []}
     for section, fig in results:

@@ -11,7 +11,7 @@ import shutil
 import tempfile
 from pathlib import Path
 
-from . import __version__
+from . import __version__, signals
 from .analysis import analyze, direction_sort_key, direction_title
 from .document import Document, to_html, to_markdown
 from .errors import BadInput
@@ -320,16 +320,20 @@ def render(paths, out, title=None, reference=None, jobs=None):
 
     parent = out.resolve().parent
     parent.mkdir(parents=True, exist_ok=True)
-    tmp = Path(tempfile.mkdtemp(prefix=f".{out.name}.tmp-", dir=parent))
+    tmp = None
     try:
+        with signals.held():  # a signal as mkdtemp returns would leave a directory that tmp does not name yet
+            tmp = Path(tempfile.mkdtemp(prefix=f".{out.name}.tmp-", dir=parent))
         figures = plots.make_figures(report, tmp / "plots", jobs=jobs)
         doc = build_document(report, figures, title)
         (tmp / "index.html").write_text(to_html(doc), encoding="utf-8")
         (tmp / "summary.md").write_text(to_markdown(doc), encoding="utf-8")
         os.chmod(tmp, 0o755)  # mkdtemp makes it private
-        _replace_dir(tmp, out)
-    except BaseException:
-        shutil.rmtree(tmp, ignore_errors=True)
+        with signals.held():  # a signal between _replace_dir's renames would leave no report at DIR
+            _replace_dir(tmp, out)
+    except BaseException:  # Interrupted by a signal too
+        if tmp is not None:
+            shutil.rmtree(tmp, ignore_errors=True)
         raise
     return out, sum(len(v) for v in figures.values())
 

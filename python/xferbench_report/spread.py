@@ -16,13 +16,9 @@ def quantile(values, q):
 
 
 def spread(p):
-    """(low, high) of a point's per-transfer sample times: p5..p95, or the stats'
-    min..p95 when the file has no samples."""
-    if p.samples_s:
-        return quantile(p.samples_s, LOW_Q), quantile(p.samples_s, HIGH_Q)
-    if p.stats and "min" in p.stats and "p95" in p.stats:
-        return float(p.stats["min"]), float(p.stats["p95"])
-    return p.median_s, p.median_s
+    """(low, high) of an ok point's per-transfer sample times: p5..p95 (load
+    refuses an ok point without samples)."""
+    return quantile(p.samples_s, LOW_Q), quantile(p.samples_s, HIGH_Q)
 
 
 def clearly_faster(a, b):

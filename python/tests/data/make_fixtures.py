@@ -4,7 +4,9 @@ They are FIXTURES, not measurements: points follow the xferbench/result/v1
 schema (as src/core/result.cpp writes it) but their times come from the model
 t = L + n / B with seeded noise, so tests know the true values. Each file says
 so in "fixture" and in tool.version. host_small.json beside them is a real
-(small) host-backend run and is not made here.
+(small) host-backend run and is not made here. The malformed files (see
+malformed()) are what a tester fed the report tool to crash it; it must refuse
+each with one line and exit 2.
 
 Run: python3 python/tests/data/make_fixtures.py
 """
@@ -163,6 +165,37 @@ def no_ok_points():
     return doc(SYSTEM_HOST, results, ["xferbench", "sweep", "(fixture)"])
 
 
+def malformed():
+    """Files the report tool must refuse with one line and exit 2 (each once crashed it), as name -> text."""
+    files = {}
+
+    def one(name, change, base=single_point):
+        d = base()
+        change(d, d["results"][0])
+        files[name] = json.dumps(rounded(d), separators=(",", ":")) + "\n"
+
+    def negate(d, p):  # a timer that ran backwards: negative samples, the median and GB/s still positive
+        p["samples_s"] = [-s for s in p["samples_s"]]
+        p["gbps"] = -p["gbps"]
+
+    def gpu_point():
+        d = single_point()
+        d["system"] = json.loads(json.dumps(SYSTEM_GPU))
+        return d
+
+    one("negative_samples.json", negate)
+    one("huge_bytes.json", lambda d, p: p.update(bytes=10 ** 400, bytes_per_rep=10 ** 400))  # an integer, not 1e400
+    one("stats_min_string.json", lambda d, p: p["stats"].update(min="fast"))
+    one("ok_without_samples.json", lambda d, p: p.update(samples_s=[]))
+    one("link_max_string.json", lambda d, p: d["system"]["accelerators"][0].update(link_max="Gen5 x16"),
+        base=gpu_point)
+    one("unknown_direction.json", lambda d, p: p.update(direction="sideways"))
+    one("lone_surrogate.json", lambda d, p: p.update(backend="host\ud800"))  # json.dumps writes it as \ud800
+    depth = 100_000
+    files["deeply_nested.json"] = "[" * depth + "]" * depth + "\n"
+    return files
+
+
 def rounded(obj):
     """Six significant digits keep the files small; the tests allow for it."""
     if isinstance(obj, float):
@@ -188,6 +221,8 @@ def main():
     files["future_version.json"] = future
     for name, d in files.items():
         (HERE / name).write_text(json.dumps(rounded(d), separators=(",", ":")) + "\n", encoding="utf-8")
+    for name, text in malformed().items():
+        (HERE / name).write_text(text, encoding="utf-8")
     (HERE / "not_json.json").write_text("xferbench sweep: this is console output, not JSON\n", encoding="utf-8")
 
 
