@@ -2,7 +2,7 @@
 """End-to-end checks of the xferbench executable: exit codes, one-line errors,
 result files written whole or not at all, and Ctrl-C handling.
 
-Usage: test_cli.py PATH/TO/xferbench
+Usage: test_cli.py PATH/TO/xferbench, or under pytest with XFERBENCH_BIN set to it.
 """
 import json
 import os
@@ -13,7 +13,7 @@ import tempfile
 import time
 import unittest
 
-XFERBENCH = None
+XFERBENCH = os.environ.get("XFERBENCH_BIN")
 
 
 def load(path):
