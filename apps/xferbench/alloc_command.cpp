@@ -6,6 +6,7 @@
 #include <xfer/config.hpp>
 #include <xfer/core/errors.hpp>
 #include <xfer/core/interrupt.hpp>
+#include <xfer/core/output_file.hpp>
 #include <xfer/core/reporter.hpp>
 #include <xfer/core/size.hpp>
 #include <xfer/core/system_probe.hpp>
@@ -31,7 +32,7 @@ void add_alloc_options(CLI::App& cmd, alloc_args& a) {
   cmd.add_option("--max-block", a.max_block, "largest block of the workload")->capture_default_str();
   cmd.add_option("--seed", a.seed, "workload random seed")->capture_default_str();
   cmd.add_flag("--quick", a.quick, "5 runs, 1 repeat, 2000 steps, sizes 4K,1M");
-  cmd.add_option("--json", a.json, "write the study (schema xferbench/alloc/v1)");
+  cmd.add_option("--json", a.json, "write the study (schema xferbench/alloc/v1; - for stdout)");
 }
 
 int run_alloc_command(const alloc_args& a, const std::vector<std::string>& argv) {
@@ -57,7 +58,7 @@ int run_alloc_command(const alloc_args& a, const std::vector<std::string>& argv)
       throw usage_error(fmt::format("size {} is more than half of this machine's memory", format_size(s)));
   if (o.max_block * o.max_live > sys.memory_bytes / 2 && sys.memory_bytes)
     throw usage_error("--max-block x --max-live is more than half of this machine's memory");
-  if (!a.json.empty()) check_writable(a.json);
+  check_outputs({{"--json", a.json}});
 
   auto backends = make_backends({});
   // Unknown names are usage errors before anything runs.
@@ -69,7 +70,9 @@ int run_alloc_command(const alloc_args& a, const std::vector<std::string>& argv)
   }
 
   auto& stop = install_interrupt_flag();
-  nlohmann::json doc = alloc_study::run(o, backends, std::cout, stop);
+  // A result written to stdout has it to itself; the tables go to stderr.
+  std::ostream& table = writes_to_stdout(a.json) ? std::cerr : std::cout;
+  nlohmann::json doc = alloc_study::run(o, backends, table, stop);
   if (!a.json.empty()) {
     nlohmann::json full{{"schema", alloc_study::schema}};
     full.update(run_header(sys, argv));
@@ -81,7 +84,7 @@ int run_alloc_command(const alloc_args& a, const std::vector<std::string>& argv)
     full["config"]["max_live"] = o.max_live;
     full["config"]["max_block"] = o.max_block;
     full["config"]["seed"] = o.seed;
-    write_file_atomically(a.json, full.dump(1) + "\n");
+    write_output(a.json, full.dump(1) + "\n");
     fmt::print(stderr, "wrote {}\n", a.json);
   }
   return stop.load() ? exit_interrupted : exit_ok;

@@ -5,6 +5,7 @@
 #include <xfer/backends/registry.hpp>
 #include <xfer/core/errors.hpp>
 #include <xfer/core/interrupt.hpp>
+#include <xfer/core/output_file.hpp>
 #include <xfer/core/reporter.hpp>
 #include <xfer/core/size.hpp>
 #include <xfer/core/system_probe.hpp>
@@ -29,7 +30,7 @@ CLI::App* add_app_options(CLI::App& app_cmd, app_args& a) {
   vadd->add_option("--sizes", a.sizes, "several sizes, to find where the accelerator starts to beat the CPU");
   vadd->add_option("--repeat", a.repeat, "runs per strategy and size (medians reported)")->capture_default_str();
   vadd->add_option("--baseline", a.baseline, "strategy the others are compared with")->capture_default_str();
-  vadd->add_option("--json", a.json, "write every phase's samples (schema xferbench/app/v1)");
+  vadd->add_option("--json", a.json, "write every phase's samples (schema xferbench/app/v1; - for stdout)");
   return vadd;
 }
 
@@ -49,7 +50,7 @@ int run_app_command(const app_args& a, const std::vector<std::string>& argv) {
       throw usage_error(fmt::format("{} elements need 4 buffers of {} = more than this machine's available memory ({})",
                                     format_size(n), format_capacity(n * 4), format_capacity(sys.memory_available_bytes)));
   }
-  if (!a.json.empty()) check_writable(a.json);
+  check_outputs({{"--json", a.json}});
 
   auto entries = make_backends({});
   std::vector<std::pair<backend*, std::unique_ptr<vadd_app>>> apps;
@@ -74,6 +75,8 @@ int run_app_command(const app_args& a, const std::vector<std::string>& argv) {
   }
   if (apps.empty()) throw usage_error("no selected backend has a vadd application");
 
+  // A result written to stdout has it to itself; the tables go to stderr.
+  std::ostream& table = writes_to_stdout(a.json) ? std::cerr : std::cout;
   auto& stop = install_interrupt_flag();
   nlohmann::json results = nlohmann::json::array();
   bool failed = false;
@@ -81,8 +84,8 @@ int run_app_command(const app_args& a, const std::vector<std::string>& argv) {
     const auto devices = b->devices();
     const std::string device = devices.empty() ? "?" : devices.at(std::min<std::size_t>(a.device, devices.size() - 1)).name;
     const auto rs = app_study::run(*app, b->name(), device, o, stop);
-    for (auto n : o.sizes) std::cout << app_study::render_table(rs, n, o.baseline) << "\n";
-    if (o.sizes.size() > 1) std::cout << app_study::render_crossover(rs) << "\n";
+    for (auto n : o.sizes) table << app_study::render_table(rs, n, o.baseline) << "\n";
+    if (o.sizes.size() > 1) table << app_study::render_crossover(rs) << "\n";
     for (const auto& r : rs) {
       results.push_back(app_study::to_json(r));
       failed = failed || r.reason.rfind("failed", 0) == 0;
@@ -97,7 +100,7 @@ int run_app_command(const app_args& a, const std::vector<std::string>& argv) {
     doc["config"]["baseline"] = o.baseline;
     doc["results"] = results;
     doc["interrupted"] = stop.load();
-    write_file_atomically(a.json, doc.dump(1) + "\n");
+    write_output(a.json, doc.dump(1) + "\n");
     fmt::print(stderr, "wrote {}\n", a.json);
   }
   if (stop.load()) return exit_interrupted;

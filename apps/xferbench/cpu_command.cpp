@@ -11,6 +11,7 @@
 #include <xfer/config.hpp>
 #include <xfer/core/errors.hpp>
 #include <xfer/core/interrupt.hpp>
+#include <xfer/core/output_file.hpp>
 #include <xfer/core/reporter.hpp>
 #include <xfer/core/size.hpp>
 #include <xfer/core/system_probe.hpp>
@@ -55,7 +56,7 @@ void add_cpu_options(CLI::App& cmd, cpu_args& a) {
       ->multi_option_policy(CLI::MultiOptionPolicy::TakeLast);
   cmd.add_option("--threads", a.threads, "threads sharing each op, a list (1..1024)")->capture_default_str()
       ->delimiter(',');
-  cmd.add_option("--json", a.json, "write the result file (schema xferbench/cpu/v1)")
+  cmd.add_option("--json", a.json, "write the result file (schema xferbench/cpu/v1; - for stdout)")
       ->multi_option_policy(CLI::MultiOptionPolicy::TakeLast);
   cmd.add_flag("-q,--quiet", a.quiet, "no progress line on stderr");
 }
@@ -116,7 +117,7 @@ int run_cpu_command(const cpu_args& a, const std::vector<std::string>& argv) {
     }
   }
 
-  if (!a.json.empty()) check_writable(a.json);
+  check_outputs({{"--json", a.json}});
 
   // ---- run ----
   auto slots = cpu::resolve_kinds(kinds, backends);
@@ -139,7 +140,9 @@ int run_cpu_command(const cpu_args& a, const std::vector<std::string>& argv) {
                 {"min_sample_s", config.min_sample_s},
                 {"wc_probe_bytes", config.wc_probe_bytes}};
 
-  cpu::cpu_table table(std::cout);
+  // A result written to stdout has it to itself; the table goes to stderr.
+  std::ostream& console = writes_to_stdout(a.json) ? std::cerr : std::cout;
+  cpu::cpu_table table(console);
   table.header(ctx, [&] {
     std::vector<cpu::kind_info> v;
     for (const auto& s : slots) v.push_back(s.info);
@@ -152,7 +155,7 @@ int run_cpu_command(const cpu_args& a, const std::vector<std::string>& argv) {
   hooks.on_point = [&](const cpu::cpu_point& p) {
     if (progress) fmt::print(stderr, "\r\033[K");
     table.row(p);
-    std::cout.flush();
+    console.flush();
   };
   if (progress)
     hooks.on_progress = [](std::size_t done, std::size_t total, const cpu::cpu_point& p) {
@@ -164,10 +167,10 @@ int run_cpu_command(const cpu_args& a, const std::vector<std::string>& argv) {
   const cpu::study_result result = cpu::run_study(config, slots, hooks);
   if (progress) fmt::print(stderr, "\r\033[K");
   table.footer(result);
-  std::cout.flush();
+  console.flush();
 
   if (!a.json.empty()) {
-    write_file_atomically(a.json, cpu::study_to_json(result, ctx).dump(2) + "\n");
+    write_output(a.json, cpu::study_to_json(result, ctx).dump(2) + "\n");
     fmt::print(stderr, "wrote {}\n", a.json);
   }
   if (result.interrupted) return exit_interrupted;

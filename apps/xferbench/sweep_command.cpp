@@ -13,6 +13,7 @@
 #include <xfer/config.hpp>
 #include <xfer/core/errors.hpp>
 #include <xfer/core/interrupt.hpp>
+#include <xfer/core/output_file.hpp>
 #include <xfer/core/reporter.hpp>
 #include <xfer/core/runner.hpp>
 #include <xfer/core/size.hpp>
@@ -64,8 +65,8 @@ void add_sweep_options(CLI::App& cmd, sweep_args& a) {
       ->capture_default_str()
       ->multi_option_policy(CLI::MultiOptionPolicy::TakeLast);
   cmd.add_flag("--no-verify", a.no_verify, "skip checking the data each route moves");
-  cmd.add_option("--json", a.json, "write the result file (schema xferbench/result/v1)");
-  cmd.add_option("--csv", a.csv, "write one CSV row per point");
+  cmd.add_option("--json", a.json, "write the result file (schema xferbench/result/v1; - for stdout)");
+  cmd.add_option("--csv", a.csv, "write one CSV row per point (- for stdout)");
   cmd.add_flag("-q,--quiet", a.quiet, "no progress line on stderr");
 }
 
@@ -75,7 +76,7 @@ namespace {
 // Keeps a one-line progress display on stderr out of the way of table rows.
 class progress_line final : public reporter {
  public:
-  explicit progress_line(reporter& inner) : inner_(inner) {}
+  progress_line(reporter& inner, std::ostream& table) : inner_(inner), table_(table) {}
   void show(std::size_t done, std::size_t total, const point_spec& p) {
     if (done >= total) {
       clear();
@@ -89,7 +90,7 @@ class progress_line final : public reporter {
   void report(const point_result& r) override {
     clear();
     inner_.report(r);
-    std::cout.flush();
+    table_.flush();
   }
   void finalize(bool interrupted) override {
     clear();
@@ -99,6 +100,7 @@ class progress_line final : public reporter {
  private:
   static void clear() { fmt::print(stderr, "\r\033[K"); }
   reporter& inner_;
+  std::ostream& table_;
 };
 
 // Flags points that beat their device's link (the fastest accelerator link
@@ -177,9 +179,7 @@ int run_sweep_command(const sweep_args& a, const std::vector<std::string>& argv)
   std::vector<direction> dirs;
   for (const auto& d : a.directions) dirs.push_back(parse_direction(d));
 
-  if (!a.json.empty() && a.json == a.csv) throw usage_error("--json and --csv name the same file");
-  if (!a.json.empty()) check_writable(a.json);
-  if (!a.csv.empty()) check_writable(a.csv);
+  check_outputs({{"--json", a.json}, {"--csv", a.csv}});
 
   backend_options bopts;
   bopts.threads = a.threads;
@@ -287,11 +287,13 @@ int run_sweep_command(const sweep_args& a, const std::vector<std::string>& argv)
                 {"alignment", a.alignment},
                 {"unaligned_offset", a.unaligned_offset}};
 
+  // A result written to stdout has it to itself; the table goes to stderr.
+  std::ostream& table = writes_to_stdout(a.json) || writes_to_stdout(a.csv) ? std::cerr : std::cout;
   multi_reporter out;
-  out.add(std::make_unique<console_reporter>(std::cout));
+  out.add(std::make_unique<console_reporter>(table));
   if (!a.json.empty()) out.add(std::make_unique<json_reporter>(a.json));
   if (!a.csv.empty()) out.add(std::make_unique<csv_reporter>(a.csv));
-  progress_line progress(out);
+  progress_line progress(out, table);
   const bool show_progress = !a.quiet && ::isatty(STDERR_FILENO);
   link_limit_check sink(show_progress ? static_cast<reporter&>(progress) : out, sys);
 
