@@ -87,7 +87,7 @@ int run_alloc_command(const alloc_args& a, const std::vector<std::string>& argv)
     write_output(a.json, full.dump(1) + "\n");
     fmt::print(stderr, "wrote {}\n", a.json);
   }
-  return stop.load() ? exit_interrupted : exit_ok;
+  return stop.load() ? interrupted_exit_code() : exit_ok;
 }
 
 }  // namespace xfer::cli

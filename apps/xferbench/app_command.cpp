@@ -103,7 +103,7 @@ int run_app_command(const app_args& a, const std::vector<std::string>& argv) {
     write_output(a.json, doc.dump(1) + "\n");
     fmt::print(stderr, "wrote {}\n", a.json);
   }
-  if (stop.load()) return exit_interrupted;
+  if (stop.load()) return interrupted_exit_code();
   return failed ? exit_failure : exit_ok;
 }
 

@@ -10,7 +10,8 @@ namespace xfer::cli {
 inline constexpr int exit_ok = 0;
 inline constexpr int exit_failure = 1;     // a runtime failure (a point failed, a driver is missing, ...)
 inline constexpr int exit_usage = 2;       // bad input
-inline constexpr int exit_interrupted = 130;
+// An interrupted run exits with interrupted_exit_code() (core/interrupt.hpp):
+// 128 + the signal, so 130 for Ctrl-C, 143 for SIGTERM, 129 for SIGHUP.
 
 struct sweep_args {
   std::vector<std::string> backends, routes, memory, directions;

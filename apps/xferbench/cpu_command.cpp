@@ -42,7 +42,8 @@ void add_cpu_options(CLI::App& cmd, cpu_args& a) {
       "  xferbench cpu --threads 1,4 --methods nontemporal\n"
       "Kinds: pageable (alias regular), pageable-unaligned, aligned, huge, pinned, pinned-wc, uncached,\n"
       "and any other kind a backend offers (see `xferbench list`); pageable is always measured, as the\n"
-      "baseline for break-even. Exit codes: 0 ok or skipped, 1 a point failed, 2 bad input, 130 interrupted.");
+      "baseline for break-even. Exit codes: 0 ok or skipped, 1 a point failed, 2 bad input, 128 + signal when\n"
+      "stopped by SIGINT (130), SIGTERM (143) or SIGHUP (129); the completed points are still written.");
   cmd.add_option("-k,--kinds", a.kinds, "memory kinds (default: pageable,aligned,huge,pinned,pinned-wc,uncached)")
       ->delimiter(',');
   cmd.add_option("--ops", a.ops, "write (regular -> kind), read (kind -> regular), fill (default: all)")
@@ -173,7 +174,7 @@ int run_cpu_command(const cpu_args& a, const std::vector<std::string>& argv) {
     write_output(a.json, cpu::study_to_json(result, ctx).dump(2) + "\n");
     fmt::print(stderr, "wrote {}\n", a.json);
   }
-  if (result.interrupted) return exit_interrupted;
+  if (result.interrupted) return interrupted_exit_code();
   const bool failed = std::any_of(result.points.begin(), result.points.end(),
                                   [](const cpu::cpu_point& p) { return p.status == point_status::failed; });
   return failed ? exit_failure : exit_ok;

@@ -35,7 +35,8 @@ void add_sweep_options(CLI::App& cmd, sweep_args& a) {
       "  xferbench sweep -b host -m pageable,aligned -d h2d --sizes 4K,1M,1.5G\n"
       "Sizes take binary suffixes: 4K = 4096, 1.5G = 1610612736.\n"
       "Exit codes: 0 all points ok or skipped, 1 a point failed or a backend is unavailable,\n"
-      "2 bad input, 130 interrupted (completed points are still written).");
+      "2 bad input, 128 + signal when stopped by SIGINT (130), SIGTERM (143) or SIGHUP (129)\n"
+      "(the completed points are still written).");
   cmd.add_option("-b,--backend", a.backends, "backends: host, cuda-rt, cuda-drv, opencl, opencl:NAME (default: every available one)")
       ->delimiter(',');
   cmd.add_option("--device", a.devices, "device indices (default: all)")->delimiter(',');
@@ -320,7 +321,7 @@ int run_sweep_command(const sweep_args& a, const std::vector<std::string>& argv)
   sink.finalize(all.interrupted);
   if (!a.json.empty()) fmt::print(stderr, "wrote {}\n", a.json);
   if (!a.csv.empty()) fmt::print(stderr, "wrote {}\n", a.csv);
-  if (all.interrupted) return exit_interrupted;
+  if (all.interrupted) return interrupted_exit_code();
   return all.failed ? exit_failure : exit_ok;
 }
 

@@ -208,26 +208,49 @@ class Sweep(unittest.TestCase):
             self.assertEqual(len(rows), 1 + len(results))
             self.assertEqual(sorted(os.listdir(d)), ["r.csv", "r.json"])
 
-    def test_sigint_writes_completed_points_and_exits_130(self):
+    def interrupt_sweep(self, *signals):
+        """Starts a long host sweep, waits until a few points are done, sends
+        `signals` one after another; returns (exit code, stdout, stderr, result)."""
         with tempfile.TemporaryDirectory() as d:
             js = os.path.join(d, "r.json")
             proc = subprocess.Popen(
                 [XFERBENCH, "sweep", "-b", "host", "-r", "memcpy", "--min", "1", "--max", "16M", "--max-time", "0.05",
-                 "--json", js], stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+                 "--json", js], stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+                # As a terminal would start it, whatever this harness ignores (nohup ignores SIGHUP).
+                preexec_fn=lambda: [signal.signal(s, signal.SIG_DFL) for s in (signal.SIGINT, signal.SIGTERM,
+                                                                                signal.SIGHUP)])
             rows = 0
             deadline = time.time() + 60
             while rows < 6 and time.time() < deadline:  # context line + header + a few points
                 if proc.stdout.readline():
                     rows += 1
-            proc.send_signal(signal.SIGINT)
+            for sig in signals:  # back to back: all arrive while the point under way runs
+                proc.send_signal(sig)
             out, err = proc.communicate(timeout=60)
-            self.assertEqual(proc.returncode, 130, err)
-            self.assertIn("interrupted", out)
-            doc = load(js)
-            self.assertTrue(doc["interrupted"])
-            self.assertGreaterEqual(len(doc["results"]), 4)
-            self.assertTrue(all(r["status"] == "ok" for r in doc["results"]))
             self.assertEqual(os.listdir(d), ["r.json"])
+            return proc.returncode, out, err, load(js)
+
+    def assert_partial_result(self, code, out, err, doc, expected_code):
+        self.assertEqual(code, expected_code, err)
+        self.assertIn("interrupted", out)
+        self.assertTrue(doc["interrupted"])
+        self.assertGreaterEqual(len(doc["results"]), 4)
+        self.assertTrue(all(r["status"] == "ok" for r in doc["results"]))
+
+    def test_sigint_writes_completed_points_and_exits_130(self):
+        self.assert_partial_result(*self.interrupt_sweep(signal.SIGINT), 130)
+
+    def test_sigterm_writes_completed_points_and_exits_143(self):
+        self.assert_partial_result(*self.interrupt_sweep(signal.SIGTERM), 143)
+
+    def test_sighup_writes_completed_points_and_exits_129(self):
+        self.assert_partial_result(*self.interrupt_sweep(signal.SIGHUP), 129)
+
+    def test_second_signal_still_writes_completed_points(self):
+        # Two different signals, so neither merges into the other while pending.
+        code, out, err, doc = self.interrupt_sweep(signal.SIGINT, signal.SIGTERM)
+        self.assert_partial_result(code, out, err, doc, 130)  # the first signal's code
+        self.assertIn("stopping", err)
 
 
 # One quick point on the host backend: enough to produce a whole result file.

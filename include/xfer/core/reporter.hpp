@@ -16,7 +16,7 @@ class reporter {
   virtual ~reporter() = default;
   virtual void report_context(const run_context& context) = 0;
   virtual void report(const point_result& result) = 0;
-  // interrupted: the run stopped early (SIGINT); the output says it is partial.
+  // interrupted: the run stopped early (a signal); the output says it is partial.
   virtual void finalize(bool interrupted) = 0;
 };
 
