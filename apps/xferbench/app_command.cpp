@@ -1,6 +1,7 @@
 #include "app_command.hpp"
 
 #include <fmt/format.h>
+#include <fmt/ranges.h>
 #include <iostream>
 #include <xfer/backends/registry.hpp>
 #include <xfer/core/errors.hpp>
@@ -8,6 +9,7 @@
 #include <xfer/core/output_file.hpp>
 #include <xfer/core/reporter.hpp>
 #include <xfer/core/size.hpp>
+#include <xfer/core/sweep.hpp>
 #include <xfer/core/system_probe.hpp>
 
 #include "app_study.hpp"
@@ -27,10 +29,12 @@ CLI::App* add_app_options(CLI::App& app_cmd, app_args& a) {
   vadd->add_option("-s,--strategies", a.strategies, "allocation strategies (default: all the backend offers)")
       ->delimiter(',');
   vadd->add_option("--size", a.size, "elements per vector")->capture_default_str();
-  vadd->add_option("--sizes", a.sizes, "several sizes, to find where the accelerator starts to beat the CPU");
+  vadd->add_option("--sizes", a.sizes, "several sizes, to find where the accelerator starts to beat the CPU")
+      ->check(not_empty());
   vadd->add_option("--repeat", a.repeat, "runs per strategy and size (medians reported)")->capture_default_str();
   vadd->add_option("--baseline", a.baseline, "strategy the others are compared with")->capture_default_str();
-  vadd->add_option("--json", a.json, "write every phase's samples (schema xferbench/app/v1; - for stdout)");
+  vadd->add_option("--json", a.json, "write every phase's samples (schema xferbench/app/v1; - for stdout)")
+      ->check(not_empty());
   return vadd;
 }
 
@@ -41,7 +45,7 @@ int run_app_command(const app_args& a, const std::vector<std::string>& argv) {
     o.sizes.push_back(static_cast<std::size_t>(s));
   o.repeats = a.repeat;
   o.baseline = a.baseline;
-  o.strategies = a.strategies;
+  o.strategies = without_repeats(a.strategies);
   if (o.repeats == 0 || o.repeats > 1000) throw usage_error(fmt::format("--repeat {} is out of range 1..1000", a.repeat));
   const system_info sys = probe_system();
   for (auto n : o.sizes) {
@@ -66,14 +70,17 @@ int run_app_command(const app_args& a, const std::vector<std::string>& argv) {
   for (const auto& s : a.backends)
     if (std::none_of(entries.begin(), entries.end(), [&](const backend_entry& e) { return backend_matches(s, e.name); }))
       throw usage_error(fmt::format("unknown backend '{}'", s));
-  // A strategy no selected backend knows is a typo, not a skip.
-  for (const auto& s : o.strategies) {
-    bool known = false;
-    for (auto& [b, app] : apps)
-      for (const auto& k : app->strategies()) known = known || k.name == s;
-    if (!known) throw usage_error(fmt::format("unknown strategy '{}' (see `xferbench list` for host memory kinds)", s));
-  }
   if (apps.empty()) throw usage_error("no selected backend has a vadd application");
+  // A strategy or baseline no selected backend knows is a typo, not a skip.
+  std::vector<std::string> known;
+  for (auto& [b, app] : apps)
+    for (const auto& k : app->strategies())
+      if (std::find(known.begin(), known.end(), k.name) == known.end()) known.push_back(k.name);
+  const auto is_known = [&](const std::string& s) { return std::find(known.begin(), known.end(), s) != known.end(); };
+  for (const auto& s : o.strategies)
+    if (!is_known(s)) throw usage_error(fmt::format("unknown strategy '{}' (see `xferbench list` for host memory kinds)", s));
+  if (!is_known(o.baseline))
+    throw usage_error(fmt::format("unknown baseline '{}' (known: {})", o.baseline, fmt::join(known, ", ")));
 
   // A result written to stdout has it to itself; the tables go to stderr.
   std::ostream& table = writes_to_stdout(a.json) ? std::cerr : std::cout;

@@ -51,13 +51,14 @@ void add_cpu_options(CLI::App& cmd, cpu_args& a) {
   cmd.add_option("--methods", a.methods,
                  "memcpy, nontemporal (streaming stores), ntload (streaming loads, reads only) (default: all)")
       ->delimiter(',');
-  cmd.add_option("--sizes", a.sizes, "comma-separated sizes (4K,1M,1.5G)")->capture_default_str()
+  cmd.add_option("--sizes", a.sizes, "comma-separated sizes (4K,1M,1.5G)")->capture_default_str()->check(not_empty())
       ->multi_option_policy(CLI::MultiOptionPolicy::TakeLast);
   cmd.add_option("--runs", a.runs, "steady runs after the first")->capture_default_str()
       ->multi_option_policy(CLI::MultiOptionPolicy::TakeLast);
   cmd.add_option("--threads", a.threads, "threads sharing each op, a list (1..1024)")->capture_default_str()
       ->delimiter(',');
   cmd.add_option("--json", a.json, "write the result file (schema xferbench/cpu/v1; - for stdout)")
+      ->check(not_empty())
       ->multi_option_policy(CLI::MultiOptionPolicy::TakeLast);
   cmd.add_flag("-q,--quiet", a.quiet, "no progress line on stderr");
 }

@@ -49,6 +49,7 @@ void add_sweep_options(CLI::App& cmd, sweep_args& a) {
   cmd.add_option("--max", a.max, "largest size of the power-of-two range")->capture_default_str()
       ->multi_option_policy(CLI::MultiOptionPolicy::TakeLast);
   cmd.add_option("--sizes", a.sizes, "explicit comma-separated sizes instead of the range (4,4K,1M,1.5G)")
+      ->check(not_empty())
       ->multi_option_policy(CLI::MultiOptionPolicy::TakeLast);
   cmd.add_flag("--quick", a.quick, "coarse and fast: sizes x16 apart up to 16M, 10 ms a point, 5% CI target");
   cmd.add_option("--target-ci", a.target_ci, "stop sampling when the median's 95% CI is within this fraction")
@@ -60,14 +61,16 @@ void add_sweep_options(CLI::App& cmd, sweep_args& a) {
       ->multi_option_policy(CLI::MultiOptionPolicy::TakeLast);
   cmd.add_option("--threads", a.threads, "threads for the memcpy-mt route (0 = all CPUs)")->capture_default_str()
       ->multi_option_policy(CLI::MultiOptionPolicy::TakeLast);
-  cmd.add_option("--alignment", a.alignment, "alignment of the 'aligned' kind, bytes")->capture_default_str()
+  cmd.add_option("--alignment", a.alignment, "alignment of the 'aligned' kind: a power of two from 8 to 1G (4K, 2M)")
+      ->capture_default_str()
       ->multi_option_policy(CLI::MultiOptionPolicy::TakeLast);
   cmd.add_option("--unaligned-offset", a.unaligned_offset, "offset past a page of 'pageable-unaligned', bytes")
       ->capture_default_str()
       ->multi_option_policy(CLI::MultiOptionPolicy::TakeLast);
   cmd.add_flag("--no-verify", a.no_verify, "skip checking the data each route moves");
-  cmd.add_option("--json", a.json, "write the result file (schema xferbench/result/v1; - for stdout)");
-  cmd.add_option("--csv", a.csv, "write one CSV row per point (- for stdout)");
+  cmd.add_option("--json", a.json, "write the result file (schema xferbench/result/v1; - for stdout)")
+      ->check(not_empty());
+  cmd.add_option("--csv", a.csv, "write one CSV row per point (- for stdout)")->check(not_empty());
   cmd.add_flag("-q,--quiet", a.quiet, "no progress line on stderr");
 }
 
@@ -184,13 +187,19 @@ int run_sweep_command(const sweep_args& a, const std::vector<std::string>& argv)
 
   backend_options bopts;
   bopts.threads = a.threads;
-  bopts.kinds.alignment = a.alignment;
+  bopts.kinds.alignment = parse_size(a.alignment);
   bopts.kinds.unaligned_offset = a.unaligned_offset;
+  // The kinds check their own parameters; checked here, a bad value is one
+  // usage error instead of every point failing.
   try {
     mem::make_host_kind("aligned", bopts.kinds);
+  } catch (const std::invalid_argument& e) {
+    throw usage_error(fmt::format("--alignment {}: {}", a.alignment, e.what()));
+  }
+  try {
     mem::make_host_kind("pageable-unaligned", bopts.kinds);
   } catch (const std::invalid_argument& e) {
-    throw usage_error(e.what());
+    throw usage_error(fmt::format("--unaligned-offset {}: {}", a.unaligned_offset, e.what()));
   }
   auto entries = make_backends(bopts);
 
@@ -285,7 +294,7 @@ int run_sweep_command(const sweep_args& a, const std::vector<std::string>& argv)
                 {"warmup_s", opts.warmup_s},
                 {"verify", opts.verify},
                 {"quick", a.quick},
-                {"alignment", a.alignment},
+                {"alignment", bopts.kinds.alignment},
                 {"unaligned_offset", a.unaligned_offset}};
 
   // A result written to stdout has it to itself; the table goes to stderr.

@@ -83,9 +83,9 @@ void unaligned_resource::do_deallocate(void* p, std::size_t, std::size_t) noexce
 // ---- aligned ----------------------------------------------------------------
 
 aligned_resource::aligned_resource(std::size_t alignment) : alignment_(alignment) {
-  if (!std::has_single_bit(alignment) || alignment < sizeof(void*))
-    throw std::invalid_argument(
-        fmt::format("aligned: alignment {} must be a power of two of at least {}", alignment, sizeof(void*)));
+  if (!std::has_single_bit(alignment) || alignment < sizeof(void*) || alignment > max_alignment_bound)
+    throw std::invalid_argument(fmt::format("aligned: alignment {} must be a power of two from {} to {} (1G)",
+                                            alignment, sizeof(void*), max_alignment_bound));
 }
 
 // posix_memalign takes any power of two; a page is the useful ceiling for

@@ -98,6 +98,50 @@ class BadInput(unittest.TestCase):
     def test_direction_no_route_moves(self):
         self.assert_usage_error("-r", "memcpy-mt", "-d", "bidir", mentions="moves data bidir")
 
+    def test_alignment_is_bounded_by_the_largest_page(self):
+        self.assert_usage_error("--alignment", "1T", mentions="--alignment 1T")
+        self.assert_usage_error("--alignment", "1099511627776", mentions="1G")
+        self.assert_usage_error("--alignment", "2G", mentions="1G")
+
+    def test_alignment_takes_sizes(self):
+        p = run("sweep", "-b", "host", "-r", "memcpy", "-m", "aligned", "-d", "h2d", "--sizes", "4K", "--max-time",
+                "0.01", "-q", "--alignment", "2M", "--json", self.out)
+        self.assertEqual(p.returncode, 0, p.stderr)
+        self.assertEqual(load(self.out)["config"]["alignment"], 2 << 20)
+
+    def test_duplicate_selections_are_measured_once(self):
+        p = run("sweep", "-b", "host,host", "-r", "memcpy,memcpy", "-m", "aligned,aligned", "-d", "h2d,h2d",
+                "--sizes", "4K,4K,4096", "--max-time", "0.01", "-q", "--json", self.out)
+        self.assertEqual(p.returncode, 0, p.stderr)
+        results = load(self.out)["results"]
+        self.assertEqual([(r["route"], r["host_memory"], r["direction"], r["bytes"]) for r in results],
+                         [("memcpy", "aligned", "h2d", 4096)])
+        self.assertEqual(load(self.out)["config"]["sizes"], [4096])
+
+
+class EmptyValues(unittest.TestCase):
+    """An empty value is a usage error naming the option, never "not given"."""
+
+    def test_every_command_refuses_empty_values(self):
+        with tempfile.TemporaryDirectory() as d:
+            for args, option in ((["sweep", "-b", "host", "--sizes", ""], "--sizes"),
+                                 (["sweep", "-b", "host", "--sizes", "4K", "--json", ""], "--json"),
+                                 (["sweep", "-b", "host", "--sizes", "4K", "--csv", ""], "--csv"),
+                                 (["alloc", "--quick", "--sizes", ""], "--sizes"),
+                                 (["alloc", "--quick", "--json", ""], "--json"),
+                                 (["app", "vadd", "-b", "host", "--sizes", ""], "--sizes"),
+                                 (["app", "vadd", "-b", "host", "--size", "1K", "--json", ""], "--json"),
+                                 (["cpu", "--sizes", ""], "--sizes"),
+                                 (["cpu", "--sizes", "4K", "--json", ""], "--json")):
+                with self.subTest(args=args):
+                    p = subprocess.run([XFERBENCH, *args], cwd=d, capture_output=True, text=True, timeout=120)
+                    self.assertEqual(p.returncode, 2, p.stderr)
+                    lines = p.stderr.strip().splitlines()
+                    self.assertEqual(len(lines), 1, p.stderr)
+                    self.assertIn(f"{option}: the value is empty", lines[0])
+                    self.assertEqual(p.stdout, "")
+                    self.assertEqual(os.listdir(d), [])
+
 
 class AllocBadInput(unittest.TestCase):
     def test_each_bad_input_is_one_line_and_exit_2(self):
@@ -105,7 +149,9 @@ class AllocBadInput(unittest.TestCase):
             out = os.path.join(d, "a.json")
             for args, mentions in ((["--runs", "0"], "--runs"), (["-s", "granite"], "unknown allocation strategy"),
                                    (["--sizes", "12Q"], "'12Q'"), (["--repeat", "1000"], "--repeat"),
-                                   (["--max-block", "1"], "--max-block")):
+                                   (["--max-block", "1"], "--max-block"),
+                                   # 2^63 x 2 wrapped to 0 and passed the memory check
+                                   (["--max-block", "9223372036854775808", "--max-live", "2"], "--max-block")):
                 p = run("alloc", "--json", out, *args)
                 self.assertEqual(p.returncode, 2, (args, p.stderr))
                 self.assertEqual(len(p.stderr.strip().splitlines()), 1, p.stderr)
@@ -113,6 +159,35 @@ class AllocBadInput(unittest.TestCase):
                 self.assertEqual(os.listdir(d), [])
             p = run("alloc", "--quick", "--json", "/nonexistent-dir/a.json")
             self.assertEqual(p.returncode, 2)
+
+    def test_a_failed_measurement_is_exit_1(self):
+        with open("/proc/meminfo") as f:
+            total = int(f.readline().split()[1]) * 1024
+        if total // 2 < 8 << 30:
+            self.skipTest("needs 16 GiB of memory, so an 8G block passes the memory check")
+        import resource
+
+        def small_address_space():  # the 8G block cannot be had; the rest of the study fits
+            resource.setrlimit(resource.RLIMIT_AS, (4 << 30, 4 << 30))
+
+        with tempfile.TemporaryDirectory() as d:
+            out = os.path.join(d, "a.json")
+            p = subprocess.run([XFERBENCH, "alloc", "--quick", "-s", "malloc", "--sizes", "8G", "--iterations", "100",
+                                "--json", out], capture_output=True, text=True, timeout=120,
+                               preexec_fn=small_address_space)
+            self.assertEqual(p.returncode, 1, p.stderr)
+            self.assertIn("failed", p.stdout)
+            doc = load(out)  # what was measured is still written
+            self.assertEqual([c["status"] for c in doc["cost"]], ["failed"])
+
+    def test_duplicate_strategies_and_sizes_are_measured_once(self):
+        with tempfile.TemporaryDirectory() as d:
+            out = os.path.join(d, "a.json")
+            p = run("alloc", "--quick", "-s", "malloc,malloc", "--sizes", "4K,4K", "--iterations", "100", "--json", out)
+            self.assertEqual(p.returncode, 0, p.stderr)
+            doc = load(out)
+            self.assertEqual([s["name"] for s in doc["strategies"]], ["malloc"])
+            self.assertEqual(len(doc["cost"]), 1)
 
     def test_quick_study_writes_its_file(self):
         with tempfile.TemporaryDirectory() as d:
@@ -137,6 +212,23 @@ class AppVadd(unittest.TestCase):
                 self.assertEqual(len(p.stderr.strip().splitlines()), 1, p.stderr)
                 self.assertIn(mentions, p.stderr)
                 self.assertEqual(os.listdir(d), [])
+
+    def test_unknown_baseline_is_refused_naming_the_known_ones(self):
+        p = run("app", "vadd", "-b", "host", "--size", "1K", "--baseline", "nosuch")
+        self.assertEqual(p.returncode, 2, p.stderr)
+        lines = p.stderr.strip().splitlines()
+        self.assertEqual(len(lines), 1, p.stderr)
+        self.assertIn("unknown baseline 'nosuch' (known: ", lines[0])
+        self.assertIn("pageable-unaligned", lines[0])
+        self.assertEqual(p.stdout, "")
+
+    def test_duplicate_strategies_and_sizes_are_measured_once(self):
+        with tempfile.TemporaryDirectory() as d:
+            out = os.path.join(d, "v.json")
+            p = run("app", "vadd", "-b", "host", "-s", "aligned,aligned", "--sizes", "1K,1K", "--repeat", "1",
+                    "--json", out)
+            self.assertEqual(p.returncode, 0, p.stderr)
+            self.assertEqual([(r["strategy"], r["elements"]) for r in load(out)["results"]], [("aligned", 1024)])
 
     def test_host_baseline_table_and_file(self):
         with tempfile.TemporaryDirectory() as d:

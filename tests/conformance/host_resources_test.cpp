@@ -74,6 +74,12 @@ TEST(AlignedResource, RejectsNonPowerOfTwo) {
   EXPECT_THROW(aligned_resource(2), std::invalid_argument);
 }
 
+TEST(AlignedResource, BoundedByTheLargestPage) {
+  EXPECT_NO_THROW(aligned_resource(aligned_resource::max_alignment_bound));
+  EXPECT_THROW(aligned_resource(aligned_resource::max_alignment_bound * 2), std::invalid_argument);
+  EXPECT_THROW(aligned_resource(std::size_t{1} << 40), std::invalid_argument);
+}
+
 TEST(NumaResource, RejectsANodeThatDoesNotExist) { EXPECT_THROW(numa_resource(4096), std::invalid_argument); }
 
 TEST(OverAlignedResource, RejectsNonPowerOfTwo) { EXPECT_THROW(over_aligned_resource(48), std::invalid_argument); }

@@ -48,7 +48,11 @@ class aligned_resource final : public host_resource {
  public:
   static constexpr properties declared{};
   static constexpr std::size_t default_alignment = 4096;
-  explicit aligned_resource(std::size_t alignment = default_alignment);  // power of two >= sizeof(void*)
+  // 1 GiB, the largest page Linux maps: past it alignment buys a transfer
+  // nothing, and each buffer would pad up to it (1T asked for a TiB apiece).
+  static constexpr std::size_t max_alignment_bound = std::size_t{1} << 30;
+  // A power of two from sizeof(void*) to max_alignment_bound; std::invalid_argument otherwise.
+  explicit aligned_resource(std::size_t alignment = default_alignment);
   std::string_view kind() const noexcept override { return "aligned"; }
   properties props() const noexcept override { return declared; }
   std::size_t max_alignment() const noexcept override;
