@@ -75,6 +75,9 @@ resolved_output resolve(const fs::path& path) {
     if (S_ISDIR(st.st_mode)) throw output_problem{"it is a directory"};
     if (S_ISBLK(st.st_mode)) throw output_problem{"it is a block device (a result is never written over a disk)"};
     if (S_ISREG(st.st_mode)) {
+      // A rename would replace even a write-protected file; honour the
+      // protection as `>` would.
+      if (::access(path.c_str(), W_OK) != 0) throw output_problem{reason(errno)};
       std::error_code ec;
       r.path = fs::canonical(path, ec);
       if (ec) throw output_problem{ec.message()};
