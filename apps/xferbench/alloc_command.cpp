@@ -6,8 +6,10 @@
 #include <xfer/config.hpp>
 #include <xfer/core/errors.hpp>
 #include <xfer/core/interrupt.hpp>
+#include <xfer/core/output_file.hpp>
 #include <xfer/core/reporter.hpp>
 #include <xfer/core/size.hpp>
+#include <xfer/core/sweep.hpp>
 #include <xfer/core/system_probe.hpp>
 
 #include "alloc_study.hpp"
@@ -23,7 +25,7 @@ void add_alloc_options(CLI::App& cmd, alloc_args& a) {
       "alloc-host-ptr (device kinds come from whichever backend offers them), and pool:<any of these>.\n"
       "Example: xferbench alloc --strategies aligned,pool:aligned --sizes 4K,256M --json alloc.json");
   cmd.add_option("-s,--strategies", a.strategies, "strategies to compare (default: all that run here)")->delimiter(',');
-  cmd.add_option("--sizes", a.sizes, "sizes for the cost section (default 64,4K,64K,1M,16M,256M)");
+  cmd.add_option("--sizes", a.sizes, "sizes for the cost section (default 64,4K,64K,1M,16M,256M)")->check(not_empty());
   cmd.add_option("--runs", a.runs, "allocate+free timings per size (fewer once 1 s is spent)")->capture_default_str();
   cmd.add_option("--repeat", a.repeat, "repeat cost and fragmentation this many times")->capture_default_str();
   cmd.add_option("--iterations", a.iterations, "fragmentation workload steps")->capture_default_str();
@@ -31,12 +33,12 @@ void add_alloc_options(CLI::App& cmd, alloc_args& a) {
   cmd.add_option("--max-block", a.max_block, "largest block of the workload")->capture_default_str();
   cmd.add_option("--seed", a.seed, "workload random seed")->capture_default_str();
   cmd.add_flag("--quick", a.quick, "5 runs, 1 repeat, 2000 steps, sizes 4K,1M");
-  cmd.add_option("--json", a.json, "write the study (schema xferbench/alloc/v1)");
+  cmd.add_option("--json", a.json, "write the study (schema xferbench/alloc/v1; - for stdout)")->check(not_empty());
 }
 
 int run_alloc_command(const alloc_args& a, const std::vector<std::string>& argv) {
   alloc_study::options o;
-  o.strategies = a.strategies;
+  o.strategies = without_repeats(a.strategies);
   if (!a.sizes.empty()) o.sizes = parse_size_list(a.sizes);
   else if (a.quick) o.sizes = {4096, 1 << 20};
   o.runs = a.quick ? 5 : a.runs;
@@ -55,9 +57,11 @@ int run_alloc_command(const alloc_args& a, const std::vector<std::string>& argv)
   for (auto s : o.sizes)
     if (sys.memory_bytes && s > sys.memory_bytes / 2)
       throw usage_error(fmt::format("size {} is more than half of this machine's memory", format_size(s)));
-  if (o.max_block * o.max_live > sys.memory_bytes / 2 && sys.memory_bytes)
-    throw usage_error("--max-block x --max-live is more than half of this machine's memory");
-  if (!a.json.empty()) check_writable(a.json);
+  // Divided, not multiplied: 2^63 x 2 wraps to 0 and slipped past this check.
+  if (sys.memory_bytes && o.max_block > sys.memory_bytes / 2 / o.max_live)
+    throw usage_error(fmt::format("--max-block {} x --max-live {} is more than half of this machine's memory ({})",
+                                  a.max_block, a.max_live, format_capacity(sys.memory_bytes)));
+  check_outputs({{"--json", a.json}});
 
   auto backends = make_backends({});
   // Unknown names are usage errors before anything runs.
@@ -69,7 +73,9 @@ int run_alloc_command(const alloc_args& a, const std::vector<std::string>& argv)
   }
 
   auto& stop = install_interrupt_flag();
-  nlohmann::json doc = alloc_study::run(o, backends, std::cout, stop);
+  // A result written to stdout has it to itself; the tables go to stderr.
+  std::ostream& table = writes_to_stdout(a.json) ? std::cerr : std::cout;
+  nlohmann::json doc = alloc_study::run(o, backends, table, stop);
   if (!a.json.empty()) {
     nlohmann::json full{{"schema", alloc_study::schema}};
     full.update(run_header(sys, argv));
@@ -81,10 +87,11 @@ int run_alloc_command(const alloc_args& a, const std::vector<std::string>& argv)
     full["config"]["max_live"] = o.max_live;
     full["config"]["max_block"] = o.max_block;
     full["config"]["seed"] = o.seed;
-    write_file_atomically(a.json, full.dump(1) + "\n");
+    write_output(a.json, full.dump(1) + "\n");
     fmt::print(stderr, "wrote {}\n", a.json);
   }
-  return stop.load() ? exit_interrupted : exit_ok;
+  if (stop.load()) return interrupted_exit_code();
+  return alloc_study::any_failed(doc) ? exit_failure : exit_ok;
 }
 
 }  // namespace xfer::cli

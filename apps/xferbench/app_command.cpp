@@ -1,12 +1,15 @@
 #include "app_command.hpp"
 
 #include <fmt/format.h>
+#include <fmt/ranges.h>
 #include <iostream>
 #include <xfer/backends/registry.hpp>
 #include <xfer/core/errors.hpp>
 #include <xfer/core/interrupt.hpp>
+#include <xfer/core/output_file.hpp>
 #include <xfer/core/reporter.hpp>
 #include <xfer/core/size.hpp>
+#include <xfer/core/sweep.hpp>
 #include <xfer/core/system_probe.hpp>
 
 #include "app_study.hpp"
@@ -26,10 +29,12 @@ CLI::App* add_app_options(CLI::App& app_cmd, app_args& a) {
   vadd->add_option("-s,--strategies", a.strategies, "allocation strategies (default: all the backend offers)")
       ->delimiter(',');
   vadd->add_option("--size", a.size, "elements per vector")->capture_default_str();
-  vadd->add_option("--sizes", a.sizes, "several sizes, to find where the accelerator starts to beat the CPU");
+  vadd->add_option("--sizes", a.sizes, "several sizes, to find where the accelerator starts to beat the CPU")
+      ->check(not_empty());
   vadd->add_option("--repeat", a.repeat, "runs per strategy and size (medians reported)")->capture_default_str();
   vadd->add_option("--baseline", a.baseline, "strategy the others are compared with")->capture_default_str();
-  vadd->add_option("--json", a.json, "write every phase's samples (schema xferbench/app/v1)");
+  vadd->add_option("--json", a.json, "write every phase's samples (schema xferbench/app/v1; - for stdout)")
+      ->check(not_empty());
   return vadd;
 }
 
@@ -40,7 +45,7 @@ int run_app_command(const app_args& a, const std::vector<std::string>& argv) {
     o.sizes.push_back(static_cast<std::size_t>(s));
   o.repeats = a.repeat;
   o.baseline = a.baseline;
-  o.strategies = a.strategies;
+  o.strategies = without_repeats(a.strategies);
   if (o.repeats == 0 || o.repeats > 1000) throw usage_error(fmt::format("--repeat {} is out of range 1..1000", a.repeat));
   const system_info sys = probe_system();
   for (auto n : o.sizes) {
@@ -49,7 +54,7 @@ int run_app_command(const app_args& a, const std::vector<std::string>& argv) {
       throw usage_error(fmt::format("{} elements need 4 buffers of {} = more than this machine's available memory ({})",
                                     format_size(n), format_capacity(n * 4), format_capacity(sys.memory_available_bytes)));
   }
-  if (!a.json.empty()) check_writable(a.json);
+  check_outputs({{"--json", a.json}});
 
   auto entries = make_backends({});
   std::vector<std::pair<backend*, std::unique_ptr<vadd_app>>> apps;
@@ -65,15 +70,20 @@ int run_app_command(const app_args& a, const std::vector<std::string>& argv) {
   for (const auto& s : a.backends)
     if (std::none_of(entries.begin(), entries.end(), [&](const backend_entry& e) { return backend_matches(s, e.name); }))
       throw usage_error(fmt::format("unknown backend '{}'", s));
-  // A strategy no selected backend knows is a typo, not a skip.
-  for (const auto& s : o.strategies) {
-    bool known = false;
-    for (auto& [b, app] : apps)
-      for (const auto& k : app->strategies()) known = known || k.name == s;
-    if (!known) throw usage_error(fmt::format("unknown strategy '{}' (see `xferbench list` for host memory kinds)", s));
-  }
   if (apps.empty()) throw usage_error("no selected backend has a vadd application");
+  // A strategy or baseline no selected backend knows is a typo, not a skip.
+  std::vector<std::string> known;
+  for (auto& [b, app] : apps)
+    for (const auto& k : app->strategies())
+      if (std::find(known.begin(), known.end(), k.name) == known.end()) known.push_back(k.name);
+  const auto is_known = [&](const std::string& s) { return std::find(known.begin(), known.end(), s) != known.end(); };
+  for (const auto& s : o.strategies)
+    if (!is_known(s)) throw usage_error(fmt::format("unknown strategy '{}' (see `xferbench list` for host memory kinds)", s));
+  if (!is_known(o.baseline))
+    throw usage_error(fmt::format("unknown baseline '{}' (known: {})", o.baseline, fmt::join(known, ", ")));
 
+  // A result written to stdout has it to itself; the tables go to stderr.
+  std::ostream& table = writes_to_stdout(a.json) ? std::cerr : std::cout;
   auto& stop = install_interrupt_flag();
   nlohmann::json results = nlohmann::json::array();
   bool failed = false;
@@ -81,8 +91,8 @@ int run_app_command(const app_args& a, const std::vector<std::string>& argv) {
     const auto devices = b->devices();
     const std::string device = devices.empty() ? "?" : devices.at(std::min<std::size_t>(a.device, devices.size() - 1)).name;
     const auto rs = app_study::run(*app, b->name(), device, o, stop);
-    for (auto n : o.sizes) std::cout << app_study::render_table(rs, n, o.baseline) << "\n";
-    if (o.sizes.size() > 1) std::cout << app_study::render_crossover(rs) << "\n";
+    for (auto n : o.sizes) table << app_study::render_table(rs, n, o.baseline) << "\n";
+    if (o.sizes.size() > 1) table << app_study::render_crossover(rs) << "\n";
     for (const auto& r : rs) {
       results.push_back(app_study::to_json(r));
       failed = failed || r.reason.rfind("failed", 0) == 0;
@@ -97,10 +107,10 @@ int run_app_command(const app_args& a, const std::vector<std::string>& argv) {
     doc["config"]["baseline"] = o.baseline;
     doc["results"] = results;
     doc["interrupted"] = stop.load();
-    write_file_atomically(a.json, doc.dump(1) + "\n");
+    write_output(a.json, doc.dump(1) + "\n");
     fmt::print(stderr, "wrote {}\n", a.json);
   }
-  if (stop.load()) return exit_interrupted;
+  if (stop.load()) return interrupted_exit_code();
   return failed ? exit_failure : exit_ok;
 }
 

@@ -10,7 +10,16 @@ namespace xfer::cli {
 inline constexpr int exit_ok = 0;
 inline constexpr int exit_failure = 1;     // a runtime failure (a point failed, a driver is missing, ...)
 inline constexpr int exit_usage = 2;       // bad input
-inline constexpr int exit_interrupted = 130;
+// An interrupted run exits with interrupted_exit_code() (core/interrupt.hpp):
+// 128 + the signal, so 130 for Ctrl-C, 143 for SIGTERM, 129 for SIGHUP.
+
+// An empty value (`--json ''`, a script's unset variable) is refused, naming
+// the option, rather than read as "not given": that ran the default sweep
+// for `--sizes ''` and wrote no file for `--json ''`, silently.
+inline CLI::Validator not_empty() {
+  return CLI::Validator([](std::string& v) { return v.empty() ? std::string("the value is empty") : std::string(); },
+                        "", "not empty");
+}
 
 struct sweep_args {
   std::vector<std::string> backends, routes, memory, directions;
@@ -20,7 +29,8 @@ struct sweep_args {
   double target_ci = 0.01, max_time = 0.25, warmup = 0.005;
   double watchdog = -1;  // seconds a point may take; -1: derived from its size, 0: off
   unsigned threads = 0;
-  std::size_t alignment = 4096, unaligned_offset = 16;
+  std::string alignment = "4K";
+  std::size_t unaligned_offset = 16;
   bool no_verify = false, quiet = false;
   std::string json, csv;
 };

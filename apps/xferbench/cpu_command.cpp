@@ -11,6 +11,7 @@
 #include <xfer/config.hpp>
 #include <xfer/core/errors.hpp>
 #include <xfer/core/interrupt.hpp>
+#include <xfer/core/output_file.hpp>
 #include <xfer/core/reporter.hpp>
 #include <xfer/core/size.hpp>
 #include <xfer/core/system_probe.hpp>
@@ -41,7 +42,8 @@ void add_cpu_options(CLI::App& cmd, cpu_args& a) {
       "  xferbench cpu --threads 1,4 --methods nontemporal\n"
       "Kinds: pageable (alias regular), pageable-unaligned, aligned, huge, pinned, pinned-wc, uncached,\n"
       "and any other kind a backend offers (see `xferbench list`); pageable is always measured, as the\n"
-      "baseline for break-even. Exit codes: 0 ok or skipped, 1 a point failed, 2 bad input, 130 interrupted.");
+      "baseline for break-even. Exit codes: 0 ok or skipped, 1 a point failed, 2 bad input, 128 + signal when\n"
+      "stopped by SIGINT (130), SIGTERM (143) or SIGHUP (129); the completed points are still written.");
   cmd.add_option("-k,--kinds", a.kinds, "memory kinds (default: pageable,aligned,huge,pinned,pinned-wc,uncached)")
       ->delimiter(',');
   cmd.add_option("--ops", a.ops, "write (regular -> kind), read (kind -> regular), fill (default: all)")
@@ -49,13 +51,14 @@ void add_cpu_options(CLI::App& cmd, cpu_args& a) {
   cmd.add_option("--methods", a.methods,
                  "memcpy, nontemporal (streaming stores), ntload (streaming loads, reads only) (default: all)")
       ->delimiter(',');
-  cmd.add_option("--sizes", a.sizes, "comma-separated sizes (4K,1M,1.5G)")->capture_default_str()
+  cmd.add_option("--sizes", a.sizes, "comma-separated sizes (4K,1M,1.5G)")->capture_default_str()->check(not_empty())
       ->multi_option_policy(CLI::MultiOptionPolicy::TakeLast);
   cmd.add_option("--runs", a.runs, "steady runs after the first")->capture_default_str()
       ->multi_option_policy(CLI::MultiOptionPolicy::TakeLast);
   cmd.add_option("--threads", a.threads, "threads sharing each op, a list (1..1024)")->capture_default_str()
       ->delimiter(',');
-  cmd.add_option("--json", a.json, "write the result file (schema xferbench/cpu/v1)")
+  cmd.add_option("--json", a.json, "write the result file (schema xferbench/cpu/v1; - for stdout)")
+      ->check(not_empty())
       ->multi_option_policy(CLI::MultiOptionPolicy::TakeLast);
   cmd.add_flag("-q,--quiet", a.quiet, "no progress line on stderr");
 }
@@ -116,7 +119,7 @@ int run_cpu_command(const cpu_args& a, const std::vector<std::string>& argv) {
     }
   }
 
-  if (!a.json.empty()) check_writable(a.json);
+  check_outputs({{"--json", a.json}});
 
   // ---- run ----
   auto slots = cpu::resolve_kinds(kinds, backends);
@@ -139,7 +142,9 @@ int run_cpu_command(const cpu_args& a, const std::vector<std::string>& argv) {
                 {"min_sample_s", config.min_sample_s},
                 {"wc_probe_bytes", config.wc_probe_bytes}};
 
-  cpu::cpu_table table(std::cout);
+  // A result written to stdout has it to itself; the table goes to stderr.
+  std::ostream& console = writes_to_stdout(a.json) ? std::cerr : std::cout;
+  cpu::cpu_table table(console);
   table.header(ctx, [&] {
     std::vector<cpu::kind_info> v;
     for (const auto& s : slots) v.push_back(s.info);
@@ -152,7 +157,7 @@ int run_cpu_command(const cpu_args& a, const std::vector<std::string>& argv) {
   hooks.on_point = [&](const cpu::cpu_point& p) {
     if (progress) fmt::print(stderr, "\r\033[K");
     table.row(p);
-    std::cout.flush();
+    console.flush();
   };
   if (progress)
     hooks.on_progress = [](std::size_t done, std::size_t total, const cpu::cpu_point& p) {
@@ -164,13 +169,13 @@ int run_cpu_command(const cpu_args& a, const std::vector<std::string>& argv) {
   const cpu::study_result result = cpu::run_study(config, slots, hooks);
   if (progress) fmt::print(stderr, "\r\033[K");
   table.footer(result);
-  std::cout.flush();
+  console.flush();
 
   if (!a.json.empty()) {
-    write_file_atomically(a.json, cpu::study_to_json(result, ctx).dump(2) + "\n");
+    write_output(a.json, cpu::study_to_json(result, ctx).dump(2) + "\n");
     fmt::print(stderr, "wrote {}\n", a.json);
   }
-  if (result.interrupted) return exit_interrupted;
+  if (result.interrupted) return interrupted_exit_code();
   const bool failed = std::any_of(result.points.begin(), result.points.end(),
                                   [](const cpu::cpu_point& p) { return p.status == point_status::failed; });
   return failed ? exit_failure : exit_ok;

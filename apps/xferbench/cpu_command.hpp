@@ -18,7 +18,7 @@ struct cpu_args {
 };
 void add_cpu_options(CLI::App& cmd, cpu_args& args);
 // Throws usage_error for bad input (before measuring anything); returns 0, 1
-// (a point failed) or 130 (interrupted; completed points are still written).
+// (a point failed) or 128 + the signal (interrupted; completed points are still written).
 int run_cpu_command(const cpu_args& args, const std::vector<std::string>& argv);
 
 }  // namespace xfer::cli

@@ -2,6 +2,7 @@
 #include <fmt/format.h>
 #include <xfer/config.hpp>
 #include <xfer/core/errors.hpp>
+#include <xfer/core/output_file.hpp>
 
 #include "alloc_command.hpp"
 #include "app_command.hpp"
@@ -41,27 +42,40 @@ int main(int argc, char** argv) {
   auto* app_cmd = app.add_subcommand("app", "a whole small application timed phase by phase (vadd)");
   auto* vadd_cmd = add_app_options(*app_cmd, vadd);
 
-  try {
-    app.parse(argc, argv);
-  } catch (const CLI::ParseError& e) {
-    if (e.get_exit_code() == 0) return app.exit(e);  // --help, --version
-    fmt::print(stderr, "xferbench: error: {}\n", e.what());
-    return exit_usage;
-  }
+  const auto run = [&]() -> int {
+    try {
+      app.parse(argc, argv);
+    } catch (const CLI::ParseError& e) {
+      if (e.get_exit_code() == 0) return app.exit(e);  // --help, --version
+      fmt::print(stderr, "xferbench: error: {}\n", e.what());
+      return exit_usage;
+    }
 
-  try {
-    if (*sweep_cmd) return run_sweep_command(sweep, std::vector<std::string>(argv, argv + argc));
-    if (*list_cmd) return run_list_command(list);
-    if (*cpu_cmd) return run_cpu_command(cpu, std::vector<std::string>(argv, argv + argc));
-    if (*vadd_cmd) return run_app_command(vadd, std::vector<std::string>(argv, argv + argc));
-    if (*alloc_cmd) return run_alloc_command(alloc, std::vector<std::string>(argv, argv + argc));
-    if (*info_cmd) return run_info_command(info);
-  } catch (const xfer::usage_error& e) {
-    fmt::print(stderr, "xferbench: error: {}\n", e.what());
+    try {
+      if (*sweep_cmd) return run_sweep_command(sweep, std::vector<std::string>(argv, argv + argc));
+      if (*list_cmd) return run_list_command(list);
+      if (*cpu_cmd) return run_cpu_command(cpu, std::vector<std::string>(argv, argv + argc));
+      if (*vadd_cmd) return run_app_command(vadd, std::vector<std::string>(argv, argv + argc));
+      if (*alloc_cmd) return run_alloc_command(alloc, std::vector<std::string>(argv, argv + argc));
+      if (*info_cmd) return run_info_command(info);
+    } catch (const xfer::usage_error& e) {
+      fmt::print(stderr, "xferbench: error: {}\n", e.what());
+      return exit_usage;
+    } catch (const std::exception& e) {
+      fmt::print(stderr, "xferbench: {}\n", e.what());
+      return exit_failure;
+    }
     return exit_usage;
+  };
+  const int code = run();
+
+  // What went to stdout counts too: `xferbench list > /dev/full` is a failure
+  // (an earlier failure keeps its own exit code).
+  try {
+    xfer::close_stdout();
   } catch (const std::exception& e) {
     fmt::print(stderr, "xferbench: {}\n", e.what());
-    return exit_failure;
+    return code == exit_ok ? exit_failure : code;
   }
-  return exit_usage;
+  return code;
 }

@@ -14,6 +14,7 @@
 #include <xfer/config.hpp>
 #include <xfer/core/errors.hpp>
 #include <xfer/core/interrupt.hpp>
+#include <xfer/core/output_file.hpp>
 #include <xfer/core/reporter.hpp>
 #include <xfer/core/runner.hpp>
 #include <xfer/core/size.hpp>
@@ -35,7 +36,8 @@ void add_sweep_options(CLI::App& cmd, sweep_args& a) {
       "  xferbench sweep -b host -m pageable,aligned -d h2d --sizes 4K,1M,1.5G\n"
       "Sizes take binary suffixes: 4K = 4096, 1.5G = 1610612736.\n"
       "Exit codes: 0 all points ok or skipped, 1 a point failed or a backend is unavailable,\n"
-      "2 bad input, 130 interrupted (completed points are still written).");
+      "2 bad input, 128 + signal when stopped by SIGINT (130), SIGTERM (143) or SIGHUP (129)\n"
+      "(the completed points are still written).");
   cmd.add_option("-b,--backend", a.backends, "backends: host, cuda-rt, cuda-drv, opencl, opencl:NAME (default: every available one)")
       ->delimiter(',');
   cmd.add_option("--device", a.devices, "device indices (default: all)")->delimiter(',');
@@ -48,6 +50,7 @@ void add_sweep_options(CLI::App& cmd, sweep_args& a) {
   cmd.add_option("--max", a.max, "largest size of the power-of-two range")->capture_default_str()
       ->multi_option_policy(CLI::MultiOptionPolicy::TakeLast);
   cmd.add_option("--sizes", a.sizes, "explicit comma-separated sizes instead of the range (4,4K,1M,1.5G)")
+      ->check(not_empty())
       ->multi_option_policy(CLI::MultiOptionPolicy::TakeLast);
   cmd.add_flag("--quick", a.quick, "coarse and fast: sizes x16 apart up to 16M, 10 ms a point, 5% CI target");
   cmd.add_option("--target-ci", a.target_ci, "stop sampling when the median's 95% CI is within this fraction")
@@ -63,14 +66,16 @@ void add_sweep_options(CLI::App& cmd, sweep_args& a) {
       ->multi_option_policy(CLI::MultiOptionPolicy::TakeLast);
   cmd.add_option("--threads", a.threads, "threads for the memcpy-mt route (0 = all CPUs)")->capture_default_str()
       ->multi_option_policy(CLI::MultiOptionPolicy::TakeLast);
-  cmd.add_option("--alignment", a.alignment, "alignment of the 'aligned' kind, bytes")->capture_default_str()
+  cmd.add_option("--alignment", a.alignment, "alignment of the 'aligned' kind: a power of two from 8 to 1G (4K, 2M)")
+      ->capture_default_str()
       ->multi_option_policy(CLI::MultiOptionPolicy::TakeLast);
   cmd.add_option("--unaligned-offset", a.unaligned_offset, "offset past a page of 'pageable-unaligned', bytes")
       ->capture_default_str()
       ->multi_option_policy(CLI::MultiOptionPolicy::TakeLast);
   cmd.add_flag("--no-verify", a.no_verify, "skip checking the data each route moves");
-  cmd.add_option("--json", a.json, "write the result file (schema xferbench/result/v1)");
-  cmd.add_option("--csv", a.csv, "write one CSV row per point");
+  cmd.add_option("--json", a.json, "write the result file (schema xferbench/result/v1; - for stdout)")
+      ->check(not_empty());
+  cmd.add_option("--csv", a.csv, "write one CSV row per point (- for stdout)")->check(not_empty());
   cmd.add_flag("-q,--quiet", a.quiet, "no progress line on stderr");
 }
 
@@ -80,7 +85,7 @@ namespace {
 // Keeps a one-line progress display on stderr out of the way of table rows.
 class progress_line final : public reporter {
  public:
-  explicit progress_line(reporter& inner) : inner_(inner) {}
+  progress_line(reporter& inner, std::ostream& table) : inner_(inner), table_(table) {}
   void show(std::size_t done, std::size_t total, const point_spec& p) {
     if (done >= total) {
       clear();
@@ -94,7 +99,7 @@ class progress_line final : public reporter {
   void report(const point_result& r) override {
     clear();
     inner_.report(r);
-    std::cout.flush();
+    table_.flush();
   }
   void finalize(bool interrupted) override {
     clear();
@@ -104,6 +109,7 @@ class progress_line final : public reporter {
  private:
   static void clear() { fmt::print(stderr, "\r\033[K"); }
   reporter& inner_;
+  std::ostream& table_;
 };
 
 // Flags points that beat their device's link (the fastest accelerator link
@@ -185,19 +191,23 @@ int run_sweep_command(const sweep_args& a, const std::vector<std::string>& argv)
   std::vector<direction> dirs;
   for (const auto& d : a.directions) dirs.push_back(parse_direction(d));
 
-  if (!a.json.empty() && a.json == a.csv) throw usage_error("--json and --csv name the same file");
-  if (!a.json.empty()) check_writable(a.json);
-  if (!a.csv.empty()) check_writable(a.csv);
+  check_outputs({{"--json", a.json}, {"--csv", a.csv}});
 
   backend_options bopts;
   bopts.threads = a.threads;
-  bopts.kinds.alignment = a.alignment;
+  bopts.kinds.alignment = parse_size(a.alignment);
   bopts.kinds.unaligned_offset = a.unaligned_offset;
+  // The kinds check their own parameters; checked here, a bad value is one
+  // usage error instead of every point failing.
   try {
     mem::make_host_kind("aligned", bopts.kinds);
+  } catch (const std::invalid_argument& e) {
+    throw usage_error(fmt::format("--alignment {}: {}", a.alignment, e.what()));
+  }
+  try {
     mem::make_host_kind("pageable-unaligned", bopts.kinds);
   } catch (const std::invalid_argument& e) {
-    throw usage_error(e.what());
+    throw usage_error(fmt::format("--unaligned-offset {}: {}", a.unaligned_offset, e.what()));
   }
   auto entries = make_backends(bopts);
 
@@ -292,14 +302,16 @@ int run_sweep_command(const sweep_args& a, const std::vector<std::string>& argv)
                 {"warmup_s", opts.warmup_s},
                 {"verify", opts.verify},
                 {"quick", a.quick},
-                {"alignment", a.alignment},
+                {"alignment", bopts.kinds.alignment},
                 {"unaligned_offset", a.unaligned_offset}};
 
+  // A result written to stdout has it to itself; the table goes to stderr.
+  std::ostream& table = writes_to_stdout(a.json) || writes_to_stdout(a.csv) ? std::cerr : std::cout;
   multi_reporter out;
-  out.add(std::make_unique<console_reporter>(std::cout));
+  out.add(std::make_unique<console_reporter>(table));
   if (!a.json.empty()) out.add(std::make_unique<json_reporter>(a.json));
   if (!a.csv.empty()) out.add(std::make_unique<csv_reporter>(a.csv));
-  progress_line progress(out);
+  progress_line progress(out, table);
   const bool show_progress = !a.quiet && ::isatty(STDERR_FILENO);
   link_limit_check sink(show_progress ? static_cast<reporter&>(progress) : out, sys);
 
@@ -327,7 +339,7 @@ int run_sweep_command(const sweep_args& a, const std::vector<std::string>& argv)
   sink.finalize(all.interrupted);
   if (!a.json.empty()) fmt::print(stderr, "wrote {}\n", a.json);
   if (!a.csv.empty()) fmt::print(stderr, "wrote {}\n", a.csv);
-  const int rc = all.interrupted ? exit_interrupted : all.failed ? exit_failure : exit_ok;
+  const int rc = all.interrupted ? interrupted_exit_code() : all.failed ? exit_failure : exit_ok;
   if (all.abandoned) {
     // A thread is stuck inside a backend: destroying the backends would wait
     // on it (or free what it uses). The results are written; leave now.

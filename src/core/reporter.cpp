@@ -2,59 +2,11 @@
 #include <cstdio>
 #include <fmt/format.h>
 #include <fmt/ostream.h>
-#include <fstream>
 #include <ostream>
-#include <unistd.h>
-#include <xfer/core/errors.hpp>
 #include <xfer/core/reporter.hpp>
 #include <xfer/core/size.hpp>
 
 namespace xfer {
-
-// ---- files ------------------------------------------------------------------
-
-namespace {
-
-std::filesystem::path temp_name_for(const std::filesystem::path& path) {
-  auto tmp = path;
-  tmp += fmt::format(".tmp.{}", ::getpid());
-  return tmp;
-}
-
-}  // namespace
-
-void write_file_atomically(const std::filesystem::path& path, const std::string& text) {
-  const auto tmp = temp_name_for(path);
-  {
-    std::ofstream f(tmp, std::ios::binary | std::ios::trunc);
-    if (!f) throw std::runtime_error(fmt::format("cannot write {}: cannot create a file there", path.string()));
-    f << text;
-    f.flush();
-    if (!f) {
-      f.close();
-      std::filesystem::remove(tmp);
-      throw std::runtime_error(fmt::format("cannot write {}: write failed (disk full?)", path.string()));
-    }
-  }
-  std::error_code ec;
-  std::filesystem::rename(tmp, path, ec);
-  if (ec) {
-    std::filesystem::remove(tmp);
-    throw std::runtime_error(fmt::format("cannot write {}: {}", path.string(), ec.message()));
-  }
-}
-
-void check_writable(const std::filesystem::path& path) {
-  std::error_code ec;
-  if (std::filesystem::is_directory(path, ec))
-    throw usage_error(fmt::format("output path {} is a directory", path.string()));
-  const auto tmp = temp_name_for(path);
-  {
-    std::ofstream f(tmp, std::ios::binary | std::ios::trunc);
-    if (!f) throw usage_error(fmt::format("cannot write output file {}: cannot create a file there", path.string()));
-  }
-  std::filesystem::remove(tmp, ec);
-}
 
 // ---- console ----------------------------------------------------------------
 
@@ -125,7 +77,7 @@ void json_reporter::report(const point_result& r) { doc_["results"].push_back(r)
 
 void json_reporter::finalize(bool interrupted) {
   doc_["interrupted"] = interrupted;
-  write_file_atomically(path_, doc_.dump(1) + "\n");
+  write_output(path_, doc_.dump(1) + "\n");
 }
 
 // ---- CSV --------------------------------------------------------------------
@@ -165,7 +117,7 @@ std::string csv_reporter::row(const point_result& r) {
 
 void csv_reporter::report_context(const run_context&) { body_ = header(); }
 void csv_reporter::report(const point_result& r) { body_ += row(r); }
-void csv_reporter::finalize(bool) { write_file_atomically(path_, body_); }
+void csv_reporter::finalize(bool) { write_output(path_, body_); }
 
 // ---- multiplexer --------------------------------------------------------------
 

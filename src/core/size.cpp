@@ -1,3 +1,4 @@
+#include <algorithm>
 #include <cctype>
 #include <fmt/format.h>
 #include <limits>
@@ -63,7 +64,9 @@ std::vector<std::uint64_t> parse_size_list(std::string_view text) {
   std::size_t start = 0;
   while (true) {
     const std::size_t comma = text.find(',', start);
-    sizes.push_back(parse_size(text.substr(start, comma == std::string_view::npos ? std::string_view::npos : comma - start)));
+    const auto s = parse_size(text.substr(start, comma == std::string_view::npos ? std::string_view::npos : comma - start));
+    // "4K,4096" is one size: measuring it twice would only repeat a point.
+    if (std::find(sizes.begin(), sizes.end(), s) == sizes.end()) sizes.push_back(s);
     if (comma == std::string_view::npos) break;
     start = comma + 1;
   }

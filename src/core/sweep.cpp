@@ -27,7 +27,7 @@ std::vector<point_spec> expand(const backend& b, const sweep_spec& spec) {
   if (spec.routes.empty()) {
     chosen_routes = routes;
   } else {
-    for (const auto& name : spec.routes) {
+    for (const auto& name : without_repeats(spec.routes)) {
       auto it = std::find_if(routes.begin(), routes.end(), [&](const route_info& r) { return r.name == name; });
       if (it == routes.end())
         throw usage_error(fmt::format("backend {} has no route '{}' (known: {})", b.name(), name,
@@ -40,7 +40,7 @@ std::vector<point_spec> expand(const backend& b, const sweep_spec& spec) {
   if (spec.host_memory.empty()) {
     for (const auto& k : kinds) chosen_kinds.push_back(k.name);
   } else {
-    for (const auto& name : spec.host_memory) {
+    for (const auto& name : without_repeats(spec.host_memory)) {
       if (std::none_of(kinds.begin(), kinds.end(), [&](const kind_support& k) { return k.name == name; }))
         throw usage_error(fmt::format("backend {} has no host memory kind '{}' (known: {})", b.name(), name,
                                       fmt::join(names_of(kinds, [](auto& k) { return k.name; }), ", ")));
@@ -52,7 +52,7 @@ std::vector<point_spec> expand(const backend& b, const sweep_spec& spec) {
   if (spec.devices.empty()) {
     for (const auto& d : devices) chosen_devices.push_back(d.index);
   } else {
-    for (int d : spec.devices) {
+    for (int d : without_repeats(spec.devices)) {
       if (std::none_of(devices.begin(), devices.end(), [&](const device_info& i) { return i.index == d; }))
         throw usage_error(fmt::format("backend {} has no device {} (it has {})", b.name(), d, devices.size()));
       chosen_devices.push_back(d);
@@ -60,7 +60,7 @@ std::vector<point_spec> expand(const backend& b, const sweep_spec& spec) {
   }
 
   // No directions asked for: every direction some chosen route moves.
-  std::vector<direction> dirs = spec.directions;
+  std::vector<direction> dirs = without_repeats(spec.directions);
   if (dirs.empty())
     for (direction d : all_directions())
       if (std::any_of(chosen_routes.begin(), chosen_routes.end(),
@@ -72,6 +72,7 @@ std::vector<point_spec> expand(const backend& b, const sweep_spec& spec) {
       throw usage_error(fmt::format("no selected route of backend {} moves data {}", b.name(), to_string(d)));
   }
   if (spec.sizes.empty()) throw usage_error("no transfer sizes given");
+  const auto sizes = without_repeats(spec.sizes);
 
   std::vector<point_spec> points;
   for (int dev : chosen_devices) {
@@ -82,7 +83,7 @@ std::vector<point_spec> expand(const backend& b, const sweep_spec& spec) {
         if (!contains(route.directions, d)) continue;
         const bool host_side = route.uses_host_memory && d != direction::d2d;
         for (const auto& kind : host_side ? chosen_kinds : none)
-          for (auto bytes : spec.sizes) points.push_back({b.name(), dev, route.name, d, kind, bytes});
+          for (auto bytes : sizes) points.push_back({b.name(), dev, route.name, d, kind, bytes});
       }
     }
   }

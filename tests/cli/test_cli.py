@@ -2,18 +2,22 @@
 """End-to-end checks of the xferbench executable: exit codes, one-line errors,
 result files written whole or not at all, and Ctrl-C handling.
 
-Usage: test_cli.py PATH/TO/xferbench
+Usage: test_cli.py PATH/TO/xferbench, or under pytest with XFERBENCH_BIN set to it.
 """
 import json
 import os
 import signal
+import stat
 import subprocess
 import sys
 import tempfile
+import threading
 import time
 import unittest
 
-XFERBENCH = None
+XFERBENCH = os.environ.get("XFERBENCH_BIN")
+if XFERBENCH:
+    XFERBENCH = os.path.abspath(XFERBENCH)  # some tests run in a directory of their own
 
 
 def load(path):
@@ -95,6 +99,50 @@ class BadInput(unittest.TestCase):
     def test_direction_no_route_moves(self):
         self.assert_usage_error("-r", "memcpy-mt", "-d", "bidir", mentions="moves data bidir")
 
+    def test_alignment_is_bounded_by_the_largest_page(self):
+        self.assert_usage_error("--alignment", "1T", mentions="--alignment 1T")
+        self.assert_usage_error("--alignment", "1099511627776", mentions="1G")
+        self.assert_usage_error("--alignment", "2G", mentions="1G")
+
+    def test_alignment_takes_sizes(self):
+        p = run("sweep", "-b", "host", "-r", "memcpy", "-m", "aligned", "-d", "h2d", "--sizes", "4K", "--max-time",
+                "0.01", "-q", "--alignment", "2M", "--json", self.out)
+        self.assertEqual(p.returncode, 0, p.stderr)
+        self.assertEqual(load(self.out)["config"]["alignment"], 2 << 20)
+
+    def test_duplicate_selections_are_measured_once(self):
+        p = run("sweep", "-b", "host,host", "-r", "memcpy,memcpy", "-m", "aligned,aligned", "-d", "h2d,h2d",
+                "--sizes", "4K,4K,4096", "--max-time", "0.01", "-q", "--json", self.out)
+        self.assertEqual(p.returncode, 0, p.stderr)
+        results = load(self.out)["results"]
+        self.assertEqual([(r["route"], r["host_memory"], r["direction"], r["bytes"]) for r in results],
+                         [("memcpy", "aligned", "h2d", 4096)])
+        self.assertEqual(load(self.out)["config"]["sizes"], [4096])
+
+
+class EmptyValues(unittest.TestCase):
+    """An empty value is a usage error naming the option, never "not given"."""
+
+    def test_every_command_refuses_empty_values(self):
+        with tempfile.TemporaryDirectory() as d:
+            for args, option in ((["sweep", "-b", "host", "--sizes", ""], "--sizes"),
+                                 (["sweep", "-b", "host", "--sizes", "4K", "--json", ""], "--json"),
+                                 (["sweep", "-b", "host", "--sizes", "4K", "--csv", ""], "--csv"),
+                                 (["alloc", "--quick", "--sizes", ""], "--sizes"),
+                                 (["alloc", "--quick", "--json", ""], "--json"),
+                                 (["app", "vadd", "-b", "host", "--sizes", ""], "--sizes"),
+                                 (["app", "vadd", "-b", "host", "--size", "1K", "--json", ""], "--json"),
+                                 (["cpu", "--sizes", ""], "--sizes"),
+                                 (["cpu", "--sizes", "4K", "--json", ""], "--json")):
+                with self.subTest(args=args):
+                    p = subprocess.run([XFERBENCH, *args], cwd=d, capture_output=True, text=True, timeout=120)
+                    self.assertEqual(p.returncode, 2, p.stderr)
+                    lines = p.stderr.strip().splitlines()
+                    self.assertEqual(len(lines), 1, p.stderr)
+                    self.assertIn(f"{option}: the value is empty", lines[0])
+                    self.assertEqual(p.stdout, "")
+                    self.assertEqual(os.listdir(d), [])
+
 
 class AllocBadInput(unittest.TestCase):
     def test_each_bad_input_is_one_line_and_exit_2(self):
@@ -102,7 +150,9 @@ class AllocBadInput(unittest.TestCase):
             out = os.path.join(d, "a.json")
             for args, mentions in ((["--runs", "0"], "--runs"), (["-s", "granite"], "unknown allocation strategy"),
                                    (["--sizes", "12Q"], "'12Q'"), (["--repeat", "1000"], "--repeat"),
-                                   (["--max-block", "1"], "--max-block")):
+                                   (["--max-block", "1"], "--max-block"),
+                                   # 2^63 x 2 wrapped to 0 and passed the memory check
+                                   (["--max-block", "9223372036854775808", "--max-live", "2"], "--max-block")):
                 p = run("alloc", "--json", out, *args)
                 self.assertEqual(p.returncode, 2, (args, p.stderr))
                 self.assertEqual(len(p.stderr.strip().splitlines()), 1, p.stderr)
@@ -110,6 +160,35 @@ class AllocBadInput(unittest.TestCase):
                 self.assertEqual(os.listdir(d), [])
             p = run("alloc", "--quick", "--json", "/nonexistent-dir/a.json")
             self.assertEqual(p.returncode, 2)
+
+    def test_a_failed_measurement_is_exit_1(self):
+        with open("/proc/meminfo") as f:
+            total = int(f.readline().split()[1]) * 1024
+        if total // 2 < 8 << 30:
+            self.skipTest("needs 16 GiB of memory, so an 8G block passes the memory check")
+        import resource
+
+        def small_address_space():  # the 8G block cannot be had; the rest of the study fits
+            resource.setrlimit(resource.RLIMIT_AS, (4 << 30, 4 << 30))
+
+        with tempfile.TemporaryDirectory() as d:
+            out = os.path.join(d, "a.json")
+            p = subprocess.run([XFERBENCH, "alloc", "--quick", "-s", "malloc", "--sizes", "8G", "--iterations", "100",
+                                "--json", out], capture_output=True, text=True, timeout=120,
+                               preexec_fn=small_address_space)
+            self.assertEqual(p.returncode, 1, p.stderr)
+            self.assertIn("failed", p.stdout)
+            doc = load(out)  # what was measured is still written
+            self.assertEqual([c["status"] for c in doc["cost"]], ["failed"])
+
+    def test_duplicate_strategies_and_sizes_are_measured_once(self):
+        with tempfile.TemporaryDirectory() as d:
+            out = os.path.join(d, "a.json")
+            p = run("alloc", "--quick", "-s", "malloc,malloc", "--sizes", "4K,4K", "--iterations", "100", "--json", out)
+            self.assertEqual(p.returncode, 0, p.stderr)
+            doc = load(out)
+            self.assertEqual([s["name"] for s in doc["strategies"]], ["malloc"])
+            self.assertEqual(len(doc["cost"]), 1)
 
     def test_quick_study_writes_its_file(self):
         with tempfile.TemporaryDirectory() as d:
@@ -134,6 +213,23 @@ class AppVadd(unittest.TestCase):
                 self.assertEqual(len(p.stderr.strip().splitlines()), 1, p.stderr)
                 self.assertIn(mentions, p.stderr)
                 self.assertEqual(os.listdir(d), [])
+
+    def test_unknown_baseline_is_refused_naming_the_known_ones(self):
+        p = run("app", "vadd", "-b", "host", "--size", "1K", "--baseline", "nosuch")
+        self.assertEqual(p.returncode, 2, p.stderr)
+        lines = p.stderr.strip().splitlines()
+        self.assertEqual(len(lines), 1, p.stderr)
+        self.assertIn("unknown baseline 'nosuch' (known: ", lines[0])
+        self.assertIn("pageable-unaligned", lines[0])
+        self.assertEqual(p.stdout, "")
+
+    def test_duplicate_strategies_and_sizes_are_measured_once(self):
+        with tempfile.TemporaryDirectory() as d:
+            out = os.path.join(d, "v.json")
+            p = run("app", "vadd", "-b", "host", "-s", "aligned,aligned", "--sizes", "1K,1K", "--repeat", "1",
+                    "--json", out)
+            self.assertEqual(p.returncode, 0, p.stderr)
+            self.assertEqual([(r["strategy"], r["elements"]) for r in load(out)["results"]], [("aligned", 1024)])
 
     def test_host_baseline_table_and_file(self):
         with tempfile.TemporaryDirectory() as d:
@@ -205,28 +301,210 @@ class Sweep(unittest.TestCase):
             self.assertEqual(len(rows), 1 + len(results))
             self.assertEqual(sorted(os.listdir(d)), ["r.csv", "r.json"])
 
-    def test_sigint_writes_completed_points_and_exits_130(self):
+    def interrupt_sweep(self, *signals):
+        """Starts a long host sweep, waits until a few points are done, sends
+        `signals` one after another; returns (exit code, stdout, stderr, result)."""
         with tempfile.TemporaryDirectory() as d:
             js = os.path.join(d, "r.json")
             proc = subprocess.Popen(
                 [XFERBENCH, "sweep", "-b", "host", "-r", "memcpy", "--min", "1", "--max", "16M", "--max-time", "0.05",
-                 "--json", js], stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+                 "--json", js], stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+                # As a terminal would start it, whatever this harness ignores (nohup ignores SIGHUP).
+                preexec_fn=lambda: [signal.signal(s, signal.SIG_DFL) for s in (signal.SIGINT, signal.SIGTERM,
+                                                                                signal.SIGHUP)])
             rows = 0
             deadline = time.time() + 60
             while rows < 6 and time.time() < deadline:  # context line + header + a few points
                 if proc.stdout.readline():
                     rows += 1
-            proc.send_signal(signal.SIGINT)
+            for sig in signals:  # back to back: all arrive while the point under way runs
+                proc.send_signal(sig)
             out, err = proc.communicate(timeout=60)
-            self.assertEqual(proc.returncode, 130, err)
-            self.assertIn("interrupted", out)
-            doc = load(js)
-            self.assertTrue(doc["interrupted"])
-            self.assertGreaterEqual(len(doc["results"]), 4)
-            self.assertTrue(all(r["status"] == "ok" for r in doc["results"]))
             self.assertEqual(os.listdir(d), ["r.json"])
+            return proc.returncode, out, err, load(js)
+
+    def assert_partial_result(self, code, out, err, doc, expected_code):
+        self.assertEqual(code, expected_code, err)
+        self.assertIn("interrupted", out)
+        self.assertTrue(doc["interrupted"])
+        self.assertGreaterEqual(len(doc["results"]), 4)
+        self.assertTrue(all(r["status"] == "ok" for r in doc["results"]))
+
+    def test_sigint_writes_completed_points_and_exits_130(self):
+        self.assert_partial_result(*self.interrupt_sweep(signal.SIGINT), 130)
+
+    def test_sigterm_writes_completed_points_and_exits_143(self):
+        self.assert_partial_result(*self.interrupt_sweep(signal.SIGTERM), 143)
+
+    def test_sighup_writes_completed_points_and_exits_129(self):
+        self.assert_partial_result(*self.interrupt_sweep(signal.SIGHUP), 129)
+
+    def test_second_signal_still_writes_completed_points(self):
+        # Two different signals, so neither merges into the other while pending.
+        code, out, err, doc = self.interrupt_sweep(signal.SIGINT, signal.SIGTERM)
+        self.assert_partial_result(code, out, err, doc, 130)  # the first signal's code
+        self.assertIn("stopping", err)
+
+
+# One quick point on the host backend: enough to produce a whole result file.
+ONE_POINT = ("sweep", "-b", "host", "-r", "memcpy", "-m", "aligned", "-d", "h2d", "--sizes", "4K", "--max-time",
+             "0.01", "-q")
+
+
+class Outputs(unittest.TestCase):
+    """A regular file is replaced whole; a device, FIFO or stdout is written in
+    place and never replaced; a link stays a link; one file never gets two outputs."""
+
+    def setUp(self):
+        self.dir = tempfile.TemporaryDirectory()
+        self.d = self.dir.name
+
+    def tearDown(self):
+        self.dir.cleanup()
+
+    def mknod(self, name, major, minor):
+        path = os.path.join(self.d, name)
+        try:
+            os.mknod(path, 0o666 | stat.S_IFCHR, os.makedev(major, minor))
+        except PermissionError as e:
+            self.skipTest(f"mknod is not permitted here: {e}")
+        return path
+
+    def run_here(self, *args, stdout=subprocess.PIPE):
+        """Runs in the test's directory, so whatever a wrong binary writes
+        ("-" taken as a file name) lands there."""
+        return subprocess.run([XFERBENCH, *args], cwd=self.d, stdout=stdout, stderr=subprocess.PIPE, text=True,
+                              timeout=120)
+
+    def stdout_link(self):
+        """What /dev/stdout is, made here: a binary that replaces its output
+        then replaces this link, not the system's /dev/stdout."""
+        path = os.path.join(self.d, "stdout")
+        os.symlink("/proc/self/fd/1", path)
+        return path
+
+    def test_character_device_is_written_not_replaced(self):
+        dev = self.mknod("null", 1, 3)  # /dev/null's numbers
+        p = self.run_here(*ONE_POINT, "--json", dev)
+        self.assertEqual(p.returncode, 0, p.stderr)
+        self.assertTrue(stat.S_ISCHR(os.lstat(dev).st_mode), "the device was replaced")
+        self.assertEqual(os.listdir(self.d), ["null"])
+
+    def test_full_device_is_a_failure_and_stays_a_device(self):
+        dev = self.mknod("full", 1, 7)  # /dev/full's numbers: every write fails with ENOSPC
+        p = self.run_here(*ONE_POINT, "--json", dev)
+        self.assertEqual(p.returncode, 1, p.stderr)
+        errors = [l for l in p.stderr.splitlines() if l.startswith("xferbench:")]
+        self.assertEqual(len(errors), 1, p.stderr)
+        self.assertIn(dev, errors[0])
+        self.assertIn("No space left on device", errors[0])
+        self.assertTrue(stat.S_ISCHR(os.lstat(dev).st_mode), "the device was replaced")
+
+    def test_fifo_is_streamed_to_its_reader(self):
+        fifo = os.path.join(self.d, "fifo")
+        os.mkfifo(fifo)
+        got = {}
+
+        def read():
+            with open(fifo) as f:
+                got["text"] = f.read()
+
+        reader = threading.Thread(target=read, daemon=True)
+        reader.start()
+        p = self.run_here(*ONE_POINT, "--json", fifo)
+        reader.join(timeout=30)
+        self.assertEqual(p.returncode, 0, p.stderr)
+        doc = json.loads(got["text"])
+        self.assertEqual(doc["schema"], "xferbench/result/v1")
+        self.assertEqual(len(doc["results"]), 1)
+        self.assertTrue(stat.S_ISFIFO(os.lstat(fifo).st_mode), "the FIFO was replaced")
+        self.assertEqual(os.listdir(self.d), ["fifo"])
+
+    def test_symlink_stays_a_link_and_its_target_gets_the_result(self):
+        target, link = os.path.join(self.d, "target.json"), os.path.join(self.d, "link.json")
+        with open(target, "w") as f:
+            f.write("old")
+        os.symlink("target.json", link)
+        p = self.run_here(*ONE_POINT, "--json", link)
+        self.assertEqual(p.returncode, 0, p.stderr)
+        self.assertTrue(os.path.islink(link), "the link was replaced by a file")
+        self.assertEqual(os.readlink(link), "target.json")
+        self.assertEqual(len(load(target)["results"]), 1)
+        self.assertEqual(sorted(os.listdir(self.d)), ["link.json", "target.json"])
+
+    def test_same_file_under_two_spellings_is_a_usage_error(self):
+        for json_path, csv_path, make in (("r.json", "./r.json", None),  # not there yet: by resolved path
+                                          ("r.json", "sub/../r.json", "r.json"),  # there: by identity
+                                          ("link.json", "r.json", "link.json"),  # a link and its target
+                                          ("-", "stdout", "stdout")):  # stdout, however named
+            with self.subTest(json=json_path, csv=csv_path):
+                for f in os.listdir(self.d):
+                    if f != "sub":
+                        os.remove(os.path.join(self.d, f))
+                os.makedirs(os.path.join(self.d, "sub"), exist_ok=True)
+                if make == "stdout":
+                    self.stdout_link()
+                elif make:
+                    with open(os.path.join(self.d, "r.json"), "w") as f:
+                        f.write("keep")
+                    if make == "link.json":
+                        os.symlink("r.json", os.path.join(self.d, "link.json"))
+                before = sorted(os.listdir(self.d))
+                p = self.run_here(*ONE_POINT, "--json", json_path, "--csv", csv_path)
+                self.assertEqual(p.returncode, 2, p.stderr)
+                lines = p.stderr.strip().splitlines()
+                self.assertEqual(len(lines), 1, p.stderr)
+                self.assertIn("same file", lines[0])
+                self.assertEqual(p.stdout, "")
+                self.assertEqual(sorted(os.listdir(self.d)), before)
+                if make and make != "stdout":
+                    with open(os.path.join(self.d, "r.json")) as f:
+                        self.assertEqual(f.read(), "keep")
+
+    def test_json_dash_puts_the_result_alone_on_stdout(self):
+        for name in ("-", self.stdout_link()):
+            with self.subTest(json=name):
+                p = self.run_here(*ONE_POINT, "--json", name)  # stdout is a pipe here
+                self.assertEqual(p.returncode, 0, p.stderr)
+                doc = json.loads(p.stdout)  # the whole of stdout, nothing else
+                self.assertEqual(len(doc["results"]), 1)
+                self.assertIn("points: 1 ok", p.stderr)  # the table moved to stderr
+
+    def test_stdout_redirected_to_the_json_file(self):
+        out = os.path.join(self.d, "r.json")
+        with open(out, "w") as f:
+            p = self.run_here(*ONE_POINT, "--json", out, stdout=f)
+        self.assertEqual(p.returncode, 0, p.stderr)
+        self.assertEqual(len(load(out)["results"]), 1)  # the file holds the result alone
+
+    def test_failed_write_to_stdout_is_exit_1(self):
+        with open("/dev/full", "w") as full:
+            for args in (("list",), ("info",), ONE_POINT, (*ONE_POINT, "--json", "-")):
+                with self.subTest(args=args):
+                    p = self.run_here(*args, stdout=full)
+                    self.assertEqual(p.returncode, 1, p.stderr)
+                    errors = [l for l in p.stderr.splitlines() if l.startswith("xferbench:")]
+                    self.assertEqual(len(errors), 1, p.stderr)
+                    # Where stdio failed earlier, its errno is gone by the final check.
+                    self.assertRegex(errors[0], r"^xferbench: cannot write standard output: "
+                                                r"(No space left on device|an earlier write failed)$")
+
+    def test_every_command_writes_through_the_same_rules(self):
+        dev = self.mknod("null", 1, 3)
+        for args in (("alloc", "--quick", "-s", "malloc", "--sizes", "4K", "--iterations", "100"),
+                     ("app", "vadd", "-b", "host", "--size", "1K", "--repeat", "1"),
+                     ("cpu", "--kinds", "pageable", "--ops", "write", "--methods", "memcpy", "--sizes", "4K",
+                      "--runs", "1", "-q")):
+            with self.subTest(command=args[0]):
+                p = self.run_here(*args, "--json", dev)
+                self.assertEqual(p.returncode, 0, p.stderr)
+                self.assertTrue(stat.S_ISCHR(os.lstat(dev).st_mode), "the device was replaced")
+                p = self.run_here(*args, "--json", "-")
+                self.assertEqual(p.returncode, 0, p.stderr)
+                json.loads(p.stdout)
+        self.assertEqual(os.listdir(self.d), ["null"])
 
 
 if __name__ == "__main__":
-    XFERBENCH = sys.argv.pop(1)
+    XFERBENCH = os.path.abspath(sys.argv.pop(1))
     unittest.main(verbosity=2)

@@ -34,6 +34,7 @@ TEST(ParseSize, MessageNamesTheText) {
 
 TEST(ParseSize, List) {
   EXPECT_EQ(parse_size_list("4,4K,1M,1.5G"), (std::vector<std::uint64_t>{4, 4096, 1048576, 1610612736}));
+  EXPECT_EQ(parse_size_list("4K,4K,4096,1M"), (std::vector<std::uint64_t>{4096, 1048576}));  // each size once
   EXPECT_THROW(parse_size_list("4,,8"), usage_error);
   EXPECT_THROW(parse_size_list("4,"), usage_error);
 }

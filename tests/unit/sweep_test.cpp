@@ -86,3 +86,16 @@ TEST(Direction, ParsesKnownNamesOnly) {
   EXPECT_EQ(parse_direction("bidir"), direction::bidir);
   EXPECT_THROW(parse_direction("sideways"), usage_error);
 }
+
+TEST(Expand, RepeatedSelectionsGiveEachPointOnce) {
+  test::fake_backend b;
+  sweep_spec s;
+  s.devices = {0, 0};
+  s.routes = {"copy", "copy"};
+  s.host_memory = {"pinned", "pinned"};
+  s.directions = {direction::h2d, direction::h2d};
+  s.sizes = {4096, 4096};
+  const auto points = expand(b, s);
+  ASSERT_EQ(points.size(), 1u);
+  EXPECT_EQ(points[0].bytes, 4096u);
+}

@@ -6,6 +6,7 @@
 #include <memory>
 #include <string>
 #include <vector>
+#include <xfer/core/output_file.hpp>
 #include <xfer/core/result.hpp>
 
 namespace xfer {
@@ -15,7 +16,7 @@ class reporter {
   virtual ~reporter() = default;
   virtual void report_context(const run_context& context) = 0;
   virtual void report(const point_result& result) = 0;
-  // interrupted: the run stopped early (SIGINT); the output says it is partial.
+  // interrupted: the run stopped early (a signal); the output says it is partial.
   virtual void finalize(bool interrupted) = 0;
 };
 
@@ -34,8 +35,8 @@ class console_reporter final : public reporter {
   std::size_t ok_ = 0, skipped_ = 0, failed_ = 0;
 };
 
-// Collects points; finalize() writes the whole file to a temporary name and
-// renames it into place, so a crash never leaves half a file.
+// Collects points; finalize() writes the whole file through write_output (a
+// regular file replaced whole, a device, FIFO or stdout written in place).
 class json_reporter final : public reporter {
  public:
   explicit json_reporter(std::filesystem::path path);
@@ -72,12 +73,5 @@ class multi_reporter final : public reporter {
  private:
   std::vector<std::unique_ptr<reporter>> reporters_;
 };
-
-// Writes `text` to `path` through a temporary file in the same directory and
-// a rename. Throws std::runtime_error naming the path on failure.
-void write_file_atomically(const std::filesystem::path& path, const std::string& text);
-// Throws usage_error when a file cannot be created at `path` (checked before a
-// run starts, so nothing measured is lost to a typo).
-void check_writable(const std::filesystem::path& path);
 
 }  // namespace xfer

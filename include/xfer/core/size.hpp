@@ -10,7 +10,7 @@ namespace xfer {
 // Throws usage_error naming the text for anything malformed, negative, zero or
 // not a whole number of bytes.
 std::uint64_t parse_size(std::string_view text);
-// A comma-separated list of sizes.
+// A comma-separated list of sizes, each once (a repeat is dropped, in any spelling).
 std::vector<std::uint64_t> parse_size_list(std::string_view text);
 // Powers of two from min to max inclusive (min rounded up to a power of two).
 std::vector<std::uint64_t> pow2_range(std::uint64_t min, std::uint64_t max);

@@ -1,6 +1,7 @@
 #pragma once
 // Sweep axes (as in nvbench): devices x routes x directions x host kinds x
 // sizes, expanded into points for one backend.
+#include <algorithm>
 #include <cstdint>
 #include <string>
 #include <vector>
@@ -17,7 +18,8 @@ struct sweep_spec {
   std::vector<std::uint64_t> sizes;
 };
 
-// Points for one backend, nested device > route > direction > host kind > size.
+// Points for one backend, nested device > route > direction > host kind > size;
+// a name or size given twice gives its points once.
 // d2d points (and routes that use no host memory) have host_memory "none". A requested route the backend lacks, or a host kind
 // unknown to it, is a usage_error; a direction a route does not support is left
 // out (with several routes, most support only some directions) unless no
@@ -25,5 +27,15 @@ struct sweep_spec {
 // knows but cannot provide here still expand: prepare() skips them with the
 // reason, so the report shows them.
 std::vector<point_spec> expand(const backend& b, const sweep_spec& spec);
+
+// A selection with its repeats dropped, the first of each kept in place:
+// `-r memcpy,memcpy --sizes 4K,4K` is one point, measured once.
+template <class T>
+std::vector<T> without_repeats(const std::vector<T>& items) {
+  std::vector<T> out;
+  for (const auto& i : items)
+    if (std::find(out.begin(), out.end(), i) == out.end()) out.push_back(i);
+  return out;
+}
 
 }  // namespace xfer

@@ -285,4 +285,12 @@ nlohmann::json run(const options& o, const std::vector<backend_entry>& backends,
   return doc;
 }
 
+bool any_failed(const nlohmann::json& doc) {
+  for (const char* section : {"cost", "fragmentation"})
+    if (doc.contains(section))
+      for (const auto& entry : doc[section])
+        if (entry.value("status", "") == "failed") return true;
+  return false;
+}
+
 }  // namespace xfer::alloc_study

@@ -46,4 +46,8 @@ std::vector<workload_step> make_workload(const options& o);
 nlohmann::json run(const options& o, const std::vector<backend_entry>& backends, std::ostream& out,
                    const std::atomic<bool>& stop);
 
+// True when a measurement in `doc` (run's result) failed; a strategy skipped
+// because this machine lacks it is not a failure.
+bool any_failed(const nlohmann::json& doc);
+
 }  // namespace xfer::alloc_study

@@ -93,7 +93,7 @@ std::vector<planned_point> plan_points(const study_config& config, const std::ve
 struct study_hooks {
   std::function<void(std::size_t done, std::size_t total, const cpu_point& next)> on_progress;
   std::function<void(const cpu_point&)> on_point;
-  const std::atomic<bool>* stop = nullptr;  // set (SIGINT): finish with the points completed
+  const std::atomic<bool>* stop = nullptr;  // set (SIGINT, SIGTERM, SIGHUP): finish with the points completed
 };
 
 // Runs every planned point, then the write-combining check. Never throws for
