@@ -101,8 +101,8 @@ class BadInput(unittest.TestCase):
 
     def test_alignment_is_bounded_by_the_largest_page(self):
         self.assert_usage_error("--alignment", "1T", mentions="--alignment 1T")
-        self.assert_usage_error("--alignment", "1099511627776", mentions="1G")
-        self.assert_usage_error("--alignment", "2G", mentions="1G")
+        self.assert_usage_error("--alignment", "1099511627776", mentions="1 GiB")
+        self.assert_usage_error("--alignment", "2G", mentions="1 GiB")
 
     def test_alignment_takes_sizes(self):
         p = run("sweep", "-b", "host", "-r", "memcpy", "-m", "aligned", "-d", "h2d", "--sizes", "4K", "--max-time",
