@@ -20,12 +20,12 @@ commit=${XFER_COMMIT:-$(git rev-parse --short HEAD 2>/dev/null || echo "unknown"
 
 # Each phase gets its own bound so that a hang still leaves a summary.
 t0=$SECONDS
-timeout "${XFER_GATE_TEST_S:-240}" scripts/test.sh >"$OUT/test.log" 2>&1
+timeout "${XFER_GATE_TEST_S:-290}" scripts/test.sh >"$OUT/test.log" 2>&1
 test_rc=$?
 test_s=$((SECONDS - t0))
 
 t0=$SECONDS
-timeout "${XFER_GATE_RUN_S:-330}" scripts/run.sh >"$OUT/run.log" 2>&1
+timeout "${XFER_GATE_RUN_S:-290}" scripts/run.sh >"$OUT/run.log" 2>&1
 run_rc=$?
 run_s=$((SECONDS - t0))
 # run.sh names its folder last; if it was cut short, its newest folder.
