@@ -1,7 +1,10 @@
 // xferbench: measures what moving data between host and device memory costs.
+#include <cstdio>
 #include <fmt/format.h>
+#include <system_error>
 #include <xfer/config.hpp>
 #include <xfer/core/errors.hpp>
+#include <xfer/core/interrupt.hpp>
 #include <xfer/core/output_file.hpp>
 
 #include "alloc_command.hpp"
@@ -11,6 +14,9 @@
 
 int main(int argc, char** argv) {
   using namespace xfer::cli;
+  // Before any thread exists: threads the drivers start inherit the block, so
+  // SIGINT, SIGTERM and SIGHUP only ever reach this thread, in the order sent.
+  xfer::hold_stop_signals();
   CLI::App app{
       "xferbench: bandwidth and latency of every route between host and device memory.\n"
       "Start with `xferbench list` (what this machine offers), then `xferbench sweep`."};
@@ -42,6 +48,7 @@ int main(int argc, char** argv) {
   auto* app_cmd = app.add_subcommand("app", "a whole small application timed phase by phase (vadd)");
   auto* vadd_cmd = add_app_options(*app_cmd, vadd);
 
+  bool stdout_failed = false;  // already reported, by the command's own failure
   const auto run = [&]() -> int {
     try {
       app.parse(argc, argv);
@@ -53,21 +60,36 @@ int main(int argc, char** argv) {
 
     try {
       if (*sweep_cmd) return run_sweep_command(sweep, std::vector<std::string>(argv, argv + argc));
-      if (*list_cmd) return run_list_command(list);
+      if (*list_cmd) {
+        xfer::release_stop_signals();  // nothing to save: Ctrl-C just ends it
+        return run_list_command(list);
+      }
       if (*cpu_cmd) return run_cpu_command(cpu, std::vector<std::string>(argv, argv + argc));
       if (*vadd_cmd) return run_app_command(vadd, std::vector<std::string>(argv, argv + argc));
       if (*alloc_cmd) return run_alloc_command(alloc, std::vector<std::string>(argv, argv + argc));
-      if (*info_cmd) return run_info_command(info);
+      if (*info_cmd) {
+        xfer::release_stop_signals();
+        return run_info_command(info);
+      }
     } catch (const xfer::usage_error& e) {
       fmt::print(stderr, "xferbench: error: {}\n", e.what());
       return exit_usage;
     } catch (const std::exception& e) {
+      // A write to stdout that failed mid-command (fmt throws for it once its
+      // buffer fills) is the failure close_stdout() reports: say it once.
+      if (std::ferror(stdout)) {
+        stdout_failed = true;
+        const auto* se = dynamic_cast<const std::system_error*>(&e);
+        fmt::print(stderr, "xferbench: cannot write standard output: {}\n", se ? se->code().message() : e.what());
+        return exit_failure;
+      }
       fmt::print(stderr, "xferbench: {}\n", e.what());
       return exit_failure;
     }
     return exit_usage;
   };
   const int code = run();
+  if (stdout_failed) return code;
 
   // What went to stdout counts too: `xferbench list > /dev/full` is a failure
   // (an earlier failure keeps its own exit code).

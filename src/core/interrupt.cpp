@@ -1,5 +1,6 @@
 #include <cerrno>
 #include <csignal>
+#include <pthread.h>
 #include <unistd.h>
 #include <xfer/core/interrupt.hpp>
 
@@ -46,10 +47,26 @@ std::atomic<bool>& install_interrupt_flag() {
     sa.sa_flags = SA_RESTART;
     ::sigaction(sig, &sa, nullptr);
   }
+  // Only now, with the handlers in place, may this thread take them (any
+  // that came while they were held are taken here).
+  release_stop_signals();
   return interrupted;
 }
 
 int interrupt_signal() { return first_signal.load(); }
+
+namespace {
+void mask_stop_signals(int how) {
+  sigset_t set;
+  sigemptyset(&set);
+  for (int sig : stop_signals) sigaddset(&set, sig);
+  ::pthread_sigmask(how, &set, nullptr);
+}
+}  // namespace
+
+void block_stop_signals_in_this_thread() { mask_stop_signals(SIG_BLOCK); }
+void hold_stop_signals() { mask_stop_signals(SIG_BLOCK); }
+void release_stop_signals() { mask_stop_signals(SIG_UNBLOCK); }
 
 int interrupted_exit_code() {
   const int sig = interrupt_signal();

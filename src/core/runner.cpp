@@ -9,6 +9,7 @@
 #include <thread>
 #include <xfer/core/timing.hpp>
 #include <xfer/core/errors.hpp>
+#include <xfer/core/interrupt.hpp>
 #include <xfer/core/reporter.hpp>
 #include <xfer/core/runner.hpp>
 
@@ -63,20 +64,18 @@ point_result measure(transfer& t, const point_spec& spec, const device_info& dev
     const double target_s = std::max(options.min_sample_s, options.min_sample_ticks * t.timer_resolution_s());
     r.reps_per_sample = reps_for(per_rep, target_s);
 
+    // The budget covers checking the samples too: left out, checking a large
+    // host buffer on the CPU after every sample made the H100's default run
+    // take over twice as long (2026-11-23, docs/results/h100/gate-fail-*).
     const auto t0 = clock::now();
-    double checking_s = 0;  // spent poisoning and checking: not the sampling budget's
     while (r.samples_s.size() < options.max_samples) {
       if (stop.load()) throw std::runtime_error("interrupted");
-      auto c0 = clock::now();
       if (options.verify) t.poison_sample();
-      checking_s += seconds_since(c0);
       const sample s = t.run(r.reps_per_sample);
-      c0 = clock::now();
       if (options.verify) {
         t.check_sample();
         ++r.samples_checked;
       }
-      checking_s += seconds_since(c0);
       const double k = static_cast<double>(r.reps_per_sample);
       r.samples_s.push_back(s.seconds / k);
       r.wall_samples_s.push_back(s.wall_seconds / k);
@@ -90,7 +89,7 @@ point_result measure(transfer& t, const point_spec& spec, const device_info& dev
       }
       // Out of budget: stop once there are a few samples to take a median of,
       // and in any case at four times the budget (huge transfers).
-      const double spent = seconds_since(t0) - checking_s;
+      const double spent = seconds_since(t0);
       if ((spent >= options.max_time_s && n >= 3) || spent >= 4 * options.max_time_s) break;
     }
     r.stats = summarize(r.samples_s);
@@ -166,6 +165,7 @@ std::optional<point_result> run_watched(backend& b, const point_spec& p, const d
   // memory that stays valid; b and stop outlive it (the caller keeps an
   // abandoned backend alive, and the stop flag is static).
   std::thread([job, &b, p, device, options, &stop] {
+    block_stop_signals_in_this_thread();
     point_result r = prepare_and_measure(b, p, device, options, stop);
     const std::lock_guard lock(job->m);
     job->result = std::move(r);

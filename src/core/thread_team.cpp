@@ -1,4 +1,5 @@
 #include <stdexcept>
+#include <xfer/core/interrupt.hpp>
 #include <xfer/core/thread_team.hpp>
 
 namespace xfer {
@@ -6,7 +7,11 @@ namespace xfer {
 thread_team::thread_team(unsigned size) {
   if (size == 0) throw std::invalid_argument("a thread team needs at least one thread");
   helpers_.reserve(size - 1);
-  for (unsigned i = 1; i < size; ++i) helpers_.emplace_back([this, i] { loop(i); });
+  for (unsigned i = 1; i < size; ++i)
+    helpers_.emplace_back([this, i] {
+      block_stop_signals_in_this_thread();  // signals are the main thread's to take
+      loop(i);
+    });
 }
 
 thread_team::~thread_team() {

@@ -11,7 +11,16 @@
 
 namespace xfer {
 
-// Installs the handlers (idempotent) and returns the flag they set.
+// Call first thing in main(): blocks the stop signals in the main thread, so
+// every thread started from then on (a driver's, an OpenCL runtime's) inherits
+// the block and never takes them. A signal sent meanwhile waits.
+void hold_stop_signals();
+// Lets the main thread take them again with their default action (commands
+// that never poll the flag: list, info).
+void release_stop_signals();
+
+// Installs the handlers (idempotent), unblocks the stop signals in the
+// calling thread, and returns the flag they set.
 std::atomic<bool>& install_interrupt_flag();
 
 // The signal that first set the flag; 0 before any (or when the flag was set
@@ -20,5 +29,10 @@ int interrupt_signal();
 
 // 128 + interrupt_signal(); 130 (SIGINT's) when the flag was set directly.
 int interrupted_exit_code();
+
+// For threads the program starts to do work (a point's thread, a thread
+// team's helpers): the stop signals then always reach the main thread, one
+// at a time in the order sent, so the first one sent decides the exit code.
+void block_stop_signals_in_this_thread();
 
 }  // namespace xfer
