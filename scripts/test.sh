@@ -19,6 +19,32 @@ echo "== C++ tests (ctest) =="
 echo "== C++ GPU tests (ctest -L gpu, one at a time) =="
 (cd build && "$ctest_bin" --output-on-failure -L gpu) || status=1
 
+# The host code's tests again under AddressSanitizer and UndefinedBehaviorSanitizer
+# (leaks included), in a build of their own without the GPU backends: CUDA's
+# and OpenCL's runtimes are not built for it. XFER_SANITIZERS=off skips it
+# (the GPU gate does: it has nothing GPU-specific, and CI runs it).
+if [ "${XFER_SANITIZERS:-on}" != off ]; then
+  echo "== C++ tests under ASan+UBSan (unit, conformance, cpu, CLI) =="
+  generator=()
+  command -v ninja >/dev/null && generator=(-G Ninja)
+  asan_log=build/asan-build.log
+  if "$cmake_bin" -S . -B build-asan "${generator[@]}" -DCMAKE_BUILD_TYPE=RelWithDebInfo \
+       -DXFER_SANITIZE=address,undefined -DXFER_ENABLE_CUDA=OFF -DXFER_ENABLE_OPENCL=OFF >"$asan_log" 2>&1 &&
+     "$cmake_bin" --build build-asan -j "$(nproc)" --target xfer_unit_tests xfer_conformance_tests xfer_cpu_tests \
+       xferbench xfer_fault_shim >>"$asan_log" 2>&1; then
+    # allocator_may_return_null: tests ask for absurd sizes on purpose and
+    # expect an error, not an abort. verify_asan_link_order=0: the CLI tests
+    # preload their fault shim (and stdbuf its library) ahead of the runtime.
+    (cd build-asan && XFER_SANITIZE=address,undefined \
+      ASAN_OPTIONS=allocator_may_return_null=1:verify_asan_link_order=0 UBSAN_OPTIONS=print_stacktrace=1 \
+      "$ctest_bin" --output-on-failure -j "$(nproc)") || status=1
+  else
+    tail -30 "$asan_log"
+    echo "the sanitizer build failed (all of it: $asan_log)"
+    status=1
+  fi
+fi
+
 if [ -d python/tests ]; then
   echo "== report tool tests (pytest) =="
   # Run from the source tree (no install needed, which also works offline).

@@ -167,6 +167,8 @@ class AllocBadInput(unittest.TestCase):
             total = int(f.readline().split()[1]) * 1024
         if total // 2 < 8 << 30:
             self.skipTest("needs 16 GiB of memory, so an 8G block passes the memory check")
+        if "address" in os.environ.get("XFER_SANITIZE", ""):
+            self.skipTest("AddressSanitizer cannot start under a limited address space (its shadow needs terabytes)")
         import resource
 
         def small_address_space():  # the 8G block cannot be had; the rest of the study fits
