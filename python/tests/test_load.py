@@ -53,6 +53,17 @@ def test_missing_file(tmp_path):
         load_run(tmp_path / "nope.json")
 
 
+def load_mutated(tmp_path, mutate):
+    """Loads a one-point result file after `mutate(doc)`; returns (path, the BadInput raised)."""
+    doc = {"schema": "xferbench/result/v1", "system": {}, "config": {}, "results": [point()]}
+    mutate(doc)
+    path = tmp_path / "r.json"
+    path.write_text(json.dumps(doc))
+    with pytest.raises(BadInput) as e:
+        load_run(path)
+    return path, e.value
+
+
 @pytest.mark.parametrize("mutate,message", [
     (lambda d: d.pop("results"), "'results' is missing or not an array"),
     (lambda d: d.update(results={}), "'results' is missing or not an array"),
@@ -66,13 +77,8 @@ def test_missing_file(tmp_path):
     (lambda d: d.update(results=[1]), "results[0]: expected an object"),
 ])
 def test_schema_violations(tmp_path, mutate, message):
-    doc = {"schema": "xferbench/result/v1", "system": {}, "config": {}, "results": [point()]}
-    mutate(doc)
-    path = tmp_path / "r.json"
-    path.write_text(json.dumps(doc))
-    with pytest.raises(BadInput) as e:
-        load_run(path)
-    assert message in str(e.value)
+    _, error = load_mutated(tmp_path, mutate)
+    assert message in str(error)
 
 
 def _point_with(**fields):
@@ -132,14 +138,9 @@ def _point_with(**fields):
     (lambda d: d.update(started_at=20260101), "started_at: expected a string, got 20260101"),
 ])
 def test_fields_the_report_uses_are_checked(tmp_path, mutate, message):
-    doc = {"schema": "xferbench/result/v1", "system": {}, "config": {}, "results": [point()]}
-    mutate(doc)
-    path = tmp_path / "r.json"
-    path.write_text(json.dumps(doc))
-    with pytest.raises(BadInput) as e:
-        load_run(path)
-    assert str(e.value).startswith(f"{path}: {message}")
-    assert "\n" not in str(e.value)
+    path, error = load_mutated(tmp_path, mutate)
+    assert str(error).startswith(f"{path}: {message}")
+    assert "\n" not in str(error)
 
 
 def test_absent_and_null_optional_fields_take_their_defaults(write_result):

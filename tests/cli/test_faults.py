@@ -29,7 +29,9 @@ def sweep(out, *args, env=None, timeout=120):
                           capture_output=True, text=True, timeout=timeout, env={**os.environ, **(env or {})})
 
 
-class CorruptingTransfer(unittest.TestCase):
+class InTempDir(unittest.TestCase):
+    """Each test writes its result file into a directory of its own."""
+
     def setUp(self):
         self.dir = tempfile.TemporaryDirectory()
         self.out = os.path.join(self.dir.name, "r.json")
@@ -37,6 +39,8 @@ class CorruptingTransfer(unittest.TestCase):
     def tearDown(self):
         self.dir.cleanup()
 
+
+class CorruptingTransfer(InTempDir):
     def test_corruption_after_the_first_checks_fails_the_point(self):
         # The first transfers (the first-use one and the full verification)
         # are fine; every later one corrupts: only checking the timed samples
@@ -52,14 +56,7 @@ class CorruptingTransfer(unittest.TestCase):
         self.assertIn("verification failed", by_size[ODD]["reason"])
 
 
-class HangingTransfer(unittest.TestCase):
-    def setUp(self):
-        self.dir = tempfile.TemporaryDirectory()
-        self.out = os.path.join(self.dir.name, "r.json")
-
-    def tearDown(self):
-        self.dir.cleanup()
-
+class HangingTransfer(InTempDir):
     def test_the_point_fails_with_its_time_and_the_sweep_finishes(self):
         t0 = time.monotonic()
         p = sweep(self.out, "--sizes", f"4K,{ODD}", "--watchdog", "1",
