@@ -95,8 +95,8 @@ std::string pinned_host_resource::describe() const {
 }
 
 pinned_host_resource::~pinned_host_resource() {
-  // Blocks still out at the end are the owner's leak, not ours to hide: free
-  // them so the process does not keep pinned pages after the resource is gone.
+  // Blocks still out when the resource goes are freed with it: pinned pages
+  // held by nobody would stay locked for the rest of the process.
   for (const auto& [start, block] : blocks_) api_.host_free(block.base);
 }
 
