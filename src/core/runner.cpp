@@ -31,15 +31,21 @@ std::string pci_of(const device_info& d) {
   return it == d.details.end() ? std::string() : it->second;
 }
 
+// A point's result with what identifies it: the spec and the device.
+point_result result_of(const point_spec& p, const device_info& device) {
+  point_result r;
+  r.spec = p;
+  r.device_name = device.name;
+  r.device_type = device.type;
+  r.device_pci = pci_of(device);
+  return r;
+}
+
 }  // namespace
 
 point_result measure(transfer& t, const point_spec& spec, const device_info& device, const measure_options& options,
                      const std::atomic<bool>& stop) {
-  point_result r;
-  r.spec = spec;
-  r.device_name = device.name;
-  r.device_type = device.type;
-  r.device_pci = pci_of(device);
+  point_result r = result_of(spec, device);
   r.timer = t.timer_kind();
   r.bytes_per_rep = t.bytes_per_rep();
   try {
@@ -64,9 +70,9 @@ point_result measure(transfer& t, const point_spec& spec, const device_info& dev
     const double target_s = std::max(options.min_sample_s, options.min_sample_ticks * t.timer_resolution_s());
     r.reps_per_sample = reps_for(per_rep, target_s);
 
-    // The budget covers checking the samples too: left out, checking a large
-    // host buffer on the CPU after every sample made the H100's default run
-    // take over twice as long (2026-11-23, docs/results/h100/gate-fail-*).
+    // The budget covers checking the samples too: left out, checking large
+    // host buffers on the CPU after every sample made the H100's default run
+    // outrun the gate's bound (b05835c in docs/results/h100/gate/).
     const auto t0 = clock::now();
     while (r.samples_s.size() < options.max_samples) {
       if (stop.load()) throw std::runtime_error("interrupted");
@@ -119,11 +125,7 @@ double watchdog_bound(std::uint64_t bytes, double max_time_s) {
 namespace {
 
 point_result unrun(const point_spec& p, const device_info& device, point_status status, std::string reason) {
-  point_result r;
-  r.spec = p;
-  r.device_name = device.name;
-  r.device_type = device.type;
-  r.device_pci = pci_of(device);
+  point_result r = result_of(p, device);
   r.status = status;
   r.reason = std::move(reason);
   return r;
