@@ -2,16 +2,17 @@
 // Each subcommand: its options (registered on a CLI11 subcommand) and a run()
 // that returns the process exit code. Errors propagate as exceptions to main.
 #include <CLI/CLI.hpp>
+#include <optional>
 #include <string>
 #include <vector>
+#include <xfer/core/session.hpp>
 
 namespace xfer::cli {
 
-inline constexpr int exit_ok = 0;
-inline constexpr int exit_failure = 1;     // a runtime failure (a point failed, a driver is missing, ...)
-inline constexpr int exit_usage = 2;       // bad input
-// An interrupted run exits with interrupted_exit_code() (core/interrupt.hpp):
-// 128 + the signal, so 130 for Ctrl-C, 143 for SIGTERM, 129 for SIGHUP.
+// Exit codes: core's (session.hpp), the same for every command.
+using xfer::exit_ok;
+using xfer::exit_failure;
+using xfer::exit_usage;
 
 // An empty value (`--json ''`, a script's unset variable) is refused, naming
 // the option, rather than read as "not given": that ran the default sweep
@@ -24,9 +25,12 @@ inline CLI::Validator not_empty() {
 struct sweep_args {
   std::vector<std::string> backends, routes, memory, directions;
   std::vector<int> devices;
-  std::string min = "1", max = "256M", sizes;
+  // Unset options take core's defaults (measure_options, default_sizes), or
+  // --quick's where it is given.
+  std::optional<std::string> min, max;
+  std::string sizes;
   bool quick = false;
-  double target_ci = 0.01, max_time = 0.25, warmup = 0.005;
+  std::optional<double> target_ci, max_time, warmup;
   double watchdog = -1;  // seconds a point may take; -1: derived from its size, 0: off
   unsigned threads = 0;
   std::string alignment = "4K";

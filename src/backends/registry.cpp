@@ -28,10 +28,4 @@ std::vector<backend_entry> make_backends(const backend_options& options) {
   return out;
 }
 
-bool backend_matches(const std::string& selector, const std::string& name) {
-  if (selector == name) return true;
-  const auto colon = name.find(':');
-  return colon != std::string::npos && name.compare(0, colon, selector) == 0;
-}
-
 }  // namespace xfer

@@ -190,6 +190,14 @@ std::optional<point_result> run_watched(backend& b, const point_spec& p, const d
 
 sweep_outcome run_sweep(backend& b, const std::vector<point_spec>& points, const measure_options& options,
                         reporter& out, const std::atomic<bool>& stop, const progress_fn& progress) {
+  std::vector<planned_point> planned;
+  planned.reserve(points.size());
+  for (const auto& p : points) planned.push_back({p, ""});
+  return run_sweep(b, planned, options, out, stop, progress);
+}
+
+sweep_outcome run_sweep(backend& b, const std::vector<planned_point>& points, const measure_options& options,
+                        reporter& out, const std::atomic<bool>& stop, const progress_fn& progress) {
   sweep_outcome outcome;
   const auto devices = b.devices();
   std::string abandoned_at;  // the point whose thread is stuck in this backend
@@ -198,13 +206,15 @@ sweep_outcome run_sweep(backend& b, const std::vector<point_spec>& points, const
       outcome.interrupted = true;
       break;
     }
-    const point_spec& p = points[i];
+    const point_spec& p = points[i].spec;
     if (progress) progress(i, points.size(), p);
     const auto dev = std::find_if(devices.begin(), devices.end(), [&](const device_info& d) { return d.index == p.device; });
-    const device_info device = dev != devices.end() ? *dev : device_info{.index = p.device, .name = "?", .type = "?", .details = {}};
+    const device_info device = dev != devices.end() ? *dev : device_info{.index = p.device, .name = "?", .type = "?", .details = {}, .unavailable_kinds = {}};
 
     point_result r;
-    if (!abandoned_at.empty()) {
+    if (!points[i].skip_reason.empty()) {
+      r = unrun(p, device, point_status::skipped, points[i].skip_reason);
+    } else if (!abandoned_at.empty()) {
       r = unrun(p, device, point_status::skipped,
                 fmt::format("not run: {} is still stuck in an earlier point ({})", p.backend, abandoned_at));
     } else if (options.watchdog_s == 0) {

@@ -2,6 +2,7 @@
 #include <fmt/format.h>
 #include <fmt/ranges.h>
 #include <xfer/core/errors.hpp>
+#include <xfer/core/size.hpp>
 #include <xfer/core/sweep.hpp>
 
 namespace xfer {
@@ -17,6 +18,13 @@ std::vector<std::string> names_of(const std::vector<T>& items, Name name) {
 bool contains(const std::vector<direction>& v, direction d) { return std::find(v.begin(), v.end(), d) != v.end(); }
 
 }  // namespace
+
+std::vector<std::uint64_t> default_sizes(bool quick) {
+  if (!quick) return pow2_range(default_min_size, default_max_size);
+  std::vector<std::uint64_t> sizes;
+  for (std::uint64_t s = 1; s <= (16ull << 20); s *= 16) sizes.push_back(s);
+  return sizes;
+}
 
 std::vector<point_spec> expand(const backend& b, const sweep_spec& spec) {
   const auto routes = b.routes();

@@ -35,13 +35,13 @@ TEST(Limits, SizesAboveTheMaxAllocationAreSkippedWithTheLimit) {
   for (const char* route : {"copy-async", "kernel-device"}) {
     const direction d = std::string(route) == "copy-async" ? direction::h2d : direction::d2d;
     const point_spec p{b->name(), 0, route, d, d == direction::d2d ? "none" : "pageable", max + 1};
-    try {
-      b->prepare(p);
-      FAIL() << "prepared a point above CL_DEVICE_MAX_MEM_ALLOC_SIZE";
-    } catch (const skip_point& e) {
-      EXPECT_NE(std::string(e.what()).find("CL_DEVICE_MAX_MEM_ALLOC_SIZE = " + std::to_string(max)), std::string::npos)
-          << e.what();
-    }
+    // The plan skips it, with the limit, before the backend ever sees it.
+    const auto planned = check_points(*b, {p});
+    ASSERT_EQ(planned.size(), 1u);
+    EXPECT_NE(planned[0].skip_reason.find("offers, " + std::to_string(max) + " B"), std::string::npos)
+        << planned[0].skip_reason;
+    const point_spec fits{b->name(), 0, route, d, d == direction::d2d ? "none" : "pageable", 4096};
+    EXPECT_EQ(check_points(*b, {fits})[0].skip_reason, "");
   }
 }
 
@@ -63,7 +63,7 @@ TEST(Limits, TheSweepGoesOnPastASkippedPoint) {
   o.warmup_s = 0.001;
   collect out;
   std::atomic<bool> stop{false};
-  const auto outcome = run_sweep(*b, points, o, out, stop);
+  const auto outcome = run_sweep(*b, check_points(*b, points), o, out, stop);
   ASSERT_EQ(out.results.size(), 3u);
   EXPECT_EQ(out.results[0].status, point_status::skipped);
   EXPECT_EQ(out.results[0].device_type, "cpu");

@@ -51,12 +51,13 @@ struct fake_backend final : backend {
   std::function<std::unique_ptr<transfer>(const point_spec&)> make = [](const point_spec&) {
     return std::make_unique<fake_transfer>();
   };
-  std::string name() const override { return "fake"; }
+  std::string name() const override { return backend_name; }
   std::string description() const override { return "test double"; }
-  std::vector<device_info> devices() const override {
-    return {{.index = 0, .name = "dev0", .type = "gpu", .memory_bytes = 0, .max_alloc_bytes = 0, .details = {}},
-            {.index = 1, .name = "dev1", .type = "gpu", .memory_bytes = 0, .max_alloc_bytes = 0, .details = {}}};
-  }
+  std::vector<device_info> device_list{
+      {.index = 0, .name = "dev0", .type = "gpu", .memory_bytes = 0, .max_alloc_bytes = 0, .details = {}, .unavailable_kinds = {}},
+      {.index = 1, .name = "dev1", .type = "gpu", .memory_bytes = 0, .max_alloc_bytes = 0, .details = {}, .unavailable_kinds = {}}};
+  std::string backend_name = "fake";
+  std::vector<device_info> devices() const override { return device_list; }
   std::vector<route_info> routes() const override {
     using enum direction;
     return {{"copy", "", {h2d, d2h, bidir, rw, d2d}, true}, {"kernel", "", {h2d, d2h}, true}};

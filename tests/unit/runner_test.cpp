@@ -19,7 +19,7 @@ struct collecting_reporter final : reporter {
   void finalize(bool) override {}
 };
 
-const device_info dev{.index = 0, .name = "dev0", .type = "gpu", .memory_bytes = 0, .max_alloc_bytes = 0, .details = {}};
+const device_info dev{.index = 0, .name = "dev0", .type = "gpu", .memory_bytes = 0, .max_alloc_bytes = 0, .details = {}, .unavailable_kinds = {}};
 const point_spec spec{"fake", 0, "copy", direction::h2d, "pageable", 1000};
 
 measure_options fast() {

@@ -4,6 +4,7 @@
 #include <string>
 #include <vector>
 #include <xfer/core/backend.hpp>
+#include <xfer/core/plan.hpp>  // choosing among them: select_backends, backend_matches
 #include <xfer/mem/kinds.hpp>
 
 namespace xfer {
@@ -14,9 +15,5 @@ struct backend_options {
 };
 
 std::vector<backend_entry> make_backends(const backend_options& options);
-
-// Names that select backends: an exact name ("opencl:pocl") or a family
-// prefix before ':' ("opencl" selects every OpenCL platform).
-bool backend_matches(const std::string& selector, const std::string& name);
 
 }  // namespace xfer

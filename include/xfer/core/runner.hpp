@@ -5,15 +5,17 @@
 #include <functional>
 #include <vector>
 #include <xfer/core/backend.hpp>
+#include <xfer/core/plan.hpp>
 #include <xfer/core/result.hpp>
 
 namespace xfer {
 
 class reporter;
 
+// The defaults of `xferbench sweep` live here and nowhere else.
 struct measure_options {
   double target_ci = 0.01;        // stop when the median's CI half-width is within this fraction
-  double max_time_s = 0.5;        // per-point time budget for sampling
+  double max_time_s = 0.25;       // per-point time budget for sampling
   double warmup_s = 0.005;        // warm-up time (at least one repetition)
   double min_sample_s = 100e-6;   // a sample lasts at least this long...
   double min_sample_ticks = 100;  // ...and at least this many timer ticks
@@ -23,6 +25,15 @@ struct measure_options {
   // The watchdog's bound on one point, preparation included: negative derives
   // it from the point (watchdog_bound), 0 turns the watchdog off.
   double watchdog_s = -1;
+
+  // --quick: a coarse look in seconds (5% target, 10 ms a point).
+  static measure_options quick() {
+    measure_options o;
+    o.target_ci = 0.05;
+    o.max_time_s = 0.01;
+    o.warmup_s = 0.0005;
+    return o;
+  }
 };
 
 // A generous bound on one point: far more than preparing, sampling (at most
@@ -53,6 +64,10 @@ struct sweep_outcome {
   bool abandoned = false;  // a point's thread is stuck inside the backend
 };
 using progress_fn = std::function<void(std::size_t done, std::size_t total, const point_spec&)>;
+// A planned point with a skip reason is reported skipped, never prepared.
+sweep_outcome run_sweep(backend& b, const std::vector<planned_point>& points, const measure_options& options,
+                        reporter& out, const std::atomic<bool>& stop, const progress_fn& progress = {});
+// Every point planned to run.
 sweep_outcome run_sweep(backend& b, const std::vector<point_spec>& points, const measure_options& options,
                         reporter& out, const std::atomic<bool>& stop, const progress_fn& progress = {});
 

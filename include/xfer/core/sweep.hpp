@@ -28,6 +28,11 @@ struct sweep_spec {
 // reason, so the report shows them.
 std::vector<point_spec> expand(const backend& b, const sweep_spec& spec);
 
+// The sizes a sweep measures when none are given: powers of two from 1 B to
+// 256 MiB; with --quick, x16 apart up to 16 MiB.
+inline constexpr std::uint64_t default_min_size = 1, default_max_size = 256ull << 20;
+std::vector<std::uint64_t> default_sizes(bool quick);
+
 // A selection with its repeats dropped, the first of each kept in place:
 // `-r memcpy,memcpy --sizes 4K,4K` is one point, measured once.
 template <class T>

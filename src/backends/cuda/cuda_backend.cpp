@@ -135,22 +135,14 @@ device_context& cuda_backend::context(int device) {
   return *it->second;
 }
 
+// The plan (core/plan.hpp) has checked the device, route, direction and kind.
 std::unique_ptr<transfer> cuda_backend::prepare(const point_spec& p) {
-  if (p.device < 0 || p.device >= device_count_)
-    throw skip_point(fmt::format("{} has no device {} (it has {})", name_, p.device, device_count_));
   const auto all = routes();
   const auto route = std::find_if(all.begin(), all.end(), [&](const route_info& r) { return r.name == p.route; });
-  if (route == all.end()) throw skip_point(fmt::format("{} has no route '{}'", name_, p.route));
-  if (std::find(route->directions.begin(), route->directions.end(), p.dir) == route->directions.end())
-    throw skip_point(fmt::format("route {} does not move data {}", p.route, to_string(p.dir)));
-
+  if (route == all.end() || p.device < 0 || p.device >= device_count_)
+    throw std::logic_error(fmt::format("{} was handed an unplanned point: route '{}', device {}", name_, p.route, p.device));
   std::unique_ptr<mem::host_resource> kind;
-  if (route->uses_host_memory && p.dir != direction::d2d) {
-    kind = make_host_kind(p.host_memory, *api_, kinds_);
-    if (!kind) throw skip_point(fmt::format("unknown host memory kind '{}'", p.host_memory));
-    for (const auto& k : host_memory_kinds())
-      if (k.name == p.host_memory && !k.available) throw skip_point(k.reason);
-  }
+  if (route->uses_host_memory && p.dir != direction::d2d) kind = make_host_kind(p.host_memory, *api_, kinds_);
 
   device_context& ctx = context(p.device);
   if (p.route == "copy-sync") return make_copy_transfer(ctx, p, std::move(kind), false);

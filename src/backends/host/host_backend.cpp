@@ -267,9 +267,11 @@ std::unique_ptr<mem::host_resource> host_backend::host_memory(const std::string&
 
 std::unique_ptr<vadd_app> host_backend::make_vadd_app(int) { return std::make_unique<host_vadd>(*this); }
 
+// The plan (core/plan.hpp) has checked the route, direction and kind.
 std::unique_ptr<transfer> host_backend::prepare(const point_spec& p) {
   auto kind = p.host_memory == "none" ? nullptr : mem::make_host_kind(p.host_memory, kinds_);
-  if (!kind && p.host_memory != "none") throw skip_point(fmt::format("unknown host memory kind '{}'", p.host_memory));
+  if (!kind && p.host_memory != "none")
+    throw std::logic_error(fmt::format("host was handed an unplanned point: host memory '{}'", p.host_memory));
   const std::uint64_t buffers = p.dir == direction::bidir ? 4 : 2;
   const std::uint64_t available = available_memory_bytes();
   if (available && p.bytes > available / buffers)

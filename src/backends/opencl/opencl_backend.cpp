@@ -70,7 +70,9 @@ std::vector<device_info> opencl_backend::devices() const {
     d.name = c.name;
     d.type = c.type;
     d.memory_bytes = c.global_mem_bytes;
-    d.max_alloc_bytes = c.max_alloc_bytes;
+    d.max_alloc_bytes = c.max_alloc_bytes;  // CL_DEVICE_MAX_MEM_ALLOC_SIZE
+    for (const auto& kind : opencl_kind_names())
+      if (auto why = kind_unavailable_reason(kind, c); !why.empty()) d.unavailable_kinds[kind] = std::move(why);
     d.details["opencl_version"] = c.version;
     d.details["opencl_c_version"] = c.c_version;
     d.details["driver_version"] = c.driver_version;
@@ -138,31 +140,19 @@ const program& opencl_backend::copy_program(int device) {
   return dev.copy_program;
 }
 
+// The plan (core/plan.hpp) has checked the device, route, direction, the
+// kind (devices() lists the kinds each device lacks) and the largest
+// allocation; what is left depends on the route and the point's buffers.
 std::unique_ptr<transfer> opencl_backend::prepare(const point_spec& p) {
-  if (p.device < 0 || static_cast<std::size_t>(p.device) >= devices_.size())
-    throw skip_point(fmt::format("{} has no device {} (it has {})", name(), p.device, devices_.size()));
-  const device_caps& caps = devices_[static_cast<std::size_t>(p.device)];
   const auto route = parse_route(p.route);
-  if (!route) throw skip_point(fmt::format("{} has no route '{}'", name(), p.route));
-  const auto& table = route_table();
-  const auto& info = *std::find_if(table.begin(), table.end(), [&](const route_info& r) { return r.name == p.route; });
-  if (std::find(info.directions.begin(), info.directions.end(), p.dir) == info.directions.end())
-    throw skip_point(fmt::format("route {} moves no data {}", p.route, to_string(p.dir)));
-
-  const bool host_side = info.uses_host_memory && p.dir != direction::d2d;
-  if (host_side) {
-    const bool known = is_opencl_kind(p.host_memory) || mem::make_host_kind(p.host_memory, kinds_) != nullptr;
-    if (!known) throw skip_point(fmt::format("unknown host memory kind '{}'", p.host_memory));
-    if (const auto why = kind_unavailable_reason(p.host_memory, caps); !why.empty()) throw skip_point(why);
-    if (route_needs_kernel_visible_host(*route) && !is_opencl_kind(p.host_memory))
-      throw skip_point(fmt::format(
-          "a kernel cannot reach {} memory: it needs a cl_mem or SVM (alloc-host-ptr, use-host-ptr, svm-*)",
-          p.host_memory));
-  }
-  if (p.bytes == 0) throw skip_point("0 bytes: nothing to move");
-  if (p.bytes > caps.max_alloc_bytes)
-    throw skip_point(fmt::format("{} ({} B) exceeds the device's largest allocation, CL_DEVICE_MAX_MEM_ALLOC_SIZE = {} B",
-                                 format_size(p.bytes), p.bytes, caps.max_alloc_bytes));
+  if (!route || p.device < 0 || static_cast<std::size_t>(p.device) >= devices_.size())
+    throw std::logic_error(fmt::format("{} was handed an unplanned point: route '{}', device {}", name(), p.route, p.device));
+  const device_caps& caps = devices_[static_cast<std::size_t>(p.device)];
+  const bool host_side = p.host_memory != "none";
+  if (host_side && route_needs_kernel_visible_host(*route) && !is_opencl_kind(p.host_memory))
+    throw skip_point(fmt::format(
+        "a kernel cannot reach {} memory: it needs a cl_mem or SVM (alloc-host-ptr, use-host-ptr, svm-*)",
+        p.host_memory));
   const buffer_counts counts = buffers_for(p.dir);
   if (counts.device * p.bytes > caps.global_mem_bytes)
     throw skip_point(fmt::format("needs {} device buffers of {} B; the device has {} B (CL_DEVICE_GLOBAL_MEM_SIZE)",

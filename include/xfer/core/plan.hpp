@@ -1,0 +1,68 @@
+#pragma once
+// The plan: the user's selection (backends, devices, routes, host memory
+// kinds, directions, sizes) checked once and turned into the points a run
+// will measure. Bad input is one usage_error here, before anything runs; a
+// point that is well-formed but cannot run on this machine (a kind the
+// platform lacks, a size beyond the device) is planned as skipped with its
+// reason, so the result shows it. Backends receive only points that passed
+// these checks and do not repeat them.
+#include <cstdint>
+#include <string>
+#include <vector>
+#include <xfer/core/backend.hpp>
+
+namespace xfer {
+
+// Empty = everything available.
+struct selection {
+  std::vector<std::string> backends;  // exact names, or a family ("opencl" selects every opencl:NAME)
+  std::vector<int> devices;
+  std::vector<std::string> routes;
+  std::vector<std::string> host_memory;
+  std::vector<direction> directions;
+  std::vector<std::uint64_t> sizes;
+};
+
+// A name that selects backends: the exact name ("opencl:pocl") or its family
+// before ':' ("opencl").
+bool backend_matches(const std::string& selector, const std::string& name);
+
+// The constructed backends the selection names (every constructed one when it
+// names none), in registry order, each once. An unknown name is a
+// usage_error; a name whose backends are all unavailable here is a
+// std::runtime_error with the reason (a missing driver is not bad input).
+std::vector<backend*> select_backends(std::vector<backend_entry>& entries, const std::vector<std::string>& names);
+
+struct planned_point {
+  point_spec spec;
+  std::string skip_reason;  // non-empty: recorded as skipped, never prepared
+};
+
+struct backend_plan {
+  backend* impl = nullptr;
+  std::vector<planned_point> points;
+};
+
+struct plan {
+  std::vector<backend_plan> backends;
+  // Compiled in but unable to run here (no driver, no platform): name, reason.
+  std::vector<std::pair<std::string, std::string>> unavailable;
+  std::size_t size() const;
+};
+
+// Every chosen backend's points (sweep.hpp's expand), each checked against
+// what the backend reports: its devices, routes and host memory kinds. A
+// route or kind no chosen backend knows, or a direction no chosen route
+// moves, is a usage_error; a backend that lacks a route or kind another
+// chosen backend has simply runs what it has.
+plan make_plan(std::vector<backend_entry>& entries, const selection& s);
+
+// Why this well-formed point cannot run on this backend, or "" when it can:
+// its host memory kind is unavailable here, or its size exceeds what the
+// device can allocate.
+std::string unavailable_reason(const point_spec& p, const std::vector<kind_support>& kinds,
+                               const std::vector<device_info>& devices);
+// Each point of `b` with its unavailable_reason.
+std::vector<planned_point> check_points(const backend& b, std::vector<point_spec> points);
+
+}  // namespace xfer

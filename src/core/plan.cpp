@@ -1,0 +1,149 @@
+#include <algorithm>
+#include <fmt/format.h>
+#include <fmt/ranges.h>
+#include <set>
+#include <stdexcept>
+#include <xfer/core/errors.hpp>
+#include <xfer/core/plan.hpp>
+#include <xfer/core/size.hpp>
+#include <xfer/core/sweep.hpp>
+
+namespace xfer {
+namespace {
+
+// The names of `wanted` that `known` has; empty when `wanted` is.
+std::vector<std::string> keep_known(const std::vector<std::string>& wanted, const std::set<std::string>& known) {
+  std::vector<std::string> out;
+  for (const auto& w : wanted)
+    if (known.count(w)) out.push_back(w);
+  return out;
+}
+
+template <class T>
+bool contains(const std::vector<T>& v, const T& x) {
+  return std::find(v.begin(), v.end(), x) != v.end();
+}
+
+}  // namespace
+
+bool backend_matches(const std::string& selector, const std::string& name) {
+  if (selector == name) return true;
+  const auto colon = name.find(':');
+  return colon != std::string::npos && name.compare(0, colon, selector) == 0;
+}
+
+std::vector<backend*> select_backends(std::vector<backend_entry>& entries, const std::vector<std::string>& names) {
+  std::vector<backend*> chosen;
+  if (names.empty()) {
+    for (auto& e : entries)
+      if (e.impl) chosen.push_back(e.impl.get());
+    return chosen;
+  }
+  std::vector<std::string> known;
+  for (const auto& e : entries) known.push_back(e.name);
+  for (const auto& sel : without_repeats(names)) {
+    std::vector<backend_entry*> matches;
+    for (auto& e : entries)
+      if (backend_matches(sel, e.name)) matches.push_back(&e);
+    if (matches.empty()) throw usage_error(fmt::format("unknown backend '{}' (known: {})", sel, fmt::join(known, ", ")));
+    if (std::none_of(matches.begin(), matches.end(), [](auto* e) { return e->impl != nullptr; }))
+      throw std::runtime_error(fmt::format("backend {} is unavailable: {}", matches[0]->name, matches[0]->reason));
+    for (auto* e : matches)
+      if (e->impl && !contains(chosen, e->impl.get())) chosen.push_back(e->impl.get());
+  }
+  // Registry order, whatever order they were named in.
+  std::vector<backend*> ordered;
+  for (auto& e : entries)
+    if (contains(chosen, e.impl.get())) ordered.push_back(e.impl.get());
+  return ordered;
+}
+
+std::size_t plan::size() const {
+  std::size_t n = 0;
+  for (const auto& b : backends) n += b.points.size();
+  return n;
+}
+
+std::string unavailable_reason(const point_spec& p, const std::vector<kind_support>& kinds,
+                               const std::vector<device_info>& devices) {
+  for (const auto& k : kinds)
+    if (k.name == p.host_memory && !k.available) return k.reason;
+  const auto dev = std::find_if(devices.begin(), devices.end(), [&](const device_info& d) { return d.index == p.device; });
+  if (dev == devices.end()) return "";
+  if (const auto k = dev->unavailable_kinds.find(p.host_memory); k != dev->unavailable_kinds.end()) return k->second;
+  if (p.bytes == 0) return "0 bytes: nothing to move";
+  if (dev->max_alloc_bytes && p.bytes > dev->max_alloc_bytes)
+    return fmt::format("{} ({} B) exceeds the largest allocation device {} ({}) offers, {} B", format_size(p.bytes),
+                       p.bytes, dev->index, dev->name, dev->max_alloc_bytes);
+  return "";
+}
+
+std::vector<planned_point> check_points(const backend& b, std::vector<point_spec> points) {
+  const auto kinds = b.host_memory_kinds();
+  const auto devices = b.devices();
+  std::vector<planned_point> out;
+  out.reserve(points.size());
+  for (auto& p : points) {
+    auto why = unavailable_reason(p, kinds, devices);
+    out.push_back({std::move(p), std::move(why)});
+  }
+  return out;
+}
+
+plan make_plan(std::vector<backend_entry>& entries, const selection& s) {
+  if (s.sizes.empty()) throw usage_error("no transfer sizes given");
+  plan out;
+  const auto chosen = select_backends(entries, s.backends);
+  for (const auto& e : entries)
+    if (!e.impl && (s.backends.empty() || std::any_of(s.backends.begin(), s.backends.end(), [&](const std::string& n) {
+                      return backend_matches(n, e.name);
+                    })))
+      out.unavailable.emplace_back(e.name, e.reason);
+
+  // A name must be known to at least one chosen backend; each backend then
+  // runs the ones it knows.
+  std::set<std::string> all_routes, all_kinds;
+  for (auto* b : chosen) {
+    for (const auto& r : b->routes()) all_routes.insert(r.name);
+    for (const auto& k : b->host_memory_kinds()) all_kinds.insert(k.name);
+  }
+  for (const auto& r : s.routes)
+    if (!all_routes.count(r))
+      throw usage_error(fmt::format("unknown route '{}' (known: {})", r, fmt::join(all_routes, ", ")));
+  for (const auto& k : s.host_memory)
+    if (!all_kinds.count(k))
+      throw usage_error(fmt::format("unknown host memory kind '{}' (known: {})", k, fmt::join(all_kinds, ", ")));
+
+  std::set<direction> dirs_covered;
+  for (auto* b : chosen) {
+    const auto routes = b->routes();
+    const auto kinds = b->host_memory_kinds();
+    std::set<std::string> route_names, kind_names;
+    for (const auto& r : routes) route_names.insert(r.name);
+    for (const auto& k : kinds) kind_names.insert(k.name);
+    sweep_spec spec;
+    spec.devices = s.devices;
+    spec.routes = keep_known(s.routes, route_names);
+    spec.host_memory = keep_known(s.host_memory, kind_names);
+    spec.sizes = s.sizes;
+    if ((!s.routes.empty() && spec.routes.empty()) || (!s.host_memory.empty() && spec.host_memory.empty())) continue;
+    // Directions: those some selected route of this backend moves.
+    for (direction d : without_repeats(s.directions))
+      for (const auto& r : routes)
+        if ((spec.routes.empty() || contains(spec.routes, r.name)) && contains(r.directions, d)) {
+          spec.directions.push_back(d);
+          dirs_covered.insert(d);
+          break;
+        }
+    if (!s.directions.empty() && spec.directions.empty()) continue;
+
+    out.backends.push_back({b, check_points(*b, expand(*b, spec))});
+  }
+  for (direction d : s.directions)
+    if (!dirs_covered.count(d))
+      throw usage_error(fmt::format("no selected backend and route moves data {}", to_string(d)));
+  if (out.size() == 0) throw usage_error("the selection leaves no point to measure");
+  return out;
+}
+
+}  // namespace xfer

@@ -1,0 +1,167 @@
+#include <algorithm>
+#include <cctype>
+#include <cstdio>
+#include <cstdlib>
+#include <fmt/format.h>
+#include <iostream>
+#include <map>
+#include <unistd.h>
+#include <xfer/core/interrupt.hpp>
+#include <xfer/core/output_file.hpp>
+#include <xfer/core/reporter.hpp>
+#include <xfer/core/session.hpp>
+#include <xfer/core/size.hpp>
+
+namespace xfer {
+namespace {
+
+// Keeps a one-line progress display on stderr out of the way of table rows.
+class progress_line final : public reporter {
+ public:
+  progress_line(reporter& inner, std::ostream& table) : inner_(inner), table_(table) {}
+  void show(std::size_t done, std::size_t total, const point_spec& p) {
+    if (done >= total) {
+      clear();
+      return;
+    }
+    fmt::print(stderr, "\r\033[K[{}/{}] {} {} {} {} {}", done + 1, total, p.backend, p.route, p.host_memory,
+               to_string(p.dir), format_size(p.bytes));
+    std::fflush(stderr);
+  }
+  void report_context(const run_context& c) override { inner_.report_context(c); }
+  void report(const point_result& r) override {
+    clear();
+    inner_.report(r);
+    table_.flush();
+  }
+  void finalize(bool interrupted) override {
+    clear();
+    inner_.finalize(interrupted);
+  }
+
+ private:
+  static void clear() { fmt::print(stderr, "\r\033[K"); }
+  reporter& inner_;
+  std::ostream& table_;
+};
+
+std::string lowercase(std::string s) {
+  for (char& c : s) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
+  return s;
+}
+
+// Flags points that beat their device's link (the fastest accelerator link
+// this machine reports where the point's PCI address is unknown).
+class link_limit_check final : public reporter {
+ public:
+  link_limit_check(reporter& inner, const system_info& sys) : inner_(inner) {
+    for (const auto& a : sys.accelerators) {
+      fastest_gbps_ = std::max(fastest_gbps_, a.theoretical_gbps);
+      by_address_[lowercase(a.address)] = a.theoretical_gbps;
+    }
+  }
+  void report_context(const run_context& c) override { inner_.report_context(c); }
+  void report(const point_result& r) override {
+    point_result flagged = r;
+    const auto link = by_address_.find(lowercase(r.device_pci));
+    flag_link_limit(flagged, link != by_address_.end() && link->second > 0 ? link->second : fastest_gbps_);
+    inner_.report(flagged);
+  }
+  void finalize(bool interrupted) override { inner_.finalize(interrupted); }
+
+ private:
+  reporter& inner_;
+  double fastest_gbps_ = 0;
+  std::map<std::string, double> by_address_;
+};
+
+const std::atomic<bool> never_stopped{false};
+
+}  // namespace
+
+int exit_code_of(const sweep_outcome& o) {
+  return o.interrupted ? interrupted_exit_code() : o.failed ? exit_failure : exit_ok;
+}
+
+// The reporters, innermost first: console and files, the progress line over
+// them (when shown), the link check over that.
+class session::chain {
+ public:
+  chain(const run_context& ctx, const session_options& o)
+      : table(writes_to_stdout(o.json) || writes_to_stdout(o.csv) ? std::cerr : std::cout),
+        show_progress(o.progress && ::isatty(STDERR_FILENO)),
+        progress(out, table),
+        check(show_progress ? static_cast<reporter&>(progress) : out, ctx.system) {
+    out.add(std::make_unique<console_reporter>(table));
+    if (!o.json.empty()) out.add(std::make_unique<json_reporter>(o.json));
+    if (!o.csv.empty()) out.add(std::make_unique<csv_reporter>(o.csv));
+  }
+  std::ostream& table;
+  bool show_progress;
+  multi_reporter out;
+  progress_line progress;
+  link_limit_check check;
+};
+
+session::session(run_context context, session_options options)
+    : context_(std::move(context)), options_(std::move(options)) {
+  check_outputs({{"--json", options_.json}, {"--csv", options_.csv}});
+  chain_ = std::make_unique<chain>(context_, options_);
+}
+
+session::~session() = default;
+
+void session::start() {
+  if (started_) return;
+  started_ = true;
+  stop_ = &install_interrupt_flag();
+  chain_->check.report_context(context_);
+}
+
+const std::atomic<bool>& session::stop() const { return stop_ ? *stop_ : never_stopped; }
+
+reporter& session::sink() { return chain_->check; }
+
+std::ostream& session::console() { return chain_->table; }
+
+sweep_outcome session::run(const plan& p, const measure_options& m) {
+  start();
+  sweep_outcome all;
+  const std::size_t total = p.size();
+  std::size_t done_before = 0;
+  for (const auto& b : p.backends) {
+    progress_fn on_progress;
+    if (chain_->show_progress)
+      on_progress = [&](std::size_t done, std::size_t, const point_spec& spec) {
+        if (done < b.points.size()) chain_->progress.show(done_before + done, total, spec);
+      };
+    const auto o = run_sweep(*b.impl, b.points, m, sink(), stop(), on_progress);
+    all.ok += o.ok;
+    all.skipped += o.skipped;
+    all.failed += o.failed;
+    all.abandoned = all.abandoned || o.abandoned;
+    done_before += b.points.size();
+    if (o.interrupted) {
+      all.interrupted = true;
+      break;
+    }
+  }
+  return all;
+}
+
+int session::finish(const sweep_outcome& o) {
+  start();
+  sink().finalize(o.interrupted);
+  if (!options_.json.empty()) fmt::print(stderr, "wrote {}\n", options_.json);
+  if (!options_.csv.empty()) fmt::print(stderr, "wrote {}\n", options_.csv);
+  const int rc = exit_code_of(o);
+  if (o.abandoned) {
+    std::cout.flush();
+    std::fflush(stdout);
+    std::fflush(stderr);
+    std::_Exit(rc);
+  }
+  return rc;
+}
+
+}  // namespace xfer

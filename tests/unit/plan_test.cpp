@@ -1,0 +1,181 @@
+// The plan: the selection is checked once, in core, and what cannot run here
+// is a skipped point with its reason before any backend sees it.
+#include <atomic>
+#include <gtest/gtest.h>
+#include <stdexcept>
+#include <xfer/core/errors.hpp>
+#include <xfer/core/plan.hpp>
+#include <xfer/core/reporter.hpp>
+#include <xfer/core/runner.hpp>
+
+#include "fake_backend.hpp"
+
+using namespace xfer;
+
+namespace {
+
+// Two families as the registry would list them: "fake:a" and "fake:b" are one
+// family, "other" is unavailable on this machine.
+std::vector<backend_entry> entries() {
+  std::vector<backend_entry> out;
+  for (const char* name : {"fake:a", "fake:b"}) {
+    auto b = std::make_unique<test::fake_backend>();
+    b->backend_name = name;
+    out.push_back({name, std::move(b), ""});
+  }
+  out.push_back({"other", nullptr, "no driver on this machine"});
+  return out;
+}
+
+struct collect final : reporter {
+  void report_context(const run_context&) override {}
+  void report(const point_result& r) override { results.push_back(r); }
+  void finalize(bool) override {}
+  std::vector<point_result> results;
+};
+
+std::size_t skipped(const backend_plan& b) {
+  std::size_t n = 0;
+  for (const auto& p : b.points) n += !p.skip_reason.empty();
+  return n;
+}
+
+}  // namespace
+
+TEST(SelectBackends, NoneNamedIsEveryAvailableOneInRegistryOrder) {
+  auto e = entries();
+  const auto chosen = select_backends(e, {});
+  ASSERT_EQ(chosen.size(), 2u);
+  EXPECT_EQ(chosen[0]->name(), "fake:a");
+  EXPECT_EQ(chosen[1]->name(), "fake:b");
+}
+
+TEST(SelectBackends, AFamilySelectsEachMemberOnceWhateverTheOrderNamed) {
+  auto e = entries();
+  const auto chosen = select_backends(e, {"fake:b", "fake", "fake:b"});
+  ASSERT_EQ(chosen.size(), 2u);
+  EXPECT_EQ(chosen[0]->name(), "fake:a");
+  EXPECT_EQ(chosen[1]->name(), "fake:b");
+}
+
+TEST(SelectBackends, UnknownIsUsageErrorNamingTheKnownOnes) {
+  auto e = entries();
+  try {
+    select_backends(e, {"nosuch"});
+    FAIL() << "accepted an unknown backend";
+  } catch (const usage_error& err) {
+    EXPECT_NE(std::string(err.what()).find("known: fake:a, fake:b, other"), std::string::npos) << err.what();
+  }
+}
+
+TEST(SelectBackends, UnavailableIsARuntimeFailureWithTheReason) {
+  auto e = entries();
+  try {
+    select_backends(e, {"other"});
+    FAIL() << "selected an unavailable backend";
+  } catch (const usage_error&) {
+    FAIL() << "a missing driver is not bad input";
+  } catch (const std::runtime_error& err) {
+    EXPECT_NE(std::string(err.what()).find("no driver on this machine"), std::string::npos) << err.what();
+  }
+}
+
+TEST(MakePlan, AnUnavailableKindIsPlannedSkippedWithItsReasonAndNeverPrepared) {
+  auto e = entries();
+  selection s;
+  s.backends = {"fake:a"};
+  s.routes = {"copy"};
+  s.directions = {direction::h2d};
+  s.sizes = {64};
+  const plan p = make_plan(e, s);
+  ASSERT_EQ(p.backends.size(), 1u);
+  // 2 devices x {pageable, pinned}: pinned is unavailable ("no driver").
+  ASSERT_EQ(p.size(), 4u);
+  EXPECT_EQ(skipped(p.backends[0]), 2u);
+  for (const auto& pt : p.backends[0].points)
+    EXPECT_EQ(pt.skip_reason, pt.spec.host_memory == "pinned" ? "no driver" : "");
+
+  auto& fake = static_cast<test::fake_backend&>(*p.backends[0].impl);
+  int prepared = 0;
+  fake.make = [&](const point_spec& spec) {
+    ++prepared;
+    EXPECT_EQ(spec.host_memory, "pageable");
+    return std::make_unique<test::fake_transfer>();
+  };
+  measure_options o;
+  o.max_time_s = 0.001;
+  o.watchdog_s = 0;
+  collect out;
+  std::atomic<bool> stop{false};
+  const auto outcome = run_sweep(fake, p.backends[0].points, o, out, stop);
+  EXPECT_EQ(prepared, 2);
+  EXPECT_EQ(outcome.skipped, 2u);
+  ASSERT_EQ(out.results.size(), 4u);
+  EXPECT_EQ(out.results[1].status, point_status::skipped);
+  EXPECT_EQ(out.results[1].reason, "no driver");
+  EXPECT_EQ(out.results[1].device_name, "dev0");  // a skipped point still says where
+}
+
+TEST(MakePlan, AKindOneDeviceLacksIsSkippedOnThatDeviceOnly) {
+  auto e = entries();
+  static_cast<test::fake_backend&>(*e[0].impl).device_list[1].unavailable_kinds["pageable"] = "dev1 cannot map it";
+  selection s;
+  s.backends = {"fake:a"};
+  s.routes = {"kernel"};
+  s.host_memory = {"pageable"};
+  s.directions = {direction::d2h};
+  s.sizes = {64};
+  const plan p = make_plan(e, s);
+  ASSERT_EQ(p.size(), 2u);
+  EXPECT_EQ(p.backends[0].points[0].skip_reason, "");
+  EXPECT_EQ(p.backends[0].points[1].spec.device, 1);
+  EXPECT_EQ(p.backends[0].points[1].skip_reason, "dev1 cannot map it");
+}
+
+TEST(MakePlan, ASizeAboveTheDevicesLargestAllocationIsSkippedWithTheNumbers) {
+  auto e = entries();
+  static_cast<test::fake_backend&>(*e[0].impl).device_list[0].max_alloc_bytes = 1000;
+  selection s;
+  s.backends = {"fake:a"};
+  s.devices = {0};
+  s.routes = {"copy"};
+  s.directions = {direction::d2d};
+  s.sizes = {1000, 1001};
+  const plan p = make_plan(e, s);
+  ASSERT_EQ(p.size(), 2u);
+  EXPECT_EQ(p.backends[0].points[0].skip_reason, "");
+  const auto& why = p.backends[0].points[1].skip_reason;
+  EXPECT_NE(why.find("1001 B"), std::string::npos) << why;
+  EXPECT_NE(why.find("1000 B"), std::string::npos) << why;
+}
+
+TEST(MakePlan, BadSelectionsAreOneUsageError) {
+  auto e = entries();
+  selection s;
+  s.sizes = {64};
+  s.routes = {"nosuch"};
+  EXPECT_THROW(make_plan(e, s), usage_error);
+  s.routes = {};
+  s.host_memory = {"nosuch"};
+  EXPECT_THROW(make_plan(e, s), usage_error);
+  s.host_memory = {};
+  s.routes = {"kernel"};
+  s.directions = {direction::d2d};  // the kernel route moves none
+  EXPECT_THROW(make_plan(e, s), usage_error);
+  s.routes = {};
+  s.directions = {};
+  s.sizes = {};
+  EXPECT_THROW(make_plan(e, s), usage_error);
+}
+
+TEST(MakePlan, UnavailableBackendsAreListedWithTheirReason) {
+  auto e = entries();
+  selection s;
+  s.sizes = {64};
+  s.routes = {"kernel"};
+  const plan p = make_plan(e, s);
+  EXPECT_EQ(p.backends.size(), 2u);
+  ASSERT_EQ(p.unavailable.size(), 1u);
+  EXPECT_EQ(p.unavailable[0].first, "other");
+  EXPECT_EQ(p.unavailable[0].second, "no driver on this machine");
+}
