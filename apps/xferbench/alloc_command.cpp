@@ -1,19 +1,15 @@
 #include "alloc_command.hpp"
 
 #include <fmt/format.h>
-#include <iostream>
 #include <xfer/backends/registry.hpp>
-#include <xfer/config.hpp>
 #include <xfer/core/errors.hpp>
-#include <xfer/core/interrupt.hpp>
-#include <xfer/core/output_file.hpp>
-#include <xfer/core/reporter.hpp>
+#include <xfer/core/session.hpp>
 #include <xfer/core/size.hpp>
 #include <xfer/core/sweep.hpp>
 #include <xfer/core/system_probe.hpp>
+#include <xfer/mem/kinds.hpp>
 
 #include "alloc_study.hpp"
-#include "strategies.hpp"
 #include "commands.hpp"
 #include "run_info.hpp"
 
@@ -21,8 +17,9 @@ namespace xfer::cli {
 
 void add_alloc_options(CLI::App& cmd, alloc_args& a) {
   cmd.footer(
-      "Strategies: malloc, aligned, over-aligned, mmap, huge, numa, pinned, pinned-wc, registered, mapped,\n"
-      "alloc-host-ptr (device kinds come from whichever backend offers them), and pool:<any of these>.\n"
+      "Strategies: pageable, pageable-unaligned, aligned, over-aligned, mmap, huge, numa, pinned, pinned-wc,\n"
+      "registered, mapped, alloc-host-ptr (device kinds come from whichever backend offers them), and\n"
+      "pool:<any of these>. Kinds are spelled as in `xferbench sweep` (the old 'malloc' is 'pageable').\n"
       "Example: xferbench alloc --strategies aligned,pool:aligned --sizes 4K,256M --json alloc.json");
   cmd.add_option("-s,--strategies", a.strategies, "strategies to compare (default: all that run here)")->delimiter(',');
   cmd.add_option("--sizes", a.sizes, "sizes for the cost section (default 64,4K,64K,1M,16M,256M)")->check(not_empty());
@@ -38,7 +35,14 @@ void add_alloc_options(CLI::App& cmd, alloc_args& a) {
 
 int run_alloc_command(const alloc_args& a, const std::vector<std::string>& argv) {
   alloc_study::options o;
-  o.strategies = without_repeats(a.strategies);
+  for (const auto& name : a.strategies) {
+    const bool pooled = name.rfind("pool:", 0) == 0;
+    const std::string kind = mem::canonical_kind_name(pooled ? name.substr(5) : name);
+    const std::string spelled = pooled ? "pool:" + kind : kind;
+    if (spelled != name) fmt::print(stderr, "xferbench: note: strategy '{}' is spelled '{}' now\n", name, spelled);
+    o.strategies.push_back(spelled);
+  }
+  o.strategies = without_repeats(o.strategies);
   if (!a.sizes.empty()) o.sizes = parse_size_list(a.sizes);
   else if (a.quick) o.sizes = {4096, 1 << 20};
   o.runs = a.quick ? 5 : a.runs;
@@ -61,37 +65,11 @@ int run_alloc_command(const alloc_args& a, const std::vector<std::string>& argv)
   if (sys.memory_bytes && o.max_block > sys.memory_bytes / 2 / o.max_live)
     throw usage_error(fmt::format("--max-block {} x --max-live {} is more than half of this machine's memory ({})",
                                   a.max_block, a.max_live, format_capacity(sys.memory_bytes)));
-  check_outputs({{"--json", a.json}});
 
-  auto backends = make_backends({});
-  // Unknown names are usage errors before anything runs.
-  for (const auto& name : o.strategies) {
-    try {
-      alloc_study::make_strategy(name, backends);
-    } catch (const skip_point&) {  // known, unavailable here: reported in the run
-    }
-  }
-
-  auto& stop = install_interrupt_flag();
-  // A result written to stdout has it to itself; the tables go to stderr.
-  std::ostream& table = writes_to_stdout(a.json) ? std::cerr : std::cout;
-  nlohmann::json doc = alloc_study::run(o, backends, table, stop);
-  if (!a.json.empty()) {
-    nlohmann::json full{{"schema", alloc_study::schema}};
-    full.update(run_header(sys, argv));
-    full.update(doc);
-    full["config"]["sizes"] = o.sizes;
-    full["config"]["runs"] = o.runs;
-    full["config"]["repeats"] = o.repeats;
-    full["config"]["iterations"] = o.iterations;
-    full["config"]["max_live"] = o.max_live;
-    full["config"]["max_block"] = o.max_block;
-    full["config"]["seed"] = o.seed;
-    write_output(a.json, full.dump(1) + "\n");
-    fmt::print(stderr, "wrote {}\n", a.json);
-  }
-  if (stop.load()) return interrupted_exit_code();
-  return alloc_study::any_failed(doc) ? exit_failure : exit_ok;
+  const auto backends = make_backends({});
+  alloc_study::allocator_study study(std::move(o), backends);
+  session s(make_context(sys, argv), {.json = a.json, .csv = {}, .progress = true});
+  return s.finish(s.run(study));
 }
 
 }  // namespace xfer::cli

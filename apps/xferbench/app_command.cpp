@@ -1,13 +1,12 @@
 #include "app_command.hpp"
 
+#include <algorithm>
 #include <fmt/format.h>
-#include <fmt/ranges.h>
-#include <iostream>
+#include <xfer/app/vadd.hpp>
 #include <xfer/backends/registry.hpp>
+#include <xfer/backends/vadd_registry.hpp>
 #include <xfer/core/errors.hpp>
-#include <xfer/core/interrupt.hpp>
-#include <xfer/core/output_file.hpp>
-#include <xfer/core/reporter.hpp>
+#include <xfer/core/session.hpp>
 #include <xfer/core/size.hpp>
 #include <xfer/core/sweep.hpp>
 #include <xfer/core/system_probe.hpp>
@@ -54,64 +53,24 @@ int run_app_command(const app_args& a, const std::vector<std::string>& argv) {
       throw usage_error(fmt::format("{} elements need 4 buffers of {} = more than this machine's available memory ({})",
                                     format_size(n), format_capacity(n * 4), format_capacity(sys.memory_available_bytes)));
   }
-  check_outputs({{"--json", a.json}});
 
+  run_context context = make_context(sys, argv);
   auto entries = make_backends({});
-  std::vector<std::pair<backend*, std::unique_ptr<vadd_app>>> apps;
-  for (auto& e : entries) {
-    const bool wanted = a.backends.empty() ? e.impl != nullptr
-                                           : std::any_of(a.backends.begin(), a.backends.end(),
-                                                         [&](const std::string& s) { return backend_matches(s, e.name); });
-    if (!wanted) continue;
-    if (!e.impl) throw std::runtime_error(fmt::format("backend {} is unavailable: {}", e.name, e.reason));
-    if (auto app = e.impl->make_vadd_app(a.device)) apps.emplace_back(e.impl.get(), std::move(app));
-    else if (!a.backends.empty()) fmt::print(stderr, "backend {} has no vadd application; skipped\n", e.name);
-  }
-  for (const auto& s : a.backends)
-    if (std::none_of(entries.begin(), entries.end(), [&](const backend_entry& e) { return backend_matches(s, e.name); }))
-      throw usage_error(fmt::format("unknown backend '{}'", s));
-  if (apps.empty()) throw usage_error("no selected backend has a vadd application");
-  // A strategy or baseline no selected backend knows is a typo, not a skip.
-  std::vector<std::string> known;
-  for (auto& [b, app] : apps)
-    for (const auto& k : app->strategies())
-      if (std::find(known.begin(), known.end(), k.name) == known.end()) known.push_back(k.name);
-  const auto is_known = [&](const std::string& s) { return std::find(known.begin(), known.end(), s) != known.end(); };
-  for (const auto& s : o.strategies)
-    if (!is_known(s)) throw usage_error(fmt::format("unknown strategy '{}' (see `xferbench list` for host memory kinds)", s));
-  if (!is_known(o.baseline))
-    throw usage_error(fmt::format("unknown baseline '{}' (known: {})", o.baseline, fmt::join(known, ", ")));
-
-  // A result written to stdout has it to itself; the tables go to stderr.
-  std::ostream& table = writes_to_stdout(a.json) ? std::cerr : std::cout;
-  auto& stop = install_interrupt_flag();
-  nlohmann::json results = nlohmann::json::array();
-  bool failed = false;
-  for (auto& [b, app] : apps) {
-    const auto devices = b->devices();
-    const std::string device = devices.empty() ? "?" : devices.at(std::min<std::size_t>(a.device, devices.size() - 1)).name;
-    const auto rs = app_study::run(*app, b->name(), device, o, stop);
-    for (auto n : o.sizes) table << app_study::render_table(rs, n, o.baseline) << "\n";
-    if (o.sizes.size() > 1) table << app_study::render_crossover(rs) << "\n";
-    for (const auto& r : rs) {
-      results.push_back(app_study::to_json(r));
-      failed = failed || r.reason.rfind("failed", 0) == 0;
+  std::vector<app_study::target> targets;
+  for (backend* b : select_backends(entries, a.backends)) {
+    auto app = make_vadd_app(*b, a.device);  // usage_error for a device it lacks
+    if (!app) {
+      if (!a.backends.empty()) fmt::print(stderr, "backend {} has no vadd application; skipped\n", b->name());
+      continue;
     }
-    if (stop.load()) break;
+    const auto devices = b->devices();
+    const auto device = devices.empty() ? "?" : devices.at(std::min<std::size_t>(a.device, devices.size() - 1)).name;
+    targets.push_back({b->name(), device, std::move(app)});
+    context.system.backend_versions[b->name()] = b->versions();
   }
-  if (!a.json.empty()) {
-    nlohmann::json doc{{"schema", app_study::schema}};
-    doc.update(run_header(sys, argv));
-    doc["config"]["sizes"] = o.sizes;
-    doc["config"]["repeats"] = o.repeats;
-    doc["config"]["baseline"] = o.baseline;
-    doc["results"] = results;
-    doc["interrupted"] = stop.load();
-    write_output(a.json, doc.dump(1) + "\n");
-    fmt::print(stderr, "wrote {}\n", a.json);
-  }
-  if (stop.load()) return interrupted_exit_code();
-  return failed ? exit_failure : exit_ok;
+  app_study::vadd_study study(std::move(o), std::move(targets));
+  session s(std::move(context), {.json = a.json, .csv = {}, .progress = true});
+  return s.finish(s.run(study));
 }
 
 }  // namespace xfer::cli

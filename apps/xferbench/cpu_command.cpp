@@ -1,22 +1,14 @@
 #include "cpu_command.hpp"
 
 #include <algorithm>
-#include <cstdio>
-#include <ctime>
 #include <fmt/format.h>
-#include <fmt/ranges.h>
-#include <iostream>
-#include <unistd.h>
 #include <xfer/backends/registry.hpp>
-#include <xfer/config.hpp>
 #include <xfer/core/errors.hpp>
-#include <xfer/core/interrupt.hpp>
-#include <xfer/core/output_file.hpp>
-#include <xfer/core/reporter.hpp>
+#include <xfer/core/session.hpp>
 #include <xfer/core/size.hpp>
 #include <xfer/core/system_probe.hpp>
-#include <xfer/cpu/cpu_report.hpp>
-#include <xfer/cpu/cpu_study.hpp>
+#include <xfer/cpu/study.hpp>
+#include <xfer/mem/kinds.hpp>
 
 #include "commands.hpp"
 #include "run_info.hpp"
@@ -40,8 +32,9 @@ void add_cpu_options(CLI::App& cmd, cpu_args& a) {
       "  xferbench cpu                                  every kind, op and method at 32M\n"
       "  xferbench cpu --kinds pageable,pinned-wc --ops write --sizes 4K,1M,32M --json cpu.json\n"
       "  xferbench cpu --threads 1,4 --methods nontemporal\n"
-      "Kinds: pageable (alias regular), pageable-unaligned, aligned, huge, pinned, pinned-wc, uncached,\n"
-      "and any other kind a backend offers (see `xferbench list`); pageable is always measured, as the\n"
+      "Kinds: pageable, pageable-unaligned, aligned, huge, pinned, pinned-wc, uncached, and any other kind\n"
+      "a backend offers (see `xferbench list`), spelled as in `xferbench sweep` (the seed's 'regular' is\n"
+      "'pageable'); pageable is always measured, as the\n"
       "baseline for break-even. Exit codes: 0 ok or skipped, 1 a point failed, 2 bad input, 128 + signal when\n"
       "stopped by SIGINT (130), SIGTERM (143) or SIGHUP (129); the completed points are still written.");
   cmd.add_option("-k,--kinds", a.kinds, "memory kinds (default: pageable,aligned,huge,pinned,pinned-wc,uncached)")
@@ -101,84 +94,23 @@ int run_cpu_command(const cpu_args& a, const std::vector<std::string>& argv) {
   std::sort(config.sizes.begin(), config.sizes.end());
   config.sizes.erase(std::unique(config.sizes.begin(), config.sizes.end()), config.sizes.end());
 
+  std::vector<std::string> kinds;
+  for (const auto& k : a.kinds) {
+    const std::string spelled = mem::canonical_kind_name(k);
+    if (spelled != k) fmt::print(stderr, "xferbench: note: memory kind '{}' is spelled '{}'\n", k, spelled);
+    add_unique(kinds, spelled);
+  }
   // Every backend, present or not: each kind comes from the first that offers
   // it, and a kind none offers is reported with each one's reason. The
-  // resources may refer to their backend, so `backends` outlives `slots`.
-  auto backends = make_backends(backend_options{});
-  const auto known = cpu::known_kind_names(backends);
-  std::vector<std::string> kinds;
-  add_unique<std::string>(kinds, cpu::baseline_kind);  // break-even and the WC check compare with it
-  if (a.kinds.empty()) {
-    for (const auto& k : cpu::default_kind_names()) add_unique(kinds, k);
-  } else {
-    for (const auto& raw : a.kinds) {
-      const std::string k = cpu::canonical_kind_name(raw);
-      if (std::find(known.begin(), known.end(), k) == known.end())
-        throw usage_error(fmt::format("unknown memory kind '{}' (known: regular, {})", raw, fmt::join(known, ", ")));
-      add_unique(kinds, k);
-    }
-  }
-
-  check_outputs({{"--json", a.json}});
-
-  // ---- run ----
-  auto slots = cpu::resolve_kinds(kinds, backends);
-
-  run_context ctx;
-  ctx.tool_version = XFER_VERSION;
-  ctx.started_at = utc_now();
-  ctx.system = sys;
-  for (const auto& s : slots)
-    if (s.info.available)
-      for (const auto& e : backends)
-        if (e.impl && e.name == s.info.provider) ctx.system.backend_versions[e.name] = e.impl->versions();
-  std::vector<std::string> size_text, op_text, method_text;
-  for (auto s : config.sizes) size_text.push_back(format_size(s));
-  for (auto o : config.ops) op_text.emplace_back(cpu::to_string(o));
-  for (auto m : config.methods) method_text.emplace_back(cpu::to_string(m));
-  ctx.config = {{"argv", argv},           {"kinds", kinds},        {"ops", op_text},
-                {"methods", method_text}, {"sizes", config.sizes}, {"sizes_text", size_text},
-                {"runs", config.runs},    {"threads", config.threads},
-                {"min_sample_s", config.min_sample_s},
-                {"wc_probe_bytes", config.wc_probe_bytes}};
-
-  // A result written to stdout has it to itself; the table goes to stderr.
-  std::ostream& console = writes_to_stdout(a.json) ? std::cerr : std::cout;
-  cpu::cpu_table table(console);
-  table.header(ctx, [&] {
-    std::vector<cpu::kind_info> v;
-    for (const auto& s : slots) v.push_back(s.info);
-    return v;
-  }());
-
-  const bool progress = !a.quiet && ::isatty(STDERR_FILENO);
-  cpu::study_hooks hooks;
-  hooks.stop = &install_interrupt_flag();
-  hooks.on_point = [&](const cpu::cpu_point& p) {
-    if (progress) fmt::print(stderr, "\r\033[K");
-    table.row(p);
-    console.flush();
-  };
-  if (progress)
-    hooks.on_progress = [](std::size_t done, std::size_t total, const cpu::cpu_point& p) {
-      fmt::print(stderr, "\r\033[K[{}/{}] {} {} {} {} threads {}", done + 1, total, p.kind, cpu::to_string(p.operation),
-                 cpu::to_string(p.how), p.threads, format_size(p.bytes));
-      std::fflush(stderr);
-    };
-
-  const cpu::study_result result = cpu::run_study(config, slots, hooks);
-  if (progress) fmt::print(stderr, "\r\033[K");
-  table.footer(result);
-  console.flush();
-
-  if (!a.json.empty()) {
-    write_output(a.json, cpu::study_to_json(result, ctx).dump(2) + "\n");
-    fmt::print(stderr, "wrote {}\n", a.json);
-  }
-  if (result.interrupted) return interrupted_exit_code();
-  const bool failed = std::any_of(result.points.begin(), result.points.end(),
-                                  [](const cpu::cpu_point& p) { return p.status == point_status::failed; });
-  return failed ? exit_failure : exit_ok;
+  // resources may refer to their backend, so `backends` outlives the study.
+  const auto backends = make_backends(backend_options{});
+  cpu::cpu_study study(std::move(config), kinds, backends);
+  run_context context = make_context(sys, argv);
+  for (const auto& name : study.providers())
+    for (const auto& e : backends)
+      if (e.impl && e.name == name) context.system.backend_versions[name] = e.impl->versions();
+  session s(std::move(context), {.json = a.json, .csv = {}, .progress = !a.quiet});
+  return s.finish(s.run(study));
 }
 
 }  // namespace xfer::cli

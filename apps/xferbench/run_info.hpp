@@ -1,5 +1,5 @@
 #pragma once
-// The header every result file starts with: tool, time, system, command line.
+// What every result file starts with: tool, time, system, command line.
 #include <ctime>
 #include <nlohmann/json.hpp>
 #include <string>
@@ -18,11 +18,15 @@ inline std::string utc_now() {
   return buf;
 }
 
-inline nlohmann::json run_header(const system_info& sys, const std::vector<std::string>& argv) {
-  return {{"tool", {{"name", "xferbench"}, {"version", XFER_VERSION}}},
-          {"started_at", utc_now()},
-          {"system", sys},
-          {"config", {{"argv", argv}}}};
+// A command's context for its session: the config starts with the command
+// line; a study adds the parameters it resolved to (study_info::config).
+inline run_context make_context(const system_info& sys, const std::vector<std::string>& argv) {
+  run_context c;
+  c.tool_version = XFER_VERSION;
+  c.started_at = utc_now();
+  c.system = sys;
+  c.config = {{"argv", argv}};
+  return c;
 }
 
 }  // namespace xfer::cli

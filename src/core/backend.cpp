@@ -1,5 +1,4 @@
 #include <fmt/format.h>
-#include <xfer/core/app.hpp>
 #include <xfer/core/backend.hpp>
 #include <xfer/core/errors.hpp>
 #include <xfer/mem/kinds.hpp>
@@ -33,7 +32,5 @@ std::unique_ptr<mem::host_resource> backend::host_memory(const std::string& kind
   if (auto r = mem::make_host_kind(kind)) return r;
   throw skip_point(fmt::format("backend {} has no host memory kind '{}'", name(), kind));
 }
-
-std::unique_ptr<vadd_app> backend::make_vadd_app(int) { return nullptr; }
 
 }  // namespace xfer

@@ -6,6 +6,8 @@
 #include <xfer/core/reporter.hpp>
 #include <xfer/core/size.hpp>
 
+#include "value_json.hpp"
+
 namespace xfer {
 
 // ---- console ----------------------------------------------------------------
@@ -26,11 +28,15 @@ console_reporter::console_reporter(std::ostream& out) : out_(out) {}
 void console_reporter::report_context(const run_context& c) {
   fmt::print(out_, "xferbench {} | {} ({} CPUs) | {} | {}\n", c.tool_version, c.system.cpu_model,
              c.system.logical_cpus, c.system.os, c.started_at);
-  fmt::print(out_, row_format, "backend", "route", "dir", "host memory", "size", "median us", "GB/s", "ci95",
-             "n", "");
 }
 
 void console_reporter::report(const point_result& r) {
+  // The column heads wait for the first point: a study's table has its own.
+  if (!columns_printed_) {
+    columns_printed_ = true;
+    fmt::print(out_, row_format, "backend", "route", "dir", "host memory", "size", "median us", "GB/s", "ci95",
+               "n", "");
+  }
   const auto& s = r.spec;
   if (r.status == point_status::skipped) {
     ++skipped_;
@@ -54,7 +60,19 @@ void console_reporter::report(const point_result& r) {
              fmt::format("{}{}", r.verified ? "" : "unverified ", r.above_link_limit ? "! above the link's limit" : ""));
 }
 
+void console_reporter::report_study(const study_info&) { study_ = true; }
+
+void console_reporter::report(const record& r) {
+  if (r.text.empty()) return;
+  out_ << r.text;
+  if (r.text.back() != '\n') out_ << '\n';
+}
+
 void console_reporter::finalize(bool interrupted) {
+  if (study_) {
+    out_.flush();
+    return;
+  }
   fmt::print(out_, "points: {} ok, {} skipped, {} failed{}\n", ok_, skipped_, failed_,
              interrupted ? " (interrupted: partial run)" : "");
   out_.flush();
@@ -74,6 +92,21 @@ void json_reporter::report_context(const run_context& c) {
 }
 
 void json_reporter::report(const point_result& r) { doc_["results"].push_back(r); }
+
+void json_reporter::report_study(const study_info& info) {
+  doc_["schema"] = info.schema;
+  doc_.erase("results");
+  for (const auto& s : info.sections) doc_[s] = nlohmann::json::array();
+  if (const auto* c = std::get_if<value::object>(&info.config.data()))
+    for (const auto& [k, v] : *c) doc_["config"][k] = detail::to_nlohmann(v);
+  if (const auto* f = std::get_if<value::object>(&info.fields.data()))
+    for (const auto& [k, v] : *f) doc_[k] = detail::to_nlohmann(v);
+}
+
+void json_reporter::report(const record& r) {
+  if (r.section.empty()) return;
+  doc_[r.section].push_back(detail::to_nlohmann(r.fields));
+}
 
 void json_reporter::finalize(bool interrupted) {
   doc_["interrupted"] = interrupted;
@@ -126,6 +159,12 @@ void multi_reporter::report_context(const run_context& c) {
 }
 void multi_reporter::report(const point_result& p) {
   for (auto& r : reporters_) r->report(p);
+}
+void multi_reporter::report_study(const study_info& info) {
+  for (auto& r : reporters_) r->report_study(info);
+}
+void multi_reporter::report(const record& rec) {
+  for (auto& r : reporters_) r->report(rec);
 }
 // Every reporter gets to finish even if one fails (a full disk for the CSV
 // must not cost the JSON); the first failure is rethrown after.

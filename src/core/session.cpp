@@ -3,6 +3,7 @@
 #include <cstdio>
 #include <cstdlib>
 #include <fmt/format.h>
+#include <functional>
 #include <iostream>
 #include <map>
 #include <unistd.h>
@@ -20,16 +21,25 @@ class progress_line final : public reporter {
  public:
   progress_line(reporter& inner, std::ostream& table) : inner_(inner), table_(table) {}
   void show(std::size_t done, std::size_t total, const point_spec& p) {
+    show(done, total, fmt::format("{} {} {} {} {}", p.backend, p.route, p.host_memory, to_string(p.dir),
+                                  format_size(p.bytes)));
+  }
+  void show(std::size_t done, std::size_t total, const std::string& what) {
     if (done >= total) {
       clear();
       return;
     }
-    fmt::print(stderr, "\r\033[K[{}/{}] {} {} {} {} {}", done + 1, total, p.backend, p.route, p.host_memory,
-               to_string(p.dir), format_size(p.bytes));
+    fmt::print(stderr, "\r\033[K[{}/{}] {}", done + 1, total, what);
     std::fflush(stderr);
   }
   void report_context(const run_context& c) override { inner_.report_context(c); }
   void report(const point_result& r) override {
+    clear();
+    inner_.report(r);
+    table_.flush();
+  }
+  void report_study(const study_info& info) override { inner_.report_study(info); }
+  void report(const record& r) override {
     clear();
     inner_.report(r);
     table_.flush();
@@ -67,6 +77,8 @@ class link_limit_check final : public reporter {
     flag_link_limit(flagged, link != by_address_.end() && link->second > 0 ? link->second : fastest_gbps_);
     inner_.report(flagged);
   }
+  void report_study(const study_info& info) override { inner_.report_study(info); }
+  void report(const record& r) override { inner_.report(r); }
   void finalize(bool interrupted) override { inner_.finalize(interrupted); }
 
  private:
@@ -147,6 +159,50 @@ sweep_outcome session::run(const plan& p, const measure_options& m) {
     }
   }
   return all;
+}
+
+namespace {
+
+// What a study reports through: the session's reporters, with each record's
+// status counted for the exit code.
+class study_run final : public study_context {
+ public:
+  study_run(reporter& sink, const std::atomic<bool>& stop, std::function<void(std::size_t, std::size_t, const std::string&)> show)
+      : sink_(sink), stop_(stop), show_(std::move(show)) {}
+  void report(const record& r) override {
+    if (!r.section.empty() || r.status != point_status::ok) {
+      auto& n = r.status == point_status::ok ? outcome.ok : r.status == point_status::skipped ? outcome.skipped
+                                                                                              : outcome.failed;
+      ++n;
+    }
+    sink_.report(r);
+  }
+  const std::atomic<bool>& stop() const override { return stop_; }
+  void progress(std::size_t done, std::size_t total, const std::string& what) override {
+    if (show_) show_(done, total, what);
+  }
+  sweep_outcome outcome;
+
+ private:
+  reporter& sink_;
+  const std::atomic<bool>& stop_;
+  std::function<void(std::size_t, std::size_t, const std::string&)> show_;
+};
+
+}  // namespace
+
+sweep_outcome session::run(study& st) {
+  start();
+  sink().report_study(st.info());
+  std::function<void(std::size_t, std::size_t, const std::string&)> show;
+  if (chain_->show_progress)
+    show = [this](std::size_t done, std::size_t total, const std::string& what) {
+      chain_->progress.show(done, total, what);
+    };
+  study_run ctx(sink(), stop(), show);
+  st.run(ctx);
+  ctx.outcome.interrupted = stop().load();
+  return ctx.outcome;
 }
 
 int session::finish(const sweep_outcome& o) {

@@ -8,6 +8,11 @@ const std::vector<std::string>& host_kind_names() {
   return names;
 }
 
+std::string canonical_kind_name(std::string_view name) {
+  if (name == "malloc" || name == "regular") return "pageable";
+  return std::string(name);
+}
+
 std::unique_ptr<host_resource> make_host_kind(std::string_view name, const kind_options& options) {
   if (name == "pageable") return std::make_unique<pageable_resource>();
   if (name == "pageable-unaligned") return std::make_unique<unaligned_resource>(options.unaligned_offset);

@@ -176,7 +176,7 @@ class AllocBadInput(unittest.TestCase):
 
         with tempfile.TemporaryDirectory() as d:
             out = os.path.join(d, "a.json")
-            p = subprocess.run([XFERBENCH, "alloc", "--quick", "-s", "malloc", "--sizes", "8G", "--iterations", "100",
+            p = subprocess.run([XFERBENCH, "alloc", "--quick", "-s", "pageable", "--sizes", "8G", "--iterations", "100",
                                 "--json", out], capture_output=True, text=True, timeout=120,
                                preexec_fn=small_address_space)
             self.assertEqual(p.returncode, 1, p.stderr)
@@ -187,20 +187,34 @@ class AllocBadInput(unittest.TestCase):
     def test_duplicate_strategies_and_sizes_are_measured_once(self):
         with tempfile.TemporaryDirectory() as d:
             out = os.path.join(d, "a.json")
-            p = run("alloc", "--quick", "-s", "malloc,malloc", "--sizes", "4K,4K", "--iterations", "100", "--json", out)
+            p = run("alloc", "--quick", "-s", "pageable,pageable", "--sizes", "4K,4K", "--iterations", "100", "--json",
+                    out)
             self.assertEqual(p.returncode, 0, p.stderr)
             doc = load(out)
-            self.assertEqual([s["name"] for s in doc["strategies"]], ["malloc"])
+            self.assertEqual([s["name"] for s in doc["strategies"]], ["pageable"])
             self.assertEqual(len(doc["cost"]), 1)
+
+    def test_the_old_spelling_of_pageable_is_taken_with_a_note(self):
+        # One spelling per kind across sweep, cpu and alloc: the file says "pageable" whichever was typed.
+        with tempfile.TemporaryDirectory() as d:
+            out = os.path.join(d, "a.json")
+            p = run("alloc", "--quick", "-s", "malloc,pageable,pool:malloc", "--sizes", "4K", "--iterations", "100",
+                    "--json", out)
+            self.assertEqual(p.returncode, 0, p.stderr)
+            self.assertIn("strategy 'malloc' is spelled 'pageable' now", p.stderr)
+            self.assertIn("strategy 'pool:malloc' is spelled 'pool:pageable' now", p.stderr)
+            doc = load(out)
+            self.assertEqual([s["name"] for s in doc["strategies"]], ["pageable", "pool:pageable"])
+            self.assertEqual({c["strategy"] for c in doc["cost"]}, {"pageable", "pool:pageable"})
 
     def test_quick_study_writes_its_file(self):
         with tempfile.TemporaryDirectory() as d:
             out = os.path.join(d, "a.json")
-            p = run("alloc", "--quick", "-s", "malloc,pool:aligned", "--json", out)
+            p = run("alloc", "--quick", "-s", "pageable,pool:aligned", "--json", out)
             self.assertEqual(p.returncode, 0, p.stderr)
             doc = load(out)
             self.assertEqual(doc["schema"], "xferbench/alloc/v1")
-            self.assertEqual([s["name"] for s in doc["strategies"]], ["malloc", "pool:aligned"])
+            self.assertEqual([s["name"] for s in doc["strategies"]], ["pageable", "pool:aligned"])
             self.assertTrue(doc["fragmentation"])
 
 
@@ -512,7 +526,7 @@ class Outputs(unittest.TestCase):
 
     def test_every_command_writes_through_the_same_rules(self):
         dev = self.mknod("null", 1, 3)
-        for args in (("alloc", "--quick", "-s", "malloc", "--sizes", "4K", "--iterations", "100"),
+        for args in (("alloc", "--quick", "-s", "pageable", "--sizes", "4K", "--iterations", "100"),
                      ("app", "vadd", "-b", "host", "--size", "1K", "--repeat", "1"),
                      ("cpu", "--kinds", "pageable", "--ops", "write", "--methods", "memcpy", "--sizes", "4K",
                       "--runs", "1", "-q")):

@@ -7,12 +7,18 @@
 #include <atomic>
 #include <sstream>
 #include <cstdlib>
+#include <filesystem>
+#include <fstream>
 #include <map>
+#include <nlohmann/json.hpp>
+#include <unistd.h>
 #include <xfer/backends/registry.hpp>
 #include <xfer/config.hpp>
 #include <xfer/core/errors.hpp>
+#include <xfer/core/session.hpp>
 #include <xfer/cpu/cpu_report.hpp>
 #include <xfer/cpu/cpu_study.hpp>
+#include <xfer/cpu/study.hpp>
 #include <xfer/mem/error.hpp>
 
 namespace {
@@ -261,24 +267,35 @@ TEST(CpuStudy, AStopRequestEndsTheRunWithWhatWasCompleted) {
   EXPECT_TRUE(r.write_combining.empty());
 }
 
+// Through the session, as `xferbench cpu --json` writes it.
 TEST(CpuStudy, ResultFileFollowsTheContract) {
   auto backends = real_backends();
-  auto slots = resolve_kinds({"pageable", "aligned", "uncached"}, backends);
   study_config c = small_config();
   c.sizes = {8192};
   c.threads = {1};
-  const auto r = run_study(c, slots);
+  cpu_study study(c, {"pageable", "aligned", "uncached"}, backends);
+  const auto file = std::filesystem::temp_directory_path() / ("xfer_cpu_study_" + std::to_string(::getpid()) + ".json");
   xfer::run_context ctx;
   ctx.tool_version = "test";
   ctx.config = {{"argv", {"xferbench", "cpu"}}};
-  const auto j = study_to_json(r, ctx);
+  xfer::session s(ctx, {.json = file.string(), .csv = "", .progress = false});
+  const auto outcome = s.run(study);
+  EXPECT_EQ(s.finish(outcome), xfer::exit_ok);
+  std::ifstream in(file);
+  const auto j = nlohmann::json::parse(in);
+  std::filesystem::remove(file);
   EXPECT_EQ(j["schema"], "xferbench/cpu/v1");
   EXPECT_TRUE(j.contains("system"));
+  EXPECT_EQ(j["tool_version"], XFER_VERSION) << "what cpu/v1 files always had";
   EXPECT_EQ(j["config"]["argv"][1], "cpu");
+  EXPECT_EQ(j["config"]["kinds"], nlohmann::json({"pageable", "aligned", "uncached"}));
+  EXPECT_EQ(j["config"]["runs"], c.runs);
+  EXPECT_EQ(j["conventions"]["baseline"], "pageable");
+  EXPECT_FALSE(j["interrupted"].get<bool>());
   ASSERT_EQ(j["kinds"].size(), 3u);
   EXPECT_EQ(j["kinds"][2]["status"], "skipped");
   EXPECT_FALSE(j["kinds"][2]["reason"].get<std::string>().empty());
-  ASSERT_EQ(j["results"].size(), r.points.size());
+  ASSERT_EQ(j["results"].size(), plan_points(c, resolve_kinds({"pageable", "aligned", "uncached"}, backends)).size());
   for (const auto& p : j["results"]) {
     for (const char* k : {"backend", "host_memory", "op", "method", "threads", "bytes", "status", "reason", "timer"})
       EXPECT_TRUE(p.contains(k)) << k;
@@ -305,10 +322,9 @@ TEST(CpuStudy, TableShowsSkippedKindsOnceAndEveryMeasuredRow) {
   c.methods = {method::memcpy};
   std::ostringstream out;
   cpu_table table(out);
-  xfer::run_context ctx;
   std::vector<kind_info> infos;
   for (const auto& s : slots) infos.push_back(s.info);
-  table.header(ctx, infos);
+  table.header(infos);
   study_hooks hooks;
   hooks.on_point = [&](const cpu_point& p) { table.row(p); };
   const auto r = run_study(c, slots, hooks);

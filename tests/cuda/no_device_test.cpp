@@ -16,7 +16,7 @@
 #include <memory>
 #include <set>
 #include <string>
-#include <xfer/core/app.hpp>
+#include <xfer/app/vadd.hpp>
 #include <xfer/core/errors.hpp>
 #include <xfer/core/system_probe.hpp>
 #include <xfer/cuda/registering_resource.hpp>
@@ -26,6 +26,7 @@
 
 #include "cuda/cuda_backend.hpp"
 #include "cuda/resources.hpp"
+#include "cuda/vadd_app.hpp"
 
 using namespace xfer;
 using namespace xfer::cuda;
@@ -248,7 +249,7 @@ TEST(CudaHostMemory, UnknownAndUnavailableKindsAreSkippedWithAReason) {
 
 TEST(CudaVaddNoDevice, StrategiesAreEveryHostKindWithAvailability) {
   fake_backend f(false);
-  auto app = f.b->make_vadd_app(0);
+  auto app = make_vadd_app(*f.b, 0);
   ASSERT_NE(app, nullptr);
   const auto s = app->strategies();
   const std::vector<std::string> expected{"pageable", "pageable-unaligned", "aligned", "huge",   "registered",
@@ -261,13 +262,13 @@ TEST(CudaVaddNoDevice, StrategiesAreEveryHostKindWithAvailability) {
   }
   EXPECT_NE(s[4].description.find("cudaHostRegister"), std::string::npos) << s[4].description;
   EXPECT_NE(s[7].reason.find("cannot map"), std::string::npos) << s[7].reason;
-  EXPECT_THROW(f.b->make_vadd_app(1), usage_error);
-  EXPECT_THROW(f.b->make_vadd_app(-1), usage_error);
+  EXPECT_THROW(make_vadd_app(*f.b, 1), usage_error);
+  EXPECT_THROW(make_vadd_app(*f.b, -1), usage_error);
 }
 
 TEST(CudaVaddNoDevice, RefusesBeforeTouchingTheDevice) {
   fake_backend f(false);
-  auto app = f.b->make_vadd_app(0);
+  auto app = make_vadd_app(*f.b, 0);
   EXPECT_THROW(app->run("pinned", 0), skip_point);
   EXPECT_THROW(app->run("nonsense", 16), skip_point);
   EXPECT_THROW(app->run("mapped", 16), skip_point);  // the fake device cannot map

@@ -4,10 +4,11 @@
 // anything took.
 #include <algorithm>
 #include <cstdio>
-#include <xfer/core/app.hpp>
+#include <xfer/app/vadd.hpp>
 #include <xfer/core/errors.hpp>
 
 #include "cuda/resources.hpp"
+#include "cuda/vadd_app.hpp"
 #include "gpu.hpp"
 
 using namespace xfer;
@@ -41,7 +42,7 @@ class CudaVadd : public ::testing::TestWithParam<vadd_case> {
 TEST_P(CudaVadd, RunsVerifiedWithEveryApplicablePhaseTimed) {
   cuda_backend& b = *test::gpu().backend(GetParam().backend);
   const std::string s = GetParam().strategy;
-  auto app = b.make_vadd_app(0);
+  auto app = make_vadd_app(b, 0);
   ASSERT_NE(app, nullptr);
   // One element, a length no multiple of 4 (the kernel's tail), and enough
   // for many grid strides.
@@ -87,7 +88,7 @@ INSTANTIATE_TEST_SUITE_P(BothApis, CudaVadd, ::testing::ValuesIn([] {
 TEST(CudaVaddApp, StrategiesAreTheBackendsHostKinds) {
   XFER_REQUIRE_GPU();
   for (const char* name : {"cuda-rt", "cuda-drv"}) {
-    auto app = test::gpu().backend(name)->make_vadd_app(0);
+    auto app = make_vadd_app(*test::gpu().backend(name), 0);
     const auto s = app->strategies();
     ASSERT_EQ(s.size(), all_strategies.size());
     for (std::size_t i = 0; i < s.size(); ++i) {
@@ -100,15 +101,15 @@ TEST(CudaVaddApp, StrategiesAreTheBackendsHostKinds) {
 TEST(CudaVaddApp, OnlyOnDevicesThatExist) {
   XFER_REQUIRE_GPU();
   cuda_backend& b = *test::gpu().backend("cuda-rt");
-  EXPECT_THROW(b.make_vadd_app(-1), usage_error);
-  EXPECT_THROW(b.make_vadd_app(static_cast<int>(b.devices().size())), usage_error);
+  EXPECT_THROW(make_vadd_app(b, -1), usage_error);
+  EXPECT_THROW(make_vadd_app(b, static_cast<int>(b.devices().size())), usage_error);
 }
 
 TEST(CudaVaddApp, BadInputIsSkippedWithAReason) {
   XFER_REQUIRE_GPU();
   for (const char* name : {"cuda-rt", "cuda-drv"}) {
     cuda_backend& b = *test::gpu().backend(name);
-    auto app = b.make_vadd_app(0);
+    auto app = make_vadd_app(b, 0);
     EXPECT_THROW(app->run("pinned", 0), skip_point);
     EXPECT_THROW(app->run("no-such-strategy", 1024), skip_point);
     // Vectors as large as the whole device: neither the device (three of

@@ -1,9 +1,12 @@
+#include <algorithm>
 #include <gtest/gtest.h>
 #include <sstream>
 #include <xfer/backends/registry.hpp>
 #include <xfer/core/errors.hpp>
+#include <xfer/mem/kinds.hpp>
 
 #include "alloc_study.hpp"
+#include "recording_context.hpp"
 #include "strategies.hpp"
 
 using namespace xfer;
@@ -48,6 +51,21 @@ TEST(AllocStudy, StrategiesResolveOrSayWhy) {
   EXPECT_THROW(alloc_study::make_strategy("pool:granite", backends), usage_error);
 }
 
+// One spelling per kind: the allocator study's kinds are the sweep's, and its
+// old name for pageable memory resolves to the sweep's name.
+TEST(AllocStudy, KindsAreSpelledAsTheSweepSpellsThem) {
+  const auto backends = make_backends({});
+  for (const auto& name : mem::host_kind_names())
+    EXPECT_EQ(alloc_study::make_strategy(name, backends).name, name);
+  const auto old = alloc_study::make_strategy("malloc", backends);
+  EXPECT_EQ(old.name, "pageable");
+  EXPECT_EQ(old.resource().kind(), mem::make_host_kind("pageable")->kind());
+  EXPECT_EQ(alloc_study::make_strategy("pool:malloc", backends).name, "pool:pageable");
+  const auto defaults = alloc_study::default_strategy_names();
+  EXPECT_EQ(std::count(defaults.begin(), defaults.end(), "malloc"), 0);
+  EXPECT_EQ(std::count(defaults.begin(), defaults.end(), "pageable"), 1);
+}
+
 TEST(AllocStudy, DeviceKindsWithoutADeviceAreSkippedWithTheReason) {
   const auto backends = make_backends({});
   bool any_pinned = false;
@@ -68,15 +86,18 @@ TEST(AllocStudy, DeviceKindsWithoutADeviceAreSkippedWithTheReason) {
 
 TEST(AllocStudy, SmallRunFillsEverySectionAndChecksAlignment) {
   alloc_study::options o;
-  o.strategies = {"malloc", "aligned", "pool:aligned", "pinned"};
+  o.strategies = {"pageable", "aligned", "pool:aligned", "pinned"};
   o.sizes = {4096};
   o.runs = 3;
   o.repeats = 2;
   o.iterations = 300;
   o.max_block = 64 << 10;
-  std::ostringstream out;
-  std::atomic<bool> stop{false};
-  const auto doc = alloc_study::run(o, make_backends({}), out, stop);
+  const auto backends = make_backends({});
+  alloc_study::allocator_study study(o, backends);
+  test::recording_context ctx;
+  study.run(ctx);
+  nlohmann::json doc;
+  for (const char* section : {"strategies", "alignment", "cost", "fragmentation"}) doc[section] = ctx.section(section);
   ASSERT_EQ(doc["alignment"].size(), doc["strategies"].size() - (doc["strategies"][3]["status"] == "skipped"));
   for (const auto& a : doc["alignment"]) {
     EXPECT_EQ(a["checked"], 200);
@@ -96,5 +117,7 @@ TEST(AllocStudy, SmallRunFillsEverySectionAndChecksAlignment) {
     }
   }
   EXPECT_TRUE(saw_pool);
-  EXPECT_NE(out.str().find("run-to-run spread"), std::string::npos);
+  EXPECT_NE(ctx.text.find("run-to-run spread"), std::string::npos);
+  EXPECT_GT(ctx.progress_calls, 0u);
+  for (const auto& r : ctx.records) EXPECT_NE(r.status, point_status::failed) << r.fields.dump();
 }

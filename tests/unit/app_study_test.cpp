@@ -1,9 +1,14 @@
 #include <cmath>
+#include <map>
 #include <gtest/gtest.h>
+#include <nlohmann/json.hpp>
+#include <xfer/backends/registry.hpp>
+#include <xfer/backends/vadd_registry.hpp>
 #include <xfer/core/errors.hpp>
 
 #include "app_study.hpp"
 #include "host/host_backend.hpp"
+#include "recording_context.hpp"
 
 using namespace xfer;
 using app_study::run_result;
@@ -59,12 +64,15 @@ TEST(AppStudy, SkippedStrategiesAreListedWithTheirReason) {
   run_result skipped;
   skipped.strategy = "pinned";
   skipped.n = 8;
-  skipped.ok = false;
-  skipped.reason = "skipped: no GPU";
+  skipped.status = point_status::skipped;
+  skipped.reason = "no GPU";
   std::vector<run_result> rs{fixed("pageable-unaligned", 8, example1), skipped};
   const std::string t = app_study::render_table(rs, 8, "pageable-unaligned");
   EXPECT_NE(t.find("pinned: skipped: no GPU"), std::string::npos) << t;
-  EXPECT_EQ(app_study::to_json(skipped)["status"], "skipped");
+  const auto j = nlohmann::json::parse(app_study::to_value(skipped).dump());
+  EXPECT_EQ(j["status"], "skipped");
+  EXPECT_EQ(j["reason"], "no GPU");
+  EXPECT_TRUE(j["accel_minus_cpu_s"].is_null()) << "nothing offloaded: no bottom line";
 }
 
 TEST(AppStudy, CrossoverIsTheFirstSizeWhereTheAcceleratorKeepsUp) {
@@ -79,7 +87,7 @@ TEST(AppStudy, CrossoverIsTheFirstSizeWhereTheAcceleratorKeepsUp) {
 
 TEST(AppStudy, HostRunHasItsPhasesTimedAndVerified) {
   host::host_backend b(1, {});
-  auto app = b.make_vadd_app(0);
+  auto app = make_vadd_app(b, 0);  // the registry's: found for the host backend
   ASSERT_NE(app, nullptr);
   app_study::options o;
   o.sizes = {1000, 4097};
@@ -88,7 +96,7 @@ TEST(AppStudy, HostRunHasItsPhasesTimedAndVerified) {
   const auto rs = app_study::run(*app, "host", "cpu", o, stop);
   ASSERT_EQ(rs.size(), 2u * 4);
   for (const auto& r : rs) {
-    EXPECT_TRUE(r.ok) << r.reason;
+    EXPECT_TRUE(r.ok()) << r.reason;
     EXPECT_TRUE(r.verified);
     for (auto p : {vadd_phase::allocate, vadd_phase::populate, vadd_phase::cpu_vadd})
       EXPECT_EQ(r.samples[static_cast<std::size_t>(p)].size(), 2u) << vadd_phase_names[static_cast<std::size_t>(p)];
@@ -106,4 +114,78 @@ TEST(AppStudy, SharedCpuSideIsCorrect) {
   EXPECT_EQ(vadd_first_mismatch(c.data(), d.data(), 100), 100u);
   d[42] ^= 1;
   EXPECT_EQ(vadd_first_mismatch(c.data(), d.data(), 100), 42u);
+}
+
+namespace {
+
+// A vadd_app whose strategies behave as told: "good" runs verified, "wrong"
+// computes a wrong result, "absent" is skipped, "broken" throws.
+class scripted_app final : public vadd_app {
+ public:
+  std::vector<kind_support> strategies() const override {
+    return {{"good", true, "", ""}, {"wrong", true, "", ""}, {"absent", false, "not here", ""}, {"broken", true, "", ""}};
+  }
+  vadd_times run(const std::string& s, std::size_t) override {
+    if (s == "absent") throw skip_point("not here");
+    if (s == "broken") throw std::runtime_error("the driver fell over");
+    vadd_times t;
+    t[vadd_phase::cpu_vadd] = 1e-3;
+    t[vadd_phase::kernel] = 1e-4;
+    t.verified = s == "good";
+    return t;
+  }
+};
+
+app_study::vadd_study scripted_study(std::vector<std::string> strategies) {
+  app_study::options o;
+  o.sizes = {16};
+  o.repeats = 1;
+  o.baseline = "good";
+  o.strategies = std::move(strategies);
+  std::vector<app_study::target> t;
+  t.push_back({"fake", "dev", std::make_unique<scripted_app>()});
+  return app_study::vadd_study(std::move(o), std::move(t));
+}
+
+}  // namespace
+
+// The failure is a status, not a word at the start of the reason: a wrong
+// result and a thrown error are failed records, an absent strategy a skipped one.
+TEST(AppStudy, EachRunIsARecordWithItsStatus) {
+  auto study = scripted_study({});
+  test::recording_context ctx;
+  study.run(ctx);
+  std::map<std::string, point_status> status;
+  for (const auto& r : ctx.records)
+    if (r.section == "results") status[nlohmann::json::parse(r.fields.dump())["strategy"]] = r.status;
+  EXPECT_EQ(status["good"], point_status::ok);
+  EXPECT_EQ(status["wrong"], point_status::failed);
+  EXPECT_EQ(status["absent"], point_status::skipped);
+  EXPECT_EQ(status["broken"], point_status::failed);
+  const auto results = ctx.section("results");
+  ASSERT_EQ(results.size(), 4u);
+  EXPECT_EQ(results[1]["reason"], "the device's result differs from the CPU's");
+  EXPECT_EQ(results[3]["reason"], "the driver fell over");
+  EXPECT_NE(ctx.text.find("| Phase | good | wrong | Δ wrong | absent | Δ absent | broken | Δ broken |"), std::string::npos) << ctx.text;
+  EXPECT_NE(ctx.text.find("wrong: failed: the device's result differs"), std::string::npos) << ctx.text;
+}
+
+TEST(AppStudy, UnknownStrategiesAndBaselinesAreUsageErrors) {
+  EXPECT_THROW(scripted_study({"granite"}), usage_error);
+  app_study::options o;
+  o.baseline = "granite";
+  std::vector<app_study::target> t;
+  t.push_back({"fake", "dev", std::make_unique<scripted_app>()});
+  EXPECT_THROW(app_study::vadd_study(o, std::move(t)), usage_error);
+  EXPECT_THROW(app_study::vadd_study(app_study::options{}, {}), usage_error) << "no backend has a vadd";
+}
+
+// Only backends with a vadd part get one from the registry; the host's is the CPU baseline.
+TEST(VaddRegistry, FindsTheHostsPart) {
+  auto entries = make_backends({});
+  for (auto* b : select_backends(entries, {"host"})) {
+    auto app = make_vadd_app(*b, 0);
+    ASSERT_NE(app, nullptr);
+    EXPECT_TRUE(app->run("pageable", 64).verified);
+  }
 }

@@ -11,8 +11,6 @@
 
 namespace xfer {
 
-class vadd_app;  // core/app.hpp
-
 enum class direction { h2d, d2h, bidir, rw, d2d };
 
 const char* to_string(direction d);
@@ -110,9 +108,6 @@ class backend {
   // Throws skip_point when the point cannot run here (with why); anything
   // else it throws marks the point failed.
   virtual std::unique_ptr<transfer> prepare(const point_spec& point) = 0;
-  // The vector-add application (core/app.hpp) on `device`; nullptr when this
-  // backend has none.
-  virtual std::unique_ptr<vadd_app> make_vadd_app(int device);
 };
 
 // A backend this build knows, present or not: impl is null when it cannot run

@@ -1,6 +1,7 @@
 #pragma once
 // Reporters in google/benchmark's shape: the run's context first, then each
-// point as it completes, then finalize().
+// point as it completes, then finalize(). A study (core/study.hpp) reports
+// report_study() after the context, then records instead of points.
 #include <filesystem>
 #include <iosfwd>
 #include <memory>
@@ -8,6 +9,7 @@
 #include <vector>
 #include <xfer/core/output_file.hpp>
 #include <xfer/core/result.hpp>
+#include <xfer/core/study.hpp>
 
 namespace xfer {
 
@@ -16,23 +18,32 @@ class reporter {
   virtual ~reporter() = default;
   virtual void report_context(const run_context& context) = 0;
   virtual void report(const point_result& result) = 0;
+  // A study's file shape, then its records. A reporter for sweep points only
+  // (CSV) ignores them; one that wraps another must pass them on.
+  virtual void report_study(const study_info&) {}
+  virtual void report(const record&) {}
   // interrupted: the run stopped early (a signal); the output says it is partial.
   virtual void finalize(bool interrupted) = 0;
 };
 
 // A human table, one row per point as it completes. Repeated skips with the
-// same reason for one backend/route/kind/direction collapse into one row.
+// same reason for one backend/route/kind/direction collapse into one row. A
+// study's records show their own text (its table), after the same first line.
 class console_reporter final : public reporter {
  public:
   explicit console_reporter(std::ostream& out);
   void report_context(const run_context& context) override;
   void report(const point_result& result) override;
+  void report_study(const study_info& info) override;
+  void report(const record& r) override;
   void finalize(bool interrupted) override;
 
  private:
   std::ostream& out_;
   std::string last_skip_key_;
   std::size_t ok_ = 0, skipped_ = 0, failed_ = 0;
+  bool columns_printed_ = false;
+  bool study_ = false;  // the study's text carries its own table and totals
 };
 
 // Collects points; finalize() writes the whole file through write_output (a
@@ -42,6 +53,10 @@ class json_reporter final : public reporter {
   explicit json_reporter(std::filesystem::path path);
   void report_context(const run_context& context) override;
   void report(const point_result& result) override;
+  // The study's schema, sections and config replace the sweep's; each record
+  // with a section joins that array.
+  void report_study(const study_info& info) override;
+  void report(const record& r) override;
   void finalize(bool interrupted) override;
 
  private:
@@ -68,6 +83,8 @@ class multi_reporter final : public reporter {
   void add(std::unique_ptr<reporter> r) { reporters_.push_back(std::move(r)); }
   void report_context(const run_context& context) override;
   void report(const point_result& result) override;
+  void report_study(const study_info& info) override;
+  void report(const record& r) override;
   void finalize(bool interrupted) override;
 
  private:

@@ -8,8 +8,8 @@
 //   auto outcome = s.run(make_plan(entries, selection), measure_options{});
 //   return s.finish(outcome);
 //
-// A command that is not a sweep (a study) calls start(), reports through
-// sink(), and ends with finish() the same way.
+// A command that is not a sweep runs a study (core/study.hpp) the same way:
+//   return s.finish(s.run(my_study));
 #include <atomic>
 #include <iosfwd>
 #include <memory>
@@ -17,6 +17,7 @@
 #include <xfer/core/plan.hpp>
 #include <xfer/core/result.hpp>
 #include <xfer/core/runner.hpp>
+#include <xfer/core/study.hpp>
 
 namespace xfer {
 
@@ -62,6 +63,9 @@ class session {
   // start(), then every planned point of every backend in order; stops
   // between points on a stop signal.
   sweep_outcome run(const plan& p, const measure_options& m);
+  // start(), the study's file shape, then the study; its records are counted
+  // by status (a failed one makes finish() return exit_failure).
+  sweep_outcome run(study& st);
   // Finalizes the reporters (writing the files), says where they went on
   // stderr, and returns exit_code_of(o). When a backend was abandoned (a
   // thread is stuck inside it) it leaves the process right after writing:

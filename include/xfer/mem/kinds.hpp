@@ -17,6 +17,12 @@ struct kind_options {
 // The kinds in the order reports list them.
 const std::vector<std::string>& host_kind_names();
 
+// One spelling per kind across the sweep, the CPU study and the allocator
+// study: an older name ("malloc", the allocator study's, and "regular", the
+// CPU study's, are both "pageable") gives the kind's name; any other name is
+// returned as it is.
+std::string canonical_kind_name(std::string_view name);
+
 // nullptr when `name` is not one of host_kind_names(). Throws
 // std::invalid_argument for options the kind cannot take.
 std::unique_ptr<host_resource> make_host_kind(std::string_view name, const kind_options& options = {});

@@ -11,7 +11,6 @@
 #include "device_context.hpp"
 #include "kernels.hpp"
 #include "resources.hpp"
-#include "vadd_app.hpp"
 
 namespace xfer::cuda {
 namespace {
@@ -166,12 +165,6 @@ std::unique_ptr<mem::host_resource> cuda_backend::host_memory(const std::string&
     }
   }
   return r;
-}
-
-std::unique_ptr<vadd_app> cuda_backend::make_vadd_app(int device) {
-  if (device < 0 || device >= device_count_)
-    throw usage_error(fmt::format("{} has no device {} (it has {})", name_, device, device_count_));
-  return std::make_unique<cuda_vadd>(*api_, device, attrs_[static_cast<std::size_t>(device)], kinds_);
 }
 
 // ---- the registry's entry point --------------------------------------------------

@@ -31,10 +31,12 @@ class cuda_backend final : public backend {
   // allocating through this backend's API on device 0, whose context it makes
   // current for the calling thread. skip_point for unknown or unavailable kinds.
   std::unique_ptr<mem::host_resource> host_memory(const std::string& kind) const override;
-  // The vector add on `device` (vadd_app.hpp); usage_error for a device that does not exist.
-  std::unique_ptr<vadd_app> make_vadd_app(int device) override;
 
+  // What the vector add (vadd_app.hpp, built beside this backend) runs with.
   api& cuda_api() { return *api_; }
+  int device_count() const noexcept { return device_count_; }
+  const device_attributes& attributes(int device) const { return attrs_.at(static_cast<std::size_t>(device)); }
+  const mem::kind_options& kind_options() const noexcept { return kinds_; }
 
  private:
   device_context& context(int device);

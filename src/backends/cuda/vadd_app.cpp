@@ -15,6 +15,7 @@
 #include <xfer/mem/host_resources.hpp>
 #include <xfer/mem/os.hpp>
 
+#include "cuda_backend.hpp"
 #include "kernels.hpp"
 #include "resources.hpp"
 
@@ -317,6 +318,12 @@ vadd_times cuda_vadd::run(const std::string& strategy, std::size_t n) {
   } catch (const mem::allocation_error& e) {
     throw skip_point(e.what());
   }
+}
+
+std::unique_ptr<vadd_app> make_vadd_app(cuda_backend& b, int device) {
+  if (device < 0 || device >= b.device_count())
+    throw usage_error(fmt::format("{} has no device {} (it has {})", b.name(), device, b.device_count()));
+  return std::make_unique<cuda_vadd>(b.cuda_api(), device, b.attributes(device), b.kind_options());
 }
 
 }  // namespace xfer::cuda

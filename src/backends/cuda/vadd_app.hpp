@@ -1,5 +1,5 @@
 #pragma once
-// The application view (core/app.hpp, seeds 000/003) on one CUDA device: a
+// The vector-add study's part (xfer/app/vadd.hpp, seeds 000/003) on one CUDA device: a
 // vector add as a plain CUDA program would run it, one phase at a time, with
 // the host buffers (a, b, c and the CPU's d) allocated by the strategy under
 // test. Written once over the api strategy, so cuda-rt and cuda-drv each
@@ -23,7 +23,8 @@
 //     read: the kernel works on it in place.
 #include <string>
 #include <vector>
-#include <xfer/core/app.hpp>
+#include <memory>
+#include <xfer/app/vadd.hpp>
 #include <xfer/mem/kinds.hpp>
 
 #include "api.hpp"
@@ -51,5 +52,11 @@ class cuda_vadd final : public vadd_app {
   device_attributes attrs_;
   mem::kind_options kinds_;
 };
+
+class cuda_backend;
+
+// The vector add on `device` of `b` (which must outlive it); usage_error for
+// a device that does not exist.
+std::unique_ptr<vadd_app> make_vadd_app(cuda_backend& b, int device);
 
 }  // namespace xfer::cuda

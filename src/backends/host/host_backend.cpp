@@ -4,7 +4,6 @@
 #include <cstring>
 #include <fmt/format.h>
 #include <thread>
-#include <xfer/core/app.hpp>
 #include <xfer/core/errors.hpp>
 #include <xfer/core/pattern.hpp>
 #include <xfer/core/size.hpp>
@@ -187,37 +186,6 @@ class host_transfer final : public transfer {
   first_use costs_;
 };
 
-// The host has no device: its vadd is the CPU baseline the others compare with.
-class host_vadd final : public vadd_app {
- public:
-  explicit host_vadd(const host_backend& b) : backend_(b) {}
-  std::vector<kind_support> strategies() const override { return backend_.host_memory_kinds(); }
-  vadd_times run(const std::string& strategy, std::size_t n) override {
-    auto kind = backend_.host_memory(strategy);
-    const std::size_t bytes = n * sizeof(std::uint32_t);
-    vadd_times t;
-    auto t0 = clock::now();
-    mem::buffer a(*kind, bytes, kind->natural_alignment()), b(*kind, bytes, kind->natural_alignment()),
-        d(*kind, bytes, kind->natural_alignment());
-    t[vadd_phase::allocate] = seconds_since(t0);
-    auto* pa = static_cast<std::uint32_t*>(a.data());
-    auto* pb = static_cast<std::uint32_t*>(b.data());
-    auto* pd = static_cast<std::uint32_t*>(d.data());
-    t0 = clock::now();
-    vadd_populate(pa, pb, n);
-    t[vadd_phase::populate] = seconds_since(t0);
-    t0 = clock::now();
-    vadd_cpu(pa, pb, pd, n);
-    t[vadd_phase::cpu_vadd] = seconds_since(t0);
-    // Spot-check the loop (nothing was offloaded, so there is no device result).
-    t.verified = n == 0 || (pd[0] == pa[0] + pb[0] && pd[n - 1] == pa[n - 1] + pb[n - 1]);
-    return t;
-  }
-
- private:
-  const host_backend& backend_;
-};
-
 unsigned resolve_threads(unsigned threads) {
   return threads ? threads : std::max(1u, std::thread::hardware_concurrency());
 }
@@ -264,8 +232,6 @@ std::unique_ptr<mem::host_resource> host_backend::host_memory(const std::string&
   if (auto r = mem::make_host_kind(kind, kinds_)) return r;
   throw skip_point(fmt::format("backend host has no host memory kind '{}'", kind));
 }
-
-std::unique_ptr<vadd_app> host_backend::make_vadd_app(int) { return std::make_unique<host_vadd>(*this); }
 
 // The plan (core/plan.hpp) has checked the route, direction and kind.
 std::unique_ptr<transfer> host_backend::prepare(const point_spec& p) {

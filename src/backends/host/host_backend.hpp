@@ -23,8 +23,6 @@ class host_backend final : public backend {
   std::vector<kind_support> host_memory_kinds() const override;
   std::unique_ptr<mem::host_resource> host_memory(const std::string& kind) const override;
   std::unique_ptr<transfer> prepare(const point_spec& point) override;
-  // The CPU baseline alone: allocate, populate, the CPU loop.
-  std::unique_ptr<vadd_app> make_vadd_app(int device) override;
 
  private:
   unsigned threads_;

@@ -12,7 +12,6 @@
 #include "host_memory.hpp"
 #include "opencl_backends.hpp"
 #include "program.hpp"
-#include "vadd_app.hpp"
 
 namespace xfer::opencl {
 namespace {
@@ -202,12 +201,6 @@ std::unique_ptr<mem::host_resource> opencl_backend::host_memory(const std::strin
     }
   }
   throw skip_point(fmt::format("{}: {}", name(), why.empty() ? "the platform has no devices" : why));
-}
-
-std::unique_ptr<vadd_app> opencl_backend::make_vadd_app(int device) {
-  if (device < 0 || static_cast<std::size_t>(device) >= devices_.size())
-    throw usage_error(fmt::format("{} has no device {} (it has {})", name(), device, devices_.size()));
-  return std::make_unique<opencl_vadd>(devices_[static_cast<std::size_t>(device)], kinds_);
 }
 
 // ---- registry entry point ---------------------------------------------------

@@ -27,10 +27,10 @@ class opencl_backend final : public backend {
   // The core kinds as every backend has them (with this backend's options),
   // and OpenCL's own as cl_host_resource on the first device that offers them.
   std::unique_ptr<mem::host_resource> host_memory(const std::string& kind) const override;
-  // Throws usage_error for a device index the platform does not have.
-  std::unique_ptr<vadd_app> make_vadd_app(int device) override;
-
   const platform_desc& platform() const noexcept { return platform_; }
+  // What the vector add (vadd_app.hpp, built beside this backend) runs with.
+  const std::vector<device_caps>& capabilities() const noexcept { return devices_; }
+  const mem::kind_options& kind_options() const noexcept { return kinds_; }
   // The device's context and queues, created on first use.
   device_context& context_for(int device);
 

@@ -13,6 +13,7 @@
 #include <xfer/mem/error.hpp>
 
 #include "host_memory.hpp"
+#include "opencl_backend.hpp"
 #include "routes.hpp"
 
 namespace xfer::opencl {
@@ -324,6 +325,13 @@ vadd_times opencl_vadd::run(const std::string& strategy, std::size_t n) {
   } catch (const mem::allocation_error& e) {
     throw skip_point(e.what());
   }
+}
+
+std::unique_ptr<vadd_app> make_vadd_app(const opencl_backend& b, int device) {
+  const auto& devices = b.capabilities();
+  if (device < 0 || static_cast<std::size_t>(device) >= devices.size())
+    throw usage_error(fmt::format("{} has no device {} (it has {})", b.name(), device, devices.size()));
+  return std::make_unique<opencl_vadd>(devices[static_cast<std::size_t>(device)], b.kind_options());
 }
 
 }  // namespace xfer::opencl

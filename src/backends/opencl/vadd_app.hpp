@@ -1,5 +1,5 @@
 #pragma once
-// The application view (core/app.hpp, seeds 000/003) on one OpenCL device: a
+// The vector-add study's part (xfer/app/vadd.hpp, seeds 000/003) on one OpenCL device: a
 // vector add run as a plain OpenCL program would run it, one phase at a time,
 // with the host buffers allocated by the strategy under test.
 //
@@ -13,7 +13,8 @@
 //   the result back.
 #include <string>
 #include <vector>
-#include <xfer/core/app.hpp>
+#include <memory>
+#include <xfer/app/vadd.hpp>
 #include <xfer/mem/kinds.hpp>
 
 #include "platform.hpp"
@@ -44,5 +45,11 @@ class opencl_vadd final : public vadd_app {
   // write phase, the kernel pulls what it reads, and the description says why.
   std::string svm_migrate_refusal_;
 };
+
+class opencl_backend;
+
+// The vector add on `device` of `b`; usage_error for a device index the
+// platform does not have.
+std::unique_ptr<vadd_app> make_vadd_app(const opencl_backend& b, int device);
 
 }  // namespace xfer::opencl

@@ -29,12 +29,17 @@ void touch_pages(void* p, std::size_t n) {
   if (n) b[n - 1] = 1;
 }
 
-nlohmann::json summary_json(const std::vector<double>& v) {
-  const summary s = summarize(v);
-  return {{"min", s.min}, {"median", s.median}, {"p95", s.p95}, {"max", s.max}, {"stddev", s.stddev}, {"count", s.count}};
+value summary_value(const summary& s) {
+  return value::object{{"min", s.min},       {"median", s.median}, {"p95", s.p95},
+                       {"max", s.max},       {"stddev", s.stddev}, {"count", s.count}};
 }
 
-nlohmann::json check_alignment(const strategy& s) {
+struct alignment_result {
+  std::size_t alignment = 0, checked = 0, misaligned = 0;
+  std::vector<std::uint64_t> bad;  // the first few sizes that came back misaligned
+};
+
+alignment_result check_alignment(const strategy& s) {
   auto& r = s.resource();
   const std::size_t want = r.natural_alignment();
   std::size_t checked = 0, misaligned = 0;
@@ -51,10 +56,15 @@ nlohmann::json check_alignment(const strategy& s) {
     r.deallocate(p, n, 1);
   }
   if (s.pool) s.pool->trim();
-  return {{"alignment", want}, {"checked", checked}, {"misaligned", misaligned}, {"misaligned_sizes", bad}};
+  return {want, checked, misaligned, bad};
 }
 
-nlohmann::json measure_cost(const strategy& s, std::uint64_t n, const options& o, const std::atomic<bool>& stop) {
+struct cost_result {
+  summary alloc_free, touch;
+  value fields;
+};
+
+cost_result measure_cost(const strategy& s, std::uint64_t n, const options& o, const std::atomic<bool>& stop) {
   auto& r = s.resource();
   std::vector<double> alloc_s, free_s, touch_s;
   const auto t_start = clock::now();
@@ -72,22 +82,30 @@ nlohmann::json measure_cost(const strategy& s, std::uint64_t n, const options& o
   }
   std::vector<double> both(alloc_s.size());
   for (std::size_t i = 0; i < both.size(); ++i) both[i] = alloc_s[i] + free_s[i];
-  nlohmann::json j{{"strategy", s.name},
-                   {"bytes", n},
-                   {"alloc_free_s", summary_json(both)},
-                   {"alloc_s", summary_json(alloc_s)},
-                   {"free_s", summary_json(free_s)},
-                   {"touch_s", summary_json(touch_s)},
-                   {"alloc_samples_s", alloc_s},
-                   {"free_samples_s", free_s},
-                   {"touch_samples_s", touch_s}};
+  cost_result c{summarize(both), summarize(touch_s), {}};
+  c.fields = value::object{{"strategy", s.name},
+                           {"bytes", n},
+                           {"alloc_free_s", summary_value(c.alloc_free)},
+                           {"alloc_s", summary_value(summarize(alloc_s))},
+                           {"free_s", summary_value(summarize(free_s))},
+                           {"touch_s", summary_value(c.touch)},
+                           {"alloc_samples_s", alloc_s},
+                           {"free_samples_s", free_s},
+                           {"touch_samples_s", touch_s}};
   // The first allocation pays for pinning; later ones may be served by a cache.
   if (r.props().pinned && !alloc_s.empty())
-    j["pin_s_per_gib_first"] = alloc_s.front() / static_cast<double>(n) * double(1ull << 30);
-  return j;
+    c.fields["pin_s_per_gib_first"] = alloc_s.front() / static_cast<double>(n) * double(1ull << 30);
+  return c;
 }
 
-nlohmann::json fragmentation(const strategy& s, const options& o, const std::vector<workload_step>& steps,
+struct fragmentation_result {
+  double seconds = 0;
+  std::uint64_t requested_end = 0, rss_end = 0, peak_rss = 0, virtual_end = 0;
+  double rounding_peak = -1, total_waste_end = -1;  // the pool's; negative without one
+  value fields;
+};
+
+fragmentation_result fragmentation(const strategy& s, const options& o, const std::vector<workload_step>& steps,
                              const std::atomic<bool>& stop) {
   auto& r = s.resource();
   // Start from an empty cache so the books show this workload alone.
@@ -122,54 +140,68 @@ nlohmann::json fragmentation(const strategy& s, const options& o, const std::vec
   }
   const double seconds = seconds_since(t0);
   const memory_snapshot end = read_memory();
-  nlohmann::json j{{"strategy", s.name},
-                   {"steps", steps.size()},
-                   {"seconds", seconds},
-                   {"live_blocks_end", live.size()},
-                   {"requested_bytes_end", requested},
-                   {"requested_bytes_peak", peak_requested},
-                   {"rss_start", start.rss_bytes},
-                   {"rss_end", end.rss_bytes},
-                   {"peak_rss", end.peak_rss_bytes},
-                   {"peak_rss_reset", peak_reset},
-                   {"virtual_start", start.virtual_bytes},
-                   {"virtual_end", end.virtual_bytes},
-                   {"committed_start", start.committed_bytes},
-                   {"committed_end", end.committed_bytes}};
+  fragmentation_result f;
+  f.seconds = seconds;
+  f.requested_end = requested;
+  f.rss_end = end.rss_bytes;
+  f.peak_rss = end.peak_rss_bytes;
+  f.virtual_end = end.virtual_bytes;
+  f.fields = value::object{{"strategy", s.name},
+                           {"steps", steps.size()},
+                           {"seconds", seconds},
+                           {"live_blocks_end", live.size()},
+                           {"requested_bytes_end", requested},
+                           {"requested_bytes_peak", peak_requested},
+                           {"rss_start", start.rss_bytes},
+                           {"rss_end", end.rss_bytes},
+                           {"peak_rss", end.peak_rss_bytes},
+                           {"peak_rss_reset", peak_reset},
+                           {"virtual_start", start.virtual_bytes},
+                           {"virtual_end", end.virtual_bytes},
+                           {"committed_start", start.committed_bytes},
+                           {"committed_end", end.committed_bytes}};
   if (s.pool) {
     const auto ps = s.pool->stats();
-    j["pool"] = {{"rounding_waste_ratio_end", ps.rounding_waste_ratio()},
-                 {"rounding_waste_ratio_peak", std::max(peak_waste, ps.rounding_waste_ratio())},
-                 {"total_waste_ratio_end", ps.waste_ratio()},
-                 {"cached_bytes_end", ps.cached_bytes},
-                 {"reserved_bytes_end", ps.reserved_bytes},
-                 {"peak_reserved_bytes", ps.peak_reserved_bytes},
-                 {"hits", ps.hits - pool_before.hits},
-                 {"misses", ps.misses - pool_before.misses},
-                 {"upstream_seconds", ps.upstream_seconds - pool_before.upstream_seconds}};
+    f.rounding_peak = std::max(peak_waste, ps.rounding_waste_ratio());
+    f.total_waste_end = ps.waste_ratio();
+    f.fields["pool"] = value::object{{"rounding_waste_ratio_end", ps.rounding_waste_ratio()},
+                                     {"rounding_waste_ratio_peak", f.rounding_peak},
+                                     {"total_waste_ratio_end", ps.waste_ratio()},
+                                     {"cached_bytes_end", ps.cached_bytes},
+                                     {"reserved_bytes_end", ps.reserved_bytes},
+                                     {"peak_reserved_bytes", ps.peak_reserved_bytes},
+                                     {"hits", ps.hits - pool_before.hits},
+                                     {"misses", ps.misses - pool_before.misses},
+                                     {"upstream_seconds", ps.upstream_seconds - pool_before.upstream_seconds}};
   }
   for (auto& [p, n] : live) r.deallocate(p, n, 1);
   if (s.pool) s.pool->trim();
-  return j;
+  return f;
 }
 
 // Run-to-run spread: for each strategy and size, the repeats' medians.
-void print_spread(const nlohmann::json& cost, std::ostream& out) {
+struct cost_median {
+  std::string strategy;
+  std::uint64_t bytes = 0;
+  double median_s = 0;
+};
+
+std::string spread_table(const std::vector<cost_median>& costs) {
   std::map<std::pair<std::string, std::uint64_t>, std::vector<double>> medians;
   std::vector<std::pair<std::string, std::uint64_t>> order;
-  for (const auto& c : cost) {
-    if (!c.contains("alloc_free_s")) continue;
-    const auto k = std::make_pair(c["strategy"].get<std::string>(), c["bytes"].get<std::uint64_t>());
+  for (const auto& c : costs) {
+    const auto k = std::make_pair(c.strategy, c.bytes);
     if (!medians.count(k)) order.push_back(k);
-    medians[k].push_back(c["alloc_free_s"]["median"]);
+    medians[k].push_back(c.median_s);
   }
-  fmt::print(out, "\n== run-to-run spread of the alloc+free median ==\n{:<14} {:>6} {:>12} {:>12} {:>12}\n", "strategy",
-             "size", "median us", "min us", "max us");
+  std::string out = fmt::format("\n== run-to-run spread of the alloc+free median ==\n{:<14} {:>6} {:>12} {:>12} {:>12}\n",
+                                "strategy", "size", "median us", "min us", "max us");
   for (const auto& k : order) {
     const summary s = summarize(medians[k]);
-    fmt::print(out, "{:<14} {:>6} {:>12.2f} {:>12.2f} {:>12.2f}\n", k.first, format_size(k.second), s.median * 1e6,
-               s.min * 1e6, s.max * 1e6);
+    out += fmt::format("{:<14} {:>6} {:>12.2f} {:>12.2f} {:>12.2f}\n", k.first, format_size(k.second), s.median * 1e6,
+                       s.min * 1e6, s.max * 1e6);
   }
+  return out;
 }
 
 constexpr const char* cost_row = "{:<14} {:>6} {:>12} {:>10} {:>12} {:>10} {:>5}\n";
@@ -203,94 +235,116 @@ std::vector<workload_step> make_workload(const options& o) {
   return steps;
 }
 
-nlohmann::json run(const options& o, const std::vector<backend_entry>& backends, std::ostream& out,
-                   const std::atomic<bool>& stop) {
-  const auto names = o.strategies.empty() ? default_strategy_names() : o.strategies;
-  std::vector<strategy> strategies;
-  nlohmann::json doc{{"strategies", nlohmann::json::array()},
-                     {"alignment", nlohmann::json::array()},
-                     {"cost", nlohmann::json::array()},
-                     {"fragmentation", nlohmann::json::array()}};
-  for (const auto& name : names) {
+allocator_study::allocator_study(options o, const std::vector<backend_entry>& backends)
+    : options_(std::move(o)), backends_(backends) {
+  if (options_.strategies.empty()) options_.strategies = default_strategy_names();
+  // Unknown names are usage errors before anything runs; known ones this
+  // machine lacks are reported as skipped when the study runs.
+  for (const auto& name : options_.strategies) {
     try {
-      strategies.push_back(make_strategy(name, backends));
+      make_strategy(name, backends_);
+    } catch (const skip_point&) {
+    }
+  }
+}
+
+study_info allocator_study::info() const {
+  const auto& o = options_;
+  return {.schema = schema,
+          .sections = {"strategies", "alignment", "cost", "fragmentation"},
+          .config = value::object{{"sizes", o.sizes},
+                                  {"runs", o.runs},
+                                  {"repeats", o.repeats},
+                                  {"iterations", o.iterations},
+                                  {"max_live", o.max_live},
+                                  {"max_block", o.max_block},
+                                  {"seed", o.seed}},
+          .fields = {}};
+}
+
+void allocator_study::run(study_context& ctx) {
+  const auto& o = options_;
+  const auto entry = [&](const char* section, value fields, point_status status = point_status::ok,
+                         std::string text = {}) {
+    ctx.report(record{.section = section, .status = status, .fields = std::move(fields), .text = std::move(text)});
+  };
+  std::vector<strategy> strategies;
+  for (const auto& name : o.strategies) {
+    try {
+      strategies.push_back(make_strategy(name, backends_));
       const auto& s = strategies.back();
-      doc["strategies"].push_back({{"name", name},
-                                   {"status", "ok"},
-                                   {"provider", s.provider},
-                                   {"description", s.resource().describe()},
-                                   {"pinned", s.resource().props().pinned}});
+      entry("strategies", value::object{{"name", name},
+                                        {"status", "ok"},
+                                        {"provider", s.provider},
+                                        {"description", s.resource().describe()},
+                                        {"pinned", s.resource().props().pinned}});
     } catch (const skip_point& e) {
-      doc["strategies"].push_back({{"name", name}, {"status", "skipped"}, {"reason", e.what()}});
-      fmt::print(out, "{}: skipped: {}\n", name, e.what());
+      entry("strategies", value::object{{"name", name}, {"status", "skipped"}, {"reason", e.what()}},
+            point_status::skipped, fmt::format("{}: skipped: {}", name, e.what()));
     }
   }
 
-  fmt::print(out, "\n== alignment: {} buffers, 1 B to 7680x4320x4 B ==\n", alignment_sizes().size());
+  ctx.say(fmt::format("\n== alignment: {} buffers, 1 B to 7680x4320x4 B ==", alignment_sizes().size()));
   for (const auto& s : strategies) {
-    auto a = check_alignment(s);
-    fmt::print(out, "{:<14} {} of {} aligned to {}\n", s.name, a["checked"].get<std::size_t>() - a["misaligned"].get<std::size_t>(),
-               a["checked"].get<std::size_t>(), a["alignment"].get<std::size_t>());
-    a["strategy"] = s.name;
-    doc["alignment"].push_back(a);
+    const auto a = check_alignment(s);
+    entry("alignment",
+          value::object{{"alignment", a.alignment}, {"checked", a.checked}, {"misaligned", a.misaligned},
+                        {"misaligned_sizes", a.bad}, {"strategy", s.name}},
+          point_status::ok,  // a misaligned buffer is a finding about the strategy, not a failed measurement
+          fmt::format("{:<14} {} of {} aligned to {}", s.name, a.checked - a.misaligned, a.checked, a.alignment));
   }
 
   const auto steps = make_workload(o);
-  for (std::size_t rep = 0; rep < o.repeats && !stop.load(); ++rep) {
-    fmt::print(out, "\n== cost, repeat {} of {} (medians over up to {} runs) ==\n", rep + 1, o.repeats, o.runs);
-    fmt::print(out, cost_row, "strategy", "size", "alloc+free us", "spread", "touch us", "GB/s", "n");
+  std::vector<cost_median> medians;
+  const std::size_t items = o.repeats * strategies.size() * (o.sizes.size() + 1);
+  std::size_t done = 0;
+  for (std::size_t rep = 0; rep < o.repeats && !ctx.stopped(); ++rep) {
+    ctx.say(fmt::format("\n== cost, repeat {} of {} (medians over up to {} runs) ==\n", rep + 1, o.repeats, o.runs) +
+            fmt::format(cost_row, "strategy", "size", "alloc+free us", "spread", "touch us", "GB/s", "n"));
     for (const auto& s : strategies) {
       for (auto n : o.sizes) {
-        if (stop.load()) break;
+        if (ctx.stopped()) break;
+        ctx.progress(done++, items, fmt::format("cost {} {}", s.name, format_size(n)));
         try {
-          auto c = measure_cost(s, n, o, stop);
-          c["repeat"] = rep;
-          const double med = c["alloc_free_s"]["median"], p95 = c["alloc_free_s"]["p95"], mn = c["alloc_free_s"]["min"];
-          const double touch = c["touch_s"]["median"];
-          fmt::print(out, cost_row, s.name, format_size(n), fmt::format("{:.2f}", med * 1e6),
-                     fmt::format("{:.2f}-{:.2f}", mn * 1e6, p95 * 1e6), fmt::format("{:.1f}", touch * 1e6),
-                     fmt::format("{:.2f}", touch > 0 ? n / touch / 1e9 : 0.0), c["alloc_free_s"]["count"].get<std::size_t>());
-          doc["cost"].push_back(std::move(c));
+          auto c = measure_cost(s, n, o, ctx.stop());
+          c.fields["repeat"] = rep;
+          const auto& af = c.alloc_free;
+          const double touch = c.touch.median;
+          medians.push_back({s.name, n, af.median});
+          entry("cost", std::move(c.fields), point_status::ok,
+                fmt::format(cost_row, s.name, format_size(n), fmt::format("{:.2f}", af.median * 1e6),
+                            fmt::format("{:.2f}-{:.2f}", af.min * 1e6, af.p95 * 1e6), fmt::format("{:.1f}", touch * 1e6),
+                            fmt::format("{:.2f}", touch > 0 ? n / touch / 1e9 : 0.0), af.count));
         } catch (const std::bad_alloc& e) {
-          doc["cost"].push_back({{"strategy", s.name}, {"bytes", n}, {"repeat", rep}, {"status", "failed"}, {"reason", e.what()}});
-          fmt::print(out, "{:<14} {:>6} failed: {}\n", s.name, format_size(n), e.what());
+          entry("cost",
+                value::object{{"strategy", s.name}, {"bytes", n}, {"repeat", rep}, {"status", "failed"}, {"reason", e.what()}},
+                point_status::failed, fmt::format("{:<14} {:>6} failed: {}", s.name, format_size(n), e.what()));
         }
       }
     }
-    fmt::print(out, "\n== fragmentation, repeat {} of {}: {} steps, up to {} live blocks of 64 B..{} ==\n", rep + 1,
-               o.repeats, o.iterations, o.max_live, format_size(o.max_block));
-    fmt::print(out, "{:<14} {:>9} {:>12} {:>12} {:>12} {:>12} {:>9} {:>9}\n", "strategy", "seconds", "requested",
-               "rss end", "peak rss", "address sp.", "rounding", "+idle");
+    ctx.say(fmt::format("\n== fragmentation, repeat {} of {}: {} steps, up to {} live blocks of 64 B..{} ==\n", rep + 1,
+                        o.repeats, o.iterations, o.max_live, format_size(o.max_block)) +
+            fmt::format("{:<14} {:>9} {:>12} {:>12} {:>12} {:>12} {:>9} {:>9}", "strategy", "seconds", "requested",
+                        "rss end", "peak rss", "address sp.", "rounding", "+idle"));
     for (const auto& s : strategies) {
-      if (stop.load()) break;
+      if (ctx.stopped()) break;
+      ctx.progress(done++, items, fmt::format("fragmentation {}", s.name));
       try {
-        auto f = fragmentation(s, o, steps, stop);
-        f["repeat"] = rep;
-        const auto pct = [&](const char* key) {
-          return f.contains("pool") ? fmt::format("{:.1f}%", 100 * f["pool"][key].get<double>()) : std::string("-");
-        };
-        fmt::print(out, "{:<14} {:>9.3f} {:>12} {:>12} {:>12} {:>12} {:>9} {:>9}\n", s.name, f["seconds"].get<double>(),
-                   format_capacity(f["requested_bytes_end"]), format_capacity(f["rss_end"]),
-                   format_capacity(f["peak_rss"]), format_capacity(f["virtual_end"]),
-                   pct("rounding_waste_ratio_peak"), pct("total_waste_ratio_end"));
-        doc["fragmentation"].push_back(std::move(f));
+        auto f = fragmentation(s, o, steps, ctx.stop());
+        f.fields["repeat"] = rep;
+        const auto pct = [](double ratio) { return ratio < 0 ? std::string("-") : fmt::format("{:.1f}%", 100 * ratio); };
+        entry("fragmentation", std::move(f.fields), point_status::ok,
+              fmt::format("{:<14} {:>9.3f} {:>12} {:>12} {:>12} {:>12} {:>9} {:>9}", s.name, f.seconds,
+                          format_capacity(f.requested_end), format_capacity(f.rss_end), format_capacity(f.peak_rss),
+                          format_capacity(f.virtual_end), pct(f.rounding_peak), pct(f.total_waste_end)));
       } catch (const std::bad_alloc& e) {
-        doc["fragmentation"].push_back({{"strategy", s.name}, {"repeat", rep}, {"status", "failed"}, {"reason", e.what()}});
-        fmt::print(out, "{:<14} failed: {}\n", s.name, e.what());
+        entry("fragmentation",
+              value::object{{"strategy", s.name}, {"repeat", rep}, {"status", "failed"}, {"reason", e.what()}},
+              point_status::failed, fmt::format("{:<14} failed: {}", s.name, e.what()));
       }
     }
   }
-  if (o.repeats > 1) print_spread(doc["cost"], out);
-  doc["interrupted"] = stop.load();
-  return doc;
-}
-
-bool any_failed(const nlohmann::json& doc) {
-  for (const char* section : {"cost", "fragmentation"})
-    if (doc.contains(section))
-      for (const auto& entry : doc[section])
-        if (entry.value("status", "") == "failed") return true;
-  return false;
+  if (o.repeats > 1) ctx.say(spread_table(medians));
 }
 
 }  // namespace xfer::alloc_study

@@ -6,13 +6,11 @@
 //  - fragmentation: a long randomized allocate/free workload, watching resident
 //    set, address space, commit charge and peak (and the pool's own books);
 //  - repeats: cost and fragmentation run N times for run-to-run spread.
-#include <atomic>
 #include <cstdint>
-#include <iosfwd>
-#include <nlohmann/json.hpp>
 #include <string>
 #include <vector>
 #include <xfer/core/backend.hpp>
+#include <xfer/core/study.hpp>
 
 namespace xfer::alloc_study {
 
@@ -41,13 +39,21 @@ struct workload_step {
 };
 std::vector<workload_step> make_workload(const options& o);
 
-// Runs the study; prints a table to `out` as it goes; returns the document
-// (without system/config, which the caller adds). Stops early when `stop` is set.
-nlohmann::json run(const options& o, const std::vector<backend_entry>& backends, std::ostream& out,
-                   const std::atomic<bool>& stop);
+// The study through the session: records in the file's "strategies",
+// "alignment", "cost" and "fragmentation" sections, a table per section on
+// the console. A cost or fragmentation run the allocator refuses is a failed
+// record; a strategy this machine lacks is a skipped one.
+class allocator_study final : public study {
+ public:
+  // Throws usage_error for a strategy nobody knows. `backends` (for the
+  // device kinds) must outlive the study.
+  allocator_study(options o, const std::vector<backend_entry>& backends);
+  study_info info() const override;
+  void run(study_context& context) override;
 
-// True when a measurement in `doc` (run's result) failed; a strategy skipped
-// because this machine lacks it is not a failure.
-bool any_failed(const nlohmann::json& doc);
+ private:
+  options options_;
+  const std::vector<backend_entry>& backends_;
+};
 
 }  // namespace xfer::alloc_study

@@ -4,17 +4,18 @@
 #include <fmt/ranges.h>
 #include <xfer/core/errors.hpp>
 #include <xfer/mem/host_resources.hpp>
+#include <xfer/mem/kinds.hpp>
 #include <xfer/mem/more_resources.hpp>
 
 namespace xfer::alloc_study {
 namespace {
 
+// The kinds every build has, spelled and made as the sweep makes them
+// (mem::make_host_kind), and the allocators only this study compares.
 std::unique_ptr<mem::host_resource> library_resource(const std::string& name) {
-  if (name == "malloc") return std::make_unique<mem::pageable_resource>();
-  if (name == "aligned") return std::make_unique<mem::aligned_resource>(4096);
+  if (auto kind = mem::make_host_kind(name)) return kind;
   if (name == "over-aligned") return std::make_unique<mem::over_aligned_resource>(4096);
   if (name == "mmap") return std::make_unique<mem::mmap_resource>();
-  if (name == "huge") return std::make_unique<mem::huge_page_resource>();
   if (name == "numa") return std::make_unique<mem::numa_resource>(0);
   return nullptr;
 }
@@ -25,15 +26,15 @@ const std::vector<std::string> device_kinds{"pinned", "pinned-wc", "registered",
 }  // namespace
 
 std::vector<std::string> default_strategy_names() {
-  return {"malloc", "aligned", "over-aligned", "mmap", "huge", "numa", "pinned", "registered", "pool:aligned",
+  return {"pageable", "aligned", "over-aligned", "mmap", "huge", "numa", "pinned", "registered", "pool:aligned",
           "pool:pinned"};
 }
 
 strategy make_strategy(const std::string& name, const std::vector<backend_entry>& backends) {
   strategy s;
-  s.name = name;
   const bool pooled = name.rfind("pool:", 0) == 0;
-  const std::string base = pooled ? name.substr(5) : name;
+  const std::string base = mem::canonical_kind_name(pooled ? name.substr(5) : name);
+  s.name = pooled ? "pool:" + base : base;
   if ((s.upstream = library_resource(base))) {
     s.provider = "library";
   } else if (std::find(device_kinds.begin(), device_kinds.end(), base) != device_kinds.end()) {
@@ -54,7 +55,7 @@ strategy make_strategy(const std::string& name, const std::vector<backend_entry>
     if (!s.upstream) throw skip_point(fmt::format("no backend offers '{}' here ({})", base, fmt::join(reasons, "; ")));
   } else {
     auto known = default_strategy_names();
-    known.insert(known.end(), {"pinned-wc", "mapped", "alloc-host-ptr", "pool:<any of these>"});
+    known.insert(known.end(), {"pageable-unaligned", "pinned-wc", "mapped", "alloc-host-ptr", "pool:<any of these>"});
     throw usage_error(fmt::format("unknown allocation strategy '{}' (known: {})", name, fmt::join(known, ", ")));
   }
   if (pooled) s.pool = std::make_unique<mem::caching_pool>(*s.upstream);

@@ -21,7 +21,8 @@ struct strategy {
 // The names the study runs when none are given, in report order.
 std::vector<std::string> default_strategy_names();
 
-// Resolves a name. Throws usage_error for a name nobody knows, skip_point with
+// Resolves a name, in the sweep's spelling of its kind ("malloc", the old
+// name, resolves to "pageable"). Throws usage_error for a name nobody knows, skip_point with
 // the reasons when it is known but unavailable here (no GPU for "pinned").
 strategy make_strategy(const std::string& name, const std::vector<backend_entry>& backends);
 

@@ -1,7 +1,9 @@
 #include "app_study.hpp"
 
+#include <algorithm>
 #include <cmath>
 #include <fmt/format.h>
+#include <fmt/ranges.h>
 #include <limits>
 #include <map>
 #include <set>
@@ -41,13 +43,15 @@ bottom_lines bottom(const run_result& r) {
 }
 
 std::vector<run_result> run(vadd_app& app, const std::string& backend, const std::string& device,
-                            const options& o, const std::atomic<bool>& stop) {
+                            const options& o, const std::atomic<bool>& stop, const progress_fn& progress) {
   std::vector<std::string> strategies = o.strategies;
   if (strategies.empty())
     for (const auto& k : app.strategies()) strategies.push_back(k.name);
   std::vector<run_result> out;
+  const std::size_t total = o.sizes.size() * strategies.size();
   for (std::size_t n : o.sizes) {
     for (const auto& s : strategies) {
+      if (progress) progress(out.size(), total, fmt::format("{} {} {} elements", backend, s, format_size(n)));
       run_result r;
       r.backend = backend;
       r.device = device;
@@ -62,17 +66,17 @@ std::vector<run_result> run(vadd_app& app, const std::string& backend, const std
             if (t.seconds[p] >= 0) r.samples[p].push_back(t.seconds[p]);
         }
         if (!r.verified) {
-          r.ok = false;
-          r.reason = "failed: the device's result differs from the CPU's";
+          r.status = point_status::failed;
+          r.reason = "the device's result differs from the CPU's";
         }
       } catch (const skip_point& e) {
-        r.ok = false;
+        r.status = point_status::skipped;
         r.verified = false;
-        r.reason = fmt::format("skipped: {}", e.what());
+        r.reason = e.what();
       } catch (const std::exception& e) {
-        r.ok = false;
+        r.status = point_status::failed;
         r.verified = false;
-        r.reason = fmt::format("failed: {}", e.what());
+        r.reason = e.what();
       }
       out.push_back(std::move(r));
       if (stop.load()) return out;
@@ -87,7 +91,7 @@ std::string render_table(const std::vector<run_result>& results, std::size_t n, 
   for (const auto& r : results) {
     if (r.n != n) continue;
     cols.push_back(&r);
-    if (r.strategy == baseline && r.ok) base = &r;
+    if (r.strategy == baseline && r.ok()) base = &r;
   }
   std::string t = fmt::format("vadd of {} uint32 elements ({} per vector), {} on {}\n\n| Phase |", format_size(n),
                               format_capacity(n * 4), cols.empty() ? "" : cols[0]->backend,
@@ -109,12 +113,12 @@ std::string render_table(const std::vector<run_result>& results, std::size_t n, 
     t += label;
     t += " |";
     for (const auto* c : cols) {
-      const double v = c->ok ? value(*c) : nan;
+      const double v = c->ok() ? value(*c) : nan;
       const bool is_delta_row = label.rfind("Δ", 0) == 0;
-      t += fmt::format(" {} |", !c->ok ? "-" : is_delta_row ? delta_ms(v) : ms(v));
+      t += fmt::format(" {} |", !c->ok() ? "-" : is_delta_row ? delta_ms(v) : ms(v));
       if (base && c != base) {
         const double b = value(*base);
-        t += fmt::format(" {} |", c->ok && !std::isnan(v) && !std::isnan(b) && (is_delta_row || (v >= 0 && b >= 0))
+        t += fmt::format(" {} |", c->ok() && !std::isnan(v) && !std::isnan(b) && (is_delta_row || (v >= 0 && b >= 0))
                                       ? delta_ms(v - b)
                                       : "-");
       }
@@ -126,7 +130,7 @@ std::string render_table(const std::vector<run_result>& results, std::size_t n, 
   row("Δ accelerator → CPU", [](const run_result& r) { return bottom(r).program_s; });
   row("Δ accelerator → CPU (algorithm only)", [](const run_result& r) { return bottom(r).algorithm_s; });
   for (const auto* c : cols)
-    if (!c->ok) t += fmt::format("\n{}: {}", c->strategy, c->reason);
+    if (!c->ok()) t += fmt::format("\n{}: {}: {}", c->strategy, to_string(c->status), c->reason);
   t += "\n";
   return t;
 }
@@ -136,7 +140,7 @@ std::string render_crossover(const std::vector<run_result>& results) {
   std::set<std::string> seen, offloaded;
   std::vector<std::string> order;
   for (const auto& r : results) {
-    if (!r.ok) continue;
+    if (!r.ok()) continue;
     if (seen.insert(r.strategy).second) order.push_back(r.strategy);
     const double a = bottom(r).algorithm_s;
     if (!std::isnan(a)) offloaded.insert(r.strategy);
@@ -151,25 +155,61 @@ std::string render_crossover(const std::vector<run_result>& results) {
   return t;
 }
 
-nlohmann::json to_json(const run_result& r) {
-  nlohmann::json phases = nlohmann::json::object();
+value to_value(const run_result& r) {
+  value phases = value::object{};
   for (std::size_t p = 0; p < vadd_phase_count; ++p) {
     if (r.samples[p].empty()) continue;
-    phases[vadd_phase_names[p]] = {{"samples_s", r.samples[p]}, {"median_s", summarize(r.samples[p]).median}};
+    phases[vadd_phase_names[p]] = value::object{{"samples_s", r.samples[p]}, {"median_s", summarize(r.samples[p]).median}};
   }
   const auto b = bottom(r);
-  const auto num = [](double v) { return std::isnan(v) ? nlohmann::json(nullptr) : nlohmann::json(v); };
-  return {{"backend", r.backend},
-          {"device", r.device},
-          {"strategy", r.strategy},
-          {"elements", r.n},
-          {"bytes_per_vector", r.n * 4},
-          {"status", r.ok ? "ok" : (r.reason.rfind("skipped", 0) == 0 ? "skipped" : "failed")},
-          {"reason", r.reason},
-          {"verified", r.verified},
-          {"phases", phases},
-          {"accel_minus_cpu_s", num(b.program_s)},
-          {"algorithm_minus_cpu_s", num(b.algorithm_s)}};
+  // NaN (nothing offloaded) is written as null.
+  return value::object{{"backend", r.backend},
+                       {"device", r.device},
+                       {"strategy", r.strategy},
+                       {"elements", r.n},
+                       {"bytes_per_vector", r.n * 4},
+                       {"status", to_string(r.status)},
+                       {"reason", r.reason},
+                       {"verified", r.verified},
+                       {"phases", phases},
+                       {"accel_minus_cpu_s", b.program_s},
+                       {"algorithm_minus_cpu_s", b.algorithm_s}};
+}
+
+vadd_study::vadd_study(options o, std::vector<target> targets) : options_(std::move(o)), targets_(std::move(targets)) {
+  if (targets_.empty()) throw usage_error("no selected backend has a vadd application");
+  std::vector<std::string> known;
+  for (const auto& t : targets_)
+    for (const auto& k : t.app->strategies())
+      if (std::find(known.begin(), known.end(), k.name) == known.end()) known.push_back(k.name);
+  const auto is_known = [&](const std::string& s) { return std::find(known.begin(), known.end(), s) != known.end(); };
+  for (const auto& s : options_.strategies)
+    if (!is_known(s)) throw usage_error(fmt::format("unknown strategy '{}' (see `xferbench list` for host memory kinds)", s));
+  if (!is_known(options_.baseline))
+    throw usage_error(fmt::format("unknown baseline '{}' (known: {})", options_.baseline, fmt::join(known, ", ")));
+}
+
+study_info vadd_study::info() const {
+  return {.schema = schema,
+          .sections = {"results"},
+          .config = value::object{{"sizes", options_.sizes}, {"repeats", options_.repeats}, {"baseline", options_.baseline}},
+          .fields = {}};
+}
+
+void vadd_study::run(study_context& ctx) {
+  for (auto& t : targets_) {
+    const auto rs = app_study::run(*t.app, t.backend, t.device, options_, ctx.stop(),
+                                   [&](std::size_t done, std::size_t total, const std::string& what) {
+                                     ctx.progress(done, total, what);
+                                   });
+    for (const auto& r : rs)
+      ctx.report(record{.section = "results", .status = r.status, .fields = to_value(r), .text = {}});
+    std::string tables;
+    for (auto n : options_.sizes) tables += render_table(rs, n, options_.baseline) + "\n";
+    if (options_.sizes.size() > 1) tables += render_crossover(rs) + "\n";
+    ctx.say(std::move(tables));
+    if (ctx.stopped()) break;
+  }
 }
 
 }  // namespace xfer::app_study

@@ -6,10 +6,12 @@
 // against CPU, whole program and algorithm only).
 #include <array>
 #include <atomic>
-#include <nlohmann/json.hpp>
+#include <functional>
+#include <memory>
 #include <string>
 #include <vector>
-#include <xfer/core/app.hpp>
+#include <xfer/app/vadd.hpp>
+#include <xfer/core/study.hpp>
 
 namespace xfer::app_study {
 
@@ -25,8 +27,9 @@ struct options {
 struct run_result {
   std::string backend, device, strategy;
   std::size_t n = 0;
-  bool ok = true;  // false: skipped or failed (reason says which and why)
-  std::string reason;
+  point_status status = point_status::ok;
+  std::string reason;  // skipped or failed: why
+  bool ok() const { return status == point_status::ok; }
   bool verified = false;
   std::array<std::vector<double>, vadd_phase_count> samples;  // per phase, per repeat; empty: not applicable
   double median(vadd_phase p) const;                          // -1 when not applicable
@@ -42,8 +45,11 @@ struct bottom_lines {
 };
 bottom_lines bottom(const run_result& r);
 
+// Every strategy at every size on one app. `progress`, when given, hears of
+// each run before it starts.
+using progress_fn = std::function<void(std::size_t done, std::size_t total, const std::string& what)>;
 std::vector<run_result> run(vadd_app& app, const std::string& backend, const std::string& device,
-                            const options& o, const std::atomic<bool>& stop);
+                            const options& o, const std::atomic<bool>& stop, const progress_fn& progress = {});
 
 // The seed's table for one size: Markdown, times in ms, deltas against the
 // baseline strategy where it ran.
@@ -52,6 +58,28 @@ std::string render_table(const std::vector<run_result>& results, std::size_t n, 
 // accelerator at least matches the CPU), or a note that none did.
 std::string render_crossover(const std::vector<run_result>& results);
 
-nlohmann::json to_json(const run_result& r);
+// One entry of the result file's "results".
+value to_value(const run_result& r);
+
+// A backend's vadd, found by the caller (xfer/backends/vadd_registry.hpp).
+struct target {
+  std::string backend, device;
+  std::unique_ptr<vadd_app> app;
+};
+
+// The study through the session: each run a record of "results", each
+// backend's tables (one per size, then the crossover) on the console.
+class vadd_study final : public study {
+ public:
+  // usage_error when there is no target, or a strategy or the baseline is
+  // one no target's app knows (a typo, not a skip).
+  vadd_study(options o, std::vector<target> targets);
+  study_info info() const override;
+  void run(study_context& context) override;
+
+ private:
+  options options_;
+  std::vector<target> targets_;
+};
 
 }  // namespace xfer::app_study

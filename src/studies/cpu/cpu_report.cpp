@@ -31,7 +31,7 @@ const char* verdict_name(break_even::verdict v) {
   return "?";
 }
 
-nlohmann::json time_or_null(double s) { return s < 0 ? nlohmann::json(nullptr) : nlohmann::json(s); }
+value time_or_null(double s) { return s < 0 ? value(nullptr) : value(s); }
 
 }  // namespace
 
@@ -46,9 +46,7 @@ std::string format_ms(double seconds) {
   return fmt::format("{:.{}f}", ms, decimals);
 }
 
-void cpu_table::header(const run_context& c, const std::vector<kind_info>& kinds) {
-  fmt::print(out_, "xferbench cpu {} | {} ({} CPUs) | {} | {}\n", c.tool_version, c.system.cpu_model,
-             c.system.logical_cpus, c.system.os, c.started_at);
+void cpu_table::header(const std::vector<kind_info>& kinds) {
   fmt::print(out_,
              "GB/s = bytes / median steady run (1e9 B/s), the seed's N/t. A copy (write, read) moves each byte twice\n"
              "(read + written): the 2N/t convention doubles the write/read figures; fill writes each byte once.\n"
@@ -101,17 +99,17 @@ void cpu_table::footer(const study_result& r) {
   for (const auto& w : r.write_combining) fmt::print(out_, "{}\n", w.text);
 }
 
-nlohmann::json to_json(const cpu_point& p) {
-  nlohmann::json j{{"backend", p.provider},
-                   {"host_memory", p.kind},
-                   {"op", to_string(p.operation)},
-                   {"method", to_string(p.how)},
-                   {"impl", p.impl},
-                   {"threads", p.threads},
-                   {"bytes", p.bytes},
-                   {"status", to_string(p.status)},
-                   {"reason", p.reason},
-                   {"timer", "wall"}};
+value to_value(const cpu_point& p) {
+  value j = value::object{{"backend", p.provider},
+                          {"host_memory", p.kind},
+                          {"op", to_string(p.operation)},
+                          {"method", to_string(p.how)},
+                          {"impl", p.impl},
+                          {"threads", p.threads},
+                          {"bytes", p.bytes},
+                          {"status", to_string(p.status)},
+                          {"reason", p.reason},
+                          {"timer", "wall"}};
   if (p.status != point_status::ok) return j;
   const bool copy = p.operation != op::fill;
   j["alloc_s"] = time_or_null(p.alloc_s);
@@ -121,37 +119,40 @@ nlohmann::json to_json(const cpu_point& p) {
   j["first_gbps"] = p.first_gbps();
   j["reps_per_sample"] = p.reps_per_sample;
   j["samples_s"] = p.samples_s;
-  j["stats"] = p.stats;
+  j["stats"] = value::object{{"min", p.stats.min},   {"median", p.stats.median}, {"mean", p.stats.mean},
+                             {"p95", p.stats.p95},   {"max", p.stats.max},       {"stddev", p.stats.stddev},
+                             {"count", p.stats.count}};
   j["median_s"] = p.stats.median;
-  j["ci_rel"] = std::isfinite(p.ci_rel) ? nlohmann::json(p.ci_rel) : nlohmann::json(nullptr);
+  j["ci_rel"] = p.ci_rel;  // infinite (unbounded) is written as null
   j["gbps"] = p.gbps();
-  j["gbps_2x"] = copy ? nlohmann::json(2 * p.gbps()) : nlohmann::json(nullptr);
+  j["gbps_2x"] = copy ? value(2 * p.gbps()) : value(nullptr);
   j["latency_us"] = p.stats.median * 1e6;
   j["verified"] = p.verified;
   if (p.vs_baseline)
-    j["break_even"] = {{"verdict", verdict_name(p.vs_baseline->outcome)},
-                       {"reuses", p.vs_baseline->outcome == break_even::verdict::after
-                                      ? nlohmann::json(p.vs_baseline->reuses)
-                                      : nlohmann::json(nullptr)},
-                       {"against", baseline_kind},
-                       {"within_noise", p.break_even_within_noise}};
+    j["break_even"] = value::object{{"verdict", verdict_name(p.vs_baseline->outcome)},
+                                    {"reuses", p.vs_baseline->outcome == break_even::verdict::after
+                                                   ? value(p.vs_baseline->reuses)
+                                                   : value(nullptr)},
+                                    {"against", baseline_kind},
+                                    {"within_noise", p.break_even_within_noise}};
   else
     j["break_even"] = nullptr;
   return j;
 }
 
-nlohmann::json to_json(const kind_info& k) {
-  nlohmann::json j{{"name", k.name},
-                   {"status", k.available ? "available" : "skipped"},
-                   {"provider", k.provider},
-                   {"reason", k.reason},
-                   {"description", k.description}};
-  if (k.available) j["properties"] = {{"pinned", k.props.pinned}, {"write_combined", k.props.write_combined}};
+value to_value(const kind_info& k) {
+  value j = value::object{{"name", k.name},
+                          {"status", k.available ? "available" : "skipped"},
+                          {"provider", k.provider},
+                          {"reason", k.reason},
+                          {"description", k.description}};
+  if (k.available)
+    j["properties"] = value::object{{"pinned", k.props.pinned}, {"write_combined", k.props.write_combined}};
   return j;
 }
 
-nlohmann::json to_json(const wc_report& w) {
-  nlohmann::json j{{"kind", w.kind}, {"provider", w.provider}, {"checked", w.checked}, {"text", w.text}};
+value to_value(const wc_report& w) {
+  value j = value::object{{"kind", w.kind}, {"provider", w.provider}, {"checked", w.checked}, {"text", w.text}};
   if (w.checked) {
     j["in_effect"] = w.verdict.in_effect;
     j["regular_read_gbps"] = w.regular_read_gbps;
@@ -163,26 +164,13 @@ nlohmann::json to_json(const wc_report& w) {
   return j;
 }
 
-nlohmann::json study_to_json(const study_result& r, const run_context& c) {
-  nlohmann::json doc{{"schema", cpu_result_schema},
-                     {"tool_version", c.tool_version},
-                     {"started_at", c.started_at},
-                     {"interrupted", r.interrupted},
-                     {"system", c.system},
-                     {"config", c.config}};
-  doc["conventions"] = {
+value conventions() {
+  return value::object{
       {"gbps", "bytes / median_s / 1e9 (the seed's N/t)"},
       {"gbps_2x", "2 * gbps for copies (each byte read and written); null for fill"},
       {"first_use_s", "alloc_s + touch_s (reads: filling the fresh buffer) + first_s"},
       {"break_even", "reuses n after which first_use_s + n * median_s of the kind drops below the baseline's"},
       {"baseline", baseline_kind}};
-  doc["kinds"] = nlohmann::json::array();
-  for (const auto& k : r.kinds) doc["kinds"].push_back(to_json(k));
-  doc["write_combining"] = nlohmann::json::array();
-  for (const auto& w : r.write_combining) doc["write_combining"].push_back(to_json(w));
-  doc["results"] = nlohmann::json::array();
-  for (const auto& p : r.points) doc["results"].push_back(to_json(p));
-  return doc;
 }
 
 }  // namespace xfer::cpu

@@ -12,11 +12,6 @@ const std::vector<std::string>& default_kind_names() {
   return names;
 }
 
-std::string canonical_kind_name(std::string_view name) {
-  if (name == "regular") return "pageable";
-  return std::string(name);
-}
-
 std::vector<std::string> known_kind_names(const std::vector<backend_entry>& backends) {
   std::vector<std::string> out = default_kind_names();
   auto add = [&](const std::string& n) {
@@ -43,7 +38,7 @@ std::vector<kind_slot> resolve_kinds(const std::vector<std::string>& names,
   std::vector<kind_slot> out;
   for (const auto& raw : names) {
     kind_slot slot;
-    slot.info.name = canonical_kind_name(raw);
+    slot.info.name = mem::canonical_kind_name(raw);  // "regular" is the seed's word for it
     std::vector<std::string> why_not;
     // Backends absent for the same reason (cuda-rt and cuda-drv: not compiled in) share one mention.
     std::vector<std::pair<std::vector<std::string>, std::string>> absent;

@@ -1,12 +1,13 @@
 #pragma once
 // The study's two outputs: a human table (rows as points complete) and the
-// result file (schema "xferbench/cpu/v1", the transfer result contract's
-// shape: system, config, and every point with its raw samples and status).
+// entries of its result file (schema "xferbench/cpu/v1", the transfer result
+// contract's shape: every point with its raw samples and status), which
+// cpu_study (study.hpp) reports through the session.
 #include <iosfwd>
-#include <nlohmann/json.hpp>
 #include <set>
 #include <string>
 #include <xfer/core/result.hpp>
+#include <xfer/core/value.hpp>
 #include <xfer/cpu/cpu_study.hpp>
 
 namespace xfer::cpu {
@@ -16,8 +17,9 @@ inline constexpr const char* cpu_result_schema = "xferbench/cpu/v1";
 class cpu_table {
  public:
   explicit cpu_table(std::ostream& out) : out_(out) {}
-  // The machine, the conventions, and each kind with its provider or why it is skipped.
-  void header(const run_context& context, const std::vector<kind_info>& kinds);
+  // The conventions, and each kind with its provider or why it is skipped
+  // (the session's first line has already named the machine).
+  void header(const std::vector<kind_info>& kinds);
   // One row per point. Points of a kind skipped as a whole are not repeated
   // (header() gave the reason once).
   void row(const cpu_point& p);
@@ -33,9 +35,11 @@ class cpu_table {
 // "12.3" style milliseconds for the table ("-" when not measured).
 std::string format_ms(double seconds);
 
-nlohmann::json to_json(const cpu_point& p);
-nlohmann::json to_json(const kind_info& k);
-nlohmann::json to_json(const wc_report& w);
-nlohmann::json study_to_json(const study_result& r, const run_context& context);
+// Entries of the file's "results", "kinds" and "write_combining".
+value to_value(const cpu_point& p);
+value to_value(const kind_info& k);
+value to_value(const wc_report& w);
+// The file's "conventions": what its numbers mean.
+value conventions();
 
 }  // namespace xfer::cpu

@@ -18,8 +18,6 @@ namespace xfer::cpu {
 const std::vector<std::string>& default_kind_names();
 inline constexpr const char* baseline_kind = "pageable";
 
-// "regular" (the seed's word) is "pageable" (the project's); other names unchanged.
-std::string canonical_kind_name(std::string_view name);
 // Every name --kinds accepts here: the defaults, the core kinds, and every
 // kind an available backend lists.
 std::vector<std::string> known_kind_names(const std::vector<backend_entry>& backends);

@@ -1,7 +1,11 @@
 #pragma once
-// The application view (seeds 000/003): a vector add offloaded to a device,
-// timed phase by phase, for one host allocation strategy at a time. A backend
-// that can run it returns a vadd_app from backend::make_vadd_app().
+// The vector-add study's vocabulary (seeds 000/003): a vector add offloaded
+// to a device, timed phase by phase, for one host allocation strategy at a
+// time. Each backend that can run it has its part beside it
+// (src/backends/<name>/vadd_app.*), and make_vadd_app() in
+// xfer/backends/vadd_registry.hpp returns a backend's; the study
+// (app_study.hpp) runs and tabulates them. Only this header is shared with
+// the backends' parts, so they depend on the vocabulary, never on the study.
 #include <array>
 #include <cstddef>
 #include <cstdint>

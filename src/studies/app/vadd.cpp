@@ -1,4 +1,4 @@
-#include <xfer/core/app.hpp>
+#include <xfer/app/vadd.hpp>
 
 namespace xfer {
 

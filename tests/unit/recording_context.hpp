@@ -1,0 +1,35 @@
+#pragma once
+// A study_context that keeps what a study reports, for tests that run a study
+// without a session: its records, their console text, and each section as
+// the result file would hold it.
+#include <atomic>
+#include <nlohmann/json.hpp>
+#include <string>
+#include <vector>
+#include <xfer/core/study.hpp>
+
+namespace xfer::test {
+
+struct recording_context final : study_context {
+  std::vector<record> records;
+  std::string text;  // every record's console text, in order
+  std::atomic<bool> stop_flag{false};
+  std::size_t progress_calls = 0;
+
+  void report(const record& r) override {
+    records.push_back(r);
+    text += r.text;
+  }
+  const std::atomic<bool>& stop() const override { return stop_flag; }
+  void progress(std::size_t, std::size_t, const std::string&) override { ++progress_calls; }
+
+  // The entries of one section, as JSON.
+  nlohmann::json section(const std::string& name) const {
+    auto out = nlohmann::json::array();
+    for (const auto& r : records)
+      if (r.section == name) out.push_back(nlohmann::json::parse(r.fields.dump()));
+    return out;
+  }
+};
+
+}  // namespace xfer::test
