@@ -3,6 +3,7 @@
 result files written whole or not at all, and Ctrl-C handling.
 
 Usage: test_cli.py PATH/TO/xferbench, or under pytest with XFERBENCH_BIN set to it.
+Over 400 lines on purpose: one class per command, and the whole file one ctest entry (cli.end_to_end).
 """
 import json
 import os
