@@ -165,9 +165,11 @@ namespace {
 
 // What a study reports through: the session's reporters, with each record's
 // status counted for the exit code.
+using show_fn = std::function<void(std::size_t done, std::size_t total, const std::string& what)>;
+
 class study_run final : public study_context {
  public:
-  study_run(reporter& sink, const std::atomic<bool>& stop, std::function<void(std::size_t, std::size_t, const std::string&)> show)
+  study_run(reporter& sink, const std::atomic<bool>& stop, show_fn show)
       : sink_(sink), stop_(stop), show_(std::move(show)) {}
   void report(const record& r) override {
     if (!r.section.empty() || r.status != point_status::ok) {
@@ -186,7 +188,7 @@ class study_run final : public study_context {
  private:
   reporter& sink_;
   const std::atomic<bool>& stop_;
-  std::function<void(std::size_t, std::size_t, const std::string&)> show_;
+  show_fn show_;
 };
 
 }  // namespace
@@ -194,7 +196,7 @@ class study_run final : public study_context {
 sweep_outcome session::run(study& st) {
   start();
   sink().report_study(st.info());
-  std::function<void(std::size_t, std::size_t, const std::string&)> show;
+  show_fn show;
   if (chain_->show_progress)
     show = [this](std::size_t done, std::size_t total, const std::string& what) {
       chain_->progress.show(done, total, what);
