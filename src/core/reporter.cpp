@@ -19,6 +19,26 @@ std::string ci_text(const point_result& r) {
   return fmt::format("{}{:.1f}%", r.converged ? "" : "~", 100 * r.ci_rel);
 }
 
+// One line per accelerator link: what it can carry and where that comes
+// from; a link below its best state is shouted, since every figure behind it
+// is capped (the classic "one GPU of four at 14 GB/s").
+void print_link(std::ostream& out, const pci_link& a) {
+  fmt::print(out, "link {} ({}): Gen{} x{}, raw {:.1f} GB/s per direction", a.address, a.vendor_name, a.current_gen,
+             a.current_width, a.theoretical_gbps);
+  if (a.ceiling_h2d_gbps > 0)
+    fmt::print(out, "; ceilings h2d {:.1f}, d2h {:.1f} GB/s (MPS {} B, MRRS {} B, TLP overhead)", a.ceiling_h2d_gbps,
+               a.ceiling_d2h_gbps, a.max_payload, a.max_read_request);
+  else if (!a.config_read.empty())
+    fmt::print(out, "; {}", a.config_read);
+  if (a.numa_node >= 0) fmt::print(out, "; NUMA node {}", a.numa_node);
+  fmt::print(out, "\n");
+  if (const auto why = a.degraded(); !why.empty())
+    fmt::print(out,
+               "WARNING: link {} runs at {}: transfers to this device are capped below what it can do (a GPU may "
+               "lower its link speed while idle; a width below the maximum is a slot, riser or seating problem)\n",
+               a.address, why);
+}
+
 }  // namespace
 
 console_reporter::console_reporter(std::ostream& out) : out_(out) {}
@@ -26,6 +46,7 @@ console_reporter::console_reporter(std::ostream& out) : out_(out) {}
 void console_reporter::report_context(const run_context& c) {
   fmt::print(out_, "xferbench {} | {} ({} CPUs) | {} | {}\n", c.tool_version, c.system.cpu_model,
              c.system.logical_cpus, c.system.os, c.started_at);
+  for (const auto& a : c.system.accelerators) print_link(out_, a);
   fmt::print(out_, row_format, "backend", "route", "dir", "host memory", "size", "median us", "GB/s", "ci95",
              "n", "");
 }

@@ -50,29 +50,33 @@ std::string lowercase(std::string s) {
   return s;
 }
 
-// Flags points that beat their device's link (the fastest accelerator link
-// this machine reports where the point's PCI address is unknown).
+// Records each point's link ceiling and flags points that beat it (the
+// fastest accelerator link this machine has where the point's PCI address is
+// unknown: the most generous ceiling).
 class link_limit_check final : public reporter {
  public:
   link_limit_check(reporter& inner, const system_info& sys) : inner_(inner) {
     for (const auto& a : sys.accelerators) {
-      fastest_gbps_ = std::max(fastest_gbps_, a.theoretical_gbps);
-      by_address_[lowercase(a.address)] = a.theoretical_gbps;
+      if (!fastest_ || a.theoretical_gbps > fastest_->theoretical_gbps) fastest_ = &a;
+      by_address_[lowercase(a.address)] = &a;
     }
   }
   void report_context(const run_context& c) override { inner_.report_context(c); }
   void report(const point_result& r) override {
     point_result flagged = r;
     const auto link = by_address_.find(lowercase(r.device_pci));
-    flag_link_limit(flagged, link != by_address_.end() && link->second > 0 ? link->second : fastest_gbps_);
+    if (link != by_address_.end() && link->second->theoretical_gbps > 0)
+      flag_link_limit(flagged, *link->second);
+    else if (fastest_)
+      flag_link_limit(flagged, *fastest_);
     inner_.report(flagged);
   }
   void finalize(bool interrupted) override { inner_.finalize(interrupted); }
 
  private:
   reporter& inner_;
-  double fastest_gbps_ = 0;
-  std::map<std::string, double> by_address_;
+  const pci_link* fastest_ = nullptr;
+  std::map<std::string, const pci_link*> by_address_;
 };
 
 const std::atomic<bool> never_stopped{false};
@@ -92,6 +96,7 @@ class session::chain {
         show_progress(o.progress && ::isatty(STDERR_FILENO)),
         progress(out, table),
         check(show_progress ? static_cast<reporter&>(progress) : out, ctx.system) {
+    // ctx outlives the chain (the session owns both): check keeps pointers into its links.
     out.add(std::make_unique<console_reporter>(table));
     if (!o.json.empty()) out.add(std::make_unique<json_reporter>(o.json));
     if (!o.csv.empty()) out.add(std::make_unique<csv_reporter>(o.csv));
