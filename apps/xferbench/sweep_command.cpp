@@ -70,6 +70,9 @@ void add_sweep_options(CLI::App& cmd, sweep_args& a) {
       ->check(not_empty());
   cmd.add_option("--csv", a.csv, "write one CSV row per point (- for stdout)")->check(not_empty());
   cmd.add_flag("-q,--quiet", a.quiet, "no progress line on stderr");
+  cmd.add_flag("-v,--verbose", a.verbose,
+               "a row per point on the console as it completes (default: a summary table per backend at the end; "
+               "every point is in the --json and --csv files either way)");
 }
 
 int run_sweep_command(const sweep_args& a, const std::vector<std::string>& argv) {
@@ -148,7 +151,7 @@ int run_sweep_command(const sweep_args& a, const std::vector<std::string>& argv)
                 {"quick", a.quick},
                 {"alignment", bopts.kinds.alignment},
                 {"unaligned_offset", a.unaligned_offset}};
-  session run(std::move(ctx), {.json = a.json, .csv = a.csv, .progress = !a.quiet});
+  session run(std::move(ctx), {.json = a.json, .csv = a.csv, .progress = !a.quiet, .verbose = a.verbose});
   return run.finish(run.run(planned, opts));
 }
 

@@ -41,13 +41,14 @@ void print_link(std::ostream& out, const pci_link& a) {
 
 }  // namespace
 
-console_reporter::console_reporter(std::ostream& out) : out_(out) {}
+console_reporter::console_reporter(std::ostream& out, bool rows) : out_(out), rows_(rows) {}
 
 void console_reporter::report_context(const run_context& c) {
   fmt::print(out_, "xferbench {} | {} ({} CPUs) | {} | {}\n", c.tool_version, c.system.cpu_model,
              c.system.logical_cpus, c.system.os, c.started_at);
   for (const auto& a : c.system.accelerators) print_link(out_, a);
-  fmt::print(out_, row_format, "backend", "route", "dir", "host memory", "size", "median us", "GB/s", "ci95",
+  if (rows_)
+    fmt::print(out_, row_format, "backend", "route", "dir", "host memory", "size", "median us", "GB/s", "ci95",
              "n", "");
 }
 
@@ -55,6 +56,7 @@ void console_reporter::report(const point_result& r) {
   const auto& s = r.spec;
   if (r.status == point_status::skipped) {
     ++skipped_;
+    if (!rows_) return;
     const std::string key = fmt::format("{}|{}|{}|{}|{}", s.backend, s.route, s.host_memory, to_string(s.dir), r.reason);
     if (key == last_skip_key_) return;
     last_skip_key_ = key;
@@ -70,14 +72,16 @@ void console_reporter::report(const point_result& r) {
     return;
   }
   ++ok_;
+  converged_ += r.converged;
+  if (!rows_) return;
   fmt::print(out_, row_format, s.backend, s.route, to_string(s.dir), s.host_memory, format_size(s.bytes),
              fmt::format("{:.3f}", r.latency_us()), fmt::format("{:.2f}", r.gbps()), ci_text(r), r.stats.count,
              fmt::format("{}{}", r.verified ? "" : "unverified ", r.above_link_limit ? "! above the link's limit" : ""));
 }
 
 void console_reporter::finalize(bool interrupted) {
-  fmt::print(out_, "points: {} ok, {} skipped, {} failed{}\n", ok_, skipped_, failed_,
-             interrupted ? " (interrupted: partial run)" : "");
+  fmt::print(out_, "points: {} ok ({} converged to the CI target), {} skipped, {} failed{}\n", ok_, converged_,
+             skipped_, failed_, interrupted ? " (interrupted: partial run)" : "");
   out_.flush();
 }
 

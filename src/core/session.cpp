@@ -1,8 +1,10 @@
 #include <algorithm>
 #include <cctype>
+#include <chrono>
 #include <cstdio>
 #include <cstdlib>
 #include <fmt/format.h>
+#include <fmt/ostream.h>
 #include <iostream>
 #include <map>
 #include <unistd.h>
@@ -11,6 +13,7 @@
 #include <xfer/core/reporter.hpp>
 #include <xfer/core/session.hpp>
 #include <xfer/core/size.hpp>
+#include <xfer/core/summary_reporter.hpp>
 
 namespace xfer {
 namespace {
@@ -24,7 +27,12 @@ class progress_line final : public reporter {
       clear();
       return;
     }
-    fmt::print(stderr, "\r\033[K[{}/{}] {} {} {} {} {}", done + 1, total, p.backend, p.route, p.host_memory,
+    // The rate so far predicts the rest: points differ, but a sweep's mix is even enough for an estimate.
+    const double elapsed = std::chrono::duration<double>(std::chrono::steady_clock::now() - started_).count();
+    const std::string eta =
+        done > 0 ? fmt::format(" ~{:.0f} s left", elapsed / static_cast<double>(done) * static_cast<double>(total - done))
+                 : "";
+    fmt::print(stderr, "\r\033[K[{}/{}{}] {} {} {} {} {}", done + 1, total, eta, p.backend, p.route, p.host_memory,
                to_string(p.dir), format_size(p.bytes));
     std::fflush(stderr);
   }
@@ -43,6 +51,7 @@ class progress_line final : public reporter {
   static void clear() { fmt::print(stderr, "\r\033[K"); }
   reporter& inner_;
   std::ostream& table_;
+  std::chrono::steady_clock::time_point started_ = std::chrono::steady_clock::now();
 };
 
 std::string lowercase(std::string s) {
@@ -97,7 +106,9 @@ class session::chain {
         progress(out, table),
         check(show_progress ? static_cast<reporter&>(progress) : out, ctx.system) {
     // ctx outlives the chain (the session owns both): check keeps pointers into its links.
-    out.add(std::make_unique<console_reporter>(table));
+    // The summary first: its table closes before the console's count line.
+    if (!o.verbose) out.add(std::make_unique<summary_reporter>(table));
+    out.add(std::make_unique<console_reporter>(table, o.verbose));
     if (!o.json.empty()) out.add(std::make_unique<json_reporter>(o.json));
     if (!o.csv.empty()) out.add(std::make_unique<csv_reporter>(o.csv));
   }
@@ -131,6 +142,7 @@ std::ostream& session::console() { return chain_->table; }
 
 sweep_outcome session::run(const plan& p, const measure_options& m) {
   start();
+  for (const auto& [name, why] : p.unavailable) fmt::print(console(), "{}: unavailable: {}\n", name, why);
   sweep_outcome all;
   const std::size_t total = p.size();
   std::size_t done_before = 0;
