@@ -66,6 +66,9 @@ void add_sweep_options(CLI::App& cmd, sweep_args& a) {
       ->capture_default_str()
       ->multi_option_policy(CLI::MultiOptionPolicy::TakeLast);
   cmd.add_flag("--no-verify", a.no_verify, "skip checking the data each route moves");
+  cmd.add_flag("--no-affinity", a.no_affinity,
+               "do not run the measuring thread on the CPUs local to the device and prefer its NUMA node's memory "
+               "(the default, as nvbandwidth does; each point records where it ran)");
   cmd.add_option("--json", a.json, "write the result file (schema xferbench/result/v1; - for stdout)")
       ->check(not_empty());
   cmd.add_option("--csv", a.csv, "write one CSV row per point (- for stdout)")->check(not_empty());
@@ -82,6 +85,7 @@ int run_sweep_command(const sweep_args& a, const std::vector<std::string>& argv)
   opts.max_time_s = a.max_time.value_or(opts.max_time_s);
   opts.warmup_s = a.warmup.value_or(opts.warmup_s);
   opts.verify = !a.no_verify;
+  opts.affinity = !a.no_affinity;
   opts.watchdog_s = a.watchdog;
   if (!(a.watchdog == -1 || (a.watchdog >= 0 && a.watchdog <= 86400)))
     throw usage_error(fmt::format("--watchdog {} is out of range [0, 86400] seconds (0 turns it off)", a.watchdog));
@@ -148,6 +152,7 @@ int run_sweep_command(const sweep_args& a, const std::vector<std::string>& argv)
                 {"max_time_s", opts.max_time_s},
                 {"warmup_s", opts.warmup_s},
                 {"verify", opts.verify},
+                {"affinity", opts.affinity},
                 {"quick", a.quick},
                 {"alignment", bopts.kinds.alignment},
                 {"unaligned_offset", a.unaligned_offset}};

@@ -130,6 +130,10 @@ void to_json(nlohmann::json& j, const point_result& r) {
   j["verified"] = r.verified;
   j["samples_checked"] = r.samples_checked;
   if (r.above_link_limit) j["above_link_limit"] = true;
+  if (r.placed) {
+    j["placement"] = {{"near_device", r.placed->applied}, {"cpus", r.placed->cpus}, {"numa_node", r.placed->numa_node}};
+    if (!r.placed->note.empty()) j["placement"]["note"] = r.placed->note;
+  }
   if (r.link_ceiling_gbps > 0) {
     j["link_ceiling_gbps"] = r.link_ceiling_gbps;
     j["pct_of_link_ceiling"] = 100 * r.gbps() / r.link_ceiling_gbps;
@@ -175,6 +179,10 @@ void from_json(const nlohmann::json& j, point_result& r) {
   r.samples_checked = j.value("samples_checked", std::size_t{0});
   r.above_link_limit = j.value("above_link_limit", false);
   r.link_ceiling_gbps = j.value("link_ceiling_gbps", 0.0);
+  if (j.contains("placement")) {
+    const auto& p = j.at("placement");
+    r.placed = placement{p.value("near_device", false), p.value("numa_node", -1), p.value("cpus", ""), p.value("note", "")};
+  }
   const auto& f = j.at("first_use");
   r.first = {f.at("alloc_s"), f.at("touch_s"), f.at("first_transfer_s")};
   if (j.contains("part_samples_s"))

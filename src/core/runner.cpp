@@ -11,6 +11,7 @@
 #include <xfer/core/errors.hpp>
 #include <xfer/core/interrupt.hpp>
 #include <xfer/core/reporter.hpp>
+#include <xfer/core/affinity.hpp>
 #include <xfer/core/runner.hpp>
 
 namespace xfer {
@@ -135,8 +136,15 @@ point_result unrun(const point_spec& p, const device_info& device, point_status 
 point_result prepare_and_measure(backend& b, const point_spec& p, const device_info& device,
                                  const measure_options& options, const std::atomic<bool>& stop) {
   try {
+    // Placed before prepare(): the host buffers are allocated, pinned and
+    // first touched from here, so their pages land on the preferred node.
+    const bool on_a_device = device.type != "cpu";
+    std::optional<near_device> near;
+    if (on_a_device && options.affinity) near.emplace(pci_of(device));
     auto t = b.prepare(p);
-    return measure(*t, p, device, options, stop);
+    auto r = measure(*t, p, device, options, stop);
+    if (on_a_device) r.placed = near ? near->where() : placement{false, -1, "", "off (--no-affinity)"};
+    return r;
   } catch (const skip_point& e) {
     return unrun(p, device, point_status::skipped, e.what());
   } catch (const std::exception& e) {

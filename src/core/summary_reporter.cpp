@@ -17,6 +17,12 @@ void summary_reporter::report(const point_result& r) {
   if (fresh) {
     order_.push_back(id);
     it->second.title = fmt::format("{} device {} ({})", s.backend, s.device, r.device_name);
+    if (r.placed)
+      it->second.title += r.placed->applied ? fmt::format(", measured from CPUs {}{}", r.placed->cpus,
+                                                          r.placed->numa_node >= 0
+                                                              ? fmt::format(" and NUMA node {}", r.placed->numa_node)
+                                                              : std::string())
+                                            : fmt::format(", not placed near it: {}", r.placed->note);
   }
   auto& t = it->second;
   const curve_key key{s.route, s.host_memory, to_string(s.dir)};

@@ -6,6 +6,8 @@
 #include <gtest/gtest.h>
 #include <unistd.h>
 #include <vector>
+#include <sched.h>
+#include <xfer/core/affinity.hpp>
 #include <xfer/core/pcie_link.hpp>
 #include <xfer/core/result.hpp>
 #include <xfer/core/system_probe.hpp>
@@ -166,5 +168,48 @@ TEST(PcieLink, TheProbeReadsTheConfigurationSpaceAndTheNumaNode) {
   EXPECT_EQ(s.accelerators[0].ceiling_d2h_gbps, 0.0);
   EXPECT_NE(s.accelerators[0].config_read.find("only 64 B"), std::string::npos) << s.accelerators[0].config_read;
   EXPECT_NEAR(s.accelerators[0].ceiling_for(direction::d2h), 63.015, 1e-3);
+  fs::remove_all(root);
+}
+
+TEST(Affinity, CpuListsParseAndMalformedOnesGiveNothing) {
+  EXPECT_EQ(parse_cpu_list("0-3,8,10-11"), (std::vector<int>{0, 1, 2, 3, 8, 10, 11}));
+  EXPECT_EQ(parse_cpu_list("5"), (std::vector<int>{5}));
+  EXPECT_TRUE(parse_cpu_list("").empty());
+  EXPECT_TRUE(parse_cpu_list("3-1").empty());
+  EXPECT_TRUE(parse_cpu_list("a-b").empty());
+  EXPECT_TRUE(parse_cpu_list("1-2x").empty());
+}
+
+TEST(Affinity, ThreadRunsOnTheDevicesCpusAndIsRestoredAfter) {
+  const fs::path root = fs::temp_directory_path() / ("xfer_aff_" + std::to_string(::getpid()));
+  const auto dev = root / "bus/pci/devices/0000:17:00.0";
+  fs::create_directories(dev);
+  cpu_set_t before{};
+  ASSERT_EQ(::sched_getaffinity(0, sizeof before, &before), 0);
+  int first = 0;
+  while (!CPU_ISSET(first, &before)) ++first;
+  std::ofstream(dev / "local_cpulist") << first << "\n";
+  std::ofstream(dev / "numa_node") << "-1\n";
+  {
+    near_device near("0000:17:00.0", root);  // upper or lower case: sysfs names are lower
+    EXPECT_TRUE(near.where().applied) << near.where().note;
+    EXPECT_EQ(near.where().cpus, std::to_string(first));
+    EXPECT_EQ(near.where().numa_node, -1);
+    EXPECT_NE(near.where().note.find("no NUMA node"), std::string::npos);
+    cpu_set_t now{};
+    ASSERT_EQ(::sched_getaffinity(0, sizeof now, &now), 0);
+    EXPECT_EQ(CPU_COUNT(&now), 1);
+    EXPECT_TRUE(CPU_ISSET(first, &now));
+  }
+  cpu_set_t after{};
+  ASSERT_EQ(::sched_getaffinity(0, sizeof after, &after), 0);
+  EXPECT_TRUE(CPU_EQUAL(&before, &after));
+
+  // No such device, or no address: nothing changes, and the note says why.
+  near_device missing("0000:99:00.0", root);
+  EXPECT_FALSE(missing.where().applied);
+  EXPECT_FALSE(missing.where().note.empty());
+  near_device none("", root);
+  EXPECT_FALSE(none.where().applied);
   fs::remove_all(root);
 }

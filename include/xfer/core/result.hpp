@@ -3,9 +3,11 @@
 // docs/result-schema.md). The field names are a contract with the report tool.
 #include <cstdint>
 #include <map>
+#include <optional>
 #include <nlohmann/json.hpp>
 #include <string>
 #include <vector>
+#include <xfer/core/affinity.hpp>
 #include <xfer/core/backend.hpp>
 #include <xfer/core/stats.hpp>
 
@@ -42,6 +44,9 @@ struct point_result {
   // ceilings; the raw rate where the configuration space was unreadable); 0
   // where no link applies (the host backend, device-to-device).
   double link_ceiling_gbps = 0;
+  // Where the measuring thread ran (core/affinity.hpp); recorded for device
+  // points only (a CPU "device" has no slot to be near).
+  std::optional<placement> placed;
   first_use first;
   // Headline numbers derived from stats.median.
   double gbps() const;
