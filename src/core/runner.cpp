@@ -92,13 +92,22 @@ point_result measure(transfer& t, const point_spec& spec, const device_info& dev
       r.ci_rel = median_ci_relative(r.samples_s);
       if (n >= options.min_samples && r.ci_rel <= options.target_ci) {
         r.converged = true;
+        r.stopped_by = "converged";
         break;
       }
       // Out of budget: stop once there are a few samples to take a median of,
       // and in any case at four times the budget (huge transfers).
       const double spent = seconds_since(t0);
-      if ((spent >= options.max_time_s && n >= 3) || spent >= 4 * options.max_time_s) break;
+      if (spent >= options.max_time_s && n >= 3) {
+        r.stopped_by = "budget";
+        break;
+      }
+      if (spent >= 4 * options.max_time_s) {
+        r.stopped_by = "budget x4";
+        break;
+      }
     }
+    if (r.stopped_by.empty()) r.stopped_by = "max samples";
     r.stats = summarize(r.samples_s);
     r.wall_stats = summarize(r.wall_samples_s);
     r.status = point_status::ok;

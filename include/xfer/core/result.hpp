@@ -35,6 +35,10 @@ struct point_result {
   summary wall_stats;
   double ci_rel = 0;                  // relative half-width of the median's 95% CI
   bool converged = false;
+  // Why sampling stopped: "converged" (the CI target was met), "budget"
+  // (--max-time spent), "budget x4" (a huge transfer's few samples took four
+  // times the budget), "max samples".
+  std::string stopped_by;
   bool verified = false;
   std::size_t samples_checked = 0;    // timed samples whose last transfer was checked
   // Faster than the PCIe link can carry: the data did not all cross it
