@@ -34,6 +34,12 @@ run_s=$((SECONDS - t0))
 result_dir=$(sed -n 's/^results: //p' "$OUT/run.log" | tail -n1)
 [ -n "$result_dir" ] || result_dir=$(ls -td results/2*/ 2>/dev/null | head -n1)
 [ -n "$result_dir" ] && [ -f "$result_dir/sweep.json" ] && cp "$result_dir/sweep.json" "$OUT/sweep.json"
+# The accelerators' configuration space, kept as test fixtures for the link
+# ceilings (core/pcie_link.hpp): what a real device's capability list looks like.
+for dev in /sys/bus/pci/devices/*; do
+  case "$(cat "$dev/class" 2>/dev/null)" in 0x0302*|0x1200*|0x0300*) ;; *) continue ;; esac
+  [ "$(cat "$dev/vendor" 2>/dev/null)" = 0x10de ] && cp "$dev/config" "$OUT/pci-config-$(basename "$dev").bin" 2>/dev/null
+done
 
 python3 - "$OUT" "$commit" "$test_rc" "$test_s" "$run_rc" "$run_s" "$((SECONDS - start))" <<'PY' | tee "$OUT/gate-summary.txt"
 import json, os, re, sys

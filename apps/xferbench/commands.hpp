@@ -35,7 +35,7 @@ struct sweep_args {
   unsigned threads = 0;
   std::string alignment = "4K";
   std::size_t unaligned_offset = 16;
-  bool no_verify = false, quiet = false;
+  bool no_verify = false, quiet = false, verbose = false, no_affinity = false;
   std::string json, csv;
 };
 void add_sweep_options(CLI::App& cmd, sweep_args& args);

@@ -66,10 +66,16 @@ void add_sweep_options(CLI::App& cmd, sweep_args& a) {
       ->capture_default_str()
       ->multi_option_policy(CLI::MultiOptionPolicy::TakeLast);
   cmd.add_flag("--no-verify", a.no_verify, "skip checking the data each route moves");
+  cmd.add_flag("--no-affinity", a.no_affinity,
+               "do not run the measuring thread on the CPUs local to the device and prefer its NUMA node's memory "
+               "(the default, as nvbandwidth does; each point records where it ran)");
   cmd.add_option("--json", a.json, "write the result file (schema xferbench/result/v1; - for stdout)")
       ->check(not_empty());
   cmd.add_option("--csv", a.csv, "write one CSV row per point (- for stdout)")->check(not_empty());
   cmd.add_flag("-q,--quiet", a.quiet, "no progress line on stderr");
+  cmd.add_flag("-v,--verbose", a.verbose,
+               "a row per point on the console as it completes (default: a summary table per backend at the end; "
+               "every point is in the --json and --csv files either way)");
 }
 
 int run_sweep_command(const sweep_args& a, const std::vector<std::string>& argv) {
@@ -79,6 +85,7 @@ int run_sweep_command(const sweep_args& a, const std::vector<std::string>& argv)
   opts.max_time_s = a.max_time.value_or(opts.max_time_s);
   opts.warmup_s = a.warmup.value_or(opts.warmup_s);
   opts.verify = !a.no_verify;
+  opts.affinity = !a.no_affinity;
   opts.watchdog_s = a.watchdog;
   if (!(a.watchdog == -1 || (a.watchdog >= 0 && a.watchdog <= 86400)))
     throw usage_error(fmt::format("--watchdog {} is out of range [0, 86400] seconds (0 turns it off)", a.watchdog));
@@ -145,10 +152,11 @@ int run_sweep_command(const sweep_args& a, const std::vector<std::string>& argv)
                 {"max_time_s", opts.max_time_s},
                 {"warmup_s", opts.warmup_s},
                 {"verify", opts.verify},
+                {"affinity", opts.affinity},
                 {"quick", a.quick},
                 {"alignment", bopts.kinds.alignment},
                 {"unaligned_offset", a.unaligned_offset}};
-  session run(std::move(ctx), {.json = a.json, .csv = a.csv, .progress = !a.quiet});
+  session run(std::move(ctx), {.json = a.json, .csv = a.csv, .progress = !a.quiet, .verbose = a.verbose});
   return run.finish(run.run(planned, opts));
 }
 

@@ -64,6 +64,7 @@ class Point:
     verified: bool = True
     first_use: Optional[FirstUse] = None
     parts: dict = field(default_factory=dict)  # name -> {"median_s", "gbps"}
+    link_ceiling_gbps: Optional[float] = None  # what the point's link carries in its direction (TLP overhead included)
 
     @property
     def ok(self):
@@ -287,6 +288,7 @@ def _point(run, path, i, raw):
     p.ci_rel = f.number("ci_rel", nonnegative=True)  # null: unbounded
     p.converged = f.flag("converged", True)
     p.verified = f.flag("verified", True)
+    p.link_ceiling_gbps = f.number("link_ceiling_gbps", **GBPS) or None  # absent or 0: unknown
     fu = f.object("first_use")
     if fu:
         # Negative means "not measured" in the C++ model.
@@ -320,6 +322,11 @@ def _check_system(system):
         for key in ("pci_address", "vendor", "vendor_name"):
             acc.string(key)
         acc.number("link_gbps_per_direction", **GBPS)  # 0: unknown
+        acc.string("degraded")
+        ceilings = acc.object("ceiling_gbps")
+        if ceilings:
+            for key in ("h2d", "d2h", "h2d_rcb_completions"):
+                ceilings.number(key, **GBPS)
         for key in ("link_current", "link_max"):
             link = acc.object(key)
             if link:

@@ -50,7 +50,15 @@ def _runs_section(doc, report):
             if mx.get("gen"):
                 text += f": PCIe Gen{mx.get('gen')} x{mx.get('width')} (now Gen{cur.get('gen')} x{cur.get('width')})"
             if a.get("link_gbps_per_direction"):
-                text += f", {a['link_gbps_per_direction']:.1f} GB/s per direction"
+                text += f", {a['link_gbps_per_direction']:.1f} GB/s per direction raw"
+            ceil = a.get("ceiling_gbps") or {}
+            if ceil.get("h2d") and ceil.get("d2h"):
+                text += (f"; ceilings after TLP overhead h2d {ceil['h2d']:.1f}, d2h {ceil['d2h']:.1f} GB/s "
+                         f"(max payload {a.get('max_payload_bytes')} B)")
+            elif a.get("config_space") and a.get("config_space") != "ok":
+                text += f"; {a['config_space']}"
+            if a.get("degraded"):
+                text += f"; BELOW ITS BEST: {a['degraded']}"
             accs.append(text)
         pts = run.points
         mem = s.get("memory_bytes")
@@ -123,7 +131,10 @@ def _peaks_section(doc, report):
             f = c.fit
             rows.append([
                 c.group.name, c.route, c.host_memory + (f" ({c.part} part)" if c.part else ""),
-                format_gbps(c.gbps(peak)) if peak else "-", format_size(peak.bytes) if peak else "-",
+                format_gbps(c.gbps(peak)) if peak else "-",
+                f"{100 * c.gbps(peak) / peak.link_ceiling_gbps:.0f}%" if peak and peak.link_ceiling_gbps
+                and not c.part else "-",
+                format_size(peak.bytes) if peak else "-",
                 format_size(half.bytes) if half else "-",
                 f"{format_time(c.time(first))} @ {format_size(first.bytes)}",
                 format_us(f.latency_s) if f else "-",
@@ -132,8 +143,9 @@ def _peaks_section(doc, report):
                 _notes(c),
             ])
             marks.append("warn" if c.above_limit else "")
-        doc.table(["backend", "route", "host memory", "peak GB/s", "at size", "half peak from", "smallest transfer",
-                   "L (us)", "B (GB/s)", "fit error rms / max", "notes"], rows, align="lllrrrrrrrl", row_marks=marks)
+        doc.table(["backend", "route", "host memory", "peak GB/s", "of link ceiling", "at size", "half peak from",
+                   "smallest transfer", "L (us)", "B (GB/s)", "fit error rms / max", "notes"], rows,
+                  align="lllrrrrrrrrl", row_marks=marks)
 
 
 def _figures_section(doc, title, anchor, figures, intro):
@@ -283,6 +295,12 @@ def build_document(report, figures, title=None):
     doc.para(f"Made by xferbench-report {__version__} from {', '.join(r.path.name for r in report.runs)}. "
              "GB/s are 1e9 bytes per second; sizes are binary (1 KiB = 1024 B). Every figure uses the median of "
              "each point's samples.", "small")
+    for run in report.runs:
+        for a in run.system.get("accelerators") or []:
+            if isinstance(a, dict) and a.get("degraded"):
+                doc.para(f"Link {a.get('pci_address', '?')} ran below its best ({a['degraded']}) in {run.path.name}: "
+                         "every transfer to that device is capped. A width below the maximum is a slot, riser or "
+                         "seating problem; a GPU may also lower its link speed while idle.", "note")
     _runs_section(doc, report)
     _peaks_section(doc, report)
     _figures_section(doc, "Bandwidth against size", "bandwidth", figures["bandwidth"],

@@ -21,28 +21,53 @@ std::string ci_text(const point_result& r) {
   return fmt::format("{}{:.1f}%", r.converged ? "" : "~", 100 * r.ci_rel);
 }
 
+// One line per accelerator link: what it can carry and where that comes
+// from; a link below its best state is shouted, since every figure behind it
+// is capped (the classic "one GPU of four at 14 GB/s").
+void print_link(std::ostream& out, const pci_link& a) {
+  fmt::print(out, "link {} ({}): Gen{} x{}, raw {:.1f} GB/s per direction", a.address, a.vendor_name, a.current_gen,
+             a.current_width, a.theoretical_gbps);
+  if (a.ceiling_h2d_gbps > 0)
+    fmt::print(out, "; ceilings h2d {:.1f}, d2h {:.1f} GB/s (MPS {} B, MRRS {} B, TLP overhead)", a.ceiling_h2d_gbps,
+               a.ceiling_d2h_gbps, a.max_payload, a.max_read_request);
+  else if (!a.config_read.empty())
+    fmt::print(out, "; {}", a.config_read);
+  if (a.numa_node >= 0) fmt::print(out, "; NUMA node {}", a.numa_node);
+  fmt::print(out, "\n");
+  if (const auto why = a.degraded(); !why.empty())
+    fmt::print(out,
+               "WARNING: link {} runs at {}: transfers to this device are capped below what it can do (a GPU may "
+               "lower its link speed while idle; a width below the maximum is a slot, riser or seating problem)\n",
+               a.address, why);
+}
+
 }  // namespace
 
-console_reporter::console_reporter(std::ostream& out) : out_(out) {}
+console_reporter::console_reporter(std::ostream& out, bool rows) : out_(out), rows_(rows) {}
 
 void console_reporter::report_context(const run_context& c) {
   fmt::print(out_, "xferbench {} | {} ({} CPUs) | {} | {}\n", c.tool_version, c.system.cpu_model,
              c.system.logical_cpus, c.system.os, c.started_at);
+  for (const auto& a : c.system.accelerators) print_link(out_, a);
 }
 
 void console_reporter::report(const point_result& r) {
-  // The column heads wait for the first point: a study's table has its own.
-  if (!columns_printed_) {
+  // The column heads wait for the first row: a study's table has its own,
+  // and without rows_ only a failure gets a row.
+  const auto heads = [&] {
+    if (columns_printed_) return;
     columns_printed_ = true;
     fmt::print(out_, row_format, "backend", "route", "dir", "host memory", "size", "median us", "GB/s", "ci95",
                "n", "");
-  }
+  };
   const auto& s = r.spec;
   if (r.status == point_status::skipped) {
     ++skipped_;
+    if (!rows_) return;
     const std::string key = fmt::format("{}|{}|{}|{}|{}", s.backend, s.route, s.host_memory, to_string(s.dir), r.reason);
     if (key == last_skip_key_) return;
     last_skip_key_ = key;
+    heads();
     fmt::print(out_, row_format, s.backend, s.route, to_string(s.dir), s.host_memory, format_size(s.bytes), "", "", "",
                "", fmt::format("skipped: {}", r.reason));
     return;
@@ -50,11 +75,15 @@ void console_reporter::report(const point_result& r) {
   last_skip_key_.clear();
   if (r.status == point_status::failed) {
     ++failed_;
+    heads();
     fmt::print(out_, row_format, s.backend, s.route, to_string(s.dir), s.host_memory, format_size(s.bytes), "", "", "",
                "", fmt::format("FAILED: {}", r.reason));
     return;
   }
   ++ok_;
+  converged_ += r.converged;
+  if (!rows_) return;
+  heads();
   fmt::print(out_, row_format, s.backend, s.route, to_string(s.dir), s.host_memory, format_size(s.bytes),
              fmt::format("{:.3f}", r.latency_us()), fmt::format("{:.2f}", r.gbps()), ci_text(r), r.stats.count,
              fmt::format("{}{}", r.verified ? "" : "unverified ", r.above_link_limit ? "! above the link's limit" : ""));
@@ -73,8 +102,8 @@ void console_reporter::finalize(bool interrupted) {
     out_.flush();
     return;
   }
-  fmt::print(out_, "points: {} ok, {} skipped, {} failed{}\n", ok_, skipped_, failed_,
-             interrupted ? " (interrupted: partial run)" : "");
+  fmt::print(out_, "points: {} ok ({} converged to the CI target), {} skipped, {} failed{}\n", ok_, converged_,
+             skipped_, failed_, interrupted ? " (interrupted: partial run)" : "");
   out_.flush();
 }
 

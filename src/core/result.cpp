@@ -18,9 +18,32 @@ double point_result::gbps() const {
 }
 double point_result::latency_us() const { return status == point_status::ok ? stats.median * 1e6 : 0.0; }
 
-void flag_link_limit(point_result& r, double link_gbps) {
-  if (r.status != point_status::ok || link_gbps <= 0 || r.device_type == "cpu" || r.spec.host_memory == "none") return;
-  const double limit = r.spec.dir == direction::bidir ? 2 * link_gbps : link_gbps;
+double pci_link::ceiling_for(direction d) const {
+  const double reads = ceiling_h2d_gbps > 0 ? ceiling_h2d_gbps : theoretical_gbps;
+  const double writes = ceiling_d2h_gbps > 0 ? ceiling_d2h_gbps : theoretical_gbps;
+  if (reads <= 0 || writes <= 0) return 0;
+  switch (d) {
+    case direction::h2d: return reads;
+    case direction::d2h: return writes;
+    case direction::bidir: return reads + writes;  // full duplex: each direction has its own lanes
+    case direction::rw: return 2 / (1 / reads + 1 / writes);  // a write then a read, one after the other
+    case direction::d2d: return 0;
+  }
+  return 0;
+}
+
+std::string pci_link::degraded() const {
+  std::string why;
+  if (current_width > 0 && max_width > 0 && current_width < max_width)
+    why = fmt::format("x{} of x{}", current_width, max_width);
+  if (current_gen > 0 && max_gen > 0 && current_gen < max_gen)
+    why += fmt::format("{}Gen{} of Gen{}", why.empty() ? "" : ", ", current_gen, max_gen);
+  return why;
+}
+
+namespace {
+
+void flag_above(point_result& r, double limit) {
   const double gbps = r.gbps();
   r.above_link_limit = gbps > limit;
   // A kernel reading or writing host memory faster than the link carries
@@ -33,6 +56,23 @@ void flag_link_limit(point_result& r, double link_gbps) {
                            "host memory across the link (the driver moved the buffer into device memory)",
                            gbps, limit);
   }
+}
+
+bool crosses_link(const point_result& r) {
+  return r.status == point_status::ok && r.device_type != "cpu" && r.spec.host_memory != "none";
+}
+
+}  // namespace
+
+void flag_link_limit(point_result& r, double link_gbps) {
+  if (!crosses_link(r) || link_gbps <= 0) return;
+  flag_above(r, r.spec.dir == direction::bidir ? 2 * link_gbps : link_gbps);
+}
+
+void flag_link_limit(point_result& r, const pci_link& link) {
+  if (!crosses_link(r)) return;
+  r.link_ceiling_gbps = link.ceiling_for(r.spec.dir);
+  if (r.link_ceiling_gbps > 0) flag_above(r, r.link_ceiling_gbps);
 }
 
 namespace {
@@ -87,9 +127,18 @@ void to_json(nlohmann::json& j, const point_result& r) {
   j["wall_stats"] = r.wall_stats;
   j["ci_rel"] = finite_or_null(r.ci_rel);
   j["converged"] = r.converged;
+  j["stopped_by"] = r.stopped_by;
   j["verified"] = r.verified;
   j["samples_checked"] = r.samples_checked;
   if (r.above_link_limit) j["above_link_limit"] = true;
+  if (r.placed) {
+    j["placement"] = {{"near_device", r.placed->applied}, {"cpus", r.placed->cpus}, {"numa_node", r.placed->numa_node}};
+    if (!r.placed->note.empty()) j["placement"]["note"] = r.placed->note;
+  }
+  if (r.link_ceiling_gbps > 0) {
+    j["link_ceiling_gbps"] = r.link_ceiling_gbps;
+    j["pct_of_link_ceiling"] = 100 * r.gbps() / r.link_ceiling_gbps;
+  }
   j["first_use"] = {{"alloc_s", r.first.alloc_s},
                     {"touch_s", r.first.touch_s},
                     {"first_transfer_s", r.first.first_transfer_s}};
@@ -127,9 +176,15 @@ void from_json(const nlohmann::json& j, point_result& r) {
   r.wall_stats = j.at("wall_stats");
   r.ci_rel = number_or_inf(j.at("ci_rel"));
   r.converged = j.at("converged");
+  r.stopped_by = j.value("stopped_by", "");
   r.verified = j.at("verified");
   r.samples_checked = j.value("samples_checked", std::size_t{0});
   r.above_link_limit = j.value("above_link_limit", false);
+  r.link_ceiling_gbps = j.value("link_ceiling_gbps", 0.0);
+  if (j.contains("placement")) {
+    const auto& p = j.at("placement");
+    r.placed = placement{p.value("near_device", false), p.value("numa_node", -1), p.value("cpus", ""), p.value("note", "")};
+  }
   const auto& f = j.at("first_use");
   r.first = {f.at("alloc_s"), f.at("touch_s"), f.at("first_transfer_s")};
   if (j.contains("part_samples_s"))
@@ -147,7 +202,18 @@ void to_json(nlohmann::json& j, const system_info& s) {
                    {"link_current", {{"gts", a.current_gts}, {"gen", a.current_gen}, {"width", a.current_width}}},
                    {"link_max", {{"gts", a.max_gts}, {"gen", a.max_gen}, {"width", a.max_width}}},
                    {"link_gbps_per_direction", a.theoretical_gbps},
-                   {"link_gbps_current", a.current_gbps}});
+                   {"link_gbps_current", a.current_gbps},
+                   {"numa_node", a.numa_node},
+                   {"config_space", a.config_read},
+                   {"max_payload_bytes", a.max_payload},
+                   {"max_read_request_bytes", a.max_read_request},
+                   {"read_completion_boundary_bytes", a.read_completion_boundary},
+                   {"relaxed_ordering", a.relaxed_ordering},
+                   // What transfers can reach after TLP overhead (core/pcie_link.hpp); 0: unknown.
+                   {"ceiling_gbps", {{"h2d", a.ceiling_h2d_gbps},
+                                     {"h2d_rcb_completions", a.ceiling_h2d_rcb_gbps},
+                                     {"d2h", a.ceiling_d2h_gbps}}},
+                   {"degraded", a.degraded()}});
   }
   j = {{"hostname", s.hostname},
        {"cpu_model", s.cpu_model},
@@ -188,6 +254,19 @@ void from_json(const nlohmann::json& j, system_info& s) {
     l.max_width = a.at("link_max").at("width");
     l.theoretical_gbps = a.at("link_gbps_per_direction");
     l.current_gbps = a.at("link_gbps_current");
+    // Files from before the ceilings were read lack these: unknown.
+    l.numa_node = a.value("numa_node", -1);
+    l.config_read = a.value("config_space", "");
+    l.max_payload = a.value("max_payload_bytes", 0);
+    l.max_read_request = a.value("max_read_request_bytes", 0);
+    l.read_completion_boundary = a.value("read_completion_boundary_bytes", 0);
+    l.relaxed_ordering = a.value("relaxed_ordering", false);
+    if (a.contains("ceiling_gbps")) {
+      const auto& c = a.at("ceiling_gbps");
+      l.ceiling_h2d_gbps = c.value("h2d", 0.0);
+      l.ceiling_h2d_rcb_gbps = c.value("h2d_rcb_completions", 0.0);
+      l.ceiling_d2h_gbps = c.value("d2h", 0.0);
+    }
     s.accelerators.push_back(l);
   }
   s.backend_versions = j.at("backends").get<std::map<std::string, std::map<std::string, std::string>>>();

@@ -11,6 +11,7 @@
 #include <xfer/core/errors.hpp>
 #include <xfer/core/interrupt.hpp>
 #include <xfer/core/reporter.hpp>
+#include <xfer/core/affinity.hpp>
 #include <xfer/core/runner.hpp>
 
 namespace xfer {
@@ -91,13 +92,22 @@ point_result measure(transfer& t, const point_spec& spec, const device_info& dev
       r.ci_rel = median_ci_relative(r.samples_s);
       if (n >= options.min_samples && r.ci_rel <= options.target_ci) {
         r.converged = true;
+        r.stopped_by = "converged";
         break;
       }
       // Out of budget: stop once there are a few samples to take a median of,
       // and in any case at four times the budget (huge transfers).
       const double spent = seconds_since(t0);
-      if ((spent >= options.max_time_s && n >= 3) || spent >= 4 * options.max_time_s) break;
+      if (spent >= options.max_time_s && n >= 3) {
+        r.stopped_by = "budget";
+        break;
+      }
+      if (spent >= 4 * options.max_time_s) {
+        r.stopped_by = "budget x4";
+        break;
+      }
     }
+    if (r.stopped_by.empty()) r.stopped_by = "max samples";
     r.stats = summarize(r.samples_s);
     r.wall_stats = summarize(r.wall_samples_s);
     r.status = point_status::ok;
@@ -135,8 +145,15 @@ point_result unrun(const point_spec& p, const device_info& device, point_status 
 point_result prepare_and_measure(backend& b, const point_spec& p, const device_info& device,
                                  const measure_options& options, const std::atomic<bool>& stop) {
   try {
+    // Placed before prepare(): the host buffers are allocated, pinned and
+    // first touched from here, so their pages land on the preferred node.
+    const bool on_a_device = device.type != "cpu";
+    std::optional<near_device> near;
+    if (on_a_device && options.affinity) near.emplace(pci_of(device));
     auto t = b.prepare(p);
-    return measure(*t, p, device, options, stop);
+    auto r = measure(*t, p, device, options, stop);
+    if (on_a_device) r.placed = near ? near->where() : placement{false, -1, "", "off (--no-affinity)"};
+    return r;
   } catch (const skip_point& e) {
     return unrun(p, device, point_status::skipped, e.what());
   } catch (const std::exception& e) {

@@ -1,8 +1,10 @@
 #include <algorithm>
 #include <cctype>
+#include <chrono>
 #include <cstdio>
 #include <cstdlib>
 #include <fmt/format.h>
+#include <fmt/ostream.h>
 #include <functional>
 #include <iostream>
 #include <map>
@@ -12,6 +14,7 @@
 #include <xfer/core/reporter.hpp>
 #include <xfer/core/session.hpp>
 #include <xfer/core/size.hpp>
+#include <xfer/core/summary_reporter.hpp>
 
 namespace xfer {
 namespace {
@@ -29,7 +32,12 @@ class progress_line final : public reporter {
       clear();
       return;
     }
-    fmt::print(stderr, "\r\033[K[{}/{}] {}", done + 1, total, what);
+    // The rate so far predicts the rest: points differ, but a sweep's mix is even enough for an estimate.
+    const double elapsed = std::chrono::duration<double>(std::chrono::steady_clock::now() - started_).count();
+    const std::string eta =
+        done > 0 ? fmt::format(" ~{:.0f} s left", elapsed / static_cast<double>(done) * static_cast<double>(total - done))
+                 : "";
+    fmt::print(stderr, "\r\033[K[{}/{}{}] {}", done + 1, total, eta, what);
     std::fflush(stderr);
   }
   void report_context(const run_context& c) override { inner_.report_context(c); }
@@ -53,6 +61,7 @@ class progress_line final : public reporter {
   static void clear() { fmt::print(stderr, "\r\033[K"); }
   reporter& inner_;
   std::ostream& table_;
+  std::chrono::steady_clock::time_point started_ = std::chrono::steady_clock::now();
 };
 
 std::string lowercase(std::string s) {
@@ -60,21 +69,25 @@ std::string lowercase(std::string s) {
   return s;
 }
 
-// Flags points that beat their device's link (the fastest accelerator link
-// this machine reports where the point's PCI address is unknown).
+// Records each point's link ceiling and flags points that beat it (the
+// fastest accelerator link this machine has where the point's PCI address is
+// unknown: the most generous ceiling).
 class link_limit_check final : public reporter {
  public:
   link_limit_check(reporter& inner, const system_info& sys) : inner_(inner) {
     for (const auto& a : sys.accelerators) {
-      fastest_gbps_ = std::max(fastest_gbps_, a.theoretical_gbps);
-      by_address_[lowercase(a.address)] = a.theoretical_gbps;
+      if (!fastest_ || a.theoretical_gbps > fastest_->theoretical_gbps) fastest_ = &a;
+      by_address_[lowercase(a.address)] = &a;
     }
   }
   void report_context(const run_context& c) override { inner_.report_context(c); }
   void report(const point_result& r) override {
     point_result flagged = r;
     const auto link = by_address_.find(lowercase(r.device_pci));
-    flag_link_limit(flagged, link != by_address_.end() && link->second > 0 ? link->second : fastest_gbps_);
+    if (link != by_address_.end() && link->second->theoretical_gbps > 0)
+      flag_link_limit(flagged, *link->second);
+    else if (fastest_)
+      flag_link_limit(flagged, *fastest_);
     inner_.report(flagged);
   }
   void report_study(const study_info& info) override { inner_.report_study(info); }
@@ -83,8 +96,8 @@ class link_limit_check final : public reporter {
 
  private:
   reporter& inner_;
-  double fastest_gbps_ = 0;
-  std::map<std::string, double> by_address_;
+  const pci_link* fastest_ = nullptr;
+  std::map<std::string, const pci_link*> by_address_;
 };
 
 const std::atomic<bool> never_stopped{false};
@@ -104,7 +117,10 @@ class session::chain {
         show_progress(o.progress && ::isatty(STDERR_FILENO)),
         progress(out, table),
         check(show_progress ? static_cast<reporter&>(progress) : out, ctx.system) {
-    out.add(std::make_unique<console_reporter>(table));
+    // ctx outlives the chain (the session owns both): check keeps pointers into its links.
+    // The summary first: its table closes before the console's count line.
+    if (!o.verbose) out.add(std::make_unique<summary_reporter>(table));
+    out.add(std::make_unique<console_reporter>(table, o.verbose));
     if (!o.json.empty()) out.add(std::make_unique<json_reporter>(o.json));
     if (!o.csv.empty()) out.add(std::make_unique<csv_reporter>(o.csv));
   }
@@ -138,6 +154,7 @@ std::ostream& session::console() { return chain_->table; }
 
 sweep_outcome session::run(const plan& p, const measure_options& m) {
   start();
+  for (const auto& [name, why] : p.unavailable) fmt::print(console(), "{}: unavailable: {}\n", name, why);
   sweep_outcome all;
   const std::size_t total = p.size();
   std::size_t done_before = 0;

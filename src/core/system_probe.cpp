@@ -5,6 +5,7 @@
 #include <sstream>
 #include <sys/utsname.h>
 #include <thread>
+#include <xfer/core/pcie_link.hpp>
 #include <xfer/core/system_probe.hpp>
 
 namespace xfer {
@@ -73,6 +74,43 @@ bool is_accelerator(const std::string& cls, const std::string& vendor) {
   return (c == "0x0300" || c == "0x0380") && vendor_name(vendor) != "unknown";
 }
 
+std::vector<std::uint8_t> read_bytes(const fs::path& p) {
+  std::ifstream f(p, std::ios::binary);
+  return {std::istreambuf_iterator<char>(f), std::istreambuf_iterator<char>()};
+}
+
+// The PCI Express capability lies past the first 64 bytes, which is all an
+// unprivileged reader of sysfs gets: without it the raw rate stands in.
+void read_link_config(const fs::path& dev, pci_link& l) {
+  const auto bytes = read_bytes(dev / "config");
+  const auto cap = parse_pcie_capability(bytes);
+  if (!cap) {
+    l.config_read = bytes.size() <= 64 ? fmt::format("only {} B of the configuration space readable (needs root): "
+                                                      "ceilings are the raw rate",
+                                                      bytes.size())
+                                       : "no PCI Express capability in the configuration space";
+    return;
+  }
+  l.config_read = "ok";
+  if (l.theoretical_gbps <= 0 && cap->max_gen > 0) {
+    static constexpr double gts[] = {2.5, 5.0, 8.0, 16.0, 32.0, 64.0};
+    l.theoretical_gbps = pcie_link_gbps(gts[cap->max_gen - 1], cap->max_width);
+  }
+  l.max_payload = cap->max_payload;
+  l.max_read_request = cap->max_read_request;
+  l.read_completion_boundary = cap->read_completion_boundary;
+  l.relaxed_ordering = cap->relaxed_ordering;
+  // sysfs's speed files read "Unknown" on some virtual machines; the registers do not.
+  if (!l.max_width) l.max_width = cap->max_width;
+  if (!l.current_width) l.current_width = cap->current_width;
+  if (!l.max_gen) l.max_gen = cap->max_gen;
+  if (!l.current_gen) l.current_gen = cap->current_gen;
+  const link_ceilings c = ceilings_for(l.theoretical_gbps, *cap);
+  l.ceiling_h2d_gbps = c.device_reads_gbps;
+  l.ceiling_h2d_rcb_gbps = c.device_reads_rcb_gbps;
+  l.ceiling_d2h_gbps = c.device_writes_gbps;
+}
+
 }  // namespace
 
 std::uint64_t available_memory_bytes(const fs::path& proc) { return meminfo_bytes(proc, "MemAvailable"); }
@@ -134,6 +172,9 @@ system_info probe_system(const fs::path& proc, const fs::path& sys) {
     l.max_gen = pcie_generation(l.max_gts);
     l.theoretical_gbps = pcie_link_gbps(l.max_gts, l.max_width);
     l.current_gbps = pcie_link_gbps(l.current_gts, l.current_width);
+    const std::string node = read_first_line(dev / "numa_node");
+    l.numa_node = node.empty() ? -1 : parse_int(node);
+    read_link_config(dev, l);
     s.accelerators.push_back(l);
   }
   return s;

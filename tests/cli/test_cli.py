@@ -325,7 +325,7 @@ class Sweep(unittest.TestCase):
         with tempfile.TemporaryDirectory() as d:
             js = os.path.join(d, "r.json")
             proc = subprocess.Popen(
-                [XFERBENCH, "sweep", "-b", "host", "-r", "memcpy", "--min", "1", "--max", "16M", "--max-time", "0.05",
+                [XFERBENCH, "sweep", "-b", "host", "-r", "memcpy", "--min", "1", "--max", "16M", "--max-time", "0.05", "-v",
                  "--json", js], stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
                 # As a terminal would start it, whatever this harness ignores (nohup ignores SIGHUP).
                 preexec_fn=lambda: [signal.signal(s, signal.SIG_DFL) for s in (signal.SIGINT, signal.SIGTERM,

@@ -114,6 +114,12 @@ TEST(MakePlan, AnUnavailableKindIsPlannedSkippedWithItsReasonAndNeverPrepared) {
   EXPECT_EQ(out.results[1].status, point_status::skipped);
   EXPECT_EQ(out.results[1].reason, "no driver");
   EXPECT_EQ(out.results[1].device_name, "dev0");  // a skipped point still says where
+  // A device point records where its thread ran: the fake device has no PCI
+  // address, so nowhere in particular, and it says so.
+  ASSERT_TRUE(out.results[0].placed);
+  EXPECT_FALSE(out.results[0].placed->applied);
+  EXPECT_NE(out.results[0].placed->note.find("no PCI address"), std::string::npos);
+  EXPECT_FALSE(out.results[1].placed);  // never run
 }
 
 TEST(MakePlan, AKindOneDeviceLacksIsSkippedOnThatDeviceOnly) {

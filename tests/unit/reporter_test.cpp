@@ -80,7 +80,7 @@ TEST(ConsoleReporter, ExactOutput) {
             "cuda-rt    copy-async   h2d    pinned                   1" +
                 std::string(40, ' ') +  // the empty median/GB/s/ci/n columns
                 "skipped: no driver, really\n"
-            "points: 1 ok, 2 skipped, 0 failed\n");
+            "points: 1 ok (1 converged to the CI target), 2 skipped, 0 failed\n");
 }
 
 TEST(ConsoleReporter, MarksUnconvergedAndInterrupted) {

@@ -37,6 +37,7 @@ TEST(Measure, SteadyTimesConvergeAtMinSamples) {
   const auto r = measure(t, spec, dev, fast(), stop);
   EXPECT_EQ(r.status, point_status::ok);
   EXPECT_TRUE(r.converged);
+  EXPECT_EQ(r.stopped_by, "converged");
   EXPECT_TRUE(r.verified);
   EXPECT_EQ(r.samples_s.size(), 8u);
   EXPECT_DOUBLE_EQ(r.stats.median, 1e-3);
@@ -67,6 +68,9 @@ TEST(Measure, NoisyTimesStopAtTheBudgetUnconverged) {
   EXPECT_FALSE(r.converged);
   EXPECT_GT(r.ci_rel, o.target_ci);
   EXPECT_LE(r.samples_s.size(), 40u);
+  // Whichever came first, the result says why it stopped short.
+  EXPECT_TRUE(r.stopped_by == "budget" || r.stopped_by == "max samples") << r.stopped_by;
+  EXPECT_EQ(r.stopped_by == "max samples", r.samples_s.size() == 40u);
 }
 
 TEST(Measure, VerificationFailureFailsThePoint) {

@@ -29,9 +29,11 @@ class reporter {
 // A human table, one row per point as it completes. Repeated skips with the
 // same reason for one backend/route/kind/direction collapse into one row. A
 // study's records show their own text (its table), after the same first line.
+// rows = false: the header and the closing count only (the summary table
+// stands in for the rows).
 class console_reporter final : public reporter {
  public:
-  explicit console_reporter(std::ostream& out);
+  explicit console_reporter(std::ostream& out, bool rows = true);
   void report_context(const run_context& context) override;
   void report(const point_result& result) override;
   void report_study(const study_info& info) override;
@@ -40,8 +42,9 @@ class console_reporter final : public reporter {
 
  private:
   std::ostream& out_;
+  bool rows_;
   std::string last_skip_key_;
-  std::size_t ok_ = 0, skipped_ = 0, failed_ = 0;
+  std::size_t ok_ = 0, skipped_ = 0, failed_ = 0, converged_ = 0;
   bool columns_printed_ = false;
   bool study_ = false;  // the study's text carries its own table and totals
 };

@@ -3,9 +3,11 @@
 // docs/result-schema.md). The field names are a contract with the report tool.
 #include <cstdint>
 #include <map>
+#include <optional>
 #include <nlohmann/json.hpp>
 #include <string>
 #include <vector>
+#include <xfer/core/affinity.hpp>
 #include <xfer/core/backend.hpp>
 #include <xfer/core/stats.hpp>
 
@@ -33,11 +35,22 @@ struct point_result {
   summary wall_stats;
   double ci_rel = 0;                  // relative half-width of the median's 95% CI
   bool converged = false;
+  // Why sampling stopped: "converged" (the CI target was met), "budget"
+  // (--max-time spent), "budget x4" (a huge transfer's few samples took four
+  // times the budget), "max samples".
+  std::string stopped_by;
   bool verified = false;
   std::size_t samples_checked = 0;    // timed samples whose last transfer was checked
   // Faster than the PCIe link can carry: the data did not all cross it
   // (managed memory that migrated, a cache): flagged, never silently reported.
   bool above_link_limit = false;
+  // The most the point's link can carry in its direction (pci_link's
+  // ceilings; the raw rate where the configuration space was unreadable); 0
+  // where no link applies (the host backend, device-to-device).
+  double link_ceiling_gbps = 0;
+  // Where the measuring thread ran (core/affinity.hpp); recorded for device
+  // points only (a CPU "device" has no slot to be near).
+  std::optional<placement> placed;
   first_use first;
   // Headline numbers derived from stats.median.
   double gbps() const;
@@ -53,6 +66,21 @@ struct pci_link {
   // state (GPUs train the link down when idle, so current can read low).
   double theoretical_gbps = 0;
   double current_gbps = 0;
+  // From the PCI Express capability in the configuration space
+  // (core/pcie_link.hpp); config_read says why not where it could not be read.
+  std::string config_read;  // "ok", or the reason (unprivileged read, no capability)
+  int max_payload = 0, max_read_request = 0, read_completion_boundary = 0;
+  bool relaxed_ordering = false;
+  // Ceilings per direction with TLP overhead, at the link's max state; 0 unknown.
+  double ceiling_h2d_gbps = 0;      // device reads host memory, whole-MPS completions
+  double ceiling_h2d_rcb_gbps = 0;  // ... completions split at the RCB
+  double ceiling_d2h_gbps = 0;      // device writes host memory
+  int numa_node = -1;               // the node the device hangs off; -1 unknown
+  // What a transfer in direction d can reach on this link (the raw rate
+  // where the ceilings are unknown; 0 for d2d).
+  double ceiling_for(direction d) const;
+  // Empty, or why the link is below its best: "x8 of x16", "Gen3 of Gen5".
+  std::string degraded() const;
 };
 
 struct system_info {
@@ -77,6 +105,9 @@ struct run_context {
 // direction (2x for bidir, which uses both directions at once). Such a
 // kernel-host point is skipped with the reason: its kernel never crossed the link.
 void flag_link_limit(point_result& r, double link_gbps);
+// The same against the ceiling of the point's direction on `link`, which it
+// records in r.link_ceiling_gbps.
+void flag_link_limit(point_result& r, const pci_link& link);
 
 void to_json(nlohmann::json& j, const summary& s);
 void from_json(const nlohmann::json& j, summary& s);

@@ -22,6 +22,9 @@ struct measure_options {
   std::size_t min_samples = 8;
   std::size_t max_samples = 2000;
   bool verify = true;
+  // Run each device point's thread on the CPUs local to the device, with its
+  // memory from the device's NUMA node (core/affinity.hpp).
+  bool affinity = true;
   // The watchdog's bound on one point, preparation included: negative derives
   // it from the point (watchdog_bound), 0 turns the watchdog off.
   double watchdog_s = -1;

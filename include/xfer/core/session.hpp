@@ -37,6 +37,7 @@ int exit_code_of(const sweep_outcome& o);
 struct session_options {
   std::string json, csv;  // result files ("-": standard output); empty: none
   bool progress = true;   // a progress line on stderr, when stderr is a terminal
+  bool verbose = false;   // a console row per point; otherwise a summary table per backend at the end
 };
 
 class session {

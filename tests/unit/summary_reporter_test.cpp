@@ -1,0 +1,65 @@
+// The console summary: one row per curve, peaks that leave out points above
+// their link's ceiling, and what a row says about convergence.
+#include <gtest/gtest.h>
+#include <sstream>
+#include <xfer/core/summary_reporter.hpp>
+
+using namespace xfer;
+
+namespace {
+
+point_result ok(std::uint64_t bytes, double gbps, bool converged = true) {
+  point_result r;
+  r.spec = {"cuda-rt", 0, "copy-async", direction::h2d, "pinned", bytes};
+  r.device_name = "H100";
+  r.device_type = "gpu";
+  r.bytes_per_rep = bytes;
+  r.stats.median = static_cast<double>(bytes) / (gbps * 1e9);
+  r.converged = converged;
+  r.link_ceiling_gbps = 58.0;
+  return r;
+}
+
+}  // namespace
+
+TEST(SummaryReporter, ACurvesPeakHalfPeakAndSmallestTransfer) {
+  const auto w = summary_reporter::summarize_curve({ok(1 << 20, 40), ok(4096, 2, false), ok(64 << 20, 55),
+                                                    ok(16 << 20, 54)});
+  EXPECT_NEAR(w.peak_gbps, 55, 1e-9);
+  EXPECT_EQ(w.peak_bytes, 64u << 20);
+  EXPECT_EQ(w.half_peak_bytes, 1u << 20);  // 40 >= 27.5; 2 is not
+  EXPECT_EQ(w.smallest_bytes, 4096u);
+  EXPECT_NEAR(w.smallest_us, 4096 / 2e9 * 1e6, 1e-9);
+  EXPECT_NEAR(w.pct_of_ceiling, 100 * 55 / 58.0, 1e-9);
+  EXPECT_EQ(w.points, 4u);
+  EXPECT_EQ(w.converged, 3u);
+}
+
+TEST(SummaryReporter, PointsAboveTheCeilingNeverMakeThePeak) {
+  auto fast = ok(64 << 20, 900);
+  fast.above_link_limit = true;
+  const auto w = summary_reporter::summarize_curve({ok(1 << 20, 50), fast});
+  EXPECT_NEAR(w.peak_gbps, 50, 1e-9);
+  EXPECT_EQ(w.above_limit, 1u);
+}
+
+TEST(SummaryReporter, OneTablePerBackendAndDeviceOneRowPerCurve) {
+  std::ostringstream out;
+  summary_reporter s(out);
+  s.report(ok(4096, 2));
+  s.report(ok(1 << 20, 40));
+  auto d2h = ok(1 << 20, 30);
+  d2h.spec.dir = direction::d2h;
+  s.report(d2h);
+  auto skipped = ok(1 << 20, 30);
+  skipped.status = point_status::skipped;  // not a curve's point
+  skipped.spec.host_memory = "managed";
+  s.report(skipped);
+  s.finalize(false);
+  const std::string text = out.str();
+  EXPECT_NE(text.find("cuda-rt device 0 (H100)"), std::string::npos) << text;
+  EXPECT_NE(text.find("copy-async    pinned              h2d         40.00       1M"), std::string::npos) << text;
+  EXPECT_NE(text.find("69%"), std::string::npos) << text;  // 40 of 58
+  EXPECT_NE(text.find("d2h         30.00"), std::string::npos) << text;
+  EXPECT_EQ(text.find("managed"), std::string::npos) << text;
+}
