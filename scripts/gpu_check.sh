@@ -22,12 +22,12 @@ commit=${XFER_COMMIT:-$(git rev-parse --short HEAD 2>/dev/null || echo "unknown"
 t0=$SECONDS
 # The sanitizer stage of test.sh is host code only, and CI runs it: left out
 # here, where the gate's ten minutes go to the GPU.
-XFER_SANITIZERS=off timeout "${XFER_GATE_TEST_S:-290}" scripts/test.sh >"$OUT/test.log" 2>&1
+XFER_SANITIZERS=off timeout "${XFER_GATE_TEST_S:-260}" scripts/test.sh >"$OUT/test.log" 2>&1
 test_rc=$?
 test_s=$((SECONDS - t0))
 
 t0=$SECONDS
-timeout "${XFER_GATE_RUN_S:-290}" scripts/run.sh >"$OUT/run.log" 2>&1
+timeout "${XFER_GATE_RUN_S:-300}" scripts/run.sh >"$OUT/run.log" 2>&1
 run_rc=$?
 run_s=$((SECONDS - t0))
 # run.sh names its folder last; if it was cut short, its newest folder.
@@ -38,7 +38,7 @@ result_dir=$(sed -n 's/^results: //p' "$OUT/run.log" | tail -n1)
 # ceilings (core/pcie_link.hpp): what a real device's capability list looks like.
 for dev in /sys/bus/pci/devices/*; do
   case "$(cat "$dev/class" 2>/dev/null)" in 0x0302*|0x1200*|0x0300*) ;; *) continue ;; esac
-  [ "$(cat "$dev/vendor" 2>/dev/null)" = 0x10de ] && cp "$dev/config" "$OUT/pci-config-$(basename "$dev").bin" 2>/dev/null
+  [ "$(cat "$dev/vendor" 2>/dev/null)" = 0x10de ] && cp "$dev/config" "$OUT/pci-config-$(basename "$dev" | tr : _).bin" 2>/dev/null
 done
 
 python3 - "$OUT" "$commit" "$test_rc" "$test_s" "$run_rc" "$run_s" "$((SECONDS - start))" <<'PY' | tee "$OUT/gate-summary.txt"

@@ -70,6 +70,7 @@ void console_reporter::report(const point_result& r) {
     heads();
     fmt::print(out_, row_format, s.backend, s.route, to_string(s.dir), s.host_memory, format_size(s.bytes), "", "", "",
                "", fmt::format("skipped: {}", r.reason));
+    out_.flush();  // a row is for whoever watches the run, pipe or not
     return;
   }
   last_skip_key_.clear();
@@ -78,6 +79,7 @@ void console_reporter::report(const point_result& r) {
     heads();
     fmt::print(out_, row_format, s.backend, s.route, to_string(s.dir), s.host_memory, format_size(s.bytes), "", "", "",
                "", fmt::format("FAILED: {}", r.reason));
+    out_.flush();
     return;
   }
   ++ok_;
@@ -87,6 +89,7 @@ void console_reporter::report(const point_result& r) {
   fmt::print(out_, row_format, s.backend, s.route, to_string(s.dir), s.host_memory, format_size(s.bytes),
              fmt::format("{:.3f}", r.latency_us()), fmt::format("{:.2f}", r.gbps()), ci_text(r), r.stats.count,
              fmt::format("{}{}", r.verified ? "" : "unverified ", r.above_link_limit ? "! above the link's limit" : ""));
+  out_.flush();
 }
 
 void console_reporter::report_study(const study_info&) { study_ = true; }

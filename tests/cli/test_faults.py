@@ -79,9 +79,17 @@ class HangingTransfer(InTempDir):
     def test_an_interrupt_during_the_stuck_point_writes_what_was_done(self):
         env = {**os.environ, "LD_PRELOAD": SHIM, "XFER_FAULT": "hang", "XFER_FAULT_BYTES": str(ODD)}
         proc = subprocess.Popen([XFERBENCH, "sweep", "-b", "host", "-r", "memcpy", "-m", "aligned", "-d", "h2d",
-                                 "--max-time", "0.01", "--sizes", f"4K,{ODD},8K", "--json", self.out],
+                                 "--max-time", "0.01", "--sizes", f"4K,{ODD},8K", "-v", "--json", self.out],
                                 stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=env)
-        time.sleep(1.5)  # 4K is done, the next point is stuck (its default bound is 30 s and more)
+        # Wait for the 4K row (-v prints each point as it completes): a fixed
+        # sleep raced the start-up of a loaded GPU machine, where making every
+        # backend took longer. The next point is then stuck (its bound is 30 s and more).
+        deadline = time.time() + 60
+        while time.time() < deadline:
+            line = proc.stdout.readline()
+            if not line or " 4K " in line:
+                break
+        time.sleep(0.5)  # into the stuck point
         proc.send_signal(signal.SIGINT)
         _, err = proc.communicate(timeout=20)
         self.assertEqual(proc.returncode, 130, err)
