@@ -3,6 +3,7 @@
 #include <cstdint>
 #include <filesystem>
 #include <fstream>
+#include <iterator>
 #include <gtest/gtest.h>
 #include <unistd.h>
 #include <vector>
@@ -212,4 +213,26 @@ TEST(Affinity, ThreadRunsOnTheDevicesCpusAndIsRestoredAfter) {
   near_device none("", root);
   EXPECT_FALSE(none.where().applied);
   fs::remove_all(root);
+}
+
+// The configuration space of the H100 the GPU gate ran on (docs/results/h100/gate/,
+// c8d9c42), as sysfs gave it to root: 4 KiB, the PCI Express capability at 0x60.
+TEST(PcieCapability, AStoredH100ConfigurationSpace) {
+  std::ifstream f(std::string(XFER_TEST_DATA) + "/h100-pci-config.bin", std::ios::binary);
+  const std::vector<std::uint8_t> bytes{std::istreambuf_iterator<char>(f), std::istreambuf_iterator<char>()};
+  ASSERT_EQ(bytes.size(), 4096u);
+  const auto cap = parse_pcie_capability(bytes);
+  ASSERT_TRUE(cap);
+  EXPECT_EQ(cap->max_payload, 256);
+  EXPECT_EQ(cap->max_payload_supported, 256);
+  EXPECT_EQ(cap->max_read_request, 4096);
+  EXPECT_EQ(cap->read_completion_boundary, 64);
+  EXPECT_TRUE(cap->relaxed_ordering);
+  EXPECT_EQ(cap->max_gen, 5);
+  EXPECT_EQ(cap->max_width, 16);
+  EXPECT_EQ(cap->current_gen, 5);
+  EXPECT_EQ(cap->current_width, 16);
+  const auto l = ceilings_for(pcie_link_gbps(32.0, 16), *cap);
+  EXPECT_NEAR(l.device_writes_gbps, 57.61, 0.01);  // the figure DESIGN.md quotes for Gen5 x16 at MPS 256
+  EXPECT_NEAR(l.device_reads_gbps, 58.45, 0.01);
 }
