@@ -9,25 +9,15 @@
 #include <xfer/core/session.hpp>
 
 #include "fake_backend.hpp"
+#include "session_fixtures.hpp"
 
 using namespace xfer;
 namespace fs = std::filesystem;
 
 namespace {
 
-fs::path temp_dir() {
-  auto d = fs::temp_directory_path() / ("xfer-session-" + std::to_string(::getpid()));
-  fs::create_directories(d);
-  return d;
-}
-
-run_context context() {
-  run_context c;
-  c.tool_version = "test";
-  c.started_at = "2026-01-01T00:00:00Z";
-  c.config = {{"argv", {"xferbench", "sweep"}}};
-  return c;
-}
+fs::path temp_dir() { return test::temp_dir("xfer-session-"); }
+run_context context() { return test::test_context("sweep"); }
 
 }  // namespace
 

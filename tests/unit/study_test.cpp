@@ -13,24 +13,15 @@
 #include <xfer/core/session.hpp>
 #include <xfer/core/study.hpp>
 
+#include "session_fixtures.hpp"
+
 using namespace xfer;
 namespace fs = std::filesystem;
 
 namespace {
 
-fs::path temp_dir() {
-  auto d = fs::temp_directory_path() / ("xfer-study-" + std::to_string(::getpid()));
-  fs::create_directories(d);
-  return d;
-}
-
-run_context context() {
-  run_context c;
-  c.tool_version = "test";
-  c.started_at = "2026-01-01T00:00:00Z";
-  c.config = {{"argv", {"xferbench", "fake"}}};
-  return c;
-}
+fs::path temp_dir() { return test::temp_dir("xfer-study-"); }
+run_context context() { return test::test_context("fake"); }
 
 // Reports what it is given, in order.
 class scripted_study final : public study {
