@@ -143,3 +143,26 @@ def test_a_curve_wholly_above_the_link_has_no_peak(write_result):
     c = analyze(load_runs([write_result("all_above.json", pts, gpu_system())])).curves[0]
     assert len(c.above_limit) == 2
     assert c.peak is None and c.half_peak is None and c.fit is None
+
+
+def _event_point(memory, nbytes, event_s, wall_s):
+    from conftest import point
+
+    return point(backend="opencl:nvidia", route="copy-async", memory=memory, nbytes=nbytes, samples=[event_s] * 5,
+                 timer="event", device_type="gpu", wall_stats={"min": wall_s, "median": wall_s, "mean": wall_s,
+                                                               "p95": wall_s, "max": wall_s, "stddev": 0.0, "count": 5})
+
+
+def test_a_device_clock_that_misses_host_work_is_left_out_of_the_peak(write_result):
+    # NVIDIA's OpenCL at 1 MiB of pageable memory: 47 GB/s on its events, 4.9 on the wall clock.
+    mib = 1 << 20
+    points = [_event_point("pageable", mib, mib / 47e9, mib / 4.9e9),
+              _event_point("pageable", 16 * mib, 16 * mib / 6.6e9, 16 * mib / 6.4e9),
+              # A device-to-device copy: the wall clock is the launch, not missing work.
+              _event_point("none", mib, mib / 400e9, mib / 120e9) | {"direction": "d2d"}]
+    rep = analyze(load_runs([write_result("clocks.json", points)]))
+    c = next(c for c in rep.curves if c.host_memory == "pageable")
+    assert [p.bytes for p in c.clock_misses_work] == [mib]
+    assert c.peak.bytes == 16 * mib  # not the 47 GB/s point
+    d2d = next(c for c in rep.curves if c.direction == "d2d")
+    assert d2d.clock_misses_work == []

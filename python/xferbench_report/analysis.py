@@ -81,9 +81,24 @@ class Curve:
     @property
     def trusted(self):
         """The points a peak, a headline or a model may use: none faster than
-        the link carries (such a point measured something else)."""
-        suspect = {id(p) for p in self.above_limit}
+        the link carries (such a point measured something else), none whose
+        device clock left out work the wall clock saw."""
+        suspect = {id(p) for p in self.above_limit + self.clock_misses_work}
         return [p for p in self.points if id(p) not in suspect]
+
+    @property
+    def clock_misses_work(self):
+        """Points of 1 MiB and more through host memory whose wall-clock time is
+        over MISSED_WORK_FACTOR times their device-event time: the driver did
+        part of the transfer outside the profiled command (NVIDIA's OpenCL
+        stages pageable memory so), and the device clock's GB/s overstates it.
+        Device-to-device points are left out: a 1 MiB copy inside a GPU lasts
+        about as long as its launch, so there the wall clock is the API."""
+        if self.host_memory == "none" or self.part:
+            return []
+        return [p for p in self.points
+                if p.timer == "event" and p.bytes >= MISSED_WORK_MIN_BYTES and p.wall_median_s
+                and p.median_s > 0 and p.wall_median_s > MISSED_WORK_FACTOR * p.median_s]
 
     @property
     def peak(self):
@@ -111,6 +126,12 @@ class Curve:
         if not self.link_limit:
             return []
         return [p for p in self.points if self.gbps(p) > self.link_limit]
+
+
+# At 1 MiB and more the API's fixed cost per transfer (microseconds) is small
+# beside the transfer: a wall clock over twice the device's is missing work.
+MISSED_WORK_FACTOR = 2.0
+MISSED_WORK_MIN_BYTES = 1 << 20
 
 
 @dataclass

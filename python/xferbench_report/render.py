@@ -12,7 +12,7 @@ import tempfile
 from pathlib import Path
 
 from . import __version__, signals
-from .analysis import analyze, direction_sort_key, direction_title
+from .analysis import MISSED_WORK_FACTOR, analyze, direction_sort_key, direction_title
 from .document import Document, to_html, to_markdown
 from .errors import BadInput
 from .load import load_runs
@@ -105,6 +105,9 @@ def _notes(curve):
         notes.append(f"{len(curve.unverified)} unverified")
     if curve.above_limit:
         notes.append(f"ABOVE LINK LIMIT at {len(curve.above_limit)} sizes (left out of the peak and the fit)")
+    if curve.clock_misses_work:
+        notes.append(f"DEVICE CLOCK MISSES HOST WORK at {len(curve.clock_misses_work)} sizes (left out of the peak "
+                     "and the fit; see the clocks section)")
     if curve.fit and curve.fit.constrained:
         notes.append(f"fit with {curve.fit.constrained}")
     if len(curve.points) == 1:
@@ -142,7 +145,7 @@ def _peaks_section(doc, report):
                 f"{100 * f.rms_rel_err:.1f}% / {100 * f.max_rel_err:.0f}%" if f else "-",
                 _notes(c),
             ])
-            marks.append("warn" if c.above_limit else "")
+            marks.append("warn" if c.above_limit or c.clock_misses_work else "")
         doc.table(["backend", "route", "host memory", "peak GB/s", "of link ceiling", "at size", "half peak from",
                    "smallest transfer", "L (us)", "B (GB/s)", "fit error rms / max", "notes"], rows,
                   align="lllrrrrrrrrl", row_marks=marks)
@@ -248,13 +251,26 @@ def _clock_section(doc, report):
         rows.append([c.group.name, c.route, c.direction, c.host_memory, format_size(p.bytes),
                      format_time(p.median_s), format_time(p.wall_median_s),
                      format_time(p.wall_median_s - p.median_s)])
-    if not rows:
+    missed = [(c, p) for c in curves for p in c.clock_misses_work]
+    if not rows and not missed:
         return
     doc.heading(1, "Device clock against wall clock", "clocks")
-    doc.para("For curves timed by device events: at the smallest size, the device's view and the host wall clock's "
-             "view of one transfer. The difference is the API's own overhead per transfer.")
-    doc.table(["backend", "route", "direction", "host memory", "size", "device events", "wall clock", "difference"],
-              rows, align="lllllrrr")
+    if rows:
+        doc.para("For curves timed by device events: at the smallest size, the device's view and the host wall "
+                 "clock's view of one transfer. The difference is the API's own overhead per transfer.")
+        doc.table(["backend", "route", "direction", "host memory", "size", "device events", "wall clock",
+                   "difference"], rows, align="lllllrrr")
+    if missed:
+        doc.para(f"Where the device's clock leaves work out: {len(missed)} points of 1 MiB and more whose wall-clock "
+                 f"time is over {MISSED_WORK_FACTOR:g} times the device events' time, left out of peaks and fits. The driver did part of the "
+                 "transfer outside the profiled command (staging pageable memory through its own pinned buffer is "
+                 "the usual cause), so the GB/s on the device clock overstates what a program sees; the wall "
+                 "clock's figure is beside it.", "note")
+        doc.table(["backend", "route", "direction", "host memory", "size", "GB/s, device events", "GB/s, wall clock"],
+                  [[c.group.name, c.route, c.direction, c.host_memory, format_size(p.bytes), format_gbps(c.gbps(p)),
+                    format_gbps(p.bytes_per_rep / p.wall_median_s / 1e9)] for c, p in missed],
+                  align="lllllrr", row_marks=["warn"] * len(missed))
+
 
 
 def _problems_section(doc, report):
