@@ -90,6 +90,7 @@ void to_json(nlohmann::json& j, const point_result& r) {
   j["verified"] = r.verified;
   j["samples_checked"] = r.samples_checked;
   if (r.above_link_limit) j["above_link_limit"] = true;
+  if (!r.gate_fallback.empty()) j["gate_fallback"] = r.gate_fallback;
   j["first_use"] = {{"alloc_s", r.first.alloc_s},
                     {"touch_s", r.first.touch_s},
                     {"first_transfer_s", r.first.first_transfer_s}};
@@ -130,6 +131,7 @@ void from_json(const nlohmann::json& j, point_result& r) {
   r.verified = j.at("verified");
   r.samples_checked = j.value("samples_checked", std::size_t{0});
   r.above_link_limit = j.value("above_link_limit", false);
+  r.gate_fallback = j.value("gate_fallback", "");
   const auto& f = j.at("first_use");
   r.first = {f.at("alloc_s"), f.at("touch_s"), f.at("first_transfer_s")};
   if (j.contains("part_samples_s"))

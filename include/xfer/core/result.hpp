@@ -38,6 +38,9 @@ struct point_result {
   // Faster than the PCIe link can carry: the data did not all cross it
   // (managed memory that migrated, a cache): flagged, never silently reported.
   bool above_link_limit = false;
+  // Why samples of this point ran ungated although its route gates: the gate
+  // could not hold (core/timing.hpp, timed_batches). Empty: no fallback.
+  std::string gate_fallback;
   first_use first;
   // Headline numbers derived from stats.median.
   double gbps() const;
