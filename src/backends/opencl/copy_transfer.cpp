@@ -2,6 +2,7 @@
 // through the API, non-blocking behind the gate and timed by profiling events
 // (copy-async), or blocking one after another and timed by the wall clock
 // (copy-sync, what a plain program sees).
+#include <fmt/format.h>
 #include <memory>
 
 #include "opencl_transfer.hpp"
@@ -23,6 +24,33 @@ class copy_transfer final : public opencl_transfer {
   }
 
   sample run(std::size_t reps) override { return events_ ? run_gated(reps) : run_blocking(reps); }
+
+ private:
+  queue_op write_op(std::size_t lane, host_block& src, const mem_object& dst) const {
+    const std::size_t n = spec_.bytes;
+    const cl_mem m = dst.get();
+    return {lane, [&src, m, n](cl_command_queue q, cl_bool blocking, cl_uint nw, const cl_event* w, cl_event* e) {
+              check(clEnqueueWriteBuffer(q, m, blocking, 0, n, src.data(), nw, w, e), "clEnqueueWriteBuffer",
+                    fmt::format("{} B", n));
+            }};
+  }
+
+  queue_op read_op(std::size_t lane, const mem_object& src, host_block& dst) const {
+    const std::size_t n = spec_.bytes;
+    const cl_mem m = src.get();
+    return {lane, [&dst, m, n](cl_command_queue q, cl_bool blocking, cl_uint nw, const cl_event* w, cl_event* e) {
+              check(clEnqueueReadBuffer(q, m, blocking, 0, n, dst.data(), nw, w, e), "clEnqueueReadBuffer",
+                    fmt::format("{} B", n));
+            }};
+  }
+
+  queue_op copy_op(const mem_object& src, const mem_object& dst) const {
+    const std::size_t n = spec_.bytes;
+    const cl_mem s = src.get(), d = dst.get();
+    return {0, [s, d, n](cl_command_queue q, cl_bool, cl_uint nw, const cl_event* w, cl_event* e) {
+              check(clEnqueueCopyBuffer(q, s, d, 0, 0, n, nw, w, e), "clEnqueueCopyBuffer", fmt::format("{} B", n));
+            }};
+  }
 };
 
 }  // namespace

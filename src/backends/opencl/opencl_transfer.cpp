@@ -269,32 +269,6 @@ void opencl_transfer::set_ops(std::vector<queue_op> ops) {
   loop_ = std::make_unique<timed_batches>(events_ ? static_cast<gate&>(*gate_) : no_gate_, ops_per_lane);
 }
 
-opencl_transfer::queue_op opencl_transfer::write_op(std::size_t lane, host_block& src, const mem_object& dst) const {
-  const std::size_t n = spec_.bytes;
-  const cl_mem m = dst.get();
-  return {lane, [&src, m, n](cl_command_queue q, cl_bool blocking, cl_uint nw, const cl_event* w, cl_event* e) {
-            check(clEnqueueWriteBuffer(q, m, blocking, 0, n, src.data(), nw, w, e), "clEnqueueWriteBuffer",
-                  fmt::format("{} B", n));
-          }};
-}
-
-opencl_transfer::queue_op opencl_transfer::read_op(std::size_t lane, const mem_object& src, host_block& dst) const {
-  const std::size_t n = spec_.bytes;
-  const cl_mem m = src.get();
-  return {lane, [&dst, m, n](cl_command_queue q, cl_bool blocking, cl_uint nw, const cl_event* w, cl_event* e) {
-            check(clEnqueueReadBuffer(q, m, blocking, 0, n, dst.data(), nw, w, e), "clEnqueueReadBuffer",
-                  fmt::format("{} B", n));
-          }};
-}
-
-opencl_transfer::queue_op opencl_transfer::copy_op(const mem_object& src, const mem_object& dst) const {
-  const std::size_t n = spec_.bytes;
-  const cl_mem s = src.get(), d = dst.get();
-  return {0, [s, d, n](cl_command_queue q, cl_bool, cl_uint nw, const cl_event* w, cl_event* e) {
-            check(clEnqueueCopyBuffer(q, s, d, 0, 0, n, nw, w, e), "clEnqueueCopyBuffer", fmt::format("{} B", n));
-          }};
-}
-
 // ---- running ----
 
 sample opencl_transfer::run_gated(std::size_t reps) {

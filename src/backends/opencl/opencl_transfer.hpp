@@ -67,11 +67,6 @@ class opencl_transfer : public transfer {
   // (rw's verification runs the write and the read-back apart).
   virtual void run_step(std::size_t k);
 
-  // Commands that write, read or copy the point's bytes.
-  queue_op write_op(std::size_t lane, host_block& src, const mem_object& dst) const;
-  queue_op read_op(std::size_t lane, const mem_object& src, host_block& dst) const;
-  queue_op copy_op(const mem_object& src, const mem_object& dst) const;
-
   // ---- data ----
   // Overwrites all of it: with WRITE_INVALIDATE_REGION (1.2+) a discrete
   // device need not copy the old contents to the host first, which matters
