@@ -35,10 +35,10 @@ class copy_transfer final : public cuda_transfer {
     // The gate may still fail to hold for a kind that looked safe: the loop
     // then falls back (core/timing.hpp), and later points of the kind start
     // ungated with the same record instead of waiting out the gate again.
-    gated_ = async_ && (d == direction::d2d || (kind_ && kind_->props().pinned));
+    const bool gated = async_ && (d == direction::d2d || (kind_ && kind_->props().pinned));
     const std::size_t ops_per_rep = d == direction::rw ? 2 : 1;
-    loop_ = std::make_unique<timed_batches>(gated_ ? static_cast<gate&>(ctx_.gate) : no_gate_, ops_per_rep);
-    if (gated_ && kind_)
+    loop_ = std::make_unique<timed_batches>(gated ? static_cast<gate&>(ctx_.gate) : no_gate_, ops_per_rep);
+    if (gated && kind_)
       if (auto it = ctx_.ungated_kinds.find(std::string(kind_->kind())); it != ctx_.ungated_kinds.end())
         loop_->fall_back(it->second);
 
@@ -181,7 +181,6 @@ class copy_transfer final : public cuda_transfer {
   }
 
   bool async_;
-  bool gated_ = false;
   no_gate no_gate_;  // copy-sync, and the kinds whose copies block the host
   std::unique_ptr<timed_batches> loop_;
   mem::buffer host_a_, host_b_;
