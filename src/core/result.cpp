@@ -139,6 +139,7 @@ void to_json(nlohmann::json& j, const point_result& r) {
     j["link_ceiling_gbps"] = r.link_ceiling_gbps;
     j["pct_of_link_ceiling"] = 100 * r.gbps() / r.link_ceiling_gbps;
   }
+  if (!r.gate_fallback.empty()) j["gate_fallback"] = r.gate_fallback;
   j["first_use"] = {{"alloc_s", r.first.alloc_s},
                     {"touch_s", r.first.touch_s},
                     {"first_transfer_s", r.first.first_transfer_s}};
@@ -185,6 +186,7 @@ void from_json(const nlohmann::json& j, point_result& r) {
     const auto& p = j.at("placement");
     r.placed = placement{p.value("near_device", false), p.value("numa_node", -1), p.value("cpus", ""), p.value("note", "")};
   }
+  r.gate_fallback = j.value("gate_fallback", "");
   const auto& f = j.at("first_use");
   r.first = {f.at("alloc_s"), f.at("touch_s"), f.at("first_transfer_s")};
   if (j.contains("part_samples_s"))

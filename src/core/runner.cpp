@@ -87,6 +87,7 @@ point_result measure(transfer& t, const point_spec& spec, const device_info& dev
       r.samples_s.push_back(s.seconds / k);
       r.wall_samples_s.push_back(s.wall_seconds / k);
       for (const auto& [name, secs] : s.parts) r.part_samples_s[name].push_back(secs / k);
+      if (!s.gate_fallback.empty()) r.gate_fallback = s.gate_fallback;
 
       const std::size_t n = r.samples_s.size();
       r.ci_rel = median_ci_relative(r.samples_s);

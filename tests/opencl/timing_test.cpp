@@ -1,6 +1,7 @@
-// The timing machinery: the gate holds commands, the watchdog frees a stuck
-// gate, big batches split into gated sub-batches, and the core batches
-// enough repetitions for a coarse profiling clock.
+// The OpenCL halves of the timing protocol: the gate holds commands, the
+// watchdog frees a stuck gate and core's loop falls back to running ungated,
+// big batches split into gated sub-batches, and the core batches enough
+// repetitions for a coarse profiling clock.
 #include <atomic>
 #include <chrono>
 #include <gtest/gtest.h>
@@ -14,15 +15,6 @@ namespace xfer::opencl {
 namespace {
 
 using namespace std::chrono_literals;
-
-TEST(SplitReps, KeepsEverySubBatchWithinTheCap) {
-  EXPECT_TRUE(split_reps(0, 1, 512).empty());
-  EXPECT_EQ(split_reps(1, 1, 512), std::vector<std::size_t>{1});
-  EXPECT_EQ(split_reps(1000, 1, 512), (std::vector<std::size_t>{512, 488}));
-  EXPECT_EQ(split_reps(5, 2, 4), (std::vector<std::size_t>{2, 2, 1}));
-  // A repetition larger than the cap still runs, one per sub-batch.
-  EXPECT_EQ(split_reps(3, 1000, 512), (std::vector<std::size_t>{1, 1, 1}));
-}
 
 cl_int status_of(cl_event e) {
   cl_int s = 0;
@@ -73,6 +65,38 @@ TEST(Gate, WatchdogOpensAGateLeftClosed) {
   gate.open();
 }
 
+// A driver that blocks inside an enqueue until the command can run (what
+// NVIDIA's does with pageable memory), played by an enqueue that waits on the
+// gate's own event: the watchdog opens the gate, and core's loop runs the
+// sub-batch again ungated, runs ungated from then on, and says so.
+TEST(Gate, AGateThatCannotHoldFallsBackUngatedAndSaysSo) {
+  XFER_REQUIRE_POCL(b);
+  auto& dev = b->context_for(0);
+  user_event_gate gate(dev.ctx, 30ms);
+  timed_batches loop(gate);
+  wall_timer timer;
+  std::size_t blocked = 0, calls = 0;
+  const sample s = loop.run(timer, 3, [&](std::size_t, std::size_t) {
+    ++calls;
+    if (const cl_event hold = gate.wait_event()) {
+      check(clWaitForEvents(1, &hold), "clWaitForEvents");
+      ++blocked;
+    }
+  });
+  EXPECT_EQ(blocked, 3u) << "each enqueue of the gated sub-batch waited on the gate";
+  EXPECT_EQ(calls, 6u) << "the sub-batch ran again, ungated";
+  EXPECT_NE(s.gate_fallback.find("the gate gave way (its watchdog opens it after 30 ms)"), std::string::npos)
+      << s.gate_fallback;
+
+  // Later batches never close the gate again.
+  blocked = 0;
+  const sample next = loop.run(timer, 3, [&](std::size_t, std::size_t) {
+    if (gate.wait_event()) ++blocked;
+  });
+  EXPECT_EQ(blocked, 0u);
+  EXPECT_EQ(next.gate_fallback, s.gate_fallback);
+}
+
 TEST(Batching, EventRoutesReportTheDeviceProfilingResolution) {
   XFER_REQUIRE_POCL(b);
   const auto& caps = b->context_for(0).caps;
@@ -87,7 +111,7 @@ TEST(Batching, LargeBatchesRunAsGatedSubBatches) {
   XFER_REQUIRE_POCL(b);
   for (direction d : {direction::h2d, direction::bidir, direction::rw}) {
     auto t = b->prepare({b->name(), 0, "copy-async", d, "alloc-host-ptr", 64});
-    const std::size_t reps = 2 * max_ops_per_gate + 7;  // three sub-batches, the last one short
+    const std::size_t reps = 2 * max_ops_behind_gate + 7;  // three sub-batches, the last one short
     const sample s = t->run(reps);
     EXPECT_GT(s.seconds, 0) << to_string(d);
     EXPECT_GT(s.wall_seconds, 0) << to_string(d);

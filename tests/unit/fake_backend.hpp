@@ -27,7 +27,7 @@ struct fake_transfer final : transfer {
     if (throw_on_run) throw std::runtime_error("device fell off the bus");
     while (released && !released->load()) std::this_thread::sleep_for(std::chrono::milliseconds(5));
     const double t = seconds_per_rep(calls++) * reps;
-    return {t, t * 1.5, {}};
+    return {t, t * 1.5, {}, {}};
   }
   // fail_check_from: the first timed sample (counting arm calls from 1)
   // whose check finds corrupted data; 0: none.

@@ -61,11 +61,13 @@ struct first_use {
 };
 
 // One batch of reps transfers. parts names per-direction times where a route
-// has several (bidir: "h2d", "d2h").
+// has several (bidir: "h2d", "d2h"). gate_fallback says why the batch ran
+// ungated where its route gates (see timed_batches in core/timing.hpp).
 struct sample {
   double seconds = 0;
   double wall_seconds = 0;
   std::map<std::string, double> parts;
+  std::string gate_fallback;
 };
 
 // A prepared point: buffers allocated, source filled.

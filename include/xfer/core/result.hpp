@@ -51,6 +51,9 @@ struct point_result {
   // Where the measuring thread ran (core/affinity.hpp); recorded for device
   // points only (a CPU "device" has no slot to be near).
   std::optional<placement> placed;
+  // Why samples of this point ran ungated although its route gates: the gate
+  // could not hold (core/timing.hpp, timed_batches). Empty: no fallback.
+  std::string gate_fallback;
   first_use first;
   // Headline numbers derived from stats.median.
   double gbps() const;

@@ -32,8 +32,15 @@ class copy_transfer final : public cuda_transfer {
     // the H100: cudaMemcpyAsync from it blocked until the gate's timeout).
     // Those kinds run ungated, and their event time then includes the gaps the
     // staging leaves on the device.
-    gated_ = async_ && (d == direction::d2d || (kind_ && kind_->props().pinned));
-    if (kind_ && ctx_.ungated_kinds.count(std::string(kind_->kind()))) gated_ = false;
+    // The gate may still fail to hold for a kind that looked safe: the loop
+    // then falls back (core/timing.hpp), and later points of the kind start
+    // ungated with the same record instead of waiting out the gate again.
+    const bool gated = async_ && (d == direction::d2d || (kind_ && kind_->props().pinned));
+    const std::size_t ops_per_rep = d == direction::rw ? 2 : 1;
+    loop_ = std::make_unique<timed_batches>(gated ? static_cast<gate&>(ctx_.gate) : no_gate_, ops_per_rep);
+    if (gated && kind_)
+      if (auto it = ctx_.ungated_kinds.find(std::string(kind_->kind())); it != ctx_.ungated_kinds.end())
+        loop_->fall_back(it->second);
 
     const auto t0 = clock::now();
     if (host_buffers >= 1) host_a_ = host_buffer();
@@ -110,16 +117,14 @@ class copy_transfer final : public cuda_transfer {
   }
 
  private:
-  // Blocking calls, one after another, then a device synchronize: a blocking
-  // copy may return before its DMA ends (pageable h2d, and d2d), and the
-  // batch is not done until the last one has.
+  // Blocking calls, one after another, timed by the wall clock up to the
+  // device going idle (synced_wall_timer).
   sample run_sync(std::size_t reps) {
     api& a = ctx_.a;
     const std::size_t n = spec_.bytes;
     ctx_.make_current();
-    wall_timer w;
-    w.start();
-    for (std::size_t i = 0; i < reps; ++i) {
+    synced_wall_timer timer(a);
+    return loop_->run(timer, reps, [&](std::size_t, std::size_t) {
       switch (spec_.dir) {
         case direction::h2d: a.copy(dev_a_.data(), host_a_.data(), n, up()); break;
         case direction::d2h: a.copy(host_a_.data(), dev_a_.data(), n, down()); break;
@@ -130,10 +135,7 @@ class copy_transfer final : public cuda_transfer {
         case direction::d2d: a.copy(dev_b_.data(), dev_a_.data(), n, copy_kind::d2d); break;
         case direction::bidir: throw skip_point("copy-sync has no bidir: blocking calls cannot overlap");
       }
-    }
-    a.synchronize();
-    w.stop();
-    return {w.seconds(), w.seconds(), {}};
+    });
   }
 
   sample run_async(std::size_t reps) {
@@ -141,32 +143,30 @@ class copy_transfer final : public cuda_transfer {
     const std::size_t n = spec_.bytes;
     const stream_t s0 = ctx_.s0.get(), s1 = ctx_.s1.get();
     const bool bidir = spec_.dir == direction::bidir;
-    const std::size_t ops_per_rep = spec_.dir == direction::rw ? 2 : 1;
-    try {
-      return run_timed(ctx_, reps, ops_per_rep, gated_, bidir ? lanes{2, "h2d", "d2h"} : lanes{}, [&](std::size_t) {
-        switch (spec_.dir) {
-          case direction::h2d: a.copy_async(dev_a_.data(), host_a_.data(), n, up(), s0); break;
-          case direction::d2h: a.copy_async(host_a_.data(), dev_a_.data(), n, down(), s0); break;
-          case direction::rw:
-            a.copy_async(dev_a_.data(), host_a_.data(), n, up(), s0);
-            a.copy_async(host_a_.data(), dev_a_.data(), n, down(), s0);
-            break;
-          case direction::bidir:
-            a.copy_async(dev_a_.data(), host_a_.data(), n, up(), s0);
-            a.copy_async(host_b_.data(), dev_b_.data(), n, down(), s1);
-            break;
-          case direction::d2d: a.copy_async(dev_b_.data(), dev_a_.data(), n, copy_kind::d2d, s0); break;
-        }
-      });
-    } catch (const gate_timeout& e) {
-      // The copies of this kind block the host: later points run it ungated.
-      const std::string kind = kind_ ? std::string(kind_->kind()) : "none";
-      ctx_.ungated_kinds.insert(kind);
-      gated_ = false;
-      throw std::runtime_error(fmt::format("{} (host memory '{}': its copies are not asynchronous; later points run "
-                                           "it without the gate)",
-                                           e.what(), kind));
-    }
+    ctx_.make_current();
+    event_timer timer(ctx_, bidir ? "h2d" : nullptr, bidir ? "d2h" : nullptr);
+    sample s = loop_->run(timer, reps, [&](std::size_t, std::size_t) {
+      switch (spec_.dir) {
+        case direction::h2d: a.copy_async(dev_a_.data(), host_a_.data(), n, up(), s0); break;
+        case direction::d2h: a.copy_async(host_a_.data(), dev_a_.data(), n, down(), s0); break;
+        case direction::rw:
+          a.copy_async(dev_a_.data(), host_a_.data(), n, up(), s0);
+          a.copy_async(host_a_.data(), dev_a_.data(), n, down(), s0);
+          break;
+        case direction::bidir:
+          a.copy_async(dev_a_.data(), host_a_.data(), n, up(), s0);
+          a.copy_async(host_b_.data(), dev_b_.data(), n, down(), s1);
+          break;
+        case direction::d2d: a.copy_async(dev_b_.data(), dev_a_.data(), n, copy_kind::d2d, s0); break;
+      }
+    });
+    // The copies of this kind blocked the host behind the gate: later points start ungated.
+    if (!s.gate_fallback.empty() && kind_)
+      ctx_.ungated_kinds.emplace(std::string(kind_->kind()),
+                                 fmt::format("an earlier point's gate could not hold for host memory '{}', so this "
+                                             "point ran ungated from the start; that point's record: {}",
+                                             kind_->kind(), s.gate_fallback));
+    return s;
   }
 
   // One copy through the route's own call, waited for.
@@ -181,7 +181,8 @@ class copy_transfer final : public cuda_transfer {
   }
 
   bool async_;
-  bool gated_ = false;
+  no_gate no_gate_;  // copy-sync, and the kinds whose copies block the host
+  std::unique_ptr<timed_batches> loop_;
   mem::buffer host_a_, host_b_;
   device_buffer dev_a_, dev_b_;
 };

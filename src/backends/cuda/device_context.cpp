@@ -1,7 +1,6 @@
 #include "device_context.hpp"
 
 #include <algorithm>
-#include <chrono>
 #include <fmt/format.h>
 #include <xfer/core/errors.hpp>
 #include <xfer/core/size.hpp>
@@ -10,8 +9,6 @@
 
 namespace xfer::cuda {
 namespace {
-
-using clock = std::chrono::steady_clock;
 
 device_attributes attributes_of(api& a, int device) {
   a.make_current(device);
@@ -35,51 +32,42 @@ void device_context::require_device_memory(std::uint64_t bytes, const std::strin
                                  bytes, what, device, free, total, format_size(device_margin)));
 }
 
-sample run_timed(device_context& ctx, std::size_t reps, std::size_t ops_per_rep, bool gated, lanes l,
-                 const std::function<void(std::size_t)>& enqueue) {
-  api& a = ctx.a;
-  const stream_t s[2] = {ctx.s0.get(), ctx.s1.get()};
-  const event_t stop[2] = {ctx.stop0.get(), ctx.stop1.get()};
-  const std::size_t per_batch = std::max<std::size_t>(1, max_ops_behind_gate / std::max<std::size_t>(1, ops_per_rep));
-  double lane_ms[2] = {0, 0};
-  double wall_s = 0;
-  ctx.make_current();
-  for (std::size_t done = 0; done < reps;) {
-    const std::size_t k = std::min(per_batch, reps - done);
-    const auto w0 = clock::now();
-    try {
-      gate_guard guard(ctx.gate, gated);
-      a.record(ctx.start.get(), s[0]);
-      if (l.count == 2) a.wait(s[1], ctx.start.get());
-      for (std::size_t i = 0; i < k; ++i) enqueue(done + i);
-      for (int j = 0; j < l.count; ++j) a.record(stop[j], s[j]);
-      guard.release();
-      for (int j = 0; j < l.count; ++j) a.synchronize_event(stop[j]);
+event_timer::event_timer(device_context& ctx, const char* part0, const char* part1)
+    : ctx_(ctx), lanes_(part0 && part1 ? 2 : 1), names_{part0, part1} {}
+
+void event_timer::start() {
+  ctx_.make_current();
+  ctx_.a.record(ctx_.start.get(), ctx_.s0.get());
+  if (lanes_ == 2) ctx_.a.wait(ctx_.s1.get(), ctx_.start.get());
+}
+
+void event_timer::stop() {
+  ctx_.a.record(ctx_.stop0.get(), ctx_.s0.get());
+  if (lanes_ == 2) ctx_.a.record(ctx_.stop1.get(), ctx_.s1.get());
+}
+
+double event_timer::seconds() {
+  const event_t stop[2] = {ctx_.stop0.get(), ctx_.stop1.get()};
+  for (int j = 0; j < lanes_; ++j) {
+    ctx_.a.synchronize_event(stop[j]);
+    lane_s_[j] = ctx_.a.elapsed_ms(ctx_.start.get(), stop[j]) / 1e3;
+  }
+  return lanes_ == 2 ? std::max(lane_s_[0], lane_s_[1]) : lane_s_[0];
+}
+
+double event_timer::resolution_s() const { return event_resolution_s; }
+
+void event_timer::add_parts(std::map<std::string, double>& parts) const {
+  if (lanes_ != 2) return;
+  parts[names_[0]] += lane_s_[0];
+  parts[names_[1]] += lane_s_[1];
+}
+
+void event_timer::cancel() noexcept {
+  for (stream_t s : {ctx_.s0.get(), ctx_.s1.get()}) try {
+      ctx_.a.synchronize_stream(s);
     } catch (...) {
-      // The guard has opened the gate; let what was queued drain before the
-      // caller frees the buffers it reads.
-      for (int j = 0; j < 2; ++j) try {
-          a.synchronize_stream(s[j]);
-        } catch (...) {
-        }
-      throw;
     }
-    wall_s += std::chrono::duration<double>(clock::now() - w0).count();
-    if (gated && ctx.gate.timed_out())
-      throw gate_timeout(fmt::format(
-          "the gate's spin kernel gave up after {} s: a call in the batch blocked the host while the gate was closed",
-          spin_gate::default_timeout_ns / 1e9));
-    for (int j = 0; j < l.count; ++j) lane_ms[j] += a.elapsed_ms(ctx.start.get(), stop[j]);
-    done += k;
-  }
-  sample out;
-  out.seconds = std::max(lane_ms[0], l.count == 2 ? lane_ms[1] : 0.0) / 1e3;
-  out.wall_seconds = wall_s;
-  if (l.count == 2) {
-    out.parts[l.part0] = lane_ms[0] / 1e3;
-    out.parts[l.part1] = lane_ms[1] / 1e3;
-  }
-  return out;
 }
 
 }  // namespace xfer::cuda

@@ -1,13 +1,13 @@
 #pragma once
 // Per-device state a backend keeps between points: streams, events, the gate,
-// what the device is, and which host kinds proved unsafe behind a gate.
+// what the device is, and which host kinds proved unsafe behind a gate; and
+// the timers the transfers hand to core's timed-batch loop (core/timing.hpp).
 #include <cstddef>
 #include <cstdint>
-#include <functional>
-#include <set>
-#include <stdexcept>
+#include <map>
 #include <string>
 #include <xfer/core/backend.hpp>
+#include <xfer/core/timing.hpp>
 
 #include "api.hpp"
 #include "spin_gate.hpp"
@@ -23,8 +23,9 @@ class device_context {
   stream s0{a}, s1{a};
   event start{a}, stop0{a}, stop1{a};
   spin_gate gate{a, s0.get()};  // after the streams: destroyed (and opened) before them
-  // Host kinds whose async copies blocked the host behind a closed gate: they run ungated from then on.
-  std::set<std::string> ungated_kinds;
+  // Host kinds whose async copies blocked the host behind a closed gate, with
+  // the fallback recorded then: later points of them run ungated from the start.
+  std::map<std::string, std::string> ungated_kinds;
 
   // Makes this device current for the calling thread (cheap; done per batch).
   void make_current() { a.make_current(device); }
@@ -33,28 +34,42 @@ class device_context {
   void require_device_memory(std::uint64_t bytes, const std::string& what);
 };
 
-// The gate's spin kernel gave up: something in the batch blocked the host.
-struct gate_timeout : std::runtime_error {
-  using std::runtime_error::runtime_error;
+// Device time of one batch on one or two streams ("lanes") by CUDA events:
+// start() records the start event on s0 (behind the gate's spin kernel) and,
+// with two lanes, makes s1 wait for it, so both lanes start together; stop()
+// records a stop event on each lane. seconds() waits for them and is the
+// longer lane; with two lanes each lane's time is a part (part0, part1).
+class event_timer final : public interval_timer {
+ public:
+  explicit event_timer(device_context& ctx, const char* part0 = nullptr, const char* part1 = nullptr);
+  void start() override;
+  void stop() override;
+  double seconds() override;
+  double resolution_s() const override;
+  std::string_view kind() const override { return "event"; }
+  void add_parts(std::map<std::string, double>& parts) const override;
+  void cancel() noexcept override;  // lets both streams drain
+
+ private:
+  device_context& ctx_;
+  int lanes_;
+  const char* names_[2];
+  double lane_s_[2] = {0, 0};
 };
 
-// A stream's launch queue holds about a thousand entries; a host that fills it
-// behind a closed gate blocks for good. Sub-batches stay far below that.
-inline constexpr std::size_t max_ops_behind_gate = 256;
+// copy-sync's clock: the wall, stopped once the device is idle (a blocking
+// copy may return before its DMA ends: pageable h2d, and d2d).
+class synced_wall_timer final : public wall_timer {
+ public:
+  explicit synced_wall_timer(api& a) : a_(a) {}
+  void stop() override {
+    a_.synchronize();
+    wall_timer::stop();
+  }
 
-// Times `reps` repetitions of enqueue(rep) on the context's streams with
-// device events: sub-batches of at most max_ops_behind_gate / ops_per_rep
-// repetitions, each behind the gate when `gated`, their times summed. With two
-// lanes, s1 starts with s0 (it waits on the start event) and each lane's time
-// is reported as a part; seconds is the longer lane. wall_seconds runs from
-// the first enqueue of each sub-batch to its completion.
-struct lanes {
-  int count = 1;
-  const char* part0 = nullptr;  // part names when count == 2
-  const char* part1 = nullptr;
+ private:
+  api& a_;
 };
-sample run_timed(device_context& ctx, std::size_t reps, std::size_t ops_per_rep, bool gated, lanes l,
-                 const std::function<void(std::size_t)>& enqueue);
 
 // Event timestamps are 0.5 us apart (CUDA's documented event resolution).
 inline constexpr double event_resolution_s = 0.5e-6;

@@ -92,11 +92,15 @@ class kernel_transfer final : public cuda_transfer {
     const stream_t s = ctx_.s0.get();
     const std::size_t n = spec_.bytes;
     const std::uint64_t seed = on_host_ ? seed_d2h : seed_device;
-    last_reps_ = reps;
+    ctx_.make_current();
+    event_timer timer(ctx_);
     // Kernel launches never block the host: always gated.
-    return run_timed(ctx_, reps, 1, true, {}, [&](std::size_t) {
+    return loop_.run(timer, reps, [&](std::size_t, std::size_t) {
       switch (op_) {
-        case op::read: kernels::read_xor(s, target_, n, static_cast<std::uint64_t*>(sink_.data()), sms); break;
+        case op::read:
+          kernels::read_xor(s, target_, n, static_cast<std::uint64_t*>(sink_.data()), sms);
+          ++reads_;
+          break;
         case op::write: kernels::write_pattern(s, target_, n, seed, sms); break;
         case op::copy: kernels::copy(s, dev_b_.data(), dev_a_.data(), n, sms); break;
       }
@@ -111,7 +115,10 @@ class kernel_transfer final : public cuda_transfer {
 
   void poison_sample() override {
     switch (op_) {
-      case op::read: ctx_.a.fill_device(sink_.data(), 0, sizeof(std::uint64_t)); break;
+      case op::read:
+        ctx_.a.fill_device(sink_.data(), 0, sizeof(std::uint64_t));
+        reads_ = 0;
+        break;
       case op::write:
         if (on_host_)
           poison(host_.data(), spec_.bytes);
@@ -127,13 +134,13 @@ class kernel_transfer final : public cuda_transfer {
       case op::read: {
         // Each read XORs the buffer's XOR into the sink: an odd count of
         // reads leaves it, an even count cancels it out.
-        const std::uint64_t expected = last_reps_ % 2 ? expected_xor_ : 0;
+        const std::uint64_t expected = reads_ % 2 ? expected_xor_ : 0;
         std::uint64_t got = 0;
         ctx_.a.copy(&got, sink_.data(), sizeof got, copy_kind::d2h);
         if (got != expected)
           throw verification_error(fmt::format("{} read kernel: after {} reads of {} bytes the XOR is 0x{:016x}, "
                                                "expected 0x{:016x}",
-                                               spec_.route, last_reps_, spec_.bytes, got, expected));
+                                               spec_.route, reads_, spec_.bytes, got, expected));
         break;
       }
       case op::write:
@@ -157,7 +164,11 @@ class kernel_transfer final : public cuda_transfer {
   device_buffer dev_a_, dev_b_, sink_;
   void* target_ = nullptr;  // the device's address of what the kernel reads or writes
   std::uint64_t expected_xor_ = 0;
-  std::size_t last_reps_ = 0;  // reads in the last batch (the sink's expected value depends on it)
+  // Reads launched since the sink was cleared (its expected value depends on
+  // it), counted where they are launched: a sub-batch the loop runs again
+  // after its gate gave way counts too.
+  std::size_t reads_ = 0;
+  timed_batches loop_{ctx_.gate};
 };
 
 }  // namespace

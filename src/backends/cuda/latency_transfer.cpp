@@ -58,11 +58,15 @@ class latency_transfer final : public cuda_transfer {
   }
 
   // One repetition is one dependent access; the chase goes on from where the
-  // last batch stopped.
+  // last batch stopped. All of it is one launch, so the loop times one
+  // "repetition" of its own. Steps are counted where they are launched (a
+  // launch the loop runs again after its gate gave way walks on too).
   sample run(std::size_t reps) override {
-    last_reps_ = reps;
-    return run_timed(ctx_, 1, 1, true, {}, [&](std::size_t) {
+    ctx_.make_current();
+    event_timer timer(ctx_);
+    return loop_.run(timer, 1, [&](std::size_t, std::size_t) {
       kernels::chase(ctx_.s0.get(), ring_, reps, static_cast<kernels::chase_state*>(state_.data()));
+      steps_ += reps;
     });
   }
 
@@ -70,39 +74,43 @@ class latency_transfer final : public cuda_transfer {
   void verify() override {
     const std::uint64_t steps = std::min<std::uint64_t>(slots_, verify_steps);
     ctx_.a.fill_device(state_.data(), 0, sizeof(kernels::chase_state));
+    steps_ = 0;
     run(steps);
     kernels::chase_state got{};
     ctx_.a.copy(&got, state_.data(), sizeof got, copy_kind::d2h);
     const auto* ring = static_cast<const std::uint32_t*>(host_.data());
     std::uint64_t index = 0, sum = 0;
-    for (std::uint64_t i = 0; i < steps; ++i) {
+    for (std::uint64_t i = 0; i < steps_; ++i) {
       index = ring[index];
       sum += index;
     }
     if (got.index != index || got.sum != sum)
       throw verification_error(fmt::format(
           "pointer chase over {} B: after {} steps the device is at element {} (sum {}), the host at {} (sum {})",
-          spec_.bytes, steps, got.index, got.sum, index, sum));
+          spec_.bytes, steps_, got.index, got.sum, index, sum));
   }
 
   // A sample's chase goes on from where the last one stopped: remember where
   // that is, and check after the sample that the device walked the same
   // steps from there as the host does.
-  void poison_sample() override { ctx_.a.copy(&armed_, state_.data(), sizeof armed_, copy_kind::d2h); }
+  void poison_sample() override {
+    ctx_.a.copy(&armed_, state_.data(), sizeof armed_, copy_kind::d2h);
+    steps_ = 0;
+  }
 
   void check_sample() override {
     kernels::chase_state got{};
     ctx_.a.copy(&got, state_.data(), sizeof got, copy_kind::d2h);
     const auto* ring = static_cast<const std::uint32_t*>(host_.data());
     std::uint64_t index = armed_.index, sum = armed_.sum;
-    for (std::size_t i = 0; i < last_reps_; ++i) {
+    for (std::size_t i = 0; i < steps_; ++i) {
       index = ring[index];
       sum += index;
     }
     if (got.index != index || got.sum != sum)
       throw verification_error(fmt::format("pointer chase over {} B: after {} more steps from element {} the device "
                                            "is at element {}, the host at {}",
-                                           spec_.bytes, last_reps_, armed_.index, got.index, index));
+                                           spec_.bytes, steps_, armed_.index, got.index, index));
   }
 
   std::string timer_kind() const override { return "event"; }
@@ -115,7 +123,8 @@ class latency_transfer final : public cuda_transfer {
   const std::uint32_t* ring_ = nullptr;
   device_buffer state_;
   kernels::chase_state armed_{};  // where the chase stood before the sample
-  std::size_t last_reps_ = 0;
+  std::size_t steps_ = 0;          // steps launched since armed_ (or since verify() reset the chase)
+  timed_batches loop_{ctx_.gate};
 };
 
 }  // namespace

@@ -1,6 +1,7 @@
 #include "spin_gate.hpp"
 
 #include <atomic>
+#include <fmt/format.h>
 
 #include "kernels.hpp"
 
@@ -46,6 +47,10 @@ void spin_gate::open() {
 bool spin_gate::timed_out() const noexcept {
   return std::atomic_ref<std::uint32_t>(host_->timed_out).load(std::memory_order_acquire) == generation_ &&
          generation_ != 0;
+}
+
+std::string spin_gate::give_way_rule() const {
+  return fmt::format("its spin kernel gives up after {} s", static_cast<double>(timeout_ns_) / 1e9);
 }
 
 }  // namespace xfer::cuda

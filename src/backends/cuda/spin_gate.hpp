@@ -7,9 +7,12 @@
 //  - a copy that blocks the host (pageable memory is staged synchronously)
 //    must never be queued behind a closed gate: the host would wait for the
 //    GPU, which waits for the host. Callers decide; as a safety net the kernel
-//    gives up after timeout_ns and timed_out() reports it.
-//  - open() must run on every path (gate_guard), or the GPU keeps spinning.
+//    gives up after timeout_ns and timed_out() (gave_way()) reports it, and
+//    core's timed_batches falls back to running ungated.
+//  - open() must run on every path (core's timed_batches does; gate_guard
+//    elsewhere), or the GPU keeps spinning.
 #include <cstdint>
+#include <string>
 #include <xfer/core/timing.hpp>
 
 #include "api.hpp"
@@ -30,6 +33,8 @@ class spin_gate final : public gate {
   // True when the spin kernel of the last close() gave up waiting (read once
   // that kernel has finished, e.g. after synchronizing the stream).
   bool timed_out() const noexcept;
+  bool gave_way() const override { return timed_out(); }
+  std::string give_way_rule() const override;
 
  private:
   struct shared_words {

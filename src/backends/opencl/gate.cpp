@@ -53,6 +53,10 @@ bool user_event_gate::forced() const {
   return forced_;
 }
 
+std::string user_event_gate::give_way_rule() const {
+  return fmt::format("its watchdog opens it after {} ms", deadline_.count());
+}
+
 void user_event_gate::complete_locked() {
   completed_ = true;
   // Completing can only fail for an invalid event; nothing useful to do then
@@ -90,8 +94,9 @@ cl_ulong profile(const event& e, cl_profiling_info what, const char* name) {
 
 }  // namespace
 
-event_span_timer::event_span_timer(std::vector<cl_command_queue> lanes, double resolution_s)
-    : resolution_s_(resolution_s) {
+event_span_timer::event_span_timer(std::vector<cl_command_queue> lanes, double resolution_s,
+                                   std::vector<std::string> lane_names)
+    : names_(std::move(lane_names)), resolution_s_(resolution_s) {
   for (cl_command_queue q : lanes) lanes_.push_back({q, {}, {}, 0});
 }
 
@@ -136,17 +141,13 @@ double event_span_timer::seconds() {
   return end > begin ? static_cast<double>(end - begin) * 1e-9 : 0.0;
 }
 
-// ---- batching ---------------------------------------------------------------
+void event_span_timer::add_parts(std::map<std::string, double>& parts) const {
+  parts["queued_to_end"] += queued_to_end_s_;
+  for (std::size_t l = 0; l < names_.size() && l < lanes_.size(); ++l) parts[names_[l]] += lanes_[l].span_s;
+}
 
-std::vector<std::size_t> split_reps(std::size_t reps, std::size_t ops_per_rep, std::size_t cap) {
-  const std::size_t per_part = std::max<std::size_t>(1, cap / std::max<std::size_t>(1, ops_per_rep));
-  std::vector<std::size_t> parts;
-  for (std::size_t left = reps; left > 0;) {
-    const std::size_t n = std::min(left, per_part);
-    parts.push_back(n);
-    left -= n;
-  }
-  return parts;
+void event_span_timer::cancel() noexcept {
+  for (auto& l : lanes_) clFinish(l.queue);
 }
 
 }  // namespace xfer::opencl

@@ -5,6 +5,8 @@
 #include <chrono>
 #include <condition_variable>
 #include <cstddef>
+#include <map>
+#include <string>
 #include <mutex>
 #include <thread>
 #include <vector>
@@ -18,7 +20,8 @@ namespace xfer::opencl {
 // a user event that open() completes. Some drivers block inside a non-blocking
 // enqueue until the command can run (NVIDIA stages pageable memory that way);
 // behind a closed gate that would deadlock, so a watchdog opens the gate if it
-// stays closed longer than `deadline`, and forced() says it did.
+// stays closed longer than `deadline`, and forced() (gave_way()) says it did:
+// core's timed_batches then falls back to running ungated.
 class user_event_gate final : public gate {
  public:
   user_event_gate(context ctx, std::chrono::milliseconds deadline);
@@ -32,6 +35,8 @@ class user_event_gate final : public gate {
   cl_event wait_event() const noexcept { return event_.get(); }
   // The watchdog opened the gate during the last close/open cycle.
   bool forced() const;
+  bool gave_way() const override { return forced(); }
+  std::string give_way_rule() const override;
 
  private:
   void complete_locked();  // sets the user event complete once
@@ -50,14 +55,18 @@ class user_event_gate final : public gate {
 // Device time of one batch on up to two queues ("lanes"): from the earliest
 // START of a lane's first command to the latest END of a lane's last one. The
 // gate holds the first commands, so enqueue overhead is not in the span.
+// Parts: "queued_to_end", and each lane's span under its name where the lanes
+// are named (bidir: "h2d", "d2h").
 class event_span_timer final : public interval_timer {
  public:
-  event_span_timer(std::vector<cl_command_queue> lanes, double resolution_s);
+  event_span_timer(std::vector<cl_command_queue> lanes, double resolution_s, std::vector<std::string> lane_names = {});
   void start() override;  // forgets the previous batch
   void stop() override;   // submits what was enqueued (clFlush), so it runs as soon as the gate opens
   double seconds() override;  // waits for the batch
   double resolution_s() const override { return resolution_s_; }
   std::string_view kind() const override { return "event"; }
+  void add_parts(std::map<std::string, double>& parts) const override;
+  void cancel() noexcept override;  // clFinish on every lane
 
   void first(std::size_t lane, event e) { lanes_.at(lane).first = std::move(e); }
   void last(std::size_t lane, event e) { lanes_.at(lane).last = std::move(e); }
@@ -73,17 +82,9 @@ class event_span_timer final : public interval_timer {
     double span_s = 0;
   };
   std::vector<lane> lanes_;
+  std::vector<std::string> names_;
   double resolution_s_;
   double queued_to_end_s_ = 0;
 };
-
-// At most this many commands wait behind one closed gate on one queue; larger
-// batches run as several gated sub-batches whose times add up. Bounded so a
-// driver's submission queue never fills while the gate holds it shut.
-inline constexpr std::size_t max_ops_per_gate = 512;
-
-// Splits `reps` repetitions of `ops_per_rep` commands (per queue) into
-// sub-batches of at most `cap` commands each; every part is >= 1 rep.
-std::vector<std::size_t> split_reps(std::size_t reps, std::size_t ops_per_rep, std::size_t cap = max_ops_per_gate);
 
 }  // namespace xfer::opencl

@@ -1,0 +1,372 @@
+// The base every OpenCL route builds on (opencl_transfer.hpp), and the factory
+// that picks the route family for a point.
+#include "opencl_transfer.hpp"
+
+#include <algorithm>
+#include <chrono>
+#include <fmt/format.h>
+#include <stdexcept>
+#include <utility>
+#include <xfer/core/errors.hpp>
+#include <xfer/core/pattern.hpp>
+
+namespace xfer::opencl {
+namespace {
+
+using clock = std::chrono::steady_clock;
+
+// How long a gate may stay closed before we conclude an enqueue is blocked
+// behind it. Enqueueing a full sub-batch takes a few milliseconds.
+constexpr std::chrono::milliseconds gate_deadline{50};
+
+// A device buffer mapped for the CPU (fill, poison, check), unmapped on scope exit.
+class mapping {
+ public:
+  mapping(cl_command_queue q, cl_mem m, cl_map_flags flags, std::size_t n) : q_(q), m_(m), n_(n) {
+    cl_int rc = CL_SUCCESS;
+    p_ = clEnqueueMapBuffer(q, m, CL_TRUE, flags, 0, n, 0, nullptr, nullptr, &rc);
+    check(rc, "clEnqueueMapBuffer", fmt::format("device buffer, {} B", n));
+  }
+  ~mapping() {
+    if (p_) {
+      clEnqueueUnmapMemObject(q_, m_, p_, 0, nullptr, nullptr);
+      clFinish(q_);
+    }
+  }
+  mapping(const mapping&) = delete;
+  mapping& operator=(const mapping&) = delete;
+  std::byte* data() const { return static_cast<std::byte*>(p_); }
+  void unmap() {
+    void* p = std::exchange(p_, nullptr);
+    check(clEnqueueUnmapMemObject(q_, m_, p, 0, nullptr, nullptr), "clEnqueueUnmapMemObject",
+          fmt::format("device buffer, {} B", n_));
+    check(clFinish(q_), "clFinish", "after unmapping a device buffer");
+  }
+
+ private:
+  cl_command_queue q_;
+  cl_mem m_;
+  std::size_t n_;
+  void* p_ = nullptr;
+};
+
+// Opens a host block for the CPU for one scope, where the route keeps it closed.
+class host_access {
+ public:
+  host_access(host_block& b, bool already_open) : b_(already_open ? nullptr : &b) {
+    if (b_) b_->open();
+  }
+  ~host_access() {
+    if (b_) try {
+        b_->close();
+      } catch (...) {
+      }
+  }
+  host_access(const host_access&) = delete;
+  host_access& operator=(const host_access&) = delete;
+
+ private:
+  host_block* b_;
+};
+
+}  // namespace
+
+opencl_transfer::opencl_transfer(const point_spec& p, const device_context& dev, const mem::kind_options& kinds,
+                                 bool host_open, bool events)
+    : spec_(p),
+      caps_(dev.caps),
+      ctx_(dev.ctx),
+      queues_{dev.queues[0], dev.queues[1]},
+      events_(events),
+      host_open_(host_open) {
+  allocate(kinds);
+  touch();
+  if (!host_open_)
+    for (auto* b : {host_a_.get(), host_b_.get()})
+      if (b) b->close();
+  if (events_) gate_ = std::make_unique<user_event_gate>(ctx_, gate_deadline);
+  loop_ = std::make_unique<timed_batches>(events_ ? static_cast<gate&>(*gate_) : no_gate_);
+}
+
+opencl_transfer::~opencl_transfer() {
+  // Nothing may still run on (or wait to run on) the buffers released below.
+  if (gate_) gate_->open();
+  for (auto& q : queues_) clFinish(q.get());
+}
+
+void opencl_transfer::verify() {
+  if (spec_.dir != direction::rw) {
+    poison_sample();
+    run(1);
+    check_sample();
+    return;
+  }
+  // rw: write, then clear the host side and read back: what returns can
+  // only have come through the device buffer. A whole sample cannot be
+  // checked this way (its read-back lands in its own source);
+  // poison_sample/check_sample do what they can there.
+  poison_device(dev_a_);
+  run_step(0);
+  poison_host(*host_a_);
+  run_step(1);
+  check_host(*host_a_, seed_h2d, "rw read-back destination (host memory)");
+}
+
+// What a sample writes, poisoned through the same helpers verify uses: a
+// map of the device buffer, or the host block (opened for the CPU and
+// closed again where the route keeps it unmapped, as kernel-host does).
+void opencl_transfer::poison_sample() {
+  switch (spec_.dir) {
+    case direction::h2d:
+    // rw reads back into its own source, which must keep the pattern: only
+    // the write side can be poisoned.
+    case direction::rw: poison_device(dev_a_); break;
+    case direction::d2h: poison_host(*host_a_); break;
+    case direction::bidir:
+      poison_device(dev_a_);
+      poison_host(*host_b_);
+      break;
+    case direction::d2d: poison_device(dev_b_); break;
+  }
+}
+
+// What the batch's last transfer left; run() has waited for the batch
+// (every lane), so nothing still writes here.
+void opencl_transfer::check_sample() {
+  switch (spec_.dir) {
+    case direction::h2d: check_device(dev_a_, seed_h2d, "h2d destination (device buffer)"); break;
+    case direction::d2h: check_host(*host_a_, seed_d2h, "d2h destination (host memory)"); break;
+    case direction::rw:
+      // The device side tells a write that did not land; the host side a
+      // read-back that brought something else (one that never ran leaves
+      // the source there, which no check after the fact can tell).
+      check_device(dev_a_, seed_h2d, "rw write destination (device buffer)");
+      check_host(*host_a_, seed_h2d, "rw read-back destination (host memory)");
+      break;
+    case direction::bidir:
+      check_device(dev_a_, seed_h2d, "bidir h2d destination (device buffer)");
+      check_host(*host_b_, seed_d2h, "bidir d2h destination (host memory)");
+      break;
+    case direction::d2d: check_device(dev_b_, seed_d2h, "d2d destination (device buffer)"); break;
+  }
+}
+
+bool opencl_transfer::corrupt_destination(std::size_t which, std::size_t offset) {
+  if (offset >= spec_.bytes) throw std::out_of_range("corrupt_destination: offset past the buffer");
+  const mem_object* dev = nullptr;
+  host_block* host = nullptr;
+  switch (spec_.dir) {
+    case direction::h2d:
+      if (which == 0) dev = &dev_a_;
+      break;
+    case direction::d2h:
+      if (which == 0) host = host_a_.get();
+      break;
+    case direction::rw:
+      if (which == 0) dev = &dev_a_;
+      if (which == 1) host = host_a_.get();
+      break;
+    case direction::bidir:
+      if (which == 0) dev = &dev_a_;
+      if (which == 1) host = host_b_.get();
+      break;
+    case direction::d2d:
+      if (which == 0) dev = &dev_b_;
+      break;
+  }
+  if (dev) {
+    mapping map(queues_[0].get(), dev->get(), CL_MAP_READ | CL_MAP_WRITE, spec_.bytes);
+    map.data()[offset] ^= std::byte{0xff};
+    map.unmap();
+  } else if (host) {
+    host_access access(*host, host_open_);
+    host->data()[offset] ^= std::byte{0xff};
+  }
+  return dev || host;
+}
+
+double opencl_transfer::timer_resolution_s() const {
+  return events_ ? caps_.timer_resolution_s() : wall_timer().resolution_s();
+}
+
+std::uint64_t opencl_transfer::bytes_per_rep() const {
+  return spec_.dir == direction::bidir || spec_.dir == direction::rw ? 2 * spec_.bytes : spec_.bytes;
+}
+
+// ---- setup ----
+
+void opencl_transfer::allocate(const mem::kind_options& kinds) {
+  const std::size_t n = spec_.bytes;
+  const auto t0 = clock::now();
+  auto host = [&] {
+    auto b = make_host_block(spec_.host_memory, n, ctx_, queues_[0], kinds);
+    b->open();  // the CPU fills it next; maps (and, for ALLOC_HOST_PTR, pins) now
+    return b;
+  };
+  auto device = [&] {
+    cl_int rc = CL_SUCCESS;
+    mem_object m(clCreateBuffer(ctx_.get(), CL_MEM_READ_WRITE, n, nullptr, &rc));
+    check(rc, "clCreateBuffer", fmt::format("device buffer, {} B", n));
+    return m;
+  };
+  switch (spec_.dir) {
+    case direction::h2d:
+    case direction::d2h:
+    case direction::rw:
+      host_a_ = host();
+      dev_a_ = device();
+      break;
+    case direction::bidir:
+      host_a_ = host();
+      host_b_ = host();
+      dev_a_ = device();
+      dev_b_ = device();
+      break;
+    case direction::d2d:
+      dev_a_ = device();
+      dev_b_ = device();
+      break;
+  }
+  costs_.alloc_s = seconds_since(t0);
+}
+
+// Sources get the pattern; device destinations are written too, because
+// drivers allocate device memory lazily and a point that cannot have its
+// memory should find out here (and be skipped), not in the middle of sampling.
+void opencl_transfer::touch() {
+  const auto t0 = clock::now();
+  switch (spec_.dir) {
+    case direction::h2d:
+    case direction::rw:
+      fill_pattern(host_a_->data(), spec_.bytes, seed_h2d);
+      poison_device(dev_a_);
+      break;
+    case direction::d2h: fill_device(dev_a_, seed_d2h); break;
+    case direction::bidir:
+      fill_pattern(host_a_->data(), spec_.bytes, seed_h2d);
+      poison_device(dev_a_);
+      fill_device(dev_b_, seed_d2h);
+      break;
+    case direction::d2d:
+      fill_device(dev_a_, seed_d2h);
+      poison_device(dev_b_);
+      break;
+  }
+  costs_.touch_s = seconds_since(t0);
+}
+
+// ---- commands ----
+
+void opencl_transfer::set_ops(std::vector<queue_op> ops) {
+  ops_ = std::move(ops);
+  lanes_ = 1;
+  for (const auto& op : ops_) lanes_ = std::max(lanes_, op.lane + 1);
+  // The gate holds each queue's commands: a sub-batch is bounded by the busiest queue.
+  std::size_t ops_per_lane = 0;
+  for (std::size_t l = 0; l < lanes_; ++l)
+    ops_per_lane = std::max<std::size_t>(
+        ops_per_lane, std::count_if(ops_.begin(), ops_.end(), [&](const queue_op& op) { return op.lane == l; }));
+  loop_ = std::make_unique<timed_batches>(events_ ? static_cast<gate&>(*gate_) : no_gate_, ops_per_lane);
+}
+
+// ---- running ----
+
+sample opencl_transfer::run_gated(std::size_t reps) {
+  std::vector<cl_command_queue> lanes;
+  for (std::size_t l = 0; l < lanes_; ++l) lanes.push_back(queues_[l].get());
+  std::vector<std::string> lane_names;
+  if (spec_.dir == direction::bidir) lane_names = {"h2d", "d2h"};
+  event_span_timer timer(lanes, caps_.timer_resolution_s(), lane_names);
+  // Per lane: which op of a repetition is its first and its last.
+  std::size_t first_op[2] = {ops_.size(), ops_.size()}, last_op[2] = {0, 0};
+  for (std::size_t k = 0; k < ops_.size(); ++k) {
+    const std::size_t l = ops_[k].lane;
+    if (first_op[l] == ops_.size()) first_op[l] = k;
+    last_op[l] = k;
+  }
+  return loop_->run(timer, reps, [&](std::size_t i, std::size_t n) {
+    for (std::size_t k = 0; k < ops_.size(); ++k) {
+      const std::size_t l = ops_[k].lane;
+      const bool first = i == 0 && k == first_op[l];
+      const bool last = i + 1 == n && k == last_op[l];
+      // Null while the gate is open (a batch the loop runs ungated).
+      const cl_event hold = gate_->wait_event();
+      const bool wait = first && hold;
+      cl_event e = nullptr;
+      ops_[k].enqueue(queues_[l].get(), CL_FALSE, wait ? 1 : 0, wait ? &hold : nullptr, first || last ? &e : nullptr);
+      if (first || last) {
+        event ev(e);
+        if (first) timer.first(l, ev);
+        if (last) timer.last(l, std::move(ev));
+      }
+    }
+  });
+}
+
+// What a straightforward program does: blocking calls, timed by the clock on the wall.
+sample opencl_transfer::run_blocking(std::size_t reps) {
+  wall_timer timer;
+  return loop_->run(timer, reps, [&](std::size_t, std::size_t) {
+    for (auto& op : ops_) op.enqueue(queues_[op.lane].get(), CL_TRUE, 0, nullptr, nullptr);
+  });
+}
+
+void opencl_transfer::run_step(std::size_t k) {
+  const auto& op = ops_.at(k);
+  op.enqueue(queues_[op.lane].get(), events_ ? CL_FALSE : CL_TRUE, 0, nullptr, nullptr);
+  check(clFinish(queues_[op.lane].get()), "clFinish", "after one verification step");
+}
+
+// ---- data ----
+
+cl_map_flags opencl_transfer::overwrite() const {
+  return caps_.major > 1 || caps_.minor >= 2 ? CL_MAP_WRITE_INVALIDATE_REGION : CL_MAP_WRITE;
+}
+
+void opencl_transfer::fill_device(const mem_object& m, std::uint64_t seed) {
+  mapping map(queues_[0].get(), m.get(), overwrite(), spec_.bytes);
+  fill_pattern(map.data(), spec_.bytes, seed);
+  map.unmap();
+}
+
+void opencl_transfer::poison_device(const mem_object& m) {
+  mapping map(queues_[0].get(), m.get(), overwrite(), spec_.bytes);
+  poison(map.data(), spec_.bytes);
+  map.unmap();
+}
+
+void opencl_transfer::check_device(const mem_object& m, std::uint64_t seed, const char* what) {
+  mapping map(queues_[0].get(), m.get(), CL_MAP_READ, spec_.bytes);
+  check_pattern(map.data(), spec_.bytes, seed, what);
+  map.unmap();
+}
+
+void opencl_transfer::poison_host(host_block& b) {
+  host_access access(b, host_open_);
+  poison(b.data(), spec_.bytes);
+}
+
+void opencl_transfer::check_host(host_block& b, std::uint64_t seed, const char* what) {
+  host_access access(b, host_open_);
+  check_pattern(b.data(), spec_.bytes, seed, what);
+}
+
+// ---- the factory ----
+
+bool corrupt_destination_for_testing(transfer& t, std::size_t which, std::size_t offset) {
+  return dynamic_cast<opencl_transfer&>(t).corrupt_destination(which, offset);
+}
+
+std::unique_ptr<transfer> make_transfer(const point_spec& p, route_id route, const device_context& dev,
+                                        const mem::kind_options& kinds) {
+  switch (route) {
+    case route_id::copy_async:
+    case route_id::copy_sync: return make_copy_transfer(p, route, dev, kinds);
+    case route_id::kernel_host:
+    case route_id::kernel_device: return make_kernel_transfer(p, dev, kinds);
+    case route_id::map: return make_map_transfer(p, dev, kinds);
+  }
+  throw std::logic_error("make_transfer: unknown route");
+}
+
+}  // namespace xfer::opencl

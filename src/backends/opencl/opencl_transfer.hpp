@@ -1,0 +1,113 @@
+#pragma once
+// What every OpenCL transfer shares, as cuda_transfer does for CUDA: the
+// buffers of its direction (allocated, and sources filled, before timing), the
+// per-sample poison and check by direction, the data helpers that reach device
+// memory through maps, and the commands of one repetition with the two ways of
+// timing them through core's timed-batch loop: behind the user-event gate by
+// profiling events (copy-async, the kernel routes), or blocking by the wall
+// clock (copy-sync). The route families build on it: copy_transfer.cpp,
+// kernel_transfer.cpp, map_transfer.cpp.
+#include <cstdint>
+#include <functional>
+#include <memory>
+#include <string>
+#include <vector>
+#include <xfer/core/backend.hpp>
+#include <xfer/core/timing.hpp>
+#include <xfer/mem/kinds.hpp>
+
+#include "cl.hpp"
+#include "gate.hpp"
+#include "host_memory.hpp"
+#include "routes.hpp"
+
+namespace xfer::opencl {
+
+// Pattern seeds: each source gets its own, so a copy from the wrong buffer is caught.
+inline constexpr std::uint64_t seed_h2d = 1, seed_d2h = 2;
+
+class opencl_transfer : public transfer {
+ public:
+  ~opencl_transfer() override;
+
+  void verify() override;
+  void poison_sample() override;
+  void check_sample() override;
+  first_use setup_costs() const override { return costs_; }
+  std::string timer_kind() const override { return events_ ? "event" : "wall"; }
+  double timer_resolution_s() const override;
+  std::uint64_t bytes_per_rep() const override;
+
+  // See corrupt_destination_for_testing (routes.hpp).
+  bool corrupt_destination(std::size_t which, std::size_t offset);
+
+ protected:
+  // One command of a repetition, enqueued on the queue of its lane (bidir
+  // runs one direction on each of two queues).
+  using enqueue_fn = std::function<void(cl_command_queue, cl_bool blocking, cl_uint n_wait, const cl_event* wait,
+                                        cl_event* out)>;
+  struct queue_op {
+    std::size_t lane;
+    enqueue_fn enqueue;
+  };
+
+  // host_open: the host memory stays mapped for the CPU for the transfer's
+  // life (every route but kernel-host, whose kernels need it unmapped).
+  // events: the route is timed behind the gate by profiling events.
+  opencl_transfer(const point_spec& p, const device_context& dev, const mem::kind_options& kinds, bool host_open,
+                  bool events);
+
+  // The commands of one repetition (set by the route's constructor).
+  void set_ops(std::vector<queue_op> ops);
+  // Non-blocking commands behind the gate, timed by profiling events.
+  sample run_gated(std::size_t reps);
+  // Blocking commands one after another, timed by the wall clock.
+  sample run_blocking(std::size_t reps);
+  // Step k of a repetition on its own, ungated, finished before it returns
+  // (rw's verification runs the write and the read-back apart).
+  virtual void run_step(std::size_t k);
+
+  // ---- data ----
+  // Overwrites all of it: with WRITE_INVALIDATE_REGION (1.2+) a discrete
+  // device need not copy the old contents to the host first, which matters
+  // now that every timed sample is poisoned.
+  cl_map_flags overwrite() const;
+  void fill_device(const mem_object& m, std::uint64_t seed);
+  void poison_device(const mem_object& m);
+  void check_device(const mem_object& m, std::uint64_t seed, const char* what);
+  void poison_host(host_block& b);
+  void check_host(host_block& b, std::uint64_t seed, const char* what);
+
+  point_spec spec_;
+  device_caps caps_;
+  // Handles first: members are destroyed in reverse, so the buffers below are
+  // released while their context and queues are still alive.
+  context ctx_;
+  command_queue queues_[2];
+  std::unique_ptr<user_event_gate> gate_;  // event routes only
+  no_gate no_gate_;                        // blocking routes
+  std::unique_ptr<timed_batches> loop_;
+  bool events_;
+  bool host_open_;
+  std::unique_ptr<host_block> host_a_, host_b_;
+  mem_object dev_a_, dev_b_;
+  std::vector<queue_op> ops_;
+  std::size_t lanes_ = 1;
+  first_use costs_;
+
+ private:
+  void allocate(const mem::kind_options& kinds);
+  void touch();
+};
+
+// route copy-async or copy-sync
+std::unique_ptr<transfer> make_copy_transfer(const point_spec& p, route_id route, const device_context& dev,
+                                             const mem::kind_options& kinds);
+// routes kernel-host and kernel-device
+std::unique_ptr<transfer> make_kernel_transfer(const point_spec& p, const device_context& dev,
+                                               const mem::kind_options& kinds);
+// route map
+std::unique_ptr<transfer> make_map_transfer(const point_spec& p, const device_context& dev,
+                                            const mem::kind_options& kinds);
+
+}  // namespace xfer::opencl

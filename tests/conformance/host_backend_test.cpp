@@ -1,0 +1,36 @@
+// The backend conformance suite (backend_conformance.hpp) over the host
+// backend: every route, direction and host kind runs here, on the wall clock.
+#include "backend_conformance.hpp"
+#include "host/host_backend.hpp"
+
+namespace {
+
+using namespace xfer;
+using xfer::test::backend_case;
+
+backend_case host_case() {
+  using enum direction;
+  backend_case c;
+  c.name = "host";
+  c.get = [](std::string&) -> backend* {
+    static host::host_backend b(2, {});
+    return &b;
+  };
+  c.routes = {{"memcpy", {h2d, d2h, bidir, rw, d2d}, true}, {"memcpy-mt", {h2d, d2h, rw, d2d}, true}};
+  c.kinds = {"pageable", "pageable-unaligned", "aligned", "huge"};
+  c.expect = [](backend&, const point_spec& p) {
+    return test::point_expectation{.runs = true, .skip_mentions = "", .timer = "wall",
+                                   .bytes_per_rep = test::two_way_bytes(p)};
+  };
+  return c;
+}
+
+}  // namespace
+
+namespace xfer::test {
+
+INSTANTIATE_TEST_SUITE_P(Host, BackendContract,
+                         ::testing::Values(std::make_shared<const backend_case>(host_case())), backend_case_name);
+INSTANTIATE_TEST_SUITE_P(Host, BackendConformance, ::testing::ValuesIn(route_cases(host_case())), route_case_name);
+
+}  // namespace xfer::test

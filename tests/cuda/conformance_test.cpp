@@ -1,0 +1,67 @@
+// The backend conformance suite (tests/conformance/backend_conformance.hpp)
+// over both CUDA backends: every route x direction x host kind either
+// verifies and times, or is skipped for the reason the backend gives for it.
+// Label gpu: without a device every test skips, saying why.
+#include "../conformance/backend_conformance.hpp"
+#include "gpu.hpp"
+
+namespace xfer::cuda {
+namespace {
+
+using ::xfer::test::backend_case;
+using ::xfer::test::point_expectation;
+
+// The zero-copy routes take every kind the device can address (all but the pageable ones).
+bool device_addressable(const std::string& kind) {
+  return kind == "registered" || kind == "pinned" || kind == "pinned-wc" || kind == "mapped" || kind == "managed";
+}
+
+backend_case cuda_case(const std::string& name) {
+  using enum direction;
+  backend_case c;
+  c.name = name;
+  c.get = [name](std::string& why) -> backend* {
+    if (!test::gpu().available()) {
+      why = "no usable CUDA device: " + test::gpu().reason;
+      return nullptr;
+    }
+    return test::gpu().backend(name);
+  };
+  c.routes = {{"copy-sync", {h2d, d2h, rw, d2d}, true},     {"copy-async", {h2d, d2h, bidir, rw, d2d}, true},
+              {"kernel-host", {h2d, d2h}, true},            {"kernel-device", {d2d}, false},
+              {"kernel-device-read", {d2d}, false},         {"kernel-device-write", {d2d}, false},
+              {"latency", {h2d}, true}};
+  c.kinds = {"pageable", "pageable-unaligned", "aligned", "huge", "registered", "pinned", "pinned-wc", "mapped",
+             "managed"};
+  c.expect = [](backend&, const point_spec& p) {
+    point_expectation e;
+    e.timer = p.route == "copy-sync" ? "wall" : "event";
+    e.bytes_per_rep = p.route == "latency" ? 4 : ::xfer::test::two_way_bytes(p);
+    const bool zero_copy = p.route == "kernel-host" || p.route == "latency";
+    if (zero_copy && !device_addressable(p.host_memory)) {
+      e.runs = false;
+      e.skip_mentions = "the device can address";
+    } else if (p.route == "latency" && p.bytes < 4) {
+      e.runs = false;
+      e.skip_mentions = "at least 4 B";
+    }
+    return e;
+  };
+  return c;
+}
+
+}  // namespace
+}  // namespace xfer::cuda
+
+namespace xfer::test {
+
+INSTANTIATE_TEST_SUITE_P(Cuda, BackendContract,
+                         ::testing::Values(std::make_shared<const backend_case>(cuda::cuda_case("cuda-rt")),
+                                           std::make_shared<const backend_case>(cuda::cuda_case("cuda-drv"))),
+                         backend_case_name);
+INSTANTIATE_TEST_SUITE_P(CudaRuntime, BackendConformance, ::testing::ValuesIn(route_cases(cuda::cuda_case("cuda-rt"))),
+                         route_case_name);
+INSTANTIATE_TEST_SUITE_P(CudaDriver, BackendConformance,
+                         ::testing::ValuesIn(route_cases(cuda::cuda_case("cuda-drv"))), route_case_name);
+
+}  // namespace xfer::test

@@ -1,0 +1,56 @@
+// The backend conformance suite (tests/conformance/backend_conformance.hpp)
+// over OpenCL on PoCL: every route x direction x host kind either verifies and
+// times, or is skipped for the reason the backend gives for it.
+#include "../conformance/backend_conformance.hpp"
+#include "opencl/host_memory.hpp"
+#include "pocl.hpp"
+
+namespace xfer::opencl {
+namespace {
+
+using test::backend_case;
+using test::point_expectation;
+
+backend_case pocl_case() {
+  using enum direction;
+  backend_case c;
+  c.name = "opencl_pocl";
+  c.get = [](std::string& why) -> backend* { return testing::pocl_backend(&why); };
+  c.routes = {{"copy-async", {h2d, d2h, bidir, rw, d2d}, true},
+              {"copy-sync", {h2d, d2h, rw}, true},
+              {"map", {h2d, d2h, rw}, true},
+              {"kernel-host", {h2d, d2h, bidir, rw}, true},
+              {"kernel-device", {d2d}, false}};
+  c.kinds = {"pageable",       "pageable-unaligned", "aligned",    "huge",
+             "alloc-host-ptr", "use-host-ptr",       "svm-coarse", "svm-fine"};
+  c.expect = [](backend& b, const point_spec& p) {
+    point_expectation e;
+    e.timer = p.route == "copy-async" || p.route.starts_with("kernel") ? "event" : "wall";
+    e.bytes_per_rep = test::two_way_bytes(p);
+    if (p.host_memory == "none") return e;
+    // A kind this device cannot provide, then a kernel that cannot reach plain host memory.
+    const auto& caps = static_cast<opencl_backend&>(b).context_for(p.device).caps;
+    if (const std::string why = kind_unavailable_reason(p.host_memory, caps); !why.empty()) {
+      e.runs = false;
+      e.skip_mentions = why;
+    } else if (p.route == "kernel-host" && !is_opencl_kind(p.host_memory)) {
+      e.runs = false;
+      e.skip_mentions = "cl_mem or SVM";
+    }
+    return e;
+  };
+  return c;
+}
+
+}  // namespace
+}  // namespace xfer::opencl
+
+namespace xfer::test {
+
+INSTANTIATE_TEST_SUITE_P(Pocl, BackendContract,
+                         ::testing::Values(std::make_shared<const backend_case>(opencl::pocl_case())),
+                         backend_case_name);
+INSTANTIATE_TEST_SUITE_P(Pocl, BackendConformance, ::testing::ValuesIn(route_cases(opencl::pocl_case())),
+                         route_case_name);
+
+}  // namespace xfer::test
