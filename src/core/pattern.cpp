@@ -1,3 +1,4 @@
+#include <algorithm>
 #include <cstring>
 #include <fmt/format.h>
 #include <xfer/core/errors.hpp>
@@ -29,19 +30,37 @@ void fill_pattern(void* dst, std::size_t bytes, std::uint64_t seed) {
   }
 }
 
-std::optional<std::size_t> find_pattern_mismatch(const void* src, std::size_t bytes, std::uint64_t seed) {
-  const auto* in = static_cast<const unsigned char*>(src);
-  const std::size_t words = (bytes + 7) / 8;
-  for (std::size_t w = 0; w < words; ++w) {
+// Where in [from, to) the first differing byte is (a slow, exact scan).
+std::optional<std::size_t> first_mismatch_in(const unsigned char* in, std::size_t from, std::size_t to,
+                                             std::uint64_t seed) {
+  for (std::size_t w = from / 8; w * 8 < to; ++w) {
     const std::uint64_t expect = word_at(w, seed);
-    const std::size_t n = std::min<std::size_t>(8, bytes - w * 8);
-    if (std::memcmp(in + w * 8, &expect, n) != 0) {
-      const auto* e = reinterpret_cast<const unsigned char*>(&expect);
-      for (std::size_t k = 0; k < n; ++k)
-        if (in[w * 8 + k] != e[k]) return w * 8 + k;
-    }
+    const auto* e = reinterpret_cast<const unsigned char*>(&expect);
+    for (std::size_t k = 0; k < 8 && w * 8 + k < to; ++k)
+      if (in[w * 8 + k] != e[k]) return w * 8 + k;
   }
   return std::nullopt;
+}
+
+std::optional<std::size_t> find_pattern_mismatch(const void* src, std::size_t bytes, std::uint64_t seed) {
+  // Every sample of a large point is checked, so this runs at memory speed:
+  // whole words XOR-ed into one accumulator per block (the loop vectorizes;
+  // a memcmp per word ran at 0.9 GB/s), and the exact byte is looked for
+  // only in a block that differs.
+  const auto* in = static_cast<const unsigned char*>(src);
+  constexpr std::size_t block_words = 512;
+  const std::size_t words = bytes / 8;
+  for (std::size_t b = 0; b < words; b += block_words) {
+    const std::size_t end = std::min(words, b + block_words);
+    std::uint64_t diff = 0;
+    for (std::size_t w = b; w < end; ++w) {
+      std::uint64_t v;
+      std::memcpy(&v, in + w * 8, 8);
+      diff |= v ^ word_at(w, seed);
+    }
+    if (diff != 0) return first_mismatch_in(in, b * 8, end * 8, seed);
+  }
+  return first_mismatch_in(in, words * 8, bytes, seed);
 }
 
 void check_pattern(const void* src, std::size_t bytes, std::uint64_t seed, const char* what) {

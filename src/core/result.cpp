@@ -140,6 +140,12 @@ void to_json(nlohmann::json& j, const point_result& r) {
     j["pct_of_link_ceiling"] = 100 * r.gbps() / r.link_ceiling_gbps;
   }
   if (!r.gate_fallback.empty()) j["gate_fallback"] = r.gate_fallback;
+  if (r.spent.prepare_s >= 0)
+    j["time_spent_s"] = {{"prepare", r.spent.prepare_s},
+                         {"warmup", r.spent.warmup_s},
+                         {"sampling", r.spent.sampling_s},
+                         {"checking", r.spent.checking_s},
+                         {"release", r.spent.release_s}};
   j["first_use"] = {{"alloc_s", r.first.alloc_s},
                     {"touch_s", r.first.touch_s},
                     {"first_transfer_s", r.first.first_transfer_s}};
@@ -187,6 +193,10 @@ void from_json(const nlohmann::json& j, point_result& r) {
     r.placed = placement{p.value("near_device", false), p.value("numa_node", -1), p.value("cpus", ""), p.value("note", "")};
   }
   r.gate_fallback = j.value("gate_fallback", "");
+  if (j.contains("time_spent_s")) {
+    const auto& t = j.at("time_spent_s");
+    r.spent = {t.value("prepare", -1.0), t.value("warmup", -1.0), t.value("sampling", -1.0), t.value("checking", -1.0), t.value("release", -1.0)};
+  }
   const auto& f = j.at("first_use");
   r.first = {f.at("alloc_s"), f.at("touch_s"), f.at("first_transfer_s")};
   if (j.contains("part_samples_s"))

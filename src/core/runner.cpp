@@ -49,6 +49,8 @@ point_result measure(transfer& t, const point_spec& spec, const device_info& dev
   point_result r = result_of(spec, device);
   r.timer = t.timer_kind();
   r.bytes_per_rep = t.bytes_per_rep();
+  const auto prep0 = clock::now();
+  double checking = 0;
   try {
     r.first = t.setup_costs();
     r.first.first_transfer_s = t.run(1).wall_seconds;
@@ -56,6 +58,7 @@ point_result measure(transfer& t, const point_spec& spec, const device_info& dev
       t.verify();
       r.verified = true;
     }
+    r.spent.prepare_s = seconds_since(prep0);
 
     // Warm-up, doubling the batch until it has run for warmup_s; its last
     // batch also estimates the time per repetition.
@@ -68,6 +71,7 @@ point_result measure(transfer& t, const point_spec& spec, const device_info& dev
       if (seconds_since(warm0) < options.warmup_s) reps *= 2;
     } while (seconds_since(warm0) < options.warmup_s && !stop.load());
 
+    r.spent.warmup_s = seconds_since(warm0);
     const double target_s = std::max(options.min_sample_s, options.min_sample_ticks * t.timer_resolution_s());
     r.reps_per_sample = reps_for(per_rep, target_s);
 
@@ -77,11 +81,20 @@ point_result measure(transfer& t, const point_spec& spec, const device_info& dev
     const auto t0 = clock::now();
     while (r.samples_s.size() < options.max_samples) {
       if (stop.load()) throw std::runtime_error("interrupted");
-      if (options.verify) t.poison_sample();
+      // Every sample is checked while checking costs no more than sampling
+      // has; past that (a large buffer checked on one CPU core after a fast
+      // PCIe copy) only as many as keep it so, so that the budget goes to
+      // samples. The first is always checked.
+      const bool check = options.verify && (r.samples_s.empty() || checking <= seconds_since(t0) - checking);
+      const auto c0 = clock::now();
+      if (check) t.poison_sample();
+      const double poisoning = seconds_since(c0);
       const sample s = t.run(r.reps_per_sample);
-      if (options.verify) {
+      if (check) {
+        const auto c1 = clock::now();
         t.check_sample();
         ++r.samples_checked;
+        checking += poisoning + seconds_since(c1);
       }
       const double k = static_cast<double>(r.reps_per_sample);
       r.samples_s.push_back(s.seconds / k);
@@ -96,12 +109,20 @@ point_result measure(transfer& t, const point_spec& spec, const device_info& dev
         r.stopped_by = "converged";
         break;
       }
-      // Out of budget: stop once there are a few samples to take a median of,
-      // and in any case at four times the budget (huge transfers).
+      // Out of budget: go on only while the interval is on course to reach
+      // its target within four times the budget (its width shrinks as one
+      // over the root of the samples), so time goes to points that converge
+      // with a little more, not to ones that never will. Stop once there are
+      // a few samples to take a median of, and in any case at four times the
+      // budget (huge transfers).
       const double spent = seconds_since(t0);
       if (spent >= options.max_time_s && n >= 3) {
-        r.stopped_by = "budget";
-        break;
+        const bool on_course = n >= options.min_samples && std::isfinite(r.ci_rel) &&
+                               spent * std::pow(r.ci_rel / options.target_ci, 2) <= 4 * options.max_time_s;
+        if (!on_course) {
+          r.stopped_by = "budget";
+          break;
+        }
       }
       if (spent >= 4 * options.max_time_s) {
         r.stopped_by = "budget x4";
@@ -109,6 +130,8 @@ point_result measure(transfer& t, const point_spec& spec, const device_info& dev
       }
     }
     if (r.stopped_by.empty()) r.stopped_by = "max samples";
+    r.spent.checking_s = checking;
+    r.spent.sampling_s = seconds_since(t0) - checking;
     r.stats = summarize(r.samples_s);
     r.wall_stats = summarize(r.wall_samples_s);
     r.status = point_status::ok;
@@ -151,8 +174,14 @@ point_result prepare_and_measure(backend& b, const point_spec& p, const device_i
     const bool on_a_device = device.type != "cpu";
     std::optional<near_device> near;
     if (on_a_device && options.affinity) near.emplace(pci_of(device));
+    const auto t0 = clock::now();
     auto t = b.prepare(p);
+    const double preparing = seconds_since(t0);
     auto r = measure(*t, p, device, options, stop);
+    if (r.spent.prepare_s >= 0) r.spent.prepare_s += preparing;
+    const auto t1 = clock::now();
+    t.reset();  // unpinning and freeing large buffers takes time of its own
+    if (r.spent.prepare_s >= 0) r.spent.release_s = seconds_since(t1);
     if (on_a_device) r.placed = near ? near->where() : placement{false, -1, "", "off (--no-affinity)"};
     return r;
   } catch (const skip_point& e) {

@@ -36,8 +36,10 @@ struct point_result {
   double ci_rel = 0;                  // relative half-width of the median's 95% CI
   bool converged = false;
   // Why sampling stopped: "converged" (the CI target was met), "budget"
-  // (--max-time spent), "budget x4" (a huge transfer's few samples took four
-  // times the budget), "max samples".
+  // (--max-time spent and the interval not on course to meet the target
+  // within four times it), "budget x4" (four times the budget spent: a
+  // point on course that still missed, or a huge transfer's few samples),
+  // "max samples".
   std::string stopped_by;
   bool verified = false;
   std::size_t samples_checked = 0;    // timed samples whose last transfer was checked
@@ -55,6 +57,14 @@ struct point_result {
   // could not hold (core/timing.hpp, timed_batches). Empty: no fallback.
   std::string gate_fallback;
   first_use first;
+  // Where the point's own wall time went (seconds; -1 not measured), so a
+  // slow run can be read back to its cause: preparing the buffers (allocate,
+  // pin, fill; first transfer and verify included), warming up, the timed
+  // samples, checking each sample outside its timed region, and releasing
+  // the buffers.
+  struct time_spent {
+    double prepare_s = -1, warmup_s = -1, sampling_s = -1, checking_s = -1, release_s = -1;
+  } spent;
   // Headline numbers derived from stats.median.
   double gbps() const;
   double latency_us() const;
