@@ -30,6 +30,7 @@ struct sweep_args {
   std::optional<std::string> min, max;
   std::string sizes;
   bool quick = false;
+  bool dense = false;
   std::optional<double> target_ci, max_time, warmup;
   double watchdog = -1;  // seconds a point may take; -1: derived from its size, 0: off
   unsigned threads = 0;

@@ -19,7 +19,8 @@ namespace xfer::cli {
 void add_sweep_options(CLI::App& cmd, sweep_args& a) {
   cmd.footer(
       "Examples:\n"
-      "  xferbench sweep                                   every backend, 1 B to 256 MiB\n"
+      "  xferbench sweep                                   every backend, the overview's 8 sizes (1 B to 64 MiB)\n"
+      "  xferbench sweep --dense -b cuda-rt                 every power of two, 1 B to 256 MiB\n"
       "  xferbench sweep --quick --json r.json             a coarse run in seconds\n"
       "  xferbench sweep -b host -m pageable,aligned -d h2d --sizes 4K,1M,1.5G\n"
       "Sizes take binary suffixes: 4K = 4096, 1.5G = 1610612736.\n"
@@ -43,6 +44,9 @@ void add_sweep_options(CLI::App& cmd, sweep_args& a) {
   cmd.add_option("--sizes", a.sizes, "explicit comma-separated sizes instead of the range (4,4K,1M,1.5G)")
       ->check(not_empty())
       ->multi_option_policy(CLI::MultiOptionPolicy::TakeLast);
+  cmd.add_flag("--dense", a.dense,
+               fmt::format("every power of two from {} to {} instead of the overview's 1,16,256,4K,64K,1M,16M,64M",
+                           format_size(default_min_size), format_size(default_max_size)));
   cmd.add_flag("--quick", a.quick, "coarse and fast: sizes x16 apart up to 16M, 10 ms a point, 5% CI target");
   cmd.add_option("--target-ci", a.target_ci,
                  fmt::format("stop sampling when the median's 95% CI is within this fraction (default: {})",
@@ -104,7 +108,7 @@ int run_sweep_command(const sweep_args& a, const std::vector<std::string>& argv)
   else if (a.min || a.max)
     sel.sizes = pow2_range(a.min ? parse_size(*a.min) : default_min_size, a.max ? parse_size(*a.max) : default_max_size);
   else
-    sel.sizes = default_sizes(a.quick);
+    sel.sizes = default_sizes(a.quick ? size_grid::quick : a.dense ? size_grid::dense : size_grid::overview);
   const system_info sys = probe_system();
   for (auto s : sel.sizes)
     if (sys.memory_bytes && s > sys.memory_bytes)
@@ -154,6 +158,7 @@ int run_sweep_command(const sweep_args& a, const std::vector<std::string>& argv)
                 {"verify", opts.verify},
                 {"affinity", opts.affinity},
                 {"quick", a.quick},
+                {"dense", a.dense},
                 {"alignment", bopts.kinds.alignment},
                 {"unaligned_offset", a.unaligned_offset}};
   session run(std::move(ctx), {.json = a.json, .csv = a.csv, .progress = !a.quiet, .verbose = a.verbose});

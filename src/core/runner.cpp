@@ -116,7 +116,7 @@ point_result measure(transfer& t, const point_spec& spec, const device_info& dev
       // a few samples to take a median of, and in any case at four times the
       // budget (huge transfers).
       const double spent = seconds_since(t0);
-      if (spent >= options.max_time_s && n >= 3) {
+      if (spent >= options.max_time_s && n >= options.min_samples) {
         const bool on_course = n >= options.min_samples && std::isfinite(r.ci_rel) &&
                                spent * std::pow(r.ci_rel / options.target_ci, 2) <= 4 * options.max_time_s;
         if (!on_course) {

@@ -19,10 +19,11 @@ bool contains(const std::vector<direction>& v, direction d) { return std::find(v
 
 }  // namespace
 
-std::vector<std::uint64_t> default_sizes(bool quick) {
-  if (!quick) return pow2_range(default_min_size, default_max_size);
+std::vector<std::uint64_t> default_sizes(size_grid grid) {
+  if (grid == size_grid::dense) return pow2_range(default_min_size, default_max_size);
   std::vector<std::uint64_t> sizes;
   for (std::uint64_t s = 1; s <= (16ull << 20); s *= 16) sizes.push_back(s);
+  if (grid == size_grid::overview) sizes.push_back(64ull << 20);
   return sizes;
 }
 

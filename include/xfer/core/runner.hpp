@@ -15,7 +15,10 @@ class reporter;
 // The defaults of `xferbench sweep` live here and nowhere else.
 struct measure_options {
   double target_ci = 0.01;        // stop when the median's CI half-width is within this fraction
-  double max_time_s = 0.25;       // per-point time budget for sampling
+  // Per-point time budget for sampling; a point on course to converge may
+  // take up to four times it (measure()). Short, because most points
+  // converge in far less and the default run measures thousands.
+  double max_time_s = 0.05;
   double warmup_s = 0.005;        // warm-up time (at least one repetition)
   double min_sample_s = 100e-6;   // a sample lasts at least this long...
   double min_sample_ticks = 100;  // ...and at least this many timer ticks

@@ -28,10 +28,15 @@ struct sweep_spec {
 // reason, so the report shows them.
 std::vector<point_spec> expand(const backend& b, const sweep_spec& spec);
 
-// The sizes a sweep measures when none are given: powers of two from 1 B to
-// 256 MiB; with --quick, x16 apart up to 16 MiB.
+// The sizes a sweep measures when none are given. The overview (the
+// default): x16 apart from 1 B to 16 MiB, and 64 MiB, where every route
+// measured so far is at its plateau; eight sizes, so that a run of every
+// backend has the time to converge. dense: every power of two from
+// default_min_size to default_max_size (also what --min/--max range over).
+// quick: x16 apart up to 16 MiB.
 inline constexpr std::uint64_t default_min_size = 1, default_max_size = 256ull << 20;
-std::vector<std::uint64_t> default_sizes(bool quick);
+enum class size_grid { overview, dense, quick };
+std::vector<std::uint64_t> default_sizes(size_grid grid = size_grid::overview);
 
 // A selection with its repeats dropped, the first of each kept in place:
 // `-r memcpy,memcpy --sizes 4K,4K` is one point, measured once.
