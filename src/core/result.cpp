@@ -16,6 +16,12 @@ const char* to_string(point_status s) {
 double point_result::gbps() const {
   return status == point_status::ok && stats.median > 0 ? bytes_per_rep / stats.median / 1e9 : 0.0;
 }
+bool point_result::clock_misses_work() const {
+  constexpr std::uint64_t min_bytes = 1 << 20;
+  constexpr double factor = 2.0;
+  return status == point_status::ok && timer == "event" && spec.host_memory != "none" && spec.bytes >= min_bytes &&
+         stats.median > 0 && wall_stats.median > factor * stats.median;
+}
 double point_result::latency_us() const { return status == point_status::ok ? stats.median * 1e6 : 0.0; }
 
 double pci_link::ceiling_for(direction d) const {

@@ -38,21 +38,32 @@ summary_reporter::row summary_reporter::summarize_curve(const std::vector<point_
   std::sort(sorted.begin(), sorted.end(), [](auto* a, auto* b) { return a->spec.bytes < b->spec.bytes; });
   w.points = sorted.size();
   const point_result* peak = nullptr;
+  const auto trusted = [](const point_result* p) { return !p->above_link_limit && !p->clock_misses_work(); };
   for (const auto* p : sorted) {
     w.converged += p->converged;
     w.above_limit += p->above_link_limit;
-    if (!p->above_link_limit && (!peak || p->gbps() > peak->gbps())) peak = p;
+    w.clock_misses_work += p->clock_misses_work();
+    if (trusted(p) && (!peak || p->gbps() > peak->gbps())) peak = p;
   }
   if (!sorted.empty()) {
     w.smallest_bytes = sorted.front()->spec.bytes;
     w.smallest_us = sorted.front()->latency_us();
+    w.access_times = std::all_of(sorted.begin(), sorted.end(), [](auto* p) { return p->times_access(); });
+  }
+  if (w.access_times) {
+    // Fastest and slowest access: the peak columns stay empty.
+    for (const auto* p : sorted) {
+      w.smallest_us = std::min(w.smallest_us, p->latency_us());
+      w.slowest_us = std::max(w.slowest_us, p->latency_us());
+    }
+    return w;
   }
   if (!peak) return w;
   w.peak_gbps = peak->gbps();
   w.peak_bytes = peak->spec.bytes;
   if (peak->link_ceiling_gbps > 0) w.pct_of_ceiling = 100 * w.peak_gbps / peak->link_ceiling_gbps;
   for (const auto* p : sorted)
-    if (!p->above_link_limit && p->gbps() >= w.peak_gbps / 2) {
+    if (trusted(p) && p->gbps() >= w.peak_gbps / 2) {
       w.half_peak_bytes = p->spec.bytes;
       break;
     }
@@ -69,14 +80,21 @@ void summary_reporter::finalize(bool) {
     for (const auto& key : t.order) {
       const row w = summarize_curve(t.curves.at(key));
       const auto& [route, kind, dir] = key;
+      const std::string smallest = w.access_times
+                                       ? fmt::format("{:.2f}-{:.2f} us", w.smallest_us, w.slowest_us)
+                                       : fmt::format("{:.2f} us @ {}", w.smallest_us, format_size(w.smallest_bytes));
       fmt::print(out_, fmt_row, route, kind, dir, w.peak_gbps > 0 ? fmt::format("{:.2f}", w.peak_gbps) : "-",
                  w.peak_gbps > 0 ? format_size(w.peak_bytes) : "-",
-                 w.half_peak_bytes ? format_size(w.half_peak_bytes) : "-",
-                 fmt::format("{:.2f} us @ {}", w.smallest_us, format_size(w.smallest_bytes)),
+                 w.half_peak_bytes ? format_size(w.half_peak_bytes) : "-", smallest,
                  w.pct_of_ceiling >= 0 ? fmt::format("{:.0f}%", w.pct_of_ceiling) : "-",
                  fmt::format("{}/{}", w.converged, w.points));
       if (w.above_limit)
         fmt::print(out_, "    {} size(s) above the link's ceiling: left out of the peak\n", w.above_limit);
+      if (w.clock_misses_work)
+        fmt::print(out_,
+                   "    {} size(s) where the wall clock took over twice the device events' time (host work the "
+                   "events miss): left out of the peak\n",
+                   w.clock_misses_work);
     }
   }
   if (!order_.empty()) fmt::print(out_, "\n");

@@ -43,6 +43,57 @@ TEST(SummaryReporter, PointsAboveTheCeilingNeverMakeThePeak) {
   EXPECT_EQ(w.above_limit, 1u);
 }
 
+// NVIDIA's OpenCL staged pageable memory outside the profiled command: the
+// events said 47 GB/s, the wall clock 4.9 (docs/results/h100/gate).
+TEST(SummaryReporter, PointsWhoseDeviceClockMissesHostWorkNeverMakeThePeak) {
+  auto staged = ok(1 << 20, 47);
+  staged.timer = "event";
+  staged.wall_stats.median = staged.stats.median * 9.7;
+  EXPECT_TRUE(staged.clock_misses_work());
+  auto small = ok(4096, 3);  // below 1 MiB the launch dominates both clocks: never flagged
+  small.timer = "event";
+  small.wall_stats.median = small.stats.median * 5;
+  EXPECT_FALSE(small.clock_misses_work());
+  auto walled = staged;  // the wall clock's own samples have nothing to miss
+  walled.timer = "wall";
+  EXPECT_FALSE(walled.clock_misses_work());
+  const auto w = summary_reporter::summarize_curve({small, staged, ok(64 << 20, 20)});
+  EXPECT_NEAR(w.peak_gbps, 20, 1e-9);
+  EXPECT_EQ(w.clock_misses_work, 1u);
+
+  std::ostringstream out;
+  summary_reporter s(out);
+  s.report(staged);
+  s.finalize(false);
+  EXPECT_NE(out.str().find("left out of the peak"), std::string::npos) << out.str();
+}
+
+// latency moves 4 B a repetition whatever its buffer's size: a row of access
+// times, never a bandwidth of 0.00 GB/s at 0% of the link.
+TEST(SummaryReporter, ALatencyCurveShowsItsAccessTimesAndNoBandwidth) {
+  std::vector<point_result> curve;
+  for (auto [bytes, us] : {std::pair{16ull, 1.13}, {4096ull, 1.20}, {65536ull, 1.40}}) {
+    auto p = ok(bytes, 1);
+    p.spec.route = "latency";
+    p.bytes_per_rep = 4;
+    p.stats.median = us * 1e-6;
+    curve.push_back(p);
+  }
+  const auto w = summary_reporter::summarize_curve(curve);
+  EXPECT_TRUE(w.access_times);
+  EXPECT_EQ(w.peak_gbps, 0);
+  EXPECT_LT(w.pct_of_ceiling, 0);
+  EXPECT_NEAR(w.smallest_us, 1.13, 1e-9);
+  EXPECT_NEAR(w.slowest_us, 1.40, 1e-9);
+
+  std::ostringstream out;
+  summary_reporter s(out);
+  for (const auto& p : curve) s.report(p);
+  s.finalize(false);
+  EXPECT_NE(out.str().find("1.13-1.40 us"), std::string::npos) << out.str();
+  EXPECT_EQ(out.str().find("0.00"), std::string::npos) << out.str();
+}
+
 TEST(SummaryReporter, OneTablePerBackendAndDeviceOneRowPerCurve) {
   std::ostringstream out;
   summary_reporter s(out);

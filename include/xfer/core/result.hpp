@@ -68,6 +68,15 @@ struct point_result {
   // Headline numbers derived from stats.median.
   double gbps() const;
   double latency_us() const;
+  // The device clock left out host work: through host memory, at 1 MiB and
+  // more, the wall clock took over twice the device events' time (NVIDIA's
+  // OpenCL stages pageable memory outside the profiled command). Its events'
+  // GB/s overstates the route, so summaries keep it out of peaks; the report
+  // tool applies the same rule (analysis.py, clock_misses_work).
+  bool clock_misses_work() const;
+  // A route that times one access, not a stream of bytes (latency: a few
+  // bytes a repetition whatever the size): its GB/s means nothing.
+  bool times_access() const { return bytes_per_rep > 0 && bytes_per_rep <= 64 && spec.bytes > bytes_per_rep; }
 };
 
 struct pci_link {
