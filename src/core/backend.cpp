@@ -1,3 +1,4 @@
+#include <stdexcept>
 #include <fmt/format.h>
 #include <xfer/core/backend.hpp>
 #include <xfer/core/errors.hpp>
@@ -14,6 +15,14 @@ const char* to_string(direction d) {
     case direction::d2d: return "d2d";
   }
   return "?";
+}
+
+const char* to_string(clock_kind c) { return c == clock_kind::event ? "event" : "wall"; }
+
+clock_kind parse_clock_kind(const std::string& name) {
+  if (name == "event") return clock_kind::event;
+  if (name == "wall") return clock_kind::wall;
+  throw std::invalid_argument("unknown timer '" + name + "' (known: event, wall)");
 }
 
 const std::vector<direction>& all_directions() {

@@ -177,7 +177,7 @@ std::string csv_reporter::row(const point_result& r) {
   const auto num = [&](double v) { return ok ? fmt::format("{:.6g}", v) : std::string(); };
   return fmt::format("{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{}\n",
                      csv_quote(s.backend), csv_quote(r.device_name), s.device, csv_quote(s.route), to_string(s.dir),
-                     csv_quote(s.host_memory), s.bytes, to_string(r.status), r.timer, t.count, num(t.median),
+                     csv_quote(s.host_memory), s.bytes, to_string(r.status), r.timer_name(), t.count, num(t.median),
                      num(t.min), num(t.mean), num(t.p95), num(t.max), num(t.stddev), num(r.gbps()),
                      num(r.latency_us()), num(r.wall_stats.median), ok && std::isfinite(r.ci_rel) ? num(r.ci_rel) : "",
                      ok ? (r.converged ? "1" : "0") : "", ok ? (r.verified ? "1" : "0") : "", num(r.first.alloc_s),

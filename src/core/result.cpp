@@ -19,7 +19,7 @@ double point_result::gbps() const {
 bool point_result::clock_misses_work() const {
   constexpr std::uint64_t min_bytes = 1 << 20;
   constexpr double factor = 2.0;
-  return status == point_status::ok && timer == "event" && spec.host_memory != "none" && spec.bytes >= min_bytes &&
+  return status == point_status::ok && timer == clock_kind::event && spec.host_memory != "none" && spec.bytes >= min_bytes &&
          stats.median > 0 && wall_stats.median > factor * stats.median;
 }
 double point_result::latency_us() const { return status == point_status::ok ? stats.median * 1e6 : 0.0; }
@@ -121,7 +121,7 @@ void to_json(nlohmann::json& j, const point_result& r) {
   };
   if (!r.device_pci.empty()) j["device_pci"] = r.device_pci;
   if (r.status == point_status::skipped) return;
-  j["timer"] = r.timer;
+  j["timer"] = r.timer_name();
   j["bytes_per_rep"] = r.bytes_per_rep;
   j["reps_per_sample"] = r.reps_per_sample;
   j["samples_s"] = r.samples_s;
@@ -180,7 +180,7 @@ void from_json(const nlohmann::json& j, point_result& r) {
   r.reason = j.at("reason");
   r.device_pci = j.value("device_pci", "");
   if (r.status == point_status::skipped) return;
-  r.timer = j.at("timer");
+  if (const std::string t = j.at("timer"); !t.empty()) r.timer = parse_clock_kind(t);
   r.bytes_per_rep = j.at("bytes_per_rep");
   r.reps_per_sample = j.at("reps_per_sample");
   r.samples_s = j.at("samples_s").get<std::vector<double>>();

@@ -50,7 +50,7 @@ point_result measure(transfer& t, const point_spec& spec, const device_info& dev
   r.timer = t.timer_kind();
   r.bytes_per_rep = t.bytes_per_rep();
   const auto prep0 = clock::now();
-  double checking = 0;
+  double checking = 0, sampled = 0;  // seconds spent checking samples, and taking them
   try {
     r.first = t.setup_costs();
     r.first.first_transfer_s = t.run(1).wall_seconds;
@@ -85,11 +85,12 @@ point_result measure(transfer& t, const point_spec& spec, const device_info& dev
       // has; past that (a large buffer checked on one CPU core after a fast
       // PCIe copy) only as many as keep it so, so that the budget goes to
       // samples. The first is always checked.
-      const bool check = options.verify && (r.samples_s.empty() || checking <= seconds_since(t0) - checking);
+      const bool check = options.verify && (r.samples_s.empty() || checking <= sampled);
       const auto c0 = clock::now();
       if (check) t.poison_sample();
       const double poisoning = seconds_since(c0);
       const sample s = t.run(r.reps_per_sample);
+      sampled += s.wall_seconds;
       if (check) {
         const auto c1 = clock::now();
         t.check_sample();

@@ -19,7 +19,7 @@ backend_case host_case() {
   c.routes = {{"memcpy", {h2d, d2h, bidir, rw, d2d}, true}, {"memcpy-mt", {h2d, d2h, rw, d2d}, true}};
   c.kinds = {"pageable", "pageable-unaligned", "aligned", "huge"};
   c.expect = [](backend&, const point_spec& p) {
-    return test::point_expectation{.runs = true, .skip_mentions = "", .timer = "wall",
+    return test::point_expectation{.runs = true, .skip_mentions = "", .timer = clock_kind::wall,
                                    .bytes_per_rep = test::two_way_bytes(p)};
   };
   return c;

@@ -35,7 +35,7 @@ backend_case cuda_case(const std::string& name) {
              "managed"};
   c.expect = [](backend&, const point_spec& p) {
     point_expectation e;
-    e.timer = p.route == "copy-sync" ? "wall" : "event";
+    e.timer = p.route == "copy-sync" ? clock_kind::wall : clock_kind::event;
     e.bytes_per_rep = p.route == "latency" ? 4 : ::xfer::test::two_way_bytes(p);
     const bool zero_copy = p.route == "kernel-host" || p.route == "latency";
     if (zero_copy && !device_addressable(p.host_memory)) {

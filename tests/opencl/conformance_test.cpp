@@ -25,7 +25,7 @@ backend_case pocl_case() {
              "alloc-host-ptr", "use-host-ptr",       "svm-coarse", "svm-fine"};
   c.expect = [](backend& b, const point_spec& p) {
     point_expectation e;
-    e.timer = p.route == "copy-async" || p.route.starts_with("kernel") ? "event" : "wall";
+    e.timer = p.route == "copy-async" || p.route.starts_with("kernel") ? clock_kind::event : clock_kind::wall;
     e.bytes_per_rep = test::two_way_bytes(p);
     if (p.host_memory == "none") return e;
     // A kind this device cannot provide, then a kernel that cannot reach plain host memory.

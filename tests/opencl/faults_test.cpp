@@ -71,7 +71,7 @@ TEST(Limits, TheSweepGoesOnPastASkippedPoint) {
   EXPECT_TRUE(out.results[1].verified);
   // Every timed sample was checked too (poison_sample/check_sample around each batch).
   EXPECT_EQ(out.results[1].samples_checked, out.results[1].samples_s.size());
-  EXPECT_EQ(out.results[1].timer, "event");
+  EXPECT_EQ(out.results[1].timer, clock_kind::event);
   EXPECT_EQ(out.results[1].device_type, "cpu");  // every point says what the "device" is
   EXPECT_TRUE(out.results[1].part_samples_s.count("queued_to_end"));
   EXPECT_EQ(out.results[2].status, point_status::skipped);

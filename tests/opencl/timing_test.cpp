@@ -128,7 +128,7 @@ class coarse_clock final : public transfer {
   void poison_sample() override { inner_->poison_sample(); }
   void check_sample() override { inner_->check_sample(); }
   first_use setup_costs() const override { return inner_->setup_costs(); }
-  std::string timer_kind() const override { return inner_->timer_kind(); }
+  clock_kind timer_kind() const override { return inner_->timer_kind(); }
   double timer_resolution_s() const override { return res_; }
   std::uint64_t bytes_per_rep() const override { return inner_->bytes_per_rep(); }
 

@@ -33,16 +33,19 @@ struct fake_transfer final : transfer {
   // whose check finds corrupted data; 0: none.
   std::size_t fail_check_from = 0;
   std::size_t arms = 0, checks = 0;
+  // How long poisoning and checking a sample take (a large buffer on one CPU core).
+  double check_s = 0;
   void verify() override {
     if (fail_verify) throw verification_error("byte 3 differs");
   }
   void poison_sample() override { ++arms; }
   void check_sample() override {
     ++checks;
+    if (check_s > 0) std::this_thread::sleep_for(std::chrono::duration<double>(check_s));
     if (fail_check_from && arms >= fail_check_from) throw verification_error("sample's last transfer: byte 7 differs");
   }
   first_use setup_costs() const override { return {0.5, 0.25, -1}; }
-  std::string timer_kind() const override { return "event"; }
+  clock_kind timer_kind() const override { return clock_kind::event; }
   double timer_resolution_s() const override { return 1e-6; }
   std::uint64_t bytes_per_rep() const override { return bytes; }
 };

@@ -15,7 +15,7 @@ point_result ok_point() {
   r.spec = {"host", 0, "memcpy", direction::h2d, "pageable", 4096};
   r.device_name = "cpu0";
   r.device_type = "cpu";
-  r.timer = "wall";
+  r.timer = clock_kind::wall;
   r.bytes_per_rep = 4096;
   r.reps_per_sample = 10;
   r.samples_s = {2e-6, 1e-6, 3e-6};

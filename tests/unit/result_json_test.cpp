@@ -10,7 +10,7 @@ TEST(ResultJson, PointRoundTrips) {
   r.device_name = "GPU";
   r.device_type = "gpu";
   r.device_pci = "0000:17:00.0";
-  r.timer = "event";
+  r.timer = clock_kind::event;
   r.bytes_per_rep = 2 << 20;
   r.reps_per_sample = 3;
   r.samples_s = {1e-4, 2e-4};

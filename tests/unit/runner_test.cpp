@@ -44,7 +44,7 @@ TEST(Measure, SteadyTimesConvergeAtMinSamples) {
   EXPECT_DOUBLE_EQ(r.wall_stats.median, 1.5e-3);
   EXPECT_DOUBLE_EQ(r.gbps(), 1000 / 1e-3 / 1e9);
   EXPECT_DOUBLE_EQ(r.latency_us(), 1000.0);
-  EXPECT_EQ(r.timer, "event");
+  EXPECT_EQ(r.timer, clock_kind::event);
   EXPECT_DOUBLE_EQ(r.first.alloc_s, 0.5);
   EXPECT_GT(r.first.first_transfer_s, 0);
 }
@@ -244,6 +244,27 @@ TEST(Measure, ACorruptTimedSampleFailsThePoint) {
   const auto r = measure(t, spec, dev, fast(), stop);
   EXPECT_EQ(r.status, point_status::failed);
   EXPECT_NE(r.reason.find("verification failed: sample's last transfer"), std::string::npos) << r.reason;
+}
+
+// A check that costs more than the sample it checks (a large buffer read on
+// one CPU core after a fast copy) would spend the point's budget on checking:
+// the first sample is checked, then only as many as keep checking within the
+// time spent sampling.
+TEST(Measure, ChecksCostlierThanSamplesAreThinnedToTheSamplingTime) {
+  test::fake_transfer t;
+  t.check_s = 4e-3;  // each sample reports 1.5 ms of wall time
+  std::atomic<bool> stop{false};
+  const auto r = measure(t, spec, dev, fast(), stop);
+  ASSERT_EQ(r.status, point_status::ok);
+  EXPECT_GE(r.samples_checked, 1u);
+  EXPECT_LT(r.samples_checked, r.samples_s.size());
+  EXPECT_EQ(t.arms, r.samples_checked);
+  EXPECT_EQ(t.checks, r.samples_checked);
+  double sampled = 0;
+  for (double w : r.wall_samples_s) sampled += w * r.reps_per_sample;
+  EXPECT_LE((r.samples_checked - 1) * t.check_s, sampled);
+  EXPECT_GT(r.spent.checking_s, 0);
+  EXPECT_GE(r.spent.sampling_s, 0);
 }
 
 TEST(Measure, EveryTimedSampleIsArmedAndChecked) {

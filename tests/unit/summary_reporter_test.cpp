@@ -47,15 +47,15 @@ TEST(SummaryReporter, PointsAboveTheCeilingNeverMakeThePeak) {
 // events said 47 GB/s, the wall clock 4.9 (docs/results/h100/gate).
 TEST(SummaryReporter, PointsWhoseDeviceClockMissesHostWorkNeverMakeThePeak) {
   auto staged = ok(1 << 20, 47);
-  staged.timer = "event";
+  staged.timer = clock_kind::event;
   staged.wall_stats.median = staged.stats.median * 9.7;
   EXPECT_TRUE(staged.clock_misses_work());
   auto small = ok(4096, 3);  // below 1 MiB the launch dominates both clocks: never flagged
-  small.timer = "event";
+  small.timer = clock_kind::event;
   small.wall_stats.median = small.stats.median * 5;
   EXPECT_FALSE(small.clock_misses_work());
   auto walled = staged;  // the wall clock's own samples have nothing to miss
-  walled.timer = "wall";
+  walled.timer = clock_kind::wall;
   EXPECT_FALSE(walled.clock_misses_work());
   const auto w = summary_reporter::summarize_curve({small, staged, ok(64 << 20, 20)});
   EXPECT_NEAR(w.peak_gbps, 20, 1e-9);

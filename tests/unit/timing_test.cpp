@@ -53,7 +53,7 @@ struct script_timer final : interval_timer {
     return t;
   }
   double resolution_s() const override { return 1e-6; }
-  std::string_view kind() const override { return "event"; }
+  clock_kind kind() const override { return clock_kind::event; }
   void add_parts(std::map<std::string, double>& parts) const override { parts["lane"] += 0.5; }
   void cancel() noexcept override { ++cancels; }
 };
@@ -202,7 +202,7 @@ TEST(TimedBatches, TheRunnerRecordsAFallbackInThePointsResult) {
     void poison_sample() override {}
     void check_sample() override {}
     first_use setup_costs() const override { return {}; }
-    std::string timer_kind() const override { return "event"; }
+    clock_kind timer_kind() const override { return clock_kind::event; }
     double timer_resolution_s() const override { return 1e-6; }
     std::uint64_t bytes_per_rep() const override { return 1000; }
   } fell;

@@ -18,6 +18,13 @@ const char* to_string(direction d);
 direction parse_direction(const std::string& name);
 const std::vector<direction>& all_directions();
 
+// Which clock timed a point's samples: the host's wall clock around blocking
+// work, or the device's own events around the queued work.
+enum class clock_kind { wall, event };
+const char* to_string(clock_kind c);
+// Throws std::invalid_argument for a name that is neither "wall" nor "event".
+clock_kind parse_clock_kind(const std::string& name);
+
 struct device_info {
   int index = 0;
   std::string name;
@@ -86,7 +93,7 @@ class transfer {
   virtual void poison_sample() = 0;
   virtual void check_sample() = 0;
   virtual first_use setup_costs() const = 0;
-  virtual std::string timer_kind() const = 0;  // "event" | "wall"
+  virtual clock_kind timer_kind() const = 0;
   virtual double timer_resolution_s() const = 0;
   // Bytes moved by one repetition (2x bytes for bidir and rw).
   virtual std::uint64_t bytes_per_rep() const = 0;

@@ -25,7 +25,8 @@ struct point_result {
   std::string device_pci;  // PCI address where the backend knows it (matches system.accelerators)
   point_status status = point_status::ok;
   std::string reason;
-  std::string timer;                  // "event" | "wall"
+  std::optional<clock_kind> timer;    // none for a point never measured
+  std::string timer_name() const { return timer ? to_string(*timer) : ""; }
   std::uint64_t bytes_per_rep = 0;    // bytes moved by one repetition
   std::size_t reps_per_sample = 0;
   std::vector<double> samples_s;      // per repetition, one per sample

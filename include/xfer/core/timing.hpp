@@ -37,7 +37,7 @@ class interval_timer {
   virtual void stop() = 0;
   virtual double seconds() = 0;
   virtual double resolution_s() const = 0;
-  virtual std::string_view kind() const = 0;  // "event" | "wall"
+  virtual clock_kind kind() const = 0;
   // After seconds(): adds this interval's named parts (a lane per direction,
   // queued-to-end) into `parts`; the loop sums them over sub-batches.
   virtual void add_parts(std::map<std::string, double>& /*parts*/) const {}
@@ -53,7 +53,7 @@ class wall_timer : public interval_timer {
   void stop() override { t1_ = clock::now(); }
   double seconds() override { return std::chrono::duration<double>(t1_ - t0_).count(); }
   double resolution_s() const override;
-  std::string_view kind() const override { return "wall"; }
+  clock_kind kind() const override { return clock_kind::wall; }
 
  private:
   clock::time_point t0_{}, t1_{};

@@ -110,7 +110,7 @@ class copy_transfer final : public cuda_transfer {
     }
   }
 
-  std::string timer_kind() const override { return async_ ? "event" : "wall"; }
+  clock_kind timer_kind() const override { return async_ ? clock_kind::event : clock_kind::wall; }
   double timer_resolution_s() const override { return async_ ? event_resolution_s : wall_timer().resolution_s(); }
   std::uint64_t bytes_per_rep() const override {
     return spec_.dir == direction::bidir || spec_.dir == direction::rw ? 2 * spec_.bytes : spec_.bytes;

@@ -46,7 +46,7 @@ class event_timer final : public interval_timer {
   void stop() override;
   double seconds() override;
   double resolution_s() const override;
-  std::string_view kind() const override { return "event"; }
+  clock_kind kind() const override { return clock_kind::event; }
   void add_parts(std::map<std::string, double>& parts) const override;
   void cancel() noexcept override;  // lets both streams drain
 

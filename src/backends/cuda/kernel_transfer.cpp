@@ -153,7 +153,7 @@ class kernel_transfer final : public cuda_transfer {
     }
   }
 
-  std::string timer_kind() const override { return "event"; }
+  clock_kind timer_kind() const override { return clock_kind::event; }
   double timer_resolution_s() const override { return event_resolution_s; }
   std::uint64_t bytes_per_rep() const override { return spec_.bytes; }
 

@@ -113,7 +113,7 @@ class latency_transfer final : public cuda_transfer {
                                            spec_.bytes, steps_, armed_.index, got.index, index));
   }
 
-  std::string timer_kind() const override { return "event"; }
+  clock_kind timer_kind() const override { return clock_kind::event; }
   double timer_resolution_s() const override { return event_resolution_s; }
   std::uint64_t bytes_per_rep() const override { return sizeof(std::uint32_t); }
 

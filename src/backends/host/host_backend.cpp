@@ -142,7 +142,7 @@ class host_transfer final : public transfer {
   }
 
   first_use setup_costs() const override { return costs_; }
-  std::string timer_kind() const override { return "wall"; }
+  clock_kind timer_kind() const override { return clock_kind::wall; }
   double timer_resolution_s() const override { return wall_timer().resolution_s(); }
   std::uint64_t bytes_per_rep() const override {
     return spec_.dir == direction::bidir || spec_.dir == direction::rw ? 2 * spec_.bytes : spec_.bytes;

@@ -64,7 +64,7 @@ class event_span_timer final : public interval_timer {
   void stop() override;   // submits what was enqueued (clFlush), so it runs as soon as the gate opens
   double seconds() override;  // waits for the batch
   double resolution_s() const override { return resolution_s_; }
-  std::string_view kind() const override { return "event"; }
+  clock_kind kind() const override { return clock_kind::event; }
   void add_parts(std::map<std::string, double>& parts) const override;
   void cancel() noexcept override;  // clFinish on every lane
 

@@ -34,7 +34,7 @@ class opencl_transfer : public transfer {
   void poison_sample() override;
   void check_sample() override;
   first_use setup_costs() const override { return costs_; }
-  std::string timer_kind() const override { return events_ ? "event" : "wall"; }
+  clock_kind timer_kind() const override { return events_ ? clock_kind::event : clock_kind::wall; }
   double timer_resolution_s() const override;
   std::uint64_t bytes_per_rep() const override;
 
