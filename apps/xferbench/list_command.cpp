@@ -30,7 +30,7 @@ int run_list_command(const list_args& a) {
     for (const auto& r : b.routes()) {
       std::vector<std::string> dirs;
       for (direction d : r.directions) dirs.push_back(to_string(d));
-      fmt::print("    {:<14} [{}] {}\n", r.name, fmt::join(dirs, ","), r.description);
+      fmt::print("    {:<14} [{}] {}\n", to_string(r.name), fmt::join(dirs, ","), r.description);
     }
     fmt::print("  host memory kinds:\n");
     for (const auto& k : b.host_memory_kinds()) {

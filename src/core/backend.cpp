@@ -1,3 +1,4 @@
+#include <ostream>
 #include <stdexcept>
 #include <fmt/format.h>
 #include <xfer/core/backend.hpp>
@@ -16,6 +17,38 @@ const char* to_string(direction d) {
   }
   return "?";
 }
+
+const std::vector<route_kind>& all_route_kinds() {
+  using enum route_kind;
+  static const std::vector<route_kind> all{memcpy,      memcpy_mt,          copy_sync,           copy_async, map,
+                                           kernel_host, kernel_device, kernel_device_read, kernel_device_write, latency};
+  return all;
+}
+
+const char* to_string(route_kind r) {
+  switch (r) {
+    case route_kind::memcpy: return "memcpy";
+    case route_kind::memcpy_mt: return "memcpy-mt";
+    case route_kind::copy_sync: return "copy-sync";
+    case route_kind::copy_async: return "copy-async";
+    case route_kind::map: return "map";
+    case route_kind::kernel_host: return "kernel-host";
+    case route_kind::kernel_device: return "kernel-device";
+    case route_kind::kernel_device_read: return "kernel-device-read";
+    case route_kind::kernel_device_write: return "kernel-device-write";
+    case route_kind::latency: return "latency";
+  }
+  return "?";
+}
+
+std::optional<route_kind> parse_route_kind(std::string_view name) {
+  for (auto r : all_route_kinds())
+    if (name == to_string(r)) return r;
+  return std::nullopt;
+}
+
+std::ostream& operator<<(std::ostream& os, route_kind r) { return os << to_string(r); }
+std::ostream& operator<<(std::ostream& os, clock_kind c) { return os << to_string(c); }
 
 const char* to_string(clock_kind c) { return c == clock_kind::event ? "event" : "wall"; }
 

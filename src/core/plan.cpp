@@ -104,7 +104,7 @@ plan make_plan(std::vector<backend_entry>& entries, const selection& s) {
   // runs the ones it knows.
   std::set<std::string> all_routes, all_kinds;
   for (auto* b : chosen) {
-    for (const auto& r : b->routes()) all_routes.insert(r.name);
+    for (const auto& r : b->routes()) all_routes.insert(to_string(r.name));
     for (const auto& k : b->host_memory_kinds()) all_kinds.insert(k.name);
   }
   for (const auto& r : s.routes)
@@ -119,7 +119,7 @@ plan make_plan(std::vector<backend_entry>& entries, const selection& s) {
     const auto routes = b->routes();
     const auto kinds = b->host_memory_kinds();
     std::set<std::string> route_names, kind_names;
-    for (const auto& r : routes) route_names.insert(r.name);
+    for (const auto& r : routes) route_names.insert(to_string(r.name));
     for (const auto& k : kinds) kind_names.insert(k.name);
     sweep_spec spec;
     spec.devices = s.devices;
@@ -130,7 +130,7 @@ plan make_plan(std::vector<backend_entry>& entries, const selection& s) {
     // Directions: those some selected route of this backend moves.
     for (direction d : without_repeats(s.directions))
       for (const auto& r : routes)
-        if ((spec.routes.empty() || contains(spec.routes, r.name)) && contains(r.directions, d)) {
+        if ((spec.routes.empty() || contains(spec.routes, std::string(to_string(r.name)))) && contains(r.directions, d)) {
           spec.directions.push_back(d);
           dirs_covered.insert(d);
           break;

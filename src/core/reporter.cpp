@@ -64,11 +64,11 @@ void console_reporter::report(const point_result& r) {
   if (r.status == point_status::skipped) {
     ++skipped_;
     if (!rows_) return;
-    const std::string key = fmt::format("{}|{}|{}|{}|{}", s.backend, s.route, s.host_memory, to_string(s.dir), r.reason);
+    const std::string key = fmt::format("{}|{}|{}|{}|{}", s.backend, to_string(s.route), s.host_memory, to_string(s.dir), r.reason);
     if (key == last_skip_key_) return;
     last_skip_key_ = key;
     heads();
-    fmt::print(out_, row_format, s.backend, s.route, to_string(s.dir), s.host_memory, format_size(s.bytes), "", "", "",
+    fmt::print(out_, row_format, s.backend, to_string(s.route), to_string(s.dir), s.host_memory, format_size(s.bytes), "", "", "",
                "", fmt::format("skipped: {}", r.reason));
     out_.flush();  // a row is for whoever watches the run, pipe or not
     return;
@@ -77,7 +77,7 @@ void console_reporter::report(const point_result& r) {
   if (r.status == point_status::failed) {
     ++failed_;
     heads();
-    fmt::print(out_, row_format, s.backend, s.route, to_string(s.dir), s.host_memory, format_size(s.bytes), "", "", "",
+    fmt::print(out_, row_format, s.backend, to_string(s.route), to_string(s.dir), s.host_memory, format_size(s.bytes), "", "", "",
                "", fmt::format("FAILED: {}", r.reason));
     out_.flush();
     return;
@@ -86,7 +86,7 @@ void console_reporter::report(const point_result& r) {
   converged_ += r.converged;
   if (!rows_) return;
   heads();
-  fmt::print(out_, row_format, s.backend, s.route, to_string(s.dir), s.host_memory, format_size(s.bytes),
+  fmt::print(out_, row_format, s.backend, to_string(s.route), to_string(s.dir), s.host_memory, format_size(s.bytes),
              fmt::format("{:.3f}", r.latency_us()), fmt::format("{:.2f}", r.gbps()), ci_text(r), r.stats.count,
              fmt::format("{}{}{}", r.verified ? "" : "unverified ", r.above_link_limit ? "! above the link's limit" : "",
                          r.clock_misses_work()
@@ -176,7 +176,7 @@ std::string csv_reporter::row(const point_result& r) {
   const bool ok = r.status == point_status::ok;
   const auto num = [&](double v) { return ok ? fmt::format("{:.6g}", v) : std::string(); };
   return fmt::format("{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{}\n",
-                     csv_quote(s.backend), csv_quote(r.device_name), s.device, csv_quote(s.route), to_string(s.dir),
+                     csv_quote(s.backend), csv_quote(r.device_name), s.device, csv_quote(to_string(s.route)), to_string(s.dir),
                      csv_quote(s.host_memory), s.bytes, to_string(r.status), r.timer_name(), t.count, num(t.median),
                      num(t.min), num(t.mean), num(t.p95), num(t.max), num(t.stddev), num(r.gbps()),
                      num(r.latency_us()), num(r.wall_stats.median), ok && std::isfinite(r.ci_rel) ? num(r.ci_rel) : "",

@@ -56,7 +56,7 @@ void flag_above(point_result& r, double limit) {
   // never crossed it: the driver served it from device memory (NVIDIA's
   // OpenCL migrates such buffers, reaching 2 TB/s on an H100). That is not a
   // figure of this route, so the point is skipped; its samples stay.
-  if (r.above_link_limit && r.spec.route == "kernel-host") {
+  if (r.above_link_limit && r.spec.route == route_kind::kernel_host) {
     r.status = point_status::skipped;
     r.reason = fmt::format("kernel-host measured {:.1f} GB/s, above the link's {:.1f} GB/s: the kernel did not reach "
                            "host memory across the link (the driver moved the buffer into device memory)",
@@ -112,7 +112,7 @@ void to_json(nlohmann::json& j, const point_result& r) {
       {"device", r.device_name},
       {"device_index", r.spec.device},
       {"device_type", r.device_type},
-      {"route", r.spec.route},
+      {"route", to_string(r.spec.route)},
       {"direction", to_string(r.spec.dir)},
       {"host_memory", r.spec.host_memory},
       {"bytes", r.spec.bytes},
@@ -171,7 +171,9 @@ void from_json(const nlohmann::json& j, point_result& r) {
   r.device_name = j.at("device");
   r.spec.device = j.at("device_index");
   r.device_type = j.at("device_type");
-  r.spec.route = j.at("route");
+  const std::string route = j.at("route");
+  if (auto rk = parse_route_kind(route)) r.spec.route = *rk;
+  else throw std::invalid_argument("unknown route '" + route + "'");
   r.spec.dir = parse_direction(j.at("direction"));
   r.spec.host_memory = j.at("host_memory");
   r.spec.bytes = j.at("bytes");

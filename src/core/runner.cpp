@@ -278,7 +278,7 @@ sweep_outcome run_sweep(backend& b, const std::vector<planned_point>& points, co
         break;
       } else {
         outcome.abandoned = true;
-        abandoned_at = fmt::format("{} {} {} {} B", p.route, to_string(p.dir), p.host_memory, p.bytes);
+        abandoned_at = fmt::format("{} {} {} {} B", to_string(p.route), to_string(p.dir), p.host_memory, p.bytes);
         r = unrun(p, device, point_status::failed,
                   fmt::format("no result after {:.1f} s, the watchdog's bound for this point (--watchdog): the "
                               "transfer never returned; its thread is left behind",

@@ -24,7 +24,7 @@ class progress_line final : public reporter {
  public:
   progress_line(reporter& inner, std::ostream& table) : inner_(inner), table_(table) {}
   void show(std::size_t done, std::size_t total, const point_spec& p) {
-    show(done, total, fmt::format("{} {} {} {} {}", p.backend, p.route, p.host_memory, to_string(p.dir),
+    show(done, total, fmt::format("{} {} {} {} {}", p.backend, to_string(p.route), p.host_memory, to_string(p.dir),
                                   format_size(p.bytes)));
   }
   void show(std::size_t done, std::size_t total, const std::string& what) {

@@ -25,7 +25,7 @@ void summary_reporter::report(const point_result& r) {
                                             : fmt::format(", not placed near it: {}", r.placed->note);
   }
   auto& t = it->second;
-  const curve_key key{s.route, s.host_memory, to_string(s.dir)};
+  const curve_key key{to_string(s.route), s.host_memory, to_string(s.dir)};
   auto& c = t.curves[key];
   if (c.empty()) t.order.push_back(key);
   c.push_back(r);

@@ -37,10 +37,10 @@ std::vector<point_spec> expand(const backend& b, const sweep_spec& spec) {
     chosen_routes = routes;
   } else {
     for (const auto& name : without_repeats(spec.routes)) {
-      auto it = std::find_if(routes.begin(), routes.end(), [&](const route_info& r) { return r.name == name; });
+      auto it = std::find_if(routes.begin(), routes.end(), [&](const route_info& r) { return to_string(r.name) == name; });
       if (it == routes.end())
         throw usage_error(fmt::format("backend {} has no route '{}' (known: {})", b.name(), name,
-                                      fmt::join(names_of(routes, [](auto& r) { return r.name; }), ", ")));
+                                      fmt::join(names_of(routes, [](auto& r) { return std::string(to_string(r.name)); }), ", ")));
       chosen_routes.push_back(*it);
     }
   }

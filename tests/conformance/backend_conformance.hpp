@@ -34,7 +34,7 @@
 namespace xfer::test {
 
 struct route_contract {
-  std::string name;
+  route_kind name;
   std::vector<direction> directions;
   bool uses_host_memory = true;
 };
@@ -71,13 +71,13 @@ struct backend_case {
 
 struct route_case {
   std::shared_ptr<const backend_case> backend;
-  std::string route;
+  route_kind route;
   direction dir = direction::h2d;
   std::string kind;  // "none" where the route or direction uses no host memory
 };
 
 inline void PrintTo(const route_case& c, std::ostream* os) {
-  *os << c.backend->name << " " << c.route << " " << to_string(c.dir) << " " << c.kind;
+  *os << c.backend->name << " " << to_string(c.route) << " " << to_string(c.dir) << " " << c.kind;
 }
 inline void PrintTo(const std::shared_ptr<const backend_case>& c, std::ostream* os) { *os << c->name; }
 
@@ -104,7 +104,7 @@ inline std::string test_name(std::string n) {
 
 inline std::string route_case_name(const ::testing::TestParamInfo<route_case>& info) {
   const route_case& c = info.param;
-  return test_name(c.backend->name + "_" + c.route + "_" + to_string(c.dir) + "_" + c.kind);
+  return test_name(c.backend->name + "_" + to_string(c.route) + "_" + to_string(c.dir) + "_" + c.kind);
 }
 
 inline std::string backend_case_name(const ::testing::TestParamInfo<std::shared_ptr<const backend_case>>& info) {
@@ -144,9 +144,9 @@ TEST_P(BackendContract, RoutesAndKindsMatchTheCase) {
   ASSERT_EQ(routes.size(), c.routes.size());
   for (std::size_t i = 0; i < routes.size(); ++i) {
     EXPECT_EQ(routes[i].name, c.routes[i].name);
-    EXPECT_EQ(routes[i].directions, c.routes[i].directions) << routes[i].name;
-    EXPECT_EQ(routes[i].uses_host_memory, c.routes[i].uses_host_memory) << routes[i].name;
-    EXPECT_FALSE(routes[i].description.empty()) << routes[i].name;
+    EXPECT_EQ(routes[i].directions, c.routes[i].directions) << to_string(routes[i].name);
+    EXPECT_EQ(routes[i].uses_host_memory, c.routes[i].uses_host_memory) << to_string(routes[i].name);
+    EXPECT_FALSE(routes[i].description.empty()) << to_string(routes[i].name);
   }
   std::vector<std::string> kinds;
   for (const auto& k : b->host_memory_kinds()) {
@@ -173,7 +173,7 @@ TEST_P(BackendConformance, VerifiesTimesAndChecksEverySampleOrSkipsWithAReason) 
   int ran = 0;
   for (std::uint64_t bytes : conformance_sizes()) {
     const point_spec p{b->name(), 0, c.route, c.dir, c.kind, bytes};
-    SCOPED_TRACE(::testing::Message() << p.backend << " " << p.route << " " << to_string(p.dir) << " "
+    SCOPED_TRACE(::testing::Message() << p.backend << " " << to_string(p.route) << " " << to_string(p.dir) << " "
                                       << p.host_memory << " " << bytes << " B");
     const point_expectation e = c.backend->expect(*b, p);
     std::unique_ptr<transfer> t;

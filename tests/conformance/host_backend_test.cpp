@@ -16,7 +16,7 @@ backend_case host_case() {
     static host::host_backend b(2, {});
     return &b;
   };
-  c.routes = {{"memcpy", {h2d, d2h, bidir, rw, d2d}, true}, {"memcpy-mt", {h2d, d2h, rw, d2d}, true}};
+  c.routes = {{route_kind::memcpy, {h2d, d2h, bidir, rw, d2d}, true}, {route_kind::memcpy_mt, {h2d, d2h, rw, d2d}, true}};
   c.kinds = {"pageable", "pageable-unaligned", "aligned", "huge"};
   c.expect = [](backend&, const point_spec& p) {
     return test::point_expectation{.runs = true, .skip_mentions = "", .timer = clock_kind::wall,

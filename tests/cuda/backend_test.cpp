@@ -39,10 +39,10 @@ TEST(CudaBadInput, SizeOverDeviceMemoryIsSkippedWithTheNumbers) {
   for (const char* name : {"cuda-rt", "cuda-drv"}) {
     cuda_backend& b = *test::gpu().backend(name);
     const std::uint64_t total = b.devices()[0].memory_bytes;
-    for (const point_spec& p : {point_spec{name, 0, "copy-async", direction::h2d, "pinned", total + 1},
-                                point_spec{name, 0, "copy-sync", direction::d2d, "none", total / 2 + 1},
-                                point_spec{name, 0, "kernel-device", direction::d2d, "none", total / 2 + 1},
-                                point_spec{name, 0, "copy-sync", direction::h2d, "managed", total / 2 + 1}}) {
+    for (const point_spec& p : {point_spec{name, 0, route_kind::copy_async, direction::h2d, "pinned", total + 1},
+                                point_spec{name, 0, route_kind::copy_sync, direction::d2d, "none", total / 2 + 1},
+                                point_spec{name, 0, route_kind::kernel_device, direction::d2d, "none", total / 2 + 1},
+                                point_spec{name, 0, route_kind::copy_sync, direction::h2d, "managed", total / 2 + 1}}) {
       try {
         (void)b.prepare(p);
         ADD_FAILURE() << name << " " << p.route << " prepared " << p.bytes << " B";
@@ -52,7 +52,7 @@ TEST(CudaBadInput, SizeOverDeviceMemoryIsSkippedWithTheNumbers) {
       }
     }
     // ...and the backend carries on.
-    auto t = b.prepare({name, 0, "copy-async", direction::h2d, "pinned", 4096});
+    auto t = b.prepare({name, 0, route_kind::copy_async, direction::h2d, "pinned", 4096});
     EXPECT_NO_THROW(t->verify());
   }
 }
@@ -72,10 +72,10 @@ TEST(CudaBadInput, ImpossiblePointsAreSkippedWithAReason) {
     }
   };
   // Handed one anyway, the backend says it is a bug, not a skip.
-  EXPECT_THROW((void)b.prepare({"cuda-rt", 99, "copy-sync", direction::h2d, "pinned", 64}), std::logic_error);
-  skipped({"cuda-rt", 0, "kernel-host", direction::h2d, "pageable", 64}, "cannot address");
-  skipped({"cuda-rt", 0, "latency", direction::h2d, "mapped", 2}, "4 B");
-  skipped({"cuda-rt", 0, "copy-sync", direction::bidir, "pinned", 64}, "bidir");
+  EXPECT_THROW((void)b.prepare({"cuda-rt", 99, route_kind::copy_sync, direction::h2d, "pinned", 64}), std::logic_error);
+  skipped({"cuda-rt", 0, route_kind::kernel_host, direction::h2d, "pageable", 64}, "cannot address");
+  skipped({"cuda-rt", 0, route_kind::latency, direction::h2d, "mapped", 2}, "4 B");
+  skipped({"cuda-rt", 0, route_kind::copy_sync, direction::bidir, "pinned", 64}, "bidir");
 }
 
 // ---- the gate ----------------------------------------------------------------
@@ -153,7 +153,7 @@ TEST(CudaGate, LargeRepetitionCountsAreSplitIntoSubBatches) {
   XFER_REQUIRE_GPU();
   for (const char* name : {"cuda-rt", "cuda-drv"}) {
     cuda_backend& b = *test::gpu().backend(name);
-    auto t = b.prepare({name, 0, "copy-async", direction::rw, "pinned", 4});
+    auto t = b.prepare({name, 0, route_kind::copy_async, direction::rw, "pinned", 4});
     const auto t0 = std::chrono::steady_clock::now();
     const sample s = t->run(5000);  // 10000 copies
     EXPECT_GT(s.seconds, 0);

@@ -16,16 +16,16 @@ backend_case pocl_case() {
   backend_case c;
   c.name = "opencl_pocl";
   c.get = [](std::string& why) -> backend* { return testing::pocl_backend(&why); };
-  c.routes = {{"copy-async", {h2d, d2h, bidir, rw, d2d}, true},
-              {"copy-sync", {h2d, d2h, rw}, true},
-              {"map", {h2d, d2h, rw}, true},
-              {"kernel-host", {h2d, d2h, bidir, rw}, true},
-              {"kernel-device", {d2d}, false}};
+  c.routes = {{route_kind::copy_async, {h2d, d2h, bidir, rw, d2d}, true},
+              {route_kind::copy_sync, {h2d, d2h, rw}, true},
+              {route_kind::map, {h2d, d2h, rw}, true},
+              {route_kind::kernel_host, {h2d, d2h, bidir, rw}, true},
+              {route_kind::kernel_device, {d2d}, false}};
   c.kinds = {"pageable",       "pageable-unaligned", "aligned",    "huge",
              "alloc-host-ptr", "use-host-ptr",       "svm-coarse", "svm-fine"};
   c.expect = [](backend& b, const point_spec& p) {
     point_expectation e;
-    e.timer = p.route == "copy-async" || p.route.starts_with("kernel") ? clock_kind::event : clock_kind::wall;
+    e.timer = p.route == route_kind::copy_async || p.route == route_kind::kernel_host || p.route == route_kind::kernel_device ? clock_kind::event : clock_kind::wall;
     e.bytes_per_rep = test::two_way_bytes(p);
     if (p.host_memory == "none") return e;
     // A kind this device cannot provide, then a kernel that cannot reach plain host memory.
@@ -33,7 +33,7 @@ backend_case pocl_case() {
     if (const std::string why = kind_unavailable_reason(p.host_memory, caps); !why.empty()) {
       e.runs = false;
       e.skip_mentions = why;
-    } else if (p.route == "kernel-host" && !is_opencl_kind(p.host_memory)) {
+    } else if (p.route == route_kind::kernel_host && !is_opencl_kind(p.host_memory)) {
       e.runs = false;
       e.skip_mentions = "cl_mem or SVM";
     }

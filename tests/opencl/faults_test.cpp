@@ -32,8 +32,8 @@ TEST(Errors, NameTheCallTheClErrorAndTheSizes) {
 TEST(Limits, SizesAboveTheMaxAllocationAreSkippedWithTheLimit) {
   XFER_REQUIRE_POCL(b);
   const std::uint64_t max = b->devices()[0].max_alloc_bytes;
-  for (const char* route : {"copy-async", "kernel-device"}) {
-    const direction d = std::string(route) == "copy-async" ? direction::h2d : direction::d2d;
+  for (route_kind route : {route_kind::copy_async, route_kind::kernel_device}) {
+    const direction d = route == route_kind::copy_async ? direction::h2d : direction::d2d;
     const point_spec p{b->name(), 0, route, d, d == direction::d2d ? "none" : "pageable", max + 1};
     // The plan skips it, with the limit, before the backend ever sees it.
     const auto planned = check_points(*b, {p});
@@ -55,9 +55,9 @@ struct collect final : reporter {
 TEST(Limits, TheSweepGoesOnPastASkippedPoint) {
   XFER_REQUIRE_POCL(b);
   const std::uint64_t max = b->devices()[0].max_alloc_bytes;
-  const std::vector<point_spec> points{{b->name(), 0, "copy-async", direction::h2d, "aligned", max * 2},
-                                       {b->name(), 0, "copy-async", direction::h2d, "aligned", 4096},
-                                       {b->name(), 0, "kernel-host", direction::h2d, "pageable", 4096}};
+  const std::vector<point_spec> points{{b->name(), 0, route_kind::copy_async, direction::h2d, "aligned", max * 2},
+                                       {b->name(), 0, route_kind::copy_async, direction::h2d, "aligned", 4096},
+                                       {b->name(), 0, route_kind::kernel_host, direction::h2d, "pageable", 4096}};
   measure_options o;
   o.max_time_s = 0.01;
   o.warmup_s = 0.001;

@@ -15,21 +15,21 @@ namespace xfer::opencl {
 namespace {
 
 struct combo {
-  std::string route;
+  route_kind route;
   direction dir;
   std::string kind;
 };
 
 // The routes and their directions (BackendContract in conformance_test.cpp
 // fails if routes() drifts from these).
-const std::vector<std::pair<std::string, std::vector<direction>>>& expected_routes() {
+const std::vector<std::pair<route_kind, std::vector<direction>>>& expected_routes() {
   using enum direction;
-  static const std::vector<std::pair<std::string, std::vector<direction>>> r{
-      {"copy-async", {h2d, d2h, bidir, rw, d2d}},
-      {"copy-sync", {h2d, d2h, rw}},
-      {"map", {h2d, d2h, rw}},
-      {"kernel-host", {h2d, d2h, bidir, rw}},
-      {"kernel-device", {d2d}},
+  static const std::vector<std::pair<route_kind, std::vector<direction>>> r{
+      {route_kind::copy_async, {h2d, d2h, bidir, rw, d2d}},
+      {route_kind::copy_sync, {h2d, d2h, rw}},
+      {route_kind::map, {h2d, d2h, rw}},
+      {route_kind::kernel_host, {h2d, d2h, bidir, rw}},
+      {route_kind::kernel_device, {d2d}},
   };
   return r;
 }
@@ -51,7 +51,7 @@ std::vector<combo> all_combos() {
 }
 
 std::string combo_name(const ::testing::TestParamInfo<combo>& info) {
-  std::string name = info.param.route + "_" + to_string(info.param.dir) + "_" + info.param.kind;
+  std::string name = std::string(to_string(info.param.route)) + "_" + to_string(info.param.dir) + "_" + info.param.kind;
   for (char& ch : name)
     if (!std::isalnum(static_cast<unsigned char>(ch))) ch = '_';
   return name;
@@ -126,7 +126,7 @@ TEST_P(SampleCheck, PassesALandedBatchAndCatchesAWrongOrMissingOne) {
 std::vector<combo> runnable_combos() {
   std::vector<combo> out;
   for (const combo& c : all_combos())
-    if (c.route != "kernel-host" || is_opencl_kind(c.kind)) out.push_back(c);
+    if (c.route != route_kind::kernel_host || is_opencl_kind(c.kind)) out.push_back(c);
   return out;
 }
 

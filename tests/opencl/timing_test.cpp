@@ -100,17 +100,17 @@ TEST(Gate, AGateThatCannotHoldFallsBackUngatedAndSaysSo) {
 TEST(Batching, EventRoutesReportTheDeviceProfilingResolution) {
   XFER_REQUIRE_POCL(b);
   const auto& caps = b->context_for(0).caps;
-  auto gated = b->prepare({b->name(), 0, "copy-async", direction::h2d, "aligned", 64});
+  auto gated = b->prepare({b->name(), 0, route_kind::copy_async, direction::h2d, "aligned", 64});
   EXPECT_DOUBLE_EQ(gated->timer_resolution_s(), std::max<std::size_t>(caps.timer_resolution_ns, 1) * 1e-9);
   EXPECT_EQ(std::to_string(caps.timer_resolution_ns), b->devices()[0].details.at("profiling_timer_resolution_ns"));
-  auto blocking = b->prepare({b->name(), 0, "copy-sync", direction::h2d, "aligned", 64});
+  auto blocking = b->prepare({b->name(), 0, route_kind::copy_sync, direction::h2d, "aligned", 64});
   EXPECT_DOUBLE_EQ(blocking->timer_resolution_s(), wall_timer().resolution_s());
 }
 
 TEST(Batching, LargeBatchesRunAsGatedSubBatches) {
   XFER_REQUIRE_POCL(b);
   for (direction d : {direction::h2d, direction::bidir, direction::rw}) {
-    auto t = b->prepare({b->name(), 0, "copy-async", d, "alloc-host-ptr", 64});
+    auto t = b->prepare({b->name(), 0, route_kind::copy_async, d, "alloc-host-ptr", 64});
     const std::size_t reps = 2 * max_ops_behind_gate + 7;  // three sub-batches, the last one short
     const sample s = t->run(reps);
     EXPECT_GT(s.seconds, 0) << to_string(d);
@@ -139,7 +139,7 @@ class coarse_clock final : public transfer {
 
 TEST(Batching, ACoarseClockGetsLongerSamples) {
   XFER_REQUIRE_POCL(b);
-  const point_spec p{b->name(), 0, "copy-async", direction::h2d, "alloc-host-ptr", 64};
+  const point_spec p{b->name(), 0, route_kind::copy_async, direction::h2d, "alloc-host-ptr", 64};
   measure_options o;
   o.min_sample_s = 1e-9;  // let the clock's resolution decide alone
   o.min_sample_ticks = 100;

@@ -63,7 +63,7 @@ struct fake_backend final : backend {
   std::vector<device_info> devices() const override { return device_list; }
   std::vector<route_info> routes() const override {
     using enum direction;
-    return {{"copy", "", {h2d, d2h, bidir, rw, d2d}, true}, {"kernel", "", {h2d, d2h}, true}};
+    return {{route_kind::copy_sync, "", {h2d, d2h, bidir, rw, d2d}, true}, {route_kind::kernel_host, "", {h2d, d2h}, true}};
   }
   std::vector<kind_support> host_memory_kinds() const override {
     return {{"pageable", true, "", ""}, {"pinned", false, "no driver", ""}};

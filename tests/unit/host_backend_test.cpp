@@ -12,7 +12,7 @@ using namespace xfer;
 
 TEST(HostBackend, SizeBeyondMemoryIsSkippedWithTheNumbers) {
   host::host_backend b(1, {});
-  const point_spec p{"host", 0, "memcpy", direction::h2d, "pageable", 1ull << 50};
+  const point_spec p{"host", 0, route_kind::memcpy, direction::h2d, "pageable", 1ull << 50};
   try {
     b.prepare(p);
     FAIL() << "expected skip_point";

@@ -119,7 +119,7 @@ TEST(PcieCeilings, APointAboveItsDirectionsCeilingIsFlaggedAndRecordsIt) {
   a.ceiling_h2d_gbps = 58.0;
   a.ceiling_d2h_gbps = 57.0;
   point_result r;
-  r.spec = {"cuda-rt", 0, "copy-async", direction::d2h, "pinned", 1 << 20};
+  r.spec = {"cuda-rt", 0, route_kind::copy_async, direction::d2h, "pinned", 1 << 20};
   r.device_type = "gpu";
   r.bytes_per_rep = 1 << 20;
   r.stats.median = (1 << 20) / 57.5e9;  // 57.5 GB/s: under the raw rate, over the write ceiling

@@ -84,7 +84,7 @@ TEST(MakePlan, AnUnavailableKindIsPlannedSkippedWithItsReasonAndNeverPrepared) {
   auto e = entries();
   selection s;
   s.backends = {"fake:a"};
-  s.routes = {"copy"};
+  s.routes = {"copy-sync"};
   s.directions = {direction::h2d};
   s.sizes = {64};
   const plan p = make_plan(e, s);
@@ -127,7 +127,7 @@ TEST(MakePlan, AKindOneDeviceLacksIsSkippedOnThatDeviceOnly) {
   static_cast<test::fake_backend&>(*e[0].impl).device_list[1].unavailable_kinds["pageable"] = "dev1 cannot map it";
   selection s;
   s.backends = {"fake:a"};
-  s.routes = {"kernel"};
+  s.routes = {"kernel-host"};
   s.host_memory = {"pageable"};
   s.directions = {direction::d2h};
   s.sizes = {64};
@@ -144,7 +144,7 @@ TEST(MakePlan, ASizeAboveTheDevicesLargestAllocationIsSkippedWithTheNumbers) {
   selection s;
   s.backends = {"fake:a"};
   s.devices = {0};
-  s.routes = {"copy"};
+  s.routes = {"copy-sync"};
   s.directions = {direction::d2d};
   s.sizes = {1000, 1001};
   const plan p = make_plan(e, s);
@@ -165,7 +165,7 @@ TEST(MakePlan, BadSelectionsAreOneUsageError) {
   s.host_memory = {"nosuch"};
   EXPECT_THROW(make_plan(e, s), usage_error);
   s.host_memory = {};
-  s.routes = {"kernel"};
+  s.routes = {"kernel-host"};
   s.directions = {direction::d2d};  // the kernel route moves none
   EXPECT_THROW(make_plan(e, s), usage_error);
   s.routes = {};
@@ -178,7 +178,7 @@ TEST(MakePlan, UnavailableBackendsAreListedWithTheirReason) {
   auto e = entries();
   selection s;
   s.sizes = {64};
-  s.routes = {"kernel"};
+  s.routes = {"kernel-host"};
   const plan p = make_plan(e, s);
   EXPECT_EQ(p.backends.size(), 2u);
   ASSERT_EQ(p.unavailable.size(), 1u);

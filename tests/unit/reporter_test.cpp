@@ -12,7 +12,7 @@ namespace {
 
 point_result ok_point() {
   point_result r;
-  r.spec = {"host", 0, "memcpy", direction::h2d, "pageable", 4096};
+  r.spec = {"host", 0, route_kind::memcpy, direction::h2d, "pageable", 4096};
   r.device_name = "cpu0";
   r.device_type = "cpu";
   r.timer = clock_kind::wall;
@@ -31,7 +31,7 @@ point_result ok_point() {
 
 point_result skipped_point(std::uint64_t bytes) {
   point_result r;
-  r.spec = {"cuda-rt", 0, "copy-async", direction::h2d, "pinned", bytes};
+  r.spec = {"cuda-rt", 0, route_kind::copy_async, direction::h2d, "pinned", bytes};
   r.device_name = "gpu0";
   r.device_type = "gpu";
   r.status = point_status::skipped;

@@ -6,7 +6,7 @@ using namespace xfer;
 
 TEST(ResultJson, PointRoundTrips) {
   point_result r;
-  r.spec = {"cuda-rt", 1, "copy-async", direction::bidir, "pinned", 1 << 20};
+  r.spec = {"cuda-rt", 1, route_kind::copy_async, direction::bidir, "pinned", 1 << 20};
   r.device_name = "GPU";
   r.device_type = "gpu";
   r.device_pci = "0000:17:00.0";
@@ -43,7 +43,7 @@ TEST(ResultJson, PointRoundTrips) {
 
 TEST(ResultJson, SkippedPointCarriesOnlyIdentityAndReason) {
   point_result r;
-  r.spec = {"host", 0, "memcpy", direction::d2d, "none", 8};
+  r.spec = {"host", 0, route_kind::memcpy, direction::d2d, "none", 8};
   r.status = point_status::skipped;
   r.reason = "why";
   const nlohmann::json j = r;
@@ -81,7 +81,7 @@ TEST(ResultJson, SystemRoundTrips) {
 
 TEST(LinkLimit, FlagsOnlyDevicePointsThatCrossTheLink) {
   point_result r;
-  r.spec = {"cuda-rt", 0, "copy-async", direction::h2d, "managed", 1000};
+  r.spec = {"cuda-rt", 0, route_kind::copy_async, direction::h2d, "managed", 1000};
   r.device_type = "gpu";
   r.bytes_per_rep = 1000;
   r.stats.median = 1000 / 100e9;  // 100 GB/s over a 63 GB/s link
@@ -108,7 +108,7 @@ TEST(LinkLimit, FlagsOnlyDevicePointsThatCrossTheLink) {
 // link: skipped with the numbers, the samples kept; under the link it stays ok.
 TEST(LinkLimit, AKernelHostPointAboveTheLinkIsSkippedWithTheNumbers) {
   point_result r;
-  r.spec = {"opencl:nvidia", 0, "kernel-host", direction::h2d, "alloc-host-ptr", 1 << 20};
+  r.spec = {"opencl:nvidia", 0, route_kind::kernel_host, direction::h2d, "alloc-host-ptr", 1 << 20};
   r.device_type = "gpu";
   r.bytes_per_rep = 1 << 20;
   r.samples_s = {(1 << 20) / 2000e9};

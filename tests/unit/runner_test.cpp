@@ -20,7 +20,7 @@ struct collecting_reporter final : reporter {
 };
 
 const device_info dev{.index = 0, .name = "dev0", .type = "gpu", .memory_bytes = 0, .max_alloc_bytes = 0, .details = {}, .unavailable_kinds = {}};
-const point_spec spec{"fake", 0, "copy", direction::h2d, "pageable", 1000};
+const point_spec spec{"fake", 0, route_kind::copy_sync, direction::h2d, "pageable", 1000};
 
 measure_options fast() {
   measure_options o;
@@ -101,9 +101,9 @@ TEST(RunSweep, SkipsAndFailuresAreRecordedAndTheRunGoesOn) {
     if (p.bytes == 2) t->throw_on_run = true;
     return t;
   };
-  std::vector<point_spec> points{{"fake", 0, "copy", direction::h2d, "pinned", 1},
-                                 {"fake", 0, "copy", direction::h2d, "pageable", 2},
-                                 {"fake", 1, "copy", direction::h2d, "pageable", 4}};
+  std::vector<point_spec> points{{"fake", 0, route_kind::copy_sync, direction::h2d, "pinned", 1},
+                                 {"fake", 0, route_kind::copy_sync, direction::h2d, "pageable", 2},
+                                 {"fake", 1, route_kind::copy_sync, direction::h2d, "pageable", 4}};
   collecting_reporter out;
   std::atomic<bool> stop{false};
   const auto o = run_sweep(b, points, fast(), out, stop);
@@ -124,7 +124,7 @@ TEST(RunSweep, StopFlagEndsTheRunBetweenPoints) {
     return std::make_unique<test::fake_transfer>();
   };
   std::vector<point_spec> points;
-  for (std::uint64_t n : {1, 2, 4, 8}) points.push_back({"fake", 0, "copy", direction::h2d, "pageable", n});
+  for (std::uint64_t n : {1, 2, 4, 8}) points.push_back({"fake", 0, route_kind::copy_sync, direction::h2d, "pageable", n});
   collecting_reporter out;
   const auto o = run_sweep(b, points, fast(), out, stop);
   EXPECT_TRUE(o.interrupted);
@@ -155,7 +155,7 @@ struct hanging_backend {
       }
       return t;
     };
-    for (std::uint64_t n : {1, 2, 4}) points.push_back({"fake", 0, "copy", direction::h2d, "pageable", n});
+    for (std::uint64_t n : {1, 2, 4}) points.push_back({"fake", 0, route_kind::copy_sync, direction::h2d, "pageable", n});
   }
   ~hanging_backend() {
     released = true;
@@ -185,7 +185,7 @@ TEST(RunSweep, AHangingPointFailsWithItsTimeAndTheBackendIsLeftBehind) {
   EXPECT_EQ(out.points[1].status, point_status::failed);
   EXPECT_NE(out.points[1].reason.find("no result after 0.3 s"), std::string::npos) << out.points[1].reason;
   EXPECT_EQ(out.points[2].status, point_status::skipped);
-  EXPECT_NE(out.points[2].reason.find("still stuck in an earlier point (copy h2d pageable 2 B)"), std::string::npos)
+  EXPECT_NE(out.points[2].reason.find("still stuck in an earlier point (copy-sync h2d pageable 2 B)"), std::string::npos)
       << out.points[2].reason;
 }
 

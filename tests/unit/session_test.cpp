@@ -39,7 +39,7 @@ TEST(Session, RunsThePlanAndWritesEveryPointToTheFile) {
   e.push_back({"fake", std::make_unique<test::fake_backend>(), ""});
   selection s;
   s.devices = {0};
-  s.routes = {"copy"};
+  s.routes = {"copy-sync"};
   s.directions = {direction::h2d};
   s.sizes = {64, 128};
   const plan p = make_plan(e, s);  // pageable runs, pinned is skipped

@@ -10,7 +10,7 @@ namespace {
 
 point_result ok(std::uint64_t bytes, double gbps, bool converged = true) {
   point_result r;
-  r.spec = {"cuda-rt", 0, "copy-async", direction::h2d, "pinned", bytes};
+  r.spec = {"cuda-rt", 0, route_kind::copy_async, direction::h2d, "pinned", bytes};
   r.device_name = "H100";
   r.device_type = "gpu";
   r.bytes_per_rep = bytes;
@@ -74,7 +74,7 @@ TEST(SummaryReporter, ALatencyCurveShowsItsAccessTimesAndNoBandwidth) {
   std::vector<point_result> curve;
   for (auto [bytes, us] : {std::pair{16ull, 1.13}, {4096ull, 1.20}, {65536ull, 1.40}}) {
     auto p = ok(bytes, 1);
-    p.spec.route = "latency";
+    p.spec.route = route_kind::latency;
     p.bytes_per_rep = 4;
     p.stats.median = us * 1e-6;
     curve.push_back(p);

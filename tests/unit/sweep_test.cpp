@@ -13,7 +13,7 @@ TEST(Expand, FullCrossProductInNestingOrder) {
   const auto points = expand(b, s);
   // per device: copy (4 host directions x 2 kinds + d2d once) + kernel (2 x 2 kinds), x 2 sizes
   EXPECT_EQ(points.size(), 2u * ((4 * 2 + 1) + 2 * 2) * 2);
-  EXPECT_EQ(points.front().route, "copy");
+  EXPECT_EQ(points.front().route, route_kind::copy_sync);
   EXPECT_EQ(points.front().dir, direction::h2d);
   EXPECT_EQ(points.front().host_memory, "pageable");
   EXPECT_EQ(points.front().bytes, 1u);
@@ -38,7 +38,7 @@ TEST(Expand, UnsupportedDirectionOfOneRouteIsLeftOut) {
   s.sizes = {64};
   s.devices = {0};
   s.directions = {direction::rw};
-  for (const auto& p : expand(b, s)) EXPECT_EQ(p.route, "copy");
+  for (const auto& p : expand(b, s)) EXPECT_EQ(p.route, route_kind::copy_sync);
 }
 
 TEST(Expand, WithoutDirectionsARouteGetsTheOnesItMoves) {
@@ -46,7 +46,7 @@ TEST(Expand, WithoutDirectionsARouteGetsTheOnesItMoves) {
   sweep_spec s;
   s.sizes = {64};
   s.devices = {0};
-  s.routes = {"kernel"};
+  s.routes = {"kernel-host"};
   const auto points = expand(b, s);
   ASSERT_EQ(points.size(), 4u);  // h2d and d2h, two kinds
   for (const auto& p : points) EXPECT_TRUE(p.dir == direction::h2d || p.dir == direction::d2h);
@@ -65,7 +65,7 @@ TEST(Expand, UnknownNamesAreUsageErrors) {
   s.devices = {7};
   EXPECT_THROW(expand(b, s), usage_error);
   s.devices = {};
-  s.routes = {"kernel"};
+  s.routes = {"kernel-host"};
   s.directions = {direction::d2d};
   EXPECT_THROW(expand(b, s), usage_error);
 }
@@ -91,7 +91,7 @@ TEST(Expand, RepeatedSelectionsGiveEachPointOnce) {
   test::fake_backend b;
   sweep_spec s;
   s.devices = {0, 0};
-  s.routes = {"copy", "copy"};
+  s.routes = {"copy-sync", "copy-sync"};
   s.host_memory = {"pinned", "pinned"};
   s.directions = {direction::h2d, direction::h2d};
   s.sizes = {4096, 4096};

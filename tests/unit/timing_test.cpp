@@ -178,7 +178,7 @@ TEST(TimedBatches, AnEnqueueThatThrowsOpensTheGateAndCancelsTheTimer) {
 // result file carries it (only where there was one).
 TEST(TimedBatches, TheRunnerRecordsAFallbackInThePointsResult) {
   test::fake_transfer healthy;
-  const point_spec p{"fake", 0, "copy", direction::h2d, "pageable", 1000};
+  const point_spec p{"fake", 0, route_kind::copy_sync, direction::h2d, "pageable", 1000};
   const device_info dev{.index = 0, .name = "dev0", .type = "gpu", .memory_bytes = 0, .max_alloc_bytes = 0,
                         .details = {}};
   measure_options o;

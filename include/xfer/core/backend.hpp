@@ -3,9 +3,12 @@
 // OpenCL). The core expands a sweep into point_specs, asks the backend to
 // prepare() each one, and drives the returned transfer's run(K) to sample it.
 #include <cstdint>
+#include <iosfwd>
 #include <map>
 #include <memory>
+#include <optional>
 #include <string>
+#include <string_view>
 #include <vector>
 #include <xfer/mem/resource.hpp>
 
@@ -18,12 +21,34 @@ const char* to_string(direction d);
 direction parse_direction(const std::string& name);
 const std::vector<direction>& all_directions();
 
+// The ways bytes are moved. Each backend offers some of them (routes());
+// the spelling in results and on the command line is to_string's.
+enum class route_kind {
+  memcpy,               // host: one thread's memcpy
+  memcpy_mt,            // host: memcpy split across threads
+  copy_sync,            // the API's blocking copy, one after another
+  copy_async,           // the API's queued copy, timed by device events
+  map,                  // map the device buffer, memcpy, unmap
+  kernel_host,          // a kernel reads or writes host memory over the link
+  kernel_device,        // a kernel copies device memory to device memory
+  kernel_device_read,   // a kernel reads device memory
+  kernel_device_write,  // a kernel writes device memory
+  latency,              // one device thread chases a ring of indices in host memory
+};
+const char* to_string(route_kind r);
+// nullopt for a name no route has.
+std::optional<route_kind> parse_route_kind(std::string_view name);
+const std::vector<route_kind>& all_route_kinds();
+// Streams the name (test failure messages, logs).
+std::ostream& operator<<(std::ostream& os, route_kind r);
+
 // Which clock timed a point's samples: the host's wall clock around blocking
 // work, or the device's own events around the queued work.
 enum class clock_kind { wall, event };
 const char* to_string(clock_kind c);
 // Throws std::invalid_argument for a name that is neither "wall" nor "event".
 clock_kind parse_clock_kind(const std::string& name);
+std::ostream& operator<<(std::ostream& os, clock_kind c);
 
 struct device_info {
   int index = 0;
@@ -37,7 +62,7 @@ struct device_info {
 };
 
 struct route_info {
-  std::string name;
+  route_kind name;
   std::string description;
   std::vector<direction> directions;
   bool uses_host_memory = true;  // false: the host memory axis does not apply
@@ -53,7 +78,7 @@ struct kind_support {
 struct point_spec {
   std::string backend;
   int device = 0;
-  std::string route;
+  route_kind route = route_kind::copy_sync;
   direction dir = direction::h2d;
   std::string host_memory;  // "none" where the route uses none
   std::uint64_t bytes = 0;

@@ -82,22 +82,22 @@ std::vector<route_info> cuda_backend::routes() const {
   using enum direction;
   const bool rt = runtime(*api_);
   return {
-      {"copy-sync",
+      {route_kind::copy_sync,
        fmt::format("blocking {} per transfer, wall clock (what a naive program sees)",
                    rt ? "cudaMemcpy" : "cuMemcpyHtoD/DtoH/DtoD"),
        {h2d, d2h, rw, d2d}, true},
-      {"copy-async",
+      {route_kind::copy_async,
        fmt::format("{} queued behind a spin-kernel gate, device events (wall clock beside); pageable and managed kinds ungated",
                    rt ? "cudaMemcpyAsync" : "cuMemcpy*Async"),
        {h2d, d2h, bidir, rw, d2d}, true},
-      {"kernel-host",
+      {route_kind::kernel_host,
        "a kernel reads (h2d) or writes (d2h) host memory across the link: zero copy (pinned, pinned-wc, mapped, "
        "registered, managed)",
        {h2d, d2h}, true},
-      {"kernel-device", "a kernel copies device memory to device memory", {d2d}, false},
-      {"kernel-device-read", "a kernel reads device memory (XOR reduction)", {d2d}, false},
-      {"kernel-device-write", "a kernel writes device memory", {d2d}, false},
-      {"latency",
+      {route_kind::kernel_device, "a kernel copies device memory to device memory", {d2d}, false},
+      {route_kind::kernel_device_read, "a kernel reads device memory (XOR reduction)", {d2d}, false},
+      {route_kind::kernel_device_write, "a kernel writes device memory", {d2d}, false},
+      {route_kind::latency,
        "one device thread chases pointers through host memory (pinned kinds, managed): time per dependent 4-byte load",
        {h2d}, true},
   };
@@ -139,14 +139,14 @@ std::unique_ptr<transfer> cuda_backend::prepare(const point_spec& p) {
   const auto all = routes();
   const auto route = std::find_if(all.begin(), all.end(), [&](const route_info& r) { return r.name == p.route; });
   if (route == all.end() || p.device < 0 || p.device >= device_count_)
-    throw std::logic_error(fmt::format("{} was handed an unplanned point: route '{}', device {}", name_, p.route, p.device));
+    throw std::logic_error(fmt::format("{} was handed an unplanned point: route '{}', device {}", name_, to_string(p.route), p.device));
   std::unique_ptr<mem::host_resource> kind;
   if (route->uses_host_memory && p.dir != direction::d2d) kind = make_host_kind(p.host_memory, *api_, kinds_);
 
   device_context& ctx = context(p.device);
-  if (p.route == "copy-sync") return make_copy_transfer(ctx, p, std::move(kind), false);
-  if (p.route == "copy-async") return make_copy_transfer(ctx, p, std::move(kind), true);
-  if (p.route == "latency") return make_latency_transfer(ctx, p, std::move(kind));
+  if (p.route == route_kind::copy_sync) return make_copy_transfer(ctx, p, std::move(kind), false);
+  if (p.route == route_kind::copy_async) return make_copy_transfer(ctx, p, std::move(kind), true);
+  if (p.route == route_kind::latency) return make_latency_transfer(ctx, p, std::move(kind));
   return make_kernel_transfer(ctx, p, std::move(kind));
 }
 

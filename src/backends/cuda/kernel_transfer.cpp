@@ -43,12 +43,12 @@ class kernel_transfer final : public cuda_transfer {
  public:
   kernel_transfer(device_context& ctx, const point_spec& p, std::unique_ptr<mem::host_resource> kind)
       : cuda_transfer(ctx, p, std::move(kind)) {
-    on_host_ = p.route == "kernel-host";
+    on_host_ = p.route == route_kind::kernel_host;
     if (on_host_) {
       op_ = p.dir == direction::h2d ? op::read : op::write;
-    } else if (p.route == "kernel-device-read") {
+    } else if (p.route == route_kind::kernel_device_read) {
       op_ = op::read;
-    } else if (p.route == "kernel-device-write") {
+    } else if (p.route == route_kind::kernel_device_write) {
       op_ = op::write;
     } else {
       op_ = op::copy;
@@ -140,7 +140,7 @@ class kernel_transfer final : public cuda_transfer {
         if (got != expected)
           throw verification_error(fmt::format("{} read kernel: after {} reads of {} bytes the XOR is 0x{:016x}, "
                                                "expected 0x{:016x}",
-                                               spec_.route, reads_, spec_.bytes, got, expected));
+                                               to_string(spec_.route), reads_, spec_.bytes, got, expected));
         break;
       }
       case op::write:
@@ -175,7 +175,7 @@ class kernel_transfer final : public cuda_transfer {
 
 std::unique_ptr<transfer> make_kernel_transfer(device_context& ctx, const point_spec& p,
                                                std::unique_ptr<mem::host_resource> kind) {
-  if (p.route == "kernel-host") {
+  if (p.route == route_kind::kernel_host) {
     if (!kind) throw skip_point("kernel-host needs a host memory kind");
     if (const std::string gap = device_access_gap(*kind, ctx.attrs); !gap.empty())
       throw skip_point(fmt::format("kernel-host needs host memory the device can address: {}", gap));

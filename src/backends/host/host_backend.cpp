@@ -219,8 +219,8 @@ std::vector<device_info> host_backend::devices() const {
 std::vector<route_info> host_backend::routes() const {
   using enum direction;
   return {
-      {"memcpy", "one thread's memcpy", {h2d, d2h, bidir, rw, d2d}, true},
-      {"memcpy-mt", fmt::format("memcpy split across {} threads", threads_), {h2d, d2h, rw, d2d}, true},
+      {route_kind::memcpy, "one thread's memcpy", {h2d, d2h, bidir, rw, d2d}, true},
+      {route_kind::memcpy_mt, fmt::format("memcpy split across {} threads", threads_), {h2d, d2h, rw, d2d}, true},
   };
 }
 
@@ -247,7 +247,7 @@ std::unique_ptr<transfer> host_backend::prepare(const point_spec& p) {
     throw skip_point(fmt::format("needs {} buffers of {} ({} B each); only {} B of host memory is available", buffers,
                                  format_size(p.bytes), p.bytes, available));
   thread_team* pool = nullptr;
-  if (p.route == "memcpy-mt") {
+  if (p.route == route_kind::memcpy_mt) {
     if (!pool_) pool_ = std::make_unique<thread_team>(threads_);
     pool = pool_.get();
   }

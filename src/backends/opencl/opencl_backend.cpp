@@ -143,9 +143,9 @@ const program& opencl_backend::copy_program(int device) {
 // kind (devices() lists the kinds each device lacks) and the largest
 // allocation; what is left depends on the route and the point's buffers.
 std::unique_ptr<transfer> opencl_backend::prepare(const point_spec& p) {
-  const auto route = parse_route(p.route);
+  const auto route = opencl_route(p.route);
   if (!route || p.device < 0 || static_cast<std::size_t>(p.device) >= devices_.size())
-    throw std::logic_error(fmt::format("{} was handed an unplanned point: route '{}', device {}", name(), p.route, p.device));
+    throw std::logic_error(fmt::format("{} was handed an unplanned point: route '{}', device {}", name(), to_string(p.route), p.device));
   const device_caps& caps = devices_[static_cast<std::size_t>(p.device)];
   const bool host_side = p.host_memory != "none";
   if (host_side && route_needs_kernel_visible_host(*route) && !is_opencl_kind(p.host_memory))

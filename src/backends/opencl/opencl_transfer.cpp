@@ -365,8 +365,9 @@ std::unique_ptr<transfer> make_transfer(const point_spec& p, route_id route, con
     case route_id::kernel_host:
     case route_id::kernel_device: return make_kernel_transfer(p, dev, kinds);
     case route_id::map: return make_map_transfer(p, dev, kinds);
+    default: break;  // the host's and CUDA's routes: the plan never hands them here
   }
-  throw std::logic_error("make_transfer: unknown route");
+  throw std::logic_error(std::string("make_transfer: OpenCL has no route ") + to_string(route));
 }
 
 }  // namespace xfer::opencl

@@ -7,30 +7,27 @@ namespace xfer::opencl {
 const std::vector<route_info>& route_table() {
   using enum direction;
   static const std::vector<route_info> routes{
-      {"copy-async",
+      {route_kind::copy_async,
        "non-blocking clEnqueueWrite/Read/CopyBuffer held behind a user-event gate (ungated where the driver blocks "
        "behind it); profiling events, start of first to end of last (queued-to-end as a part), wall clock beside",
        {h2d, d2h, bidir, rw, d2d},
        true},
-      {"copy-sync", "blocking clEnqueueWrite/ReadBuffer one after another; wall clock (what a plain program sees)",
+      {route_kind::copy_sync, "blocking clEnqueueWrite/ReadBuffer one after another; wall clock (what a plain program sees)",
        {h2d, d2h, rw},
        true},
-      {"map", "map the device buffer, memcpy, unmap; wall clock, with map/memcpy/unmap as parts", {h2d, d2h, rw}, true},
-      {"kernel-host",
+      {route_kind::map, "map the device buffer, memcpy, unmap; wall clock, with map/memcpy/unmap as parts", {h2d, d2h, rw}, true},
+      {route_kind::kernel_host,
        "a kernel copies between host-visible memory (alloc-host-ptr, use-host-ptr, svm-*) and a device buffer; events",
        {h2d, d2h, bidir, rw},
        true},
-      {"kernel-device", "a kernel copies between two device buffers; profiling events", {d2d}, false},
+      {route_kind::kernel_device, "a kernel copies between two device buffers; profiling events", {d2d}, false},
   };
   return routes;
 }
 
-std::optional<route_id> parse_route(std::string_view name) {
-  if (name == "copy-async") return route_id::copy_async;
-  if (name == "copy-sync") return route_id::copy_sync;
-  if (name == "map") return route_id::map;
-  if (name == "kernel-host") return route_id::kernel_host;
-  if (name == "kernel-device") return route_id::kernel_device;
+std::optional<route_id> opencl_route(route_kind r) {
+  for (const auto& info : route_table())
+    if (info.name == r) return r;
   return std::nullopt;
 }
 

@@ -13,16 +13,17 @@
 
 namespace xfer::opencl {
 
-enum class route_id {
-  copy_async,     // non-blocking clEnqueueWrite/Read/CopyBuffer behind a gate, event-timed
-  copy_sync,      // blocking clEnqueueWrite/ReadBuffer one after another, wall-timed
-  map,            // map the device buffer, memcpy, unmap; wall-timed, each part separately
-  kernel_host,    // a kernel copies between host-visible memory and a device buffer
-  kernel_device,  // a kernel copies between two device buffers
-};
+// The routes this backend offers, by core's names (route_kind):
+//   copy_async    non-blocking clEnqueueWrite/Read/CopyBuffer behind a gate, event-timed
+//   copy_sync     blocking clEnqueueWrite/ReadBuffer one after another, wall-timed
+//   map           map the device buffer, memcpy, unmap; wall-timed, each part separately
+//   kernel_host   a kernel copies between host-visible memory and a device buffer
+//   kernel_device a kernel copies between two device buffers
+using route_id = route_kind;
 
 const std::vector<route_info>& route_table();
-std::optional<route_id> parse_route(std::string_view name);
+// nullopt for a route this backend does not offer.
+std::optional<route_id> opencl_route(route_kind r);
 // kernel-host: the host memory must be a cl_mem or SVM a kernel can take.
 bool route_needs_kernel_visible_host(route_id r);
 
