@@ -1,5 +1,9 @@
 """Loading and validating xferbench result files.
 
+Over 400 lines on purpose: every schema (sweep, alloc, app, cpu) is validated
+here field by field, so that a malformed file is one clear line wherever it
+is loaded.
+
 The contract (DESIGN.md, docs/result-schema.md): one JSON object with `schema`,
 `system`, `config` and `results`. Every point carries backend, device, route,
 direction, host_memory, bytes, status and reason; ok points also carry the

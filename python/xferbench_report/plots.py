@@ -1,5 +1,8 @@
 """The report's figures, drawn with matplotlib's Agg backend and saved as PNG and SVG.
 
+Over 400 lines on purpose: the figures share one style table (colour per
+kind, marker per route) and one panel layout, which a split would duplicate.
+
 Reading the figures: one figure per direction; one panel per backend (per
 device, per run where several are shown); colour = host memory kind, line
 style and marker = route, the same in every figure. Hollow markers are points
