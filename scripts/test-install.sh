@@ -36,6 +36,17 @@ fail() {
 }
 
 "$cmake_bin" --install build --prefix "$work/prefix" >>"$log" 2>&1 || fail "installing build/"
+# Each installed header compiles on its own with only the prefix's include/
+# on the path: none needs a header of the source or build tree.
+cxx=$(cache CMAKE_CXX_COMPILER)
+headers=0
+while IFS= read -r h; do
+  printf '#include <%s>\n' "${h#"$work/prefix/include/"}" >"$work/header.cpp"
+  "${cxx:-c++}" -std=c++20 -fsyntax-only -I"$work/prefix/include" "$work/header.cpp" >>"$log" 2>&1 ||
+    fail "compiling the installed ${h#"$work/prefix/"} on its own"
+  headers=$((headers + 1))
+done < <(find "$work/prefix/include" -name '*.hpp' | sort)
+[ "$headers" -gt 0 ] || fail "looking for installed headers (none)"
 "$cmake_bin" -S examples -B "$work/examples" "${args[@]}" >>"$log" 2>&1 || fail "configuring examples/ against the install"
 "$cmake_bin" --build "$work/examples" >>"$log" 2>&1 || fail "building examples/ against the install"
 (cd "$work/examples" && "$ctest_bin" --output-on-failure --timeout 60) >>"$log" 2>&1 || fail "running the examples"
@@ -43,4 +54,4 @@ fail() {
 files=$(find "$work/prefix" -type f | wc -l)
 components=$(sed -n 's/^-- xfer components: //p' "$log")
 examples=$(cd "$work/examples" && "$ctest_bin" -N | sed -n 's/^Total Tests: //p')
-echo "install + examples: ok ($files files installed${components:+; $components}; $examples example(s) built against the install and run)"
+echo "install + examples: ok ($files files installed, $headers headers compile alone${components:+; $components}; $examples example(s) built against the install and run)"
