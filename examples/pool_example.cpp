@@ -8,7 +8,7 @@
 #include <xfer/mem/caching_pool.hpp>
 #include <xfer/mem/host_resources.hpp>
 #if XFER_HAVE_CUDA
-#include <xfer/cuda/registering_resource.hpp>
+#include <xfer/mem/cuda/registering_resource.hpp>
 #endif
 
 int main() {

@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # Builds everything and runs every test: the C++ suites through CTest (GPU
-# tests skip with a reason where no GPU is present) and the report tool's
-# pytest suite. Exits non-zero if anything fails.
+# tests skip with a reason where no GPU is present), examples/ built against
+# an installed copy of libxfer, and the report tool's pytest suite. Exits
+# non-zero if anything fails.
 set -uo pipefail
 cd "$(dirname "$0")/.."
 tools=$(scripts/build.sh) || exit 1
@@ -18,6 +19,11 @@ echo "== C++ tests (ctest) =="
 # time-slice it. Where there is no GPU they skip, each saying why.
 echo "== C++ GPU tests (ctest -L gpu, one at a time) =="
 (cd build && "$ctest_bin" --output-on-failure -L gpu) || status=1
+
+# libxfer installed into a temporary prefix, examples/ built against it with
+# find_package(xfer) as an application would, and the host examples run.
+echo "== libxfer installed: examples/ built against it (scripts/test-install.sh) =="
+scripts/test-install.sh "$cmake_bin" || status=1
 
 # The host code's tests again under AddressSanitizer and UndefinedBehaviorSanitizer
 # (leaks included), in a build of their own without the GPU backends: CUDA's

@@ -9,7 +9,7 @@ namespace xfer::cli {
 int run_info_command(const info_args& a) {
   const system_info s = probe_system();
   if (a.json) {
-    fmt::print("{}\n", nlohmann::json(s).dump(2));
+    fmt::print("{}\n", system_json(s));
     return exit_ok;
   }
   fmt::print("host:        {}\n", s.hostname);

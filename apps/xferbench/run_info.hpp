@@ -1,7 +1,6 @@
 #pragma once
 // What every result file starts with: tool, time, system, command line.
 #include <ctime>
-#include <nlohmann/json.hpp>
 #include <string>
 #include <vector>
 #include <xfer/config.hpp>
@@ -25,7 +24,7 @@ inline run_context make_context(const system_info& sys, const std::vector<std::s
   c.tool_version = XFER_VERSION;
   c.started_at = utc_now();
   c.system = sys;
-  c.config = {{"argv", argv}};
+  c.config = value::object{{"argv", argv}};
   return c;
 }
 

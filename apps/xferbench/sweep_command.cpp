@@ -149,7 +149,7 @@ int run_sweep_command(const sweep_args& a, const std::vector<std::string>& argv)
     names.push_back(b.impl->name());
     ctx.system.backend_versions[b.impl->name()] = b.impl->versions();
   }
-  ctx.config = {{"argv", argv},
+  ctx.config = value::object{{"argv", argv},
                 {"backends", names},
                 {"sizes", sel.sizes},
                 {"target_ci", opts.target_ci},

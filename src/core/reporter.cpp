@@ -6,6 +6,7 @@
 #include <xfer/core/reporter.hpp>
 #include <xfer/core/size.hpp>
 
+#include "result_json.hpp"
 #include "value_json.hpp"
 
 namespace xfer {
@@ -116,37 +117,44 @@ void console_reporter::finalize(bool interrupted) {
 
 // ---- JSON -------------------------------------------------------------------
 
-json_reporter::json_reporter(std::filesystem::path path) : path_(std::move(path)) {}
+struct json_reporter::document {
+  nlohmann::json json;
+};
+
+json_reporter::json_reporter(std::filesystem::path path)
+    : path_(std::move(path)), doc_(std::make_unique<document>()) {}
+
+json_reporter::~json_reporter() = default;
 
 void json_reporter::report_context(const run_context& c) {
-  doc_ = {{"schema", result_schema},
-          {"tool", {{"name", "xferbench"}, {"version", c.tool_version}}},
-          {"started_at", c.started_at},
-          {"system", c.system},
-          {"config", c.config},
-          {"results", nlohmann::json::array()}};
+  doc_->json = {{"schema", result_schema},
+                {"tool", {{"name", "xferbench"}, {"version", c.tool_version}}},
+                {"started_at", c.started_at},
+                {"system", c.system},
+                {"config", detail::to_nlohmann(c.config)},
+                {"results", nlohmann::json::array()}};
 }
 
-void json_reporter::report(const point_result& r) { doc_["results"].push_back(r); }
+void json_reporter::report(const point_result& r) { doc_->json["results"].push_back(r); }
 
 void json_reporter::report_study(const study_info& info) {
-  doc_["schema"] = info.schema;
-  doc_.erase("results");
-  for (const auto& s : info.sections) doc_[s] = nlohmann::json::array();
+  doc_->json["schema"] = info.schema;
+  doc_->json.erase("results");
+  for (const auto& s : info.sections) doc_->json[s] = nlohmann::json::array();
   if (const auto* c = std::get_if<value::object>(&info.config.data()))
-    for (const auto& [k, v] : *c) doc_["config"][k] = detail::to_nlohmann(v);
+    for (const auto& [k, v] : *c) doc_->json["config"][k] = detail::to_nlohmann(v);
   if (const auto* f = std::get_if<value::object>(&info.fields.data()))
-    for (const auto& [k, v] : *f) doc_[k] = detail::to_nlohmann(v);
+    for (const auto& [k, v] : *f) doc_->json[k] = detail::to_nlohmann(v);
 }
 
 void json_reporter::report(const record& r) {
   if (r.section.empty()) return;
-  doc_[r.section].push_back(detail::to_nlohmann(r.fields));
+  doc_->json[r.section].push_back(detail::to_nlohmann(r.fields));
 }
 
 void json_reporter::finalize(bool interrupted) {
-  doc_["interrupted"] = interrupted;
-  write_output(path_, doc_.dump(1) + "\n");
+  doc_->json["interrupted"] = interrupted;
+  write_output(path_, doc_->json.dump(1) + "\n");
 }
 
 // ---- CSV --------------------------------------------------------------------

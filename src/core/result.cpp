@@ -2,6 +2,8 @@
 #include <fmt/format.h>
 #include <xfer/core/result.hpp>
 
+#include "result_json.hpp"
+
 namespace xfer {
 
 const char* to_string(point_status s) {
@@ -291,5 +293,7 @@ void from_json(const nlohmann::json& j, system_info& s) {
   }
   s.backend_versions = j.at("backends").get<std::map<std::string, std::map<std::string, std::string>>>();
 }
+
+std::string system_json(const system_info& s, int indent) { return nlohmann::json(s).dump(indent); }
 
 }  // namespace xfer

@@ -277,7 +277,7 @@ TEST(CpuStudy, ResultFileFollowsTheContract) {
   const auto file = std::filesystem::temp_directory_path() / ("xfer_cpu_study_" + std::to_string(::getpid()) + ".json");
   xfer::run_context ctx;
   ctx.tool_version = "test";
-  ctx.config = {{"argv", {"xferbench", "cpu"}}};
+  ctx.config = xfer::value::object{{"argv", std::vector<std::string>{"xferbench", "cpu"}}};
   xfer::session s(ctx, {.json = file.string(), .csv = "", .progress = false});
   const auto outcome = s.run(study);
   EXPECT_EQ(s.finish(outcome), xfer::exit_ok);

@@ -19,7 +19,7 @@
 #include <xfer/app/vadd.hpp>
 #include <xfer/core/errors.hpp>
 #include <xfer/core/system_probe.hpp>
-#include <xfer/cuda/registering_resource.hpp>
+#include <xfer/mem/cuda/registering_resource.hpp>
 #include <xfer/mem/error.hpp>
 #include <xfer/mem/host_resources.hpp>
 #include <xfer/mem/os.hpp>

@@ -4,7 +4,7 @@
 // arrives as an allocation_error with nothing leaked.
 #include <cuda_runtime_api.h>
 #include <cstring>
-#include <xfer/cuda/registering_resource.hpp>
+#include <xfer/mem/cuda/registering_resource.hpp>
 #include <xfer/mem/error.hpp>
 #include <xfer/mem/host_resources.hpp>
 

@@ -1,6 +1,7 @@
 #include <filesystem>
 #include <fstream>
 #include <gtest/gtest.h>
+#include <nlohmann/json.hpp>
 #include <sstream>
 #include <xfer/core/errors.hpp>
 #include <xfer/core/reporter.hpp>
@@ -46,7 +47,7 @@ run_context context() {
   c.system.cpu_model = "Test CPU";
   c.system.logical_cpus = 4;
   c.system.os = "TestOS";
-  c.config = {{"argv", {"xferbench", "sweep"}}};
+  c.config = value::object{{"argv", std::vector<std::string>{"xferbench", "sweep"}}};
   return c;
 }
 

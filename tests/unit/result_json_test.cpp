@@ -2,6 +2,8 @@
 #include <gtest/gtest.h>
 #include <xfer/core/result.hpp>
 
+#include "result_json.hpp"
+
 using namespace xfer;
 
 TEST(ResultJson, PointRoundTrips) {

@@ -18,7 +18,7 @@ inline run_context test_context(const std::string& command) {
   run_context c;
   c.tool_version = "test";
   c.started_at = "2026-01-01T00:00:00Z";
-  c.config = {{"argv", {"xferbench", command}}};
+  c.config = value::object{{"argv", std::vector<std::string>{"xferbench", command}}};
   return c;
 }
 

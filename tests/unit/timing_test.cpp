@@ -13,6 +13,7 @@
 #include <xfer/core/timing.hpp>
 
 #include "fake_backend.hpp"
+#include "result_json.hpp"
 
 namespace xfer {
 namespace {

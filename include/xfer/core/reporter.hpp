@@ -54,6 +54,7 @@ class console_reporter final : public reporter {
 class json_reporter final : public reporter {
  public:
   explicit json_reporter(std::filesystem::path path);
+  ~json_reporter() override;
   void report_context(const run_context& context) override;
   void report(const point_result& result) override;
   // The study's schema, sections and config replace the sweep's; each record
@@ -64,7 +65,10 @@ class json_reporter final : public reporter {
 
  private:
   std::filesystem::path path_;
-  nlohmann::json doc_;
+  // The document so far; its JSON type stays in reporter.cpp, out of the
+  // public headers.
+  struct document;
+  std::unique_ptr<document> doc_;
 };
 
 class csv_reporter final : public reporter {

@@ -1,15 +1,16 @@
 #pragma once
-// The result model and its JSON form (schema "xferbench/result/v1", see
-// docs/result-schema.md). The field names are a contract with the report tool.
+// The result model (its JSON form, schema "xferbench/result/v1", see
+// docs/result-schema.md, is in src/core/result_json.hpp). The field names are
+// a contract with the report tool.
 #include <cstdint>
 #include <map>
 #include <optional>
-#include <nlohmann/json.hpp>
 #include <string>
 #include <vector>
 #include <xfer/core/affinity.hpp>
 #include <xfer/core/backend.hpp>
 #include <xfer/core/stats.hpp>
+#include <xfer/core/value.hpp>
 
 namespace xfer {
 
@@ -120,7 +121,7 @@ struct run_context {
   std::string tool_version;
   std::string started_at;  // ISO 8601, UTC
   system_info system;
-  nlohmann::json config;  // the command line and the options it resolved to
+  value config;  // the command line and the options it resolved to (an object)
 };
 
 // Sets above_link_limit on an ok point of a device (not CPU) whose route
@@ -132,11 +133,8 @@ void flag_link_limit(point_result& r, double link_gbps);
 // records in r.link_ceiling_gbps.
 void flag_link_limit(point_result& r, const pci_link& link);
 
-void to_json(nlohmann::json& j, const summary& s);
-void from_json(const nlohmann::json& j, summary& s);
-void to_json(nlohmann::json& j, const point_result& r);
-void from_json(const nlohmann::json& j, point_result& r);
-void to_json(nlohmann::json& j, const system_info& s);
-void from_json(const nlohmann::json& j, system_info& s);
+// The system as the result file's "system" object, as JSON text (indent < 0:
+// one line). The JSON conversions themselves are in src/core/result_json.hpp.
+std::string system_json(const system_info& s, int indent = 2);
 
 }  // namespace xfer

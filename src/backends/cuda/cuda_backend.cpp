@@ -10,7 +10,7 @@
 #include "cuda_transfer.hpp"
 #include "device_context.hpp"
 #include "kernels.hpp"
-#include "resources.hpp"
+#include "cuda/resources.hpp"
 
 namespace xfer::cuda {
 namespace {

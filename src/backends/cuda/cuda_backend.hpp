@@ -8,7 +8,7 @@
 #include <xfer/core/backend.hpp>
 #include <xfer/mem/kinds.hpp>
 
-#include "api.hpp"
+#include "cuda/api.hpp"
 
 namespace xfer::cuda {
 

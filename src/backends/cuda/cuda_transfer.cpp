@@ -8,7 +8,7 @@
 #include <xfer/core/system_probe.hpp>
 
 #include "kernels.hpp"
-#include "resources.hpp"
+#include "cuda/resources.hpp"
 
 namespace xfer::cuda {
 namespace {

@@ -8,7 +8,7 @@
 #include <xfer/mem/buffer.hpp>
 #include <xfer/mem/resource.hpp>
 
-#include "api.hpp"
+#include "cuda/api.hpp"
 #include "device_context.hpp"
 
 namespace xfer::cuda {

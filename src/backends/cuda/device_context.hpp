@@ -9,7 +9,7 @@
 #include <xfer/core/backend.hpp>
 #include <xfer/core/timing.hpp>
 
-#include "api.hpp"
+#include "cuda/api.hpp"
 #include "spin_gate.hpp"
 
 namespace xfer::cuda {

@@ -15,7 +15,7 @@
 #include <string>
 #include <xfer/core/timing.hpp>
 
-#include "api.hpp"
+#include "cuda/api.hpp"
 
 namespace xfer::cuda {
 

@@ -17,7 +17,7 @@
 
 #include "cuda_backend.hpp"
 #include "kernels.hpp"
-#include "resources.hpp"
+#include "cuda/resources.hpp"
 
 namespace xfer::cuda {
 namespace {

@@ -27,7 +27,7 @@
 #include <xfer/app/vadd.hpp>
 #include <xfer/mem/kinds.hpp>
 
-#include "api.hpp"
+#include "cuda/api.hpp"
 
 namespace xfer::cuda {
 

@@ -12,7 +12,7 @@
 #include <vector>
 #include <xfer/core/timing.hpp>
 
-#include "cl.hpp"
+#include "opencl/cl.hpp"
 
 namespace xfer::opencl {
 

@@ -8,8 +8,8 @@
 #include <xfer/core/system_probe.hpp>
 #include <xfer/mem/error.hpp>
 
-#include "cl_host_resource.hpp"
-#include "host_memory.hpp"
+#include "opencl/cl_host_resource.hpp"
+#include "opencl/host_memory.hpp"
 #include "opencl_backends.hpp"
 #include "program.hpp"
 

@@ -7,7 +7,7 @@
 #include <xfer/core/backend.hpp>
 #include <xfer/mem/kinds.hpp>
 
-#include "platform.hpp"
+#include "opencl/platform.hpp"
 #include "routes.hpp"
 
 namespace xfer::opencl {

@@ -16,9 +16,9 @@
 #include <xfer/core/timing.hpp>
 #include <xfer/mem/kinds.hpp>
 
-#include "cl.hpp"
 #include "gate.hpp"
-#include "host_memory.hpp"
+#include "opencl/cl.hpp"
+#include "opencl/host_memory.hpp"
 #include "routes.hpp"
 
 namespace xfer::opencl {

@@ -4,7 +4,7 @@
 #include <string>
 #include <string_view>
 
-#include "cl.hpp"
+#include "opencl/cl.hpp"
 
 namespace xfer::opencl {
 

@@ -33,22 +33,6 @@ std::optional<route_id> opencl_route(route_kind r) {
 
 bool route_needs_kernel_visible_host(route_id r) { return r == route_id::kernel_host; }
 
-command_queue make_queue(const context& ctx, const device_caps& caps, bool profiling) {
-  cl_int rc = CL_SUCCESS;
-  command_queue q;
-  const cl_command_queue_properties flags = profiling ? CL_QUEUE_PROFILING_ENABLE : 0;
-  // clCreateCommandQueueWithProperties is 2.0+; 1.x drivers may not export it.
-  if (caps.major >= 2) {
-    const cl_queue_properties props[] = {CL_QUEUE_PROPERTIES, flags, 0};
-    q = command_queue(clCreateCommandQueueWithProperties(ctx.get(), caps.id, props, &rc));
-    check(rc, "clCreateCommandQueueWithProperties", profiling ? "CL_QUEUE_PROFILING_ENABLE" : "in order");
-  } else {
-    q = command_queue(clCreateCommandQueue(ctx.get(), caps.id, flags, &rc));
-    check(rc, "clCreateCommandQueue", profiling ? "CL_QUEUE_PROFILING_ENABLE" : "in order");
-  }
-  return q;
-}
-
 device_context make_device_context(const device_caps& caps) {
   device_context d;
   d.caps = caps;

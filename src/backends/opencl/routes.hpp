@@ -8,8 +8,8 @@
 #include <xfer/core/backend.hpp>
 #include <xfer/mem/kinds.hpp>
 
-#include "cl.hpp"
-#include "platform.hpp"
+#include "opencl/cl.hpp"
+#include "opencl/platform.hpp"
 
 namespace xfer::opencl {
 
@@ -37,8 +37,6 @@ struct device_context {
 };
 
 device_context make_device_context(const device_caps& caps);
-// An in-order queue on `caps`' device, with profiling timestamps if asked for.
-command_queue make_queue(const context& ctx, const device_caps& caps, bool profiling = true);
 
 // A prepared point; the spec has been checked against the route and device.
 // Throws cl_error or mem::allocation_error when buffers cannot be had.

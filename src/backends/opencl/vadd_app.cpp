@@ -12,7 +12,7 @@
 #include <xfer/core/system_probe.hpp>
 #include <xfer/mem/error.hpp>
 
-#include "host_memory.hpp"
+#include "opencl/host_memory.hpp"
 #include "opencl_backend.hpp"
 #include "routes.hpp"
 

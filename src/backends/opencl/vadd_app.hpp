@@ -17,7 +17,7 @@
 #include <xfer/app/vadd.hpp>
 #include <xfer/mem/kinds.hpp>
 
-#include "platform.hpp"
+#include "opencl/platform.hpp"
 #include "program.hpp"
 
 namespace xfer::opencl {

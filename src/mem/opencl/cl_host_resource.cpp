@@ -5,7 +5,7 @@
 #include <fmt/format.h>
 #include <xfer/mem/error.hpp>
 
-#include "routes.hpp"
+#include "platform.hpp"
 
 namespace xfer::opencl {
 

@@ -1,6 +1,6 @@
 #pragma once
 // The host side of an OpenCL transfer, in any of the backend's host memory
-// kinds: the core's plain kinds (pageable, aligned, ...) and OpenCL's own
+// kinds: xfer::mem's plain kinds (pageable, aligned, ...) and OpenCL's own
 // (ALLOC_HOST_PTR and USE_HOST_PTR buffers, coarse and fine SVM), each with
 // its rule for when the CPU may touch it.
 #include <cstddef>
@@ -27,6 +27,7 @@ class host_block {
   virtual void close() {}
   // Whether a kernel can take this memory as an argument (a cl_mem or SVM).
   virtual bool kernel_visible() const noexcept { return false; }
+  // std::invalid_argument where !kernel_visible().
   virtual void set_kernel_arg(cl_kernel k, cl_uint index) const;
   // The OpenCL object behind the memory, for commands that name it (migrate,
   // map): a cl_mem for the buffer kinds, an SVM pointer for the SVM kinds,
@@ -48,7 +49,8 @@ std::string kind_unavailable_reason(std::string_view name, const device_caps& de
 
 // Allocates `bytes` of kind `name` (a core kind or an OpenCL one), closed for
 // OpenCL kinds (call open() before the CPU touches it). Throws cl_error or
-// mem::allocation_error when the memory cannot be had.
+// mem::allocation_error when the memory cannot be had (an unknown kind
+// included: the backend turns both into a skipped point).
 std::unique_ptr<host_block> make_host_block(std::string_view name, std::size_t bytes, const context& ctx,
                                             const command_queue& queue, const mem::kind_options& options);
 

@@ -41,6 +41,10 @@ struct device_caps {
 
 device_caps query_device(cl_device_id d);
 
+// An in-order queue on `caps`' device, with profiling timestamps if asked for
+// (clCreateCommandQueueWithProperties on 2.0+ devices, clCreateCommandQueue on 1.x).
+command_queue make_queue(const context& ctx, const device_caps& caps, bool profiling = true);
+
 // "OpenCL 3.0 CUDA 12.4.89" -> {3, 0}; {1, 0} if it cannot be read.
 std::pair<int, int> parse_cl_version(std::string_view version);
 

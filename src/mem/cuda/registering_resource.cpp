@@ -1,4 +1,4 @@
-#include <xfer/cuda/registering_resource.hpp>
+#include <xfer/mem/cuda/registering_resource.hpp>
 
 #include <algorithm>
 #include <bit>

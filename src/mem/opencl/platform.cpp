@@ -120,4 +120,20 @@ std::vector<platform_desc> discover_platforms() {
   return out;
 }
 
+command_queue make_queue(const context& ctx, const device_caps& caps, bool profiling) {
+  cl_int rc = CL_SUCCESS;
+  command_queue q;
+  const cl_command_queue_properties flags = profiling ? CL_QUEUE_PROFILING_ENABLE : 0;
+  // clCreateCommandQueueWithProperties is 2.0+; 1.x drivers may not export it.
+  if (caps.major >= 2) {
+    const cl_queue_properties props[] = {CL_QUEUE_PROPERTIES, flags, 0};
+    q = command_queue(clCreateCommandQueueWithProperties(ctx.get(), caps.id, props, &rc));
+    check(rc, "clCreateCommandQueueWithProperties", profiling ? "CL_QUEUE_PROFILING_ENABLE" : "in order");
+  } else {
+    q = command_queue(clCreateCommandQueue(ctx.get(), caps.id, flags, &rc));
+    check(rc, "clCreateCommandQueue", profiling ? "CL_QUEUE_PROFILING_ENABLE" : "in order");
+  }
+  return q;
+}
+
 }  // namespace xfer::opencl

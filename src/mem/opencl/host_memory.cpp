@@ -1,7 +1,7 @@
 #include "host_memory.hpp"
 
 #include <fmt/format.h>
-#include <xfer/core/errors.hpp>
+#include <stdexcept>
 #include <xfer/mem/buffer.hpp>
 #include <xfer/mem/error.hpp>
 #include <xfer/mem/host_resources.hpp>
@@ -134,8 +134,11 @@ class svm_block final : public host_block {
 
 }  // namespace
 
+// Callers check first (the backend skips a kernel route over such a kind
+// before it allocates), so reaching this is a caller's mistake.
 void host_block::set_kernel_arg(cl_kernel, cl_uint) const {
-  throw skip_point("a kernel reaches host memory only through a cl_mem or SVM (alloc-host-ptr, use-host-ptr, svm-*)");
+  throw std::invalid_argument(
+      "a kernel reaches host memory only through a cl_mem or SVM (alloc-host-ptr, use-host-ptr, svm-*)");
 }
 
 const std::vector<std::string>& opencl_kind_names() {
@@ -174,7 +177,7 @@ std::unique_ptr<host_block> make_host_block(std::string_view name, std::size_t b
     return std::make_unique<mapped_buffer_block>(name == "use-host-ptr", bytes, ctx, queue, options);
   if (name == "svm-coarse" || name == "svm-fine") return std::make_unique<svm_block>(name == "svm-fine", bytes, ctx, queue);
   auto kind = mem::make_host_kind(name, options);
-  if (!kind) throw skip_point(fmt::format("unknown host memory kind '{}'", name));
+  if (!kind) throw mem::allocation_error(std::string(name), bytes, fmt::format("unknown host memory kind '{}'", name));
   return std::make_unique<plain_block>(std::move(kind), bytes);
 }
 

@@ -6,7 +6,7 @@
 // (rmm/CCCL call the idea a registering or pinned adaptor).
 //
 // No CUDA header here: registration goes through two plain function
-// pointers, by default the CUDA runtime's (the build's CUDA backend provides
+// pointers, by default the CUDA runtime's (libxfer_mem_cuda provides
 // them), or any pair a caller injects (the driver API, or a test that makes
 // registration fail).
 //

@@ -1,0 +1,17 @@
+#pragma once
+// The result model's JSON form (schema "xferbench/result/v1", see
+// docs/result-schema.md), for nlohmann::json's to_json/from_json lookup: kept
+// out of the public headers, so no JSON library's type appears there.
+#include <nlohmann/json.hpp>
+#include <xfer/core/result.hpp>
+
+namespace xfer {
+
+void to_json(nlohmann::json& j, const summary& s);
+void from_json(const nlohmann::json& j, summary& s);
+void to_json(nlohmann::json& j, const point_result& r);
+void from_json(const nlohmann::json& j, point_result& r);
+void to_json(nlohmann::json& j, const system_info& s);
+void from_json(const nlohmann::json& j, system_info& s);
+
+}  // namespace xfer
