@@ -51,7 +51,9 @@ class CorruptingTransfer(InTempDir):
         self.assertEqual(p.returncode, 1, p.stderr)
         by_size = {r["bytes"]: r for r in load(self.out)["results"]}
         self.assertEqual(by_size[4096]["status"], "ok")
-        self.assertEqual(by_size[4096]["samples_checked"], len(by_size[4096]["samples_s"]))
+        # The first sample always, the rest while checking costs no more than sampling.
+        self.assertGreaterEqual(by_size[4096]["samples_checked"], 1)
+        self.assertLessEqual(by_size[4096]["samples_checked"], len(by_size[4096]["samples_s"]))
         self.assertEqual(by_size[ODD]["status"], "failed")
         self.assertIn("verification failed", by_size[ODD]["reason"])
 

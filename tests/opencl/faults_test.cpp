@@ -69,8 +69,10 @@ TEST(Limits, TheSweepGoesOnPastASkippedPoint) {
   EXPECT_EQ(out.results[0].device_type, "cpu");
   EXPECT_EQ(out.results[1].status, point_status::ok) << out.results[1].reason;
   EXPECT_TRUE(out.results[1].verified);
-  // Every timed sample was checked too (poison_sample/check_sample around each batch).
-  EXPECT_EQ(out.results[1].samples_checked, out.results[1].samples_s.size());
+  // Timed samples were checked too (poison_sample/check_sample around each
+  // batch): the first always, the rest while checking costs no more than sampling.
+  EXPECT_GE(out.results[1].samples_checked, 1u);
+  EXPECT_LE(out.results[1].samples_checked, out.results[1].samples_s.size());
   EXPECT_EQ(out.results[1].timer, clock_kind::event);
   EXPECT_EQ(out.results[1].device_type, "cpu");  // every point says what the "device" is
   EXPECT_TRUE(out.results[1].part_samples_s.count("queued_to_end"));
