@@ -188,12 +188,7 @@ std::unique_ptr<mem::host_resource> opencl_backend::host_memory(const std::strin
       if (why.empty()) why = reason;
       continue;
     }
-    // Pinned only where the vendor documents ALLOC_HOST_PTR + map as the way
-    // to page-locked memory for its GPUs (NVIDIA's OpenCL Best Practices
-    // Guide, "Pinned Memory"; AMD's OpenCL optimisation guide). Elsewhere
-    // nothing says so, and on a CPU device (PoCL) it is ordinary memory.
-    const bool pinned =
-        kind == "alloc-host-ptr" && d.type == "gpu" && (platform_.token == "nvidia" || platform_.token == "amd");
+    const bool pinned = documented_pinned(kind, platform_.token, d.type);
     try {
       return std::make_unique<cl_host_resource>(kind, d, pinned, kinds_);
     } catch (const cl_error& e) {

@@ -20,6 +20,14 @@
 
 namespace xfer::opencl {
 
+// Whether memory of `kind` on a device of `device_type` ("gpu", "cpu", ...)
+// from the platform with token `platform_token` is page-locked: only where
+// the vendor documents ALLOC_HOST_PTR + map as the way to pinned memory for
+// its GPUs (NVIDIA's OpenCL Best Practices Guide, "Pinned Memory"; AMD's
+// OpenCL optimisation guide). Elsewhere nothing says so, and on a CPU device
+// (PoCL) it is ordinary memory.
+bool documented_pinned(std::string_view kind, std::string_view platform_token, std::string_view device_type);
+
 class cl_host_resource final : public mem::host_resource {
  public:
   // Every pointer is at least page-aligned (what drivers need to use memory
