@@ -24,6 +24,29 @@ bool contains(const std::vector<T>& v, const T& x) {
   return std::find(v.begin(), v.end(), x) != v.end();
 }
 
+bool all_cpu(const backend& b) {
+  const auto devices = b.devices();
+  return !devices.empty() &&
+         std::all_of(devices.begin(), devices.end(), [](const device_info& d) { return d.type == "cpu"; });
+}
+
+// The default run's policy on stand-ins (make_plan).
+void leave_out_cpu_stand_ins(std::vector<backend*>& chosen, std::vector<std::pair<std::string, std::string>>& left_out) {
+  const auto accelerator = std::find_if(chosen.begin(), chosen.end(), [](const backend* b) { return !all_cpu(*b); });
+  if (accelerator == chosen.end()) return;
+  const std::string with = (*accelerator)->name();
+  std::vector<backend*> kept;
+  for (auto* b : chosen) {
+    if (b->name() != "host" && all_cpu(*b))
+      left_out.emplace_back(b->name(), fmt::format("a CPU device, left out of the default run beside {}'s "
+                                                   "accelerator (--backend {} measures it)",
+                                                   with, b->name()));
+    else
+      kept.push_back(b);
+  }
+  chosen = std::move(kept);
+}
+
 }  // namespace
 
 bool backend_matches(const std::string& selector, const std::string& name) {
@@ -93,7 +116,8 @@ std::vector<planned_point> check_points(const backend& b, std::vector<point_spec
 plan make_plan(std::vector<backend_entry>& entries, const selection& s) {
   if (s.sizes.empty()) throw usage_error("no transfer sizes given");
   plan out;
-  const auto chosen = select_backends(entries, s.backends);
+  auto chosen = select_backends(entries, s.backends);
+  if (s.backends.empty()) leave_out_cpu_stand_ins(chosen, out.left_out);
   for (const auto& e : entries)
     if (!e.impl && (s.backends.empty() || std::any_of(s.backends.begin(), s.backends.end(), [&](const std::string& n) {
                       return backend_matches(n, e.name);

@@ -136,6 +136,7 @@ void to_json(nlohmann::json& j, const point_result& r) {
   j["ci_rel"] = finite_or_null(r.ci_rel);
   j["converged"] = r.converged;
   j["stopped_by"] = r.stopped_by;
+  if (r.budget_s > 0) j["budget_s"] = r.budget_s;
   j["verified"] = r.verified;
   j["samples_checked"] = r.samples_checked;
   if (r.above_link_limit) j["above_link_limit"] = true;
@@ -194,6 +195,7 @@ void from_json(const nlohmann::json& j, point_result& r) {
   r.ci_rel = number_or_inf(j.at("ci_rel"));
   r.converged = j.at("converged");
   r.stopped_by = j.value("stopped_by", "");
+  r.budget_s = j.value("budget_s", 0.0);
   r.verified = j.at("verified");
   r.samples_checked = j.value("samples_checked", std::size_t{0});
   r.above_link_limit = j.value("above_link_limit", false);

@@ -49,6 +49,7 @@ point_result measure(transfer& t, const point_spec& spec, const device_info& dev
   point_result r = result_of(spec, device);
   r.timer = t.timer_kind();
   r.bytes_per_rep = t.bytes_per_rep();
+  r.budget_s = options.max_time_s;
   const auto prep0 = clock::now();
   double checking = 0, sampled = 0;  // seconds spent checking samples, and taking them
   try {
@@ -81,11 +82,11 @@ point_result measure(transfer& t, const point_spec& spec, const device_info& dev
     const auto t0 = clock::now();
     while (r.samples_s.size() < options.max_samples) {
       if (stop.load()) throw std::runtime_error("interrupted");
-      // Every sample is checked while checking costs no more than sampling
-      // has; past that (a large buffer checked on one CPU core after a fast
-      // PCIe copy) only as many as keep it so, so that the budget goes to
-      // samples. The first is always checked.
-      const bool check = options.verify && (r.samples_s.empty() || checking <= sampled);
+      // Every sample is checked while checking costs no more than its share
+      // of the sampling time; past that (a large buffer checked on one CPU
+      // core after a fast PCIe copy) only as many as keep it so, so that the
+      // budget goes to samples. The first is always checked.
+      const bool check = options.verify && (r.samples_s.empty() || checking <= options.check_share * sampled);
       const auto c0 = clock::now();
       if (check) t.poison_sample();
       const double poisoning = seconds_since(c0);
@@ -249,6 +250,7 @@ sweep_outcome run_sweep(backend& b, const std::vector<planned_point>& points, co
   sweep_outcome outcome;
   const auto devices = b.devices();
   std::string abandoned_at;  // the point whose thread is stuck in this backend
+  double lent = 0;           // sampling time left unused by earlier points (negative: owed)
   for (std::size_t i = 0; i < points.size(); ++i) {
     if (stop.load()) {
       outcome.interrupted = true;
@@ -259,6 +261,9 @@ sweep_outcome run_sweep(backend& b, const std::vector<planned_point>& points, co
     const auto dev = std::find_if(devices.begin(), devices.end(), [&](const device_info& d) { return d.index == p.device; });
     const device_info device = dev != devices.end() ? *dev : device_info{.index = p.device, .name = "?", .type = "?", .details = {}, .unavailable_kinds = {}};
 
+    // The point's budget: its own plus what it may borrow (lend_cap_x).
+    measure_options point_options = options;
+    point_options.max_time_s += std::clamp(lent, 0.0, options.lend_cap_x * options.max_time_s);
     point_result r;
     if (!points[i].skip_reason.empty()) {
       r = unrun(p, device, point_status::skipped, points[i].skip_reason);
@@ -266,11 +271,11 @@ sweep_outcome run_sweep(backend& b, const std::vector<planned_point>& points, co
       r = unrun(p, device, point_status::skipped,
                 fmt::format("not run: {} is still stuck in an earlier point ({})", p.backend, abandoned_at));
     } else if (options.watchdog_s == 0) {
-      r = prepare_and_measure(b, p, device, options, stop);
+      r = prepare_and_measure(b, p, device, point_options, stop);
     } else {
-      const double limit = options.watchdog_s > 0 ? options.watchdog_s : watchdog_bound(p.bytes, options.max_time_s);
+      const double limit = options.watchdog_s > 0 ? options.watchdog_s : watchdog_bound(p.bytes, point_options.max_time_s);
       double took = 0;
-      if (auto watched = run_watched(b, p, device, options, stop, limit, took)) {
+      if (auto watched = run_watched(b, p, device, point_options, stop, limit, took)) {
         r = std::move(*watched);
       } else if (stop.load()) {
         // Interrupted while stuck: what was completed is the result.
@@ -290,6 +295,10 @@ sweep_outcome run_sweep(backend& b, const std::vector<planned_point>& points, co
       outcome.interrupted = true;
       break;
     }
+    // What the point left of its own budget is lent on; what it took beyond
+    // it (borrowed, or the stretch of a point on course) is paid back first.
+    if (r.status == point_status::ok && r.spent.sampling_s >= 0)
+      lent += options.max_time_s - (r.spent.sampling_s + r.spent.checking_s);
     switch (r.status) {
       case point_status::ok: ++outcome.ok; break;
       case point_status::skipped: ++outcome.skipped; break;

@@ -155,6 +155,7 @@ std::ostream& session::console() { return chain_->table; }
 sweep_outcome session::run(const plan& p, const measure_options& m) {
   start();
   for (const auto& [name, why] : p.unavailable) fmt::print(console(), "{}: unavailable: {}\n", name, why);
+  for (const auto& [name, why] : p.left_out) fmt::print(console(), "{}: not run: {}\n", name, why);
   sweep_outcome all;
   const std::size_t total = p.size();
   std::size_t done_before = 0;

@@ -185,3 +185,55 @@ TEST(MakePlan, UnavailableBackendsAreListedWithTheirReason) {
   EXPECT_EQ(p.unavailable[0].first, "other");
   EXPECT_EQ(p.unavailable[0].second, "no driver on this machine");
 }
+
+namespace {
+
+// The host reference, a CPU-only stand-in ("fake:cpu") and, optionally, an
+// accelerator ("fake:gpu"), as a default run would find them.
+std::vector<backend_entry> with_stand_in(bool accelerator) {
+  std::vector<backend_entry> out;
+  auto add = [&](const char* name, const char* type) {
+    auto b = std::make_unique<test::fake_backend>();
+    b->backend_name = name;
+    for (auto& d : b->device_list) d.type = type;
+    out.push_back({name, std::move(b), ""});
+  };
+  add("host", "cpu");
+  add("fake:cpu", "cpu");
+  if (accelerator) add("fake:gpu", "gpu");
+  return out;
+}
+
+std::vector<std::string> planned(const plan& p) {
+  std::vector<std::string> names;
+  for (const auto& b : p.backends) names.push_back(b.impl->name());
+  return names;
+}
+
+}  // namespace
+
+TEST(MakePlan, TheDefaultRunLeavesACpuStandInOutBesideAnAcceleratorAndSaysWhy) {
+  auto e = with_stand_in(true);
+  selection s;
+  s.sizes = {64};
+  const plan p = make_plan(e, s);
+  EXPECT_EQ(planned(p), (std::vector<std::string>{"host", "fake:gpu"}));
+  ASSERT_EQ(p.left_out.size(), 1u);
+  EXPECT_EQ(p.left_out[0].first, "fake:cpu");
+  EXPECT_NE(p.left_out[0].second.find("--backend fake:cpu"), std::string::npos) << p.left_out[0].second;
+}
+
+TEST(MakePlan, WithoutAnAcceleratorOrWhenNamedTheCpuStandInRuns) {
+  auto e = with_stand_in(false);
+  selection s;
+  s.sizes = {64};
+  const plan alone = make_plan(e, s);
+  EXPECT_EQ(planned(alone), (std::vector<std::string>{"host", "fake:cpu"}));
+  EXPECT_TRUE(alone.left_out.empty());
+
+  auto e2 = with_stand_in(true);
+  s.backends = {"fake"};
+  const plan named = make_plan(e2, s);
+  EXPECT_EQ(planned(named), (std::vector<std::string>{"fake:cpu", "fake:gpu"}));
+  EXPECT_TRUE(named.left_out.empty());
+}

@@ -248,8 +248,8 @@ TEST(Measure, ACorruptTimedSampleFailsThePoint) {
 
 // A check that costs more than the sample it checks (a large buffer read on
 // one CPU core after a fast copy) would spend the point's budget on checking:
-// the first sample is checked, then only as many as keep checking within the
-// time spent sampling.
+// the first sample is checked, then only as many as keep checking within its
+// share of the time spent sampling.
 TEST(Measure, ChecksCostlierThanSamplesAreThinnedToTheSamplingTime) {
   test::fake_transfer t;
   t.check_s = 4e-3;  // each sample reports 1.5 ms of wall time
@@ -262,7 +262,7 @@ TEST(Measure, ChecksCostlierThanSamplesAreThinnedToTheSamplingTime) {
   EXPECT_EQ(t.checks, r.samples_checked);
   double sampled = 0;
   for (double w : r.wall_samples_s) sampled += w * r.reps_per_sample;
-  EXPECT_LE((r.samples_checked - 1) * t.check_s, sampled);
+  EXPECT_LE((r.samples_checked - 1) * t.check_s, fast().check_share * sampled);
   EXPECT_GT(r.spent.checking_s, 0);
   EXPECT_GE(r.spent.sampling_s, 0);
 }
@@ -281,4 +281,37 @@ TEST(Measure, EveryTimedSampleIsArmedAndChecked) {
   const auto u = measure(unchecked, spec, dev, o, stop);
   EXPECT_EQ(u.samples_checked, 0u);
   EXPECT_EQ(unchecked.arms + unchecked.checks, 0u);
+}
+
+// Time quiet points leave unused goes to a later noisy one: its budget is its
+// own plus what was left, and it uses it; with lending off it has its own.
+TEST(RunSweep, TimeQuietPointsLeaveIsLentToANoisyOne) {
+  test::fake_backend b;
+  b.make = [](const point_spec& p) -> std::unique_ptr<transfer> {
+    auto t = std::make_unique<test::fake_transfer>();
+    if (p.bytes == 4) t->seconds_per_rep = [](std::size_t call) { return call % 2 ? 1e-3 : 3e-3; };
+    return t;
+  };
+  std::vector<point_spec> points;
+  for (std::uint64_t n : {1, 2, 3, 4}) points.push_back({"fake", 0, route_kind::copy_sync, direction::h2d, "pageable", n});
+  auto o = fast();
+  o.watchdog_s = 0;
+  o.max_samples = 1u << 30;  // the fake's samples take no real time: only the budget may stop it
+  std::atomic<bool> stop{false};
+  collecting_reporter lent;
+  run_sweep(b, points, o, lent, stop);
+  ASSERT_EQ(lent.points.size(), 4u);
+  EXPECT_DOUBLE_EQ(lent.points[0].budget_s, o.max_time_s);
+  const auto& noisy = lent.points[3];
+  EXPECT_TRUE(lent.points[0].converged && lent.points[1].converged && lent.points[2].converged);
+  EXPECT_FALSE(noisy.converged);
+  EXPECT_GT(noisy.budget_s, 2 * o.max_time_s);  // three quiet points left nearly all of theirs
+  EXPECT_LE(noisy.budget_s, 4 * o.max_time_s);
+  EXPECT_GE(noisy.spent.sampling_s + noisy.spent.checking_s, noisy.budget_s);
+
+  o.lend_cap_x = 0;
+  collecting_reporter own;
+  run_sweep(b, points, o, own, stop);
+  ASSERT_EQ(own.points.size(), 4u);
+  EXPECT_DOUBLE_EQ(own.points[3].budget_s, o.max_time_s);
 }

@@ -43,6 +43,9 @@ struct point_result {
   // point on course that still missed, or a huge transfer's few samples),
   // "max samples".
   std::string stopped_by;
+  // The sampling budget the point had: --max-time plus what the sweep lent
+  // it from time earlier points left unused (measure_options::lend_cap_x).
+  double budget_s = 0;
   bool verified = false;
   std::size_t samples_checked = 0;    // timed samples whose last transfer was checked
   // Faster than the PCIe link can carry: the data did not all cross it

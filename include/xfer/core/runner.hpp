@@ -24,7 +24,18 @@ struct measure_options {
   double min_sample_ticks = 100;  // ...and at least this many timer ticks
   std::size_t min_samples = 8;
   std::size_t max_samples = 2000;
+  // Time lent to noisy points: sampling time that earlier points of the same
+  // sweep left unused (they converged early) goes to later points that need
+  // more, up to this many times max_time_s each, so the sweep as a whole stays
+  // near points x max_time_s while its noisy points get what the quiet ones
+  // did not use. 0: no lending.
+  double lend_cap_x = 20;
   bool verify = true;
+  // Checking samples (poisoning the destination, then reading it back on the
+  // CPU) may take at most this share of the sampling time; the first sample
+  // is always checked. A 64 MiB check on one core takes about as long as the
+  // copy over PCIe: checking every sample halved the samples of large points.
+  double check_share = 0.25;
   // Run each device point's thread on the CPUs local to the device, with its
   // memory from the device's NUMA node (core/affinity.hpp).
   bool affinity = true;
