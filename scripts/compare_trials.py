@@ -11,9 +11,11 @@ trial-NN-b.json.gz: two identical sweep commands run back to back
   null:      compare A B as `xferbench-report compare` does (default options):
              the exit status it would give and the share of points not SLOWER;
   detection: B with every --every-th common ok point (in key order) made
-             --factor slower (its samples scaled), compared against A: whether
-             it is caught (exit 1) and which share of the scaled points is
-             flagged SLOWER, and whether any unscaled point is.
+             --factor slower (its samples scaled), compared against B itself
+             ("self": real samples, no run-to-run noise) and against A
+             ("rerun": real samples plus the run-to-run noise of this
+             machine): whether it is caught (exit 1), which share of the
+             scaled points is flagged SLOWER, and how many unscaled points are.
 Prints one line per trial and the totals.
 
 `reduce` writes each WORK/trial-*.json as OUT/trial-*.json.gz keeping only what
@@ -34,7 +36,7 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT / "python"))
 
-from xferbench_report.compare import compare_runs  # noqa: E402
+from xferbench_report.compare import DEFAULT_MIN_EFFECT, DEFAULT_NOISE_FLOOR, compare_runs  # noqa: E402
 from xferbench_report.load import load_run  # noqa: E402
 
 
@@ -73,6 +75,15 @@ def exit_status(cmp):
     return 1 if cmp.regressed else 0
 
 
+def detection(a, b, keys, factor, options):
+    """compare(a, b with the points in keys made factor slower): (exit status, scaled points flagged
+    SLOWER, other points flagged SLOWER)."""
+    cmp = compare_runs(a, slowed(b, keys, factor), **options)
+    flagged = sum(r.verdict == "slower" for r in cmp.rows if r.key in keys)
+    others = sum(r.verdict == "slower" for r in cmp.rows if r.key not in keys)
+    return exit_status(cmp), flagged, others
+
+
 def main():
     if sys.argv[1:2] == ["reduce"] and len(sys.argv) == 4:
         return reduce(Path(sys.argv[2]), Path(sys.argv[3]))
@@ -80,7 +91,11 @@ def main():
     ap.add_argument("dir", nargs="?", default=str(ROOT / "docs/results/ci-vm/compare"))
     ap.add_argument("--factor", type=float, default=1.10)
     ap.add_argument("--every", type=int, default=4)
+    ap.add_argument("--noise-floor", type=float, default=DEFAULT_NOISE_FLOOR)
+    ap.add_argument("--min-effect", type=float, default=DEFAULT_MIN_EFFECT)
+    ap.add_argument("-q", "--quiet", action="store_true", help="totals only")
     args = ap.parse_args()
+    options = dict(noise_floor=args.noise_floor, min_effect=args.min_effect)
     pairs = {}
     for f in sorted(Path(args.dir).glob("trial-*-[ab].json*")):
         m = re.match(r"trial-(\d+)-([ab])\.json", f.name)
@@ -88,32 +103,44 @@ def main():
     trials = [(n, p["a"], p["b"]) for n, p in sorted(pairs.items()) if "a" in p and "b" in p]
     if not trials:
         sys.exit(f"{args.dir}: no trial-NN-a/b.json(.gz) pairs")
-    null_exit0 = points = not_slower = caught = hit = scaled_total = wrong = 0
-    print(f"{'trial':>5} {'points':>6} {'null exit':>9} {'SLOWER':>6} {'sigma':>6} {'allow':>6}  "
-          f"{'det exit':>8} {'flagged/scaled':>14} {'other SLOWER':>12}")
+    t = len(trials)
+    null_exit0 = points = not_slower = 0
+    caught = {"self": 0, "rerun": 0}
+    hit = {"self": 0, "rerun": 0}
+    wrong = {"self": 0, "rerun": 0}
+    scaled_total = 0
+    if not args.quiet:
+        print(f"{'trial':>5} {'points':>6} {'null exit':>9} {'SLOWER':>6} {'sigma':>7} {'allow':>7}  "
+              f"{'self: exit':>10} {'flagged':>9}  {'rerun: exit':>11} {'flagged':>9} {'others':>6}")
     for n, a_path, b_path in trials:
         a, b = load_run(a_path, require_ok=False), load_run(b_path, require_ok=False)
-        null = compare_runs(a, b)
+        null = compare_runs(a, b, **options)
         judged = [r for r in null.rows if r.ratio is not None]
         slow = null.count("slower")
         null_exit0 += exit_status(null) == 0
         points += len(judged)
         not_slower += len(judged) - slow
-        keys = sorted(r.key for r in judged)[::args.every]
-        det = compare_runs(a, slowed(b, set(keys), args.factor))
-        flagged = sum(r.verdict == "slower" for r in det.rows if r.key in set(keys))
-        others = sum(r.verdict == "slower" for r in det.rows if r.key not in set(keys))
-        caught += exit_status(det) == 1
-        hit += flagged
+        keys = set(sorted(r.key for r in judged)[::args.every])
         scaled_total += len(keys)
-        wrong += others
-        print(f"{n:>5} {len(judged):>6} {exit_status(null):>9} {slow:>6} {100 * null.noise_sigma:>5.2f}% "
-              f"{100 * null.allowance:>5.1f}%  {exit_status(det):>8} {flagged:>6}/{len(keys):<7} {others:>12}")
-    t = len(trials)
+        line = []
+        for name, base in (("self", b), ("rerun", a)):  # self: B against B slowed; rerun: A against B slowed
+            status, flagged, others = detection(base, b, keys, args.factor, options)
+            caught[name] += status == 1
+            hit[name] += flagged
+            wrong[name] += others
+            line.append((status, flagged, others))
+        if not args.quiet:
+            (s_st, s_fl, _), (r_st, r_fl, r_ot) = line
+            print(f"{n:>5} {len(judged):>6} {exit_status(null):>9} {slow:>6} {100 * null.noise_sigma:>6.2f}% "
+                  f"{100 * null.allowance:>6.1f}%  {s_st:>10} {s_fl:>4}/{len(keys):<4}  {r_st:>11} "
+                  f"{r_fl:>4}/{len(keys):<4} {r_ot:>6}")
+    print(f"options: min effect {args.min_effect:g}, noise floor {args.noise_floor:g}; {t} trials from {args.dir}")
     print(f"identical pairs: exit 0 in {null_exit0}/{t}; points with no SLOWER verdict: {not_slower}/{points} "
           f"({100 * not_slower / points:.2f}%)")
-    print(f"x{args.factor:g} on every {args.every}th point: caught (exit 1) in {caught}/{t}; scaled points flagged "
-          f"SLOWER: {hit}/{scaled_total} ({100 * hit / scaled_total:.1f}%); unscaled points flagged SLOWER: {wrong}")
+    for name, what in (("self", "a file against itself"), ("rerun", "A against its rerun B")):
+        print(f"x{args.factor:g} on every {args.every}th point, {what}: caught (exit 1) in {caught[name]}/{t}; "
+              f"scaled points flagged SLOWER: {hit[name]}/{scaled_total} ({100 * hit[name] / scaled_total:.1f}%); "
+              f"unscaled points flagged SLOWER: {wrong[name]}")
 
 
 if __name__ == "__main__":

@@ -186,6 +186,10 @@ def format_comparison(cmp, changes_only=False):
     lines.append(f"rule: Mann-Whitney U per point, Benjamini-Hochberg FDR {cmp.fdr:g}, and a change beyond "
                  f"{100 * cmp.allowance:.1f}% = max(min effect {100 * cmp.min_effect:.1f}%, noise floor "
                  f"{cmp.noise_floor:g} x {100 * cmp.noise_sigma:.2f}% = {100 * floor:.1f}%)")
+    if floor > cmp.min_effect:
+        lines.append(f"note: the noise floor sets the allowance: these two runs' medians differ point to point by "
+                     f"{100 * cmp.noise_sigma:.1f}% (robust spread), so smaller changes cannot be told from noise "
+                     f"here; compare runs from a quieter machine, or repeat runs, to see them")
     return "\n".join(lines) + "\n"
 
 
