@@ -117,7 +117,7 @@ def test_overlapping_samples_are_not_significant(write_result):
     assert cmp.rows[0].q > 0.05
 
 
-def test_noise_floor_keeps_a_noisy_rerun_quiet(write_result):
+def test_noise_floor_keeps_a_noisy_rerun_quiet(write_result, capsys):
     # Every point's samples are tight (0.5%), but the run as a whole moved: each point's median by a random
     # factor with a 4% spread, as a busy machine does between runs. Without the noise floor, points beyond
     # the 5% minimum effect are flagged; with it, the allowance grows with that spread and none is.
@@ -131,6 +131,8 @@ def test_noise_floor_keeps_a_noisy_rerun_quiet(write_result):
     assert quiet.count("slower") == quiet.count("faster") == 0
     assert quiet.allowance == pytest.approx(25 * quiet.noise_sigma)
     assert 0.02 < quiet.noise_sigma < 0.06
+    assert main(["compare", str(b.path), str(n.path)]) == 0
+    assert "note: the noise floor sets the allowance" in capsys.readouterr().out
 
 
 def test_too_few_samples_cannot_be_judged(write_result, capsys):
