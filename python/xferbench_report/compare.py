@@ -11,8 +11,8 @@ The verdict rule (docs/compare.md says why and what it was measured to do):
      cannot give a p-value that small even alone are left out of the family
      and reported as "same (too few samples)".
   3. A minimum effect: the ratio of medians must also leave 1 by more than the
-     allowance = max(--min-effect, --noise-floor x 1.4826 MAD of the log
-     ratios of medians over all common points). Samples within a run are not
+     allowance: |log ratio| > max(log(1 + --min-effect), --noise-floor x sigma),
+     sigma = 1.4826 MAD of the log ratios of medians over all common points. Samples within a run are not
      independent (the machine drifts), so the test alone flags shifts far
      smaller than run-to-run noise; the allowance is what keeps identical
      reruns quiet, and its noise term grows with how noisy this pair of runs is.
@@ -50,9 +50,9 @@ class Comparison:
     rows: list
     only_base: int
     only_new: int
-    allowance: float = 0.0  # fraction: a change must exceed it
+    allowance: float = 0.0  # fraction: a change of the median must exceed it (either way, on a log scale)
     min_effect: float = DEFAULT_MIN_EFFECT
-    noise_sigma: float = 0.0  # 1.4826 MAD of the log ratios
+    noise_sigma: float = 0.0  # 1.4826 MAD of the log ratios (log units)
     noise_floor: float = DEFAULT_NOISE_FLOOR
     fdr: float = DEFAULT_FDR
     machine_warning: str = ""
@@ -94,14 +94,16 @@ def _judge(pairs, min_effect, noise_floor, fdr):
     (verdicts, ratios, q-values, allowance, noise sigma)."""
     ratios = [n.median_s / b.median_s for b, n in pairs]
     sigma = mad_sigma([math.log(r) for r in ratios])
-    allowance = max(min_effect, noise_floor * sigma)
+    # sigma is in log units, so the noise floor is too: K sigma on |log ratio|, the same as K sigma as a
+    # fraction while that is small, and symmetric (x4 slower and x4 faster are the same distance from 1).
+    limit = max(math.log1p(min_effect), noise_floor * sigma)
+    allowance = math.expm1(limit)
     testable = [i for i, (b, n) in enumerate(pairs) if min_p(len(b.samples_s), len(n.samples_s)) <= fdr]
     p_slow = [mann_whitney_greater(pairs[i][0].samples_s, pairs[i][1].samples_s)[1] for i in testable]
     p_fast = [mann_whitney_greater(pairs[i][1].samples_s, pairs[i][0].samples_s)[1] for i in testable]
     q_slow, q_fast = benjamini_hochberg(p_slow), benjamini_hochberg(p_fast)
     verdicts = [TOO_FEW] * len(pairs)
     qs = [None] * len(pairs)
-    limit = math.log1p(allowance)
     for k, i in enumerate(testable):
         lr = math.log(ratios[i])
         qs[i] = q_slow[k] if lr >= 0 else q_fast[k]
@@ -182,10 +184,10 @@ def format_comparison(cmp, changes_only=False):
     if extra:
         summary += "; " + ", ".join(extra)
     lines.append(summary)
-    floor = cmp.noise_floor * cmp.noise_sigma
-    lines.append(f"rule: Mann-Whitney U per point, Benjamini-Hochberg FDR {cmp.fdr:g}, and a change beyond "
-                 f"{100 * cmp.allowance:.1f}% = max(min effect {100 * cmp.min_effect:.1f}%, noise floor "
-                 f"{cmp.noise_floor:g} x {100 * cmp.noise_sigma:.2f}% = {100 * floor:.1f}%)")
+    floor = math.expm1(cmp.noise_floor * cmp.noise_sigma)
+    lines.append(f"rule: Mann-Whitney U per point, Benjamini-Hochberg FDR {cmp.fdr:g}, and a change of the median "
+                 f"beyond {100 * cmp.allowance:.1f}% = max(min effect {100 * cmp.min_effect:.1f}%, noise floor "
+                 f"exp({cmp.noise_floor:g} x {cmp.noise_sigma:.4f}) - 1 = {100 * floor:.1f}%)")
     if floor > cmp.min_effect:
         lines.append(f"note: the noise floor sets the allowance: these two runs' medians differ point to point by "
                      f"{100 * cmp.noise_sigma:.1f}% (robust spread), so smaller changes cannot be told from noise "
