@@ -10,6 +10,10 @@ trial-NN-b.json.gz: two identical sweep commands run back to back
 (scripts/compare_trials.sh made them). For each pair:
   null:      compare A B as `xferbench-report compare` does (default options):
              the exit status it would give and the share of points not SLOWER;
+  bare:      the test and the correction alone (no minimum effect, no noise
+             floor): SLOWER verdicts, and "K needed": the largest significant
+             slowdown's log ratio over the pair's sigma, i.e. the noise floor
+             below which this pair would exit 1;
   detection: B with every --every-th common ok point (in key order) made
              --factor slower (its samples scaled), compared against B itself
              ("self": real samples, no run-to-run noise) and against A
@@ -29,6 +33,7 @@ import argparse
 import copy
 import gzip
 import json
+import math
 import re
 import sys
 from pathlib import Path
@@ -36,7 +41,7 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT / "python"))
 
-from xferbench_report.compare import DEFAULT_MIN_EFFECT, DEFAULT_NOISE_FLOOR, compare_runs  # noqa: E402
+from xferbench_report.compare import DEFAULT_MIN_EFFECT, DEFAULT_NOISE_FLOOR, compare_runs, format_change  # noqa: E402
 from xferbench_report.load import load_run  # noqa: E402
 
 
@@ -109,9 +114,12 @@ def main():
     hit = {"self": 0, "rerun": 0}
     wrong = {"self": 0, "rerun": 0}
     scaled_total = 0
+    bare_slower = bare_exit0 = 0
+    k_all = []
     if not args.quiet:
         print(f"{'trial':>5} {'points':>6} {'null exit':>9} {'SLOWER':>6} {'sigma':>7} {'allow':>7}  "
-              f"{'self: exit':>10} {'flagged':>9}  {'rerun: exit':>11} {'flagged':>9} {'others':>6}")
+              f"{'self: exit':>10} {'flagged':>9}  {'rerun: exit':>11} {'flagged':>9} {'others':>6}  "
+              f"{'bare SLOWER':>11} {'K needed':>8}")
     for n, a_path, b_path in trials:
         a, b = load_run(a_path, require_ok=False), load_run(b_path, require_ok=False)
         null = compare_runs(a, b, **options)
@@ -120,6 +128,12 @@ def main():
         null_exit0 += exit_status(null) == 0
         points += len(judged)
         not_slower += len(judged) - slow
+        bare = compare_runs(a, b, noise_floor=0, min_effect=0)  # the test and the correction alone
+        bare_slow = [math.log(r.ratio) for r in bare.rows if r.verdict == "slower"]
+        k_needed = max(bare_slow) / bare.noise_sigma if bare_slow and bare.noise_sigma else 0.0
+        bare_slower += len(bare_slow)
+        bare_exit0 += not bare_slow
+        k_all.append(k_needed)
         keys = set(sorted(r.key for r in judged)[::args.every])
         scaled_total += len(keys)
         line = []
@@ -132,11 +146,14 @@ def main():
         if not args.quiet:
             (s_st, s_fl, _), (r_st, r_fl, r_ot) = line
             print(f"{n:>5} {len(judged):>6} {exit_status(null):>9} {slow:>6} {100 * null.noise_sigma:>6.2f}% "
-                  f"{100 * null.allowance:>6.1f}%  {s_st:>10} {s_fl:>4}/{len(keys):<4}  {r_st:>11} "
-                  f"{r_fl:>4}/{len(keys):<4} {r_ot:>6}")
+                  f"{format_change(null.allowance):>7}  {s_st:>10} {s_fl:>4}/{len(keys):<4}  {r_st:>11} "
+                  f"{r_fl:>4}/{len(keys):<4} {r_ot:>6}  {len(bare_slow):>11} {k_needed:>8.1f}")
     print(f"options: min effect {args.min_effect:g}, noise floor {args.noise_floor:g}; {t} trials from {args.dir}")
     print(f"identical pairs: exit 0 in {null_exit0}/{t}; points with no SLOWER verdict: {not_slower}/{points} "
           f"({100 * not_slower / points:.2f}%)")
+    print(f"test and correction alone (no allowance): exit 0 in {bare_exit0}/{t}; SLOWER verdicts: {bare_slower}/"
+          f"{points}; K needed (the noise floor below which a pair exits 1) per trial: "
+          f"{', '.join(f'{k:.1f}' for k in k_all)}; largest {max(k_all):.1f}")
     for name, what in (("self", "a file against itself"), ("rerun", "A against its rerun B")):
         print(f"x{args.factor:g} on every {args.every}th point, {what}: caught (exit 1) in {caught[name]}/{t}; "
               f"scaled points flagged SLOWER: {hit[name]}/{scaled_total} ({100 * hit[name] / scaled_total:.1f}%); "

@@ -97,7 +97,7 @@ def _judge(pairs, min_effect, noise_floor, fdr):
     # sigma is in log units, so the noise floor is too: K sigma on |log ratio|, the same as K sigma as a
     # fraction while that is small, and symmetric (x4 slower and x4 faster are the same distance from 1).
     limit = max(math.log1p(min_effect), noise_floor * sigma)
-    allowance = math.expm1(limit)
+    allowance = math.expm1(min(limit, 700.0))  # 700: exp stays a float (a ratio of e^700 is never measured)
     testable = [i for i, (b, n) in enumerate(pairs) if min_p(len(b.samples_s), len(n.samples_s)) <= fdr]
     p_slow = [mann_whitney_greater(pairs[i][0].samples_s, pairs[i][1].samples_s)[1] for i in testable]
     p_fast = [mann_whitney_greater(pairs[i][1].samples_s, pairs[i][0].samples_s)[1] for i in testable]
@@ -151,6 +151,11 @@ def compare_runs(base_run, new_run, min_effect=DEFAULT_MIN_EFFECT, noise_floor=D
                       machine_warning=differ)
 
 
+def format_change(fraction):
+    """A relative change: as a percentage while below 100%, then as a factor (x3.5, x2.2e+05)."""
+    return f"{100 * fraction:.1f}%" if fraction < 1 else f"x{1 + fraction:.3g}"
+
+
 def format_comparison(cmp, changes_only=False):
     lines = []
     fmt = "{:<10} {:<14} {:<6} {:<19} {:>8} {:>11} {:>11} {:>8} {:>8}  {}"
@@ -184,10 +189,10 @@ def format_comparison(cmp, changes_only=False):
     if extra:
         summary += "; " + ", ".join(extra)
     lines.append(summary)
-    floor = math.expm1(cmp.noise_floor * cmp.noise_sigma)
+    floor = math.expm1(min(cmp.noise_floor * cmp.noise_sigma, 700.0))  # 700: exp stays a float
     lines.append(f"rule: Mann-Whitney U per point, Benjamini-Hochberg FDR {cmp.fdr:g}, and a change of the median "
-                 f"beyond {100 * cmp.allowance:.1f}% = max(min effect {100 * cmp.min_effect:.1f}%, noise floor "
-                 f"exp({cmp.noise_floor:g} x {cmp.noise_sigma:.4f}) - 1 = {100 * floor:.1f}%)")
+                 f"beyond {format_change(cmp.allowance)} = max(min effect {format_change(cmp.min_effect)}, noise floor "
+                 f"exp({cmp.noise_floor:g} x {cmp.noise_sigma:.4f}) - 1 = {format_change(floor)})")
     if floor > cmp.min_effect:
         lines.append(f"note: the noise floor sets the allowance: these two runs' medians differ point to point by "
                      f"{100 * cmp.noise_sigma:.1f}% (robust spread), so smaller changes cannot be told from noise "
