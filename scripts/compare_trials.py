@@ -2,7 +2,7 @@
 """The false-alarm and detection figures of docs/compare.md, recomputed from the
 committed trial files.
 
-Usage: scripts/compare_trials.py [DIR] [--factor 1.10] [--every 4]
+Usage: scripts/compare_trials.py [DIR | --pair A B ...] [--factor 1.10] [--every 4] [--noise-floor K]
        scripts/compare_trials.py reduce WORK OUT
 
 DIR (default docs/results/ci-vm/compare) holds trial-NN-a.json.gz and
@@ -99,13 +99,17 @@ def main():
     ap.add_argument("--noise-floor", type=float, default=DEFAULT_NOISE_FLOOR)
     ap.add_argument("--min-effect", type=float, default=DEFAULT_MIN_EFFECT)
     ap.add_argument("-q", "--quiet", action="store_true", help="totals only")
+    ap.add_argument("--pair", nargs=2, action="append", metavar=("A", "B"),
+                    help="judge these two result files instead of DIR's trials (repeatable)")
     args = ap.parse_args()
     options = dict(noise_floor=args.noise_floor, min_effect=args.min_effect)
     pairs = {}
-    for f in sorted(Path(args.dir).glob("trial-*-[ab].json*")):
+    for f in [] if args.pair else sorted(Path(args.dir).glob("trial-*-[ab].json*")):
         m = re.match(r"trial-(\d+)-([ab])\.json", f.name)
         pairs.setdefault(int(m.group(1)), {})[m.group(2)] = f
     trials = [(n, p["a"], p["b"]) for n, p in sorted(pairs.items()) if "a" in p and "b" in p]
+    if args.pair:
+        trials = [(n, Path(a), Path(b)) for n, (a, b) in enumerate(args.pair, 1)]
     if not trials:
         sys.exit(f"{args.dir}: no trial-NN-a/b.json(.gz) pairs")
     t = len(trials)
@@ -148,7 +152,9 @@ def main():
             print(f"{n:>5} {len(judged):>6} {exit_status(null):>9} {slow:>6} {100 * null.noise_sigma:>6.2f}% "
                   f"{format_change(null.allowance):>7}  {s_st:>10} {s_fl:>4}/{len(keys):<4}  {r_st:>11} "
                   f"{r_fl:>4}/{len(keys):<4} {r_ot:>6}  {len(bare_slow):>11} {k_needed:>8.1f}")
-    print(f"options: min effect {args.min_effect:g}, noise floor {args.noise_floor:g}; {t} trials from {args.dir}")
+    where = Path(args.dir).resolve()
+    where = where.relative_to(ROOT) if where.is_relative_to(ROOT) else where
+    print(f"options: min effect {args.min_effect:g}, noise floor {args.noise_floor:g}; {t} trials from {'--pair files' if args.pair else where}")
     print(f"identical pairs: exit 0 in {null_exit0}/{t}; points with no SLOWER verdict: {not_slower}/{points} "
           f"({100 * not_slower / points:.2f}%)")
     print(f"test and correction alone (no allowance): exit 0 in {bare_exit0}/{t}; SLOWER verdicts: {bare_slower}/"
