@@ -186,7 +186,7 @@ def test_other_machine_warns_and_same_machine_refuses(write_result, capsys):
     assert main(["compare", str(base), str(new)]) == 0
     err = capsys.readouterr().err
     assert err.count("\n") == 1 and "warning: the files come from different machines" in err
-    assert "hostname g vs h2" in err and "0000:01:00.0 vs 0000:41:00.0" in err
+    assert "hostname g vs h2" in err and "0000:01:00.0 0x10de vs 0000:41:00.0 0x10de" in err
     assert main(["compare", "--same-machine", str(base), str(new)]) == 2
     err = capsys.readouterr().err
     assert err.count("\n") == 1 and "come from different machines" in err
@@ -224,3 +224,6 @@ def test_unreadable_or_malformed_files_exit_3_in_one_line(data, tmp_path, monkey
             assert captured.err.startswith("xferbench-report: error: ") and captured.err.count("\n") == 1, path
             assert "Traceback" not in captured.err and captured.out == ""
     assert "larger than" in (main(["compare", good, str(bomb)]), capsys.readouterr().err)[1]
+    big = tmp_path / "big.json"
+    big.write_bytes(b" " * 5000)  # over the bound before any decompression
+    assert main(["compare", good, str(big)]) == 3 and "larger than" in capsys.readouterr().err

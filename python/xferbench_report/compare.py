@@ -84,9 +84,14 @@ def machine_difference(base_run, new_run):
     diffs = []
     for k in a.keys() & b.keys():
         if a[k] != b[k]:
-            show = (lambda v: ", ".join(p for p, _ in v) or "none") if k == "accelerators" else str
-            diffs.append(f"{k} {show(a[k])} vs {show(b[k])}")
+            diffs.append(f"{k} {_show_identity(k, a[k])} vs {_show_identity(k, b[k])}")
     return "; ".join(sorted(diffs))
+
+
+def _show_identity(key, value):
+    if key != "accelerators":
+        return str(value)
+    return ", ".join(f"{address} {vendor}".strip() for address, vendor in value) or "none"
 
 
 def _judge(pairs, min_effect, noise_floor, fdr):

@@ -352,6 +352,9 @@ def _read_bounded(path):
     """The file's bytes, gunzipped when it starts with gzip's magic, at most MAX_FILE_BYTES."""
     with open(path, "rb") as f:
         raw = f.read(MAX_FILE_BYTES + 1)
+    too_big = f"{path}: larger than {MAX_FILE_BYTES >> 20} MiB (uncompressed); not a result file this tool reads"
+    if len(raw) > MAX_FILE_BYTES:
+        raise BadInput(too_big)
     if raw[:2] == GZIP_MAGIC:
         try:
             with gzip.GzipFile(fileobj=io.BytesIO(raw)) as g:
@@ -359,7 +362,7 @@ def _read_bounded(path):
         except (OSError, EOFError, zlib.error) as e:  # BadGzipFile is an OSError; a cut file ends in EOFError
             raise BadInput(f"{path}: not a readable gzip file ({e or 'truncated'})") from None
     if len(raw) > MAX_FILE_BYTES:
-        raise BadInput(f"{path}: larger than {MAX_FILE_BYTES >> 20} MiB (uncompressed); not a result file this tool reads")
+        raise BadInput(too_big)
     return raw
 
 
