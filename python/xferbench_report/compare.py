@@ -12,10 +12,11 @@ The verdict rule (docs/compare.md says why and what it was measured to do):
      and reported as "same (too few samples)".
   3. A minimum effect: the ratio of medians must also leave 1 by more than the
      allowance: |log ratio| > max(log(1 + --min-effect), --noise-floor x sigma),
-     sigma = 1.4826 MAD of the log ratios of medians over all common points. Samples within a run are not
-     independent (the machine drifts), so the test alone flags shifts far
-     smaller than run-to-run noise; the allowance is what keeps identical
-     reruns quiet, and its noise term grows with how noisy this pair of runs is.
+     sigma = 1.4826 MAD of the log ratios of medians over all common points.
+     A point's samples share one state of the machine, which changes between
+     runs, so the test alone flags shifts far smaller than run-to-run noise;
+     the allowance is what keeps identical reruns quiet, and its noise term
+     grows with how far this pair of runs moves point to point.
 A point ok in BASE that failed in NEW is a regression too ("failed").
 Exit status (cli.py): 1 when any point is slower or newly failed, else 0.
 """
