@@ -1,0 +1,104 @@
+#include <unistd.h>
+
+#include <cerrno>
+#include <cstdlib>
+#include <limits>
+#include <map>
+#include <memory>
+#include <mutex>
+#include <stdexcept>
+#include <string>
+#include <fmt/format.h>
+#include <xfer/mem/staged/device_step.hpp>
+#include <xfer/mem/staged/tuning.hpp>
+
+namespace xfer::mem {
+
+void staged_tuning::validate() const {
+  if (chunk_bytes == 0) throw std::invalid_argument("staged tuning: chunk_bytes must be positive");
+  // A chunk is one pinned staging buffer; beyond 1 GiB it is a unit mistake,
+  // and ring_depth of them would pin more than most machines can spare.
+  if (chunk_bytes > (std::size_t{1} << 30))
+    throw std::invalid_argument(fmt::format("staged tuning: chunk_bytes {} is over 1 GiB", chunk_bytes));
+  if (ring_depth == 0) throw std::invalid_argument("staged tuning: ring_depth must be positive");
+  if (threads == 0) throw std::invalid_argument("staged tuning: threads must be positive");
+  if (threads > 256) throw std::invalid_argument(fmt::format("staged tuning: {} threads is over 256", threads));
+}
+
+unsigned staged_tuning::effective_threads() const noexcept { return threads < ring_depth ? threads : ring_depth; }
+
+unsigned staged_tuning::slots_per_thread() const noexcept {
+  const unsigned t = effective_threads();
+  return t == 0 ? 1 : (ring_depth / t > 0 ? ring_depth / t : 1);
+}
+
+namespace {
+
+std::size_t positive_from_env(const char* name, std::size_t fallback, std::size_t max) {
+  const char* v = std::getenv(name);
+  if (!v || !*v) return fallback;
+  char* end = nullptr;
+  errno = 0;
+  const unsigned long long n = std::strtoull(v, &end, 10);
+  if (errno != 0 || *end != '\0' || n == 0 || n > max || v[0] == '-')
+    throw std::invalid_argument(fmt::format("{}={}: expected a positive integer up to {}", name, v, max));
+  return static_cast<std::size_t>(n);
+}
+
+struct cache_entry {
+  std::once_flag once;
+  staged_tuning tuning;
+};
+
+std::mutex cache_mutex;
+std::map<std::string, std::shared_ptr<cache_entry>>& cache() {
+  static std::map<std::string, std::shared_ptr<cache_entry>> c;
+  return c;
+}
+
+std::string host_name() {
+  char buf[256] = {};
+  if (::gethostname(buf, sizeof buf - 1) != 0) return "localhost";
+  return buf;
+}
+
+}  // namespace
+
+staged_tuning tuning_from_environment(staged_tuning t) {
+  constexpr auto u = std::numeric_limits<unsigned>::max();
+  t.chunk_bytes = positive_from_env("XFER_STAGED_CHUNK_BYTES", t.chunk_bytes, std::size_t{1} << 30);
+  t.ring_depth = static_cast<unsigned>(positive_from_env("XFER_STAGED_RING_DEPTH", t.ring_depth, u));
+  t.threads = static_cast<unsigned>(positive_from_env("XFER_STAGED_THREADS", t.threads, 256));
+  t.handoff_bytes =
+      positive_from_env("XFER_STAGED_HANDOFF_BYTES", t.handoff_bytes, std::numeric_limits<std::size_t>::max());
+  return t;
+}
+
+std::string tuning_cache_key(device_step& step) {
+  return fmt::format("{}/{}/{}", host_name(), step.name(), step.device_key());
+}
+
+staged_tuning tuning_for(device_step& step, const staged_calibration& calibrate) {
+  std::shared_ptr<cache_entry> e;
+  {
+    std::lock_guard lock(cache_mutex);
+    auto& slot = cache()[tuning_cache_key(step)];
+    if (!slot) slot = std::make_shared<cache_entry>();
+    e = slot;
+  }
+  // call_once outside the map's lock: a slow calibration of one device holds
+  // up no other device's, and one that throws leaves the entry to retry.
+  std::call_once(e->once, [&] {
+    staged_tuning t = calibrate ? calibrate(step) : staged_tuning{};
+    t.validate();
+    e->tuning = t;
+  });
+  return tuning_from_environment(e->tuning);
+}
+
+void forget_cached_tunings() {
+  std::lock_guard lock(cache_mutex);
+  cache().clear();
+}
+
+}  // namespace xfer::mem
