@@ -3,6 +3,7 @@
 #include <cstdint>
 #include <cstring>
 #include <exception>
+#include <optional>
 #include <string>
 #include <vector>
 #include <fmt/format.h>
@@ -29,17 +30,27 @@ struct staged_job {
   std::atomic<std::size_t> next{0};
   std::atomic<bool> abort{false};
 
+  // A failure is kept as data, and each wait() throws an exception of its
+  // own made from it: an exception object shared between threads (one
+  // exception_ptr rethrown in several) would be read by one thread while the
+  // last owner frees it in another.
+  struct failure {
+    staged_error::reason why;
+    std::size_t at;
+    std::string cause;
+  };
+
   std::mutex mutex;  // guards what follows
   std::condition_variable finished_cv;
   bool finished = false;
-  std::exception_ptr error;
+  std::optional<failure> error;
 
   // The first failure wins; the others it caused (an aborted neighbour)
   // would only repeat it.
-  void fail(std::exception_ptr e) {
+  void fail(staged_error::reason why, std::size_t at, std::string cause) {
     {
       std::lock_guard lock(mutex);
-      if (!error) error = std::move(e);
+      if (!error) error = failure{why, at, std::move(cause)};
     }
     abort.store(true, std::memory_order_relaxed);
   }
@@ -52,7 +63,7 @@ struct staged_job {
     } catch (...) {
       cause = "unknown exception";
     }
-    fail(std::make_exception_ptr(staged_error(staged_error::reason::device, dir, bytes, at, cause)));
+    fail(staged_error::reason::device, at, std::move(cause));
   }
   void complete() {
     {
@@ -71,9 +82,13 @@ using detail::staged_job;
 
 void staged_completion::wait() const {
   if (!job_) return;
-  std::unique_lock lock(job_->mutex);
-  job_->finished_cv.wait(lock, [&] { return job_->finished; });
-  if (job_->error) std::rethrow_exception(job_->error);
+  std::optional<detail::staged_job::failure> f;
+  {
+    std::unique_lock lock(job_->mutex);
+    job_->finished_cv.wait(lock, [&] { return job_->finished; });
+    f = job_->error;  // a copy: the exception below is this thread's alone
+  }
+  if (f) throw staged_error(f->why, job_->dir, job_->bytes, f->at, std::move(f->cause));
 }
 
 bool staged_completion::ready() const {
@@ -169,10 +184,9 @@ void staged_copier::run_job(staged_job& job) {
     for (std::size_t i = 0; i < slots; ++i) job.staging.push_back(pool_.allocate(job.chunk, align));
   } catch (const std::exception& e) {
     release();
-    job.fail(std::make_exception_ptr(staged_error(
-        staged_error::reason::staging, job.dir, job.bytes, 0,
-        fmt::format("no pinned staging memory ({} buffers of {} bytes from {}): {}", slots, job.chunk, up.kind(),
-                    e.what()))));
+    job.fail(staged_error::reason::staging, 0,
+             fmt::format("no pinned staging memory ({} buffers of {} bytes from {}): {}", slots, job.chunk, up.kind(),
+                         e.what()));
     return;
   }
   team_->run([&](unsigned t) {
