@@ -45,8 +45,12 @@ std::size_t positive_from_env(const char* name, std::size_t fallback, std::size_
   return static_cast<std::size_t>(n);
 }
 
+// Not std::call_once: where the calibration throws, call_once must leave
+// the flag unset through an exception unwinding pthread_once, which hangs
+// under ThreadSanitizer (and did on older glibc, GCC bug 66146).
 struct cache_entry {
-  std::once_flag once;
+  std::mutex mutex;
+  bool done = false;
   staged_tuning tuning;
 };
 
@@ -86,13 +90,15 @@ staged_tuning tuning_for(device_step& step, const staged_calibration& calibrate)
     if (!slot) slot = std::make_shared<cache_entry>();
     e = slot;
   }
-  // call_once outside the map's lock: a slow calibration of one device holds
+  // The entry's lock, not the map's: a slow calibration of one device holds
   // up no other device's, and one that throws leaves the entry to retry.
-  std::call_once(e->once, [&] {
+  std::lock_guard lock(e->mutex);
+  if (!e->done) {
     staged_tuning t = calibrate ? calibrate(step) : staged_tuning{};
     t.validate();
     e->tuning = t;
-  });
+    e->done = true;
+  }
   return tuning_from_environment(e->tuning);
 }
 
