@@ -1,6 +1,13 @@
 #include <gtest/gtest.h>
 
+#include <unistd.h>
+
+#include <algorithm>
 #include <atomic>
+#include <filesystem>
+#include <fstream>
+#include <iterator>
+#include <string>
 #include <cstdlib>
 #include <thread>
 #include <vector>
@@ -79,6 +86,7 @@ TEST(StagedTuning, BadEnvironmentValueNamesTheVariable) {
 }
 
 TEST(StagedTuning, CalibrationRunsOncePerDeviceAndIsCached) {
+  scoped_env no_file("XFER_STAGED_TUNING_CACHE", "off");
   mem::forget_cached_tunings();
   mem::host_step step;
   std::atomic<int> calls{0};
@@ -101,6 +109,7 @@ TEST(StagedTuning, CalibrationRunsOncePerDeviceAndIsCached) {
 }
 
 TEST(StagedTuning, FailedCalibrationIsRetried) {
+  scoped_env no_file("XFER_STAGED_TUNING_CACHE", "off");
   mem::forget_cached_tunings();
   mem::host_step step;
   EXPECT_THROW(mem::tuning_for(step, [](mem::device_step&) -> mem::staged_tuning { throw std::runtime_error("x"); }),
@@ -110,6 +119,83 @@ TEST(StagedTuning, FailedCalibrationIsRetried) {
   EXPECT_THROW(mem::tuning_for(step, [&](mem::device_step&) { return bad; }), std::invalid_argument);
   EXPECT_EQ(mem::tuning_for(step), mem::staged_tuning{});
   mem::forget_cached_tunings();
+}
+
+// A temporary cache file, removed at the end.
+struct temp_cache {
+  std::string path = (std::filesystem::temp_directory_path() /
+                       ("xfer-tuning-test-" + std::to_string(::getpid()) + "/staged-tuning"))
+                         .string();
+  scoped_env env{"XFER_STAGED_TUNING_CACHE", path.c_str()};
+  ~temp_cache() { std::filesystem::remove_all(std::filesystem::path(path).parent_path()); }
+};
+
+TEST(StagedTuning, CacheFileServesTheNextProgram) {
+  temp_cache cache;
+  EXPECT_EQ(mem::tuning_cache_file(), cache.path);
+  mem::host_step step;
+  int calls = 0;
+  auto calibrate = [&](mem::device_step&) {
+    ++calls;
+    mem::staged_tuning t;
+    t.chunk_bytes = 65536;
+    t.ring_depth = 6;
+    t.threads = 3;
+    t.handoff_bytes = 4096;
+    return t;
+  };
+  mem::forget_cached_tunings();
+  const auto first = mem::tuning_for(step, calibrate);
+  EXPECT_EQ(calls, 1);
+  std::ifstream in(cache.path);
+  std::string line;
+  ASSERT_TRUE(std::getline(in, line)) << "nothing written to " << cache.path;
+  EXPECT_EQ(line, mem::tuning_cache_key(step) + "\t65536 6 3 4096");
+  mem::forget_cached_tunings();  // as a new process would start
+  EXPECT_EQ(mem::tuning_for(step, calibrate), first);
+  EXPECT_EQ(calls, 1) << "read from the file, not calibrated again";
+  mem::forget_cached_tunings();
+}
+
+TEST(StagedTuning, DamagedCacheLinesAreSkipped) {
+  temp_cache cache;
+  mem::host_step step;
+  std::filesystem::create_directories(std::filesystem::path(cache.path).parent_path());
+  {
+    std::ofstream out(cache.path);
+    out << "garbage without a tab\n"
+        << mem::tuning_cache_key(step) << "\t65536 0 3 4096\n"  // ring depth 0: invalid
+        << mem::tuning_cache_key(step) << "\tnot numbers\n"
+        << "other-host/host/host\t1 1 1 1\n";
+  }
+  int calls = 0;
+  mem::forget_cached_tunings();
+  mem::tuning_for(step, [&](mem::device_step&) {
+    ++calls;
+    return mem::staged_tuning{};
+  });
+  EXPECT_EQ(calls, 1);
+  std::ifstream in(cache.path);
+  std::string all((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+  EXPECT_NE(all.find("other-host/host/host\t1 1 1 1"), std::string::npos) << "other keys kept: " << all;
+  mem::forget_cached_tunings();
+}
+
+TEST(StagedTuning, CalibrationPicksAmongTheCandidates) {
+  mem::host_step step;
+  mem::staged_calibration_options o;
+  o.probe_bytes = std::size_t{1} << 20;
+  o.chunk_sizes = {std::size_t{64} << 10, std::size_t{256} << 10};
+  o.thread_counts = {1, 2};
+  o.slots_per_thread = 2;
+  o.handoff_sizes = {4096, std::size_t{64} << 10, std::size_t{512} << 10};
+  const auto t = mem::calibrate_staged(step, o);
+  EXPECT_NO_THROW(t.validate());
+  EXPECT_TRUE(t.chunk_bytes == o.chunk_sizes[0] || t.chunk_bytes == o.chunk_sizes[1]) << t.chunk_bytes;
+  EXPECT_TRUE(t.threads == 1 || t.threads == 2) << t.threads;
+  EXPECT_EQ(t.ring_depth, t.threads * 2);
+  const std::vector<std::size_t> handoffs{4096, std::size_t{64} << 10, std::size_t{512} << 10, std::size_t{1} << 20};
+  EXPECT_NE(std::find(handoffs.begin(), handoffs.end(), t.handoff_bytes), handoffs.end()) << t.handoff_bytes;
 }
 
 }  // namespace

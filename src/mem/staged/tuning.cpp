@@ -2,6 +2,11 @@
 
 #include <cerrno>
 #include <cstdlib>
+#include <filesystem>
+#include <fstream>
+#include <optional>
+#include <sstream>
+#include <vector>
 #include <limits>
 #include <map>
 #include <memory>
@@ -60,6 +65,53 @@ std::map<std::string, std::shared_ptr<cache_entry>>& cache() {
   return c;
 }
 
+// The cache file: one line per key, "<key>\t<chunk> <depth> <threads> <handoff>".
+std::optional<staged_tuning> read_cached(const std::string& file, const std::string& key) {
+  std::ifstream in(file);
+  std::string line;
+  std::optional<staged_tuning> found;
+  while (std::getline(in, line)) {
+    const auto tab = line.find('\t');
+    if (tab == std::string::npos || line.compare(0, tab, key) != 0 || tab != key.size()) continue;
+    std::istringstream fields(line.substr(tab + 1));
+    staged_tuning t;
+    if (!(fields >> t.chunk_bytes >> t.ring_depth >> t.threads >> t.handoff_bytes)) continue;
+    try {
+      t.validate();
+    } catch (const std::invalid_argument&) {
+      continue;  // a hand-edited or damaged line: calibrate again
+    }
+    found = t;  // the last line for a key wins
+  }
+  return found;
+}
+
+// Rewrites the file with the key's line replaced, through a temporary file
+// and a rename, so a reader never sees half a file.
+void write_cached(const std::string& file, const std::string& key, const staged_tuning& t) {
+  std::error_code ec;
+  std::filesystem::create_directories(std::filesystem::path(file).parent_path(), ec);
+  std::vector<std::string> lines;
+  {
+    std::ifstream in(file);
+    std::string line;
+    while (std::getline(in, line))
+      if (line.compare(0, key.size() + 1, key + '\t') != 0) lines.push_back(line);
+  }
+  lines.push_back(fmt::format("{}\t{} {} {} {}", key, t.chunk_bytes, t.ring_depth, t.threads, t.handoff_bytes));
+  const std::string tmp = fmt::format("{}.{}.tmp", file, ::getpid());
+  {
+    std::ofstream out(tmp, std::ios::trunc);
+    for (const auto& l : lines) out << l << '\n';
+    if (!out) {
+      std::filesystem::remove(tmp, ec);
+      return;
+    }
+  }
+  std::filesystem::rename(tmp, file, ec);
+  if (ec) std::filesystem::remove(tmp, ec);
+}
+
 std::string host_name() {
   char buf[256] = {};
   if (::gethostname(buf, sizeof buf - 1) != 0) return "localhost";
@@ -78,6 +130,13 @@ staged_tuning tuning_from_environment(staged_tuning t) {
   return t;
 }
 
+std::string tuning_cache_file() {
+  if (const char* f = std::getenv("XFER_STAGED_TUNING_CACHE")) return std::string(f) == "off" ? "" : f;
+  if (const char* x = std::getenv("XDG_CACHE_HOME"); x && *x) return fmt::format("{}/xfer/staged-tuning", x);
+  if (const char* h = std::getenv("HOME"); h && *h) return fmt::format("{}/.cache/xfer/staged-tuning", h);
+  return {};
+}
+
 std::string tuning_cache_key(device_step& step) {
   return fmt::format("{}/{}/{}", host_name(), step.name(), step.device_key());
 }
@@ -94,9 +153,15 @@ staged_tuning tuning_for(device_step& step, const staged_calibration& calibrate)
   // up no other device's, and one that throws leaves the entry to retry.
   std::lock_guard lock(e->mutex);
   if (!e->done) {
-    staged_tuning t = calibrate ? calibrate(step) : staged_tuning{};
-    t.validate();
-    e->tuning = t;
+    const std::string key = tuning_cache_key(step), file = tuning_cache_file();
+    std::optional<staged_tuning> t;
+    if (!file.empty()) t = read_cached(file, key);
+    if (!t && calibrate) {
+      t = calibrate(step);
+      t->validate();
+      if (!file.empty()) write_cached(file, key, *t);
+    }
+    e->tuning = t ? *t : staged_tuning{};
     e->done = true;
   }
   return tuning_from_environment(e->tuning);

@@ -10,6 +10,7 @@
 #include <optional>
 #include <string>
 #include <string_view>
+#include <vector>
 
 namespace xfer::mem {
 
@@ -40,17 +41,39 @@ struct staged_tuning {
 // is not a positive integer.
 staged_tuning tuning_from_environment(staged_tuning base = {});
 
-// The tuning for `step`'s device on this machine: the cached one when this
-// process already calibrated it, else calibrate() (when given; the
-// defaults when not), cached under "<host name>/<step name>/<device key>".
-// The environment overrides apply last. Thread-safe; calibrate() runs once
-// per key even when several threads ask at once.
-//
-// The cache lives for the process (no file yet): a program pays the
-// calibration once per run and device.
+// The tuning for `step`'s device on this machine, under the key
+// "<host name>/<step name>/<device key>": the one this process already has;
+// else the one in the cache file (tuning_cache_file()); else, when
+// `calibrate` is given, what it returns (written to the file for the next
+// program); else the defaults. The environment overrides apply last.
+// Thread-safe; calibrate() runs once per key even when several threads ask.
+// The file is an optimisation: one that cannot be read or written is
+// ignored, and a line that does not parse is skipped.
 using staged_calibration = std::function<staged_tuning(device_step&)>;
 staged_tuning tuning_for(device_step& step, const staged_calibration& calibrate = {});
 std::string tuning_cache_key(device_step& step);
-void forget_cached_tunings();  // for tests
+// $XFER_STAGED_TUNING_CACHE when set ("off": no file), else
+// $XDG_CACHE_HOME/xfer/staged-tuning, else ~/.cache/xfer/staged-tuning.
+// Empty when there is no file to use.
+std::string tuning_cache_file();
+void forget_cached_tunings();  // this process's cache (the file stays), for tests
+
+// A short calibration: times round trips of probe_bytes through the copier
+// for each chunk size and thread count, keeps the fastest, then finds the
+// size from which staging beats the plain API (handoff: the smallest probed
+// size from which the staged copy was faster at every larger probed size).
+// Stops trying candidates once budget_s is spent (keeping the best so far).
+// Throws device_step_error / staged_error when the device fails.
+struct staged_calibration_options {
+  std::size_t probe_bytes = std::size_t{64} << 20;
+  std::vector<std::size_t> chunk_sizes{std::size_t{2} << 20, std::size_t{4} << 20, std::size_t{8} << 20,
+                                       std::size_t{16} << 20};
+  std::vector<unsigned> thread_counts{2, 4, 8};  // those over the CPUs this process may use are left out
+  unsigned slots_per_thread = 2;
+  std::vector<std::size_t> handoff_sizes{std::size_t{64} << 10, std::size_t{256} << 10, std::size_t{1} << 20,
+                                         std::size_t{4} << 20, std::size_t{16} << 20};
+  double budget_s = 1.5;
+};
+staged_tuning calibrate_staged(device_step& step, const staged_calibration_options& options = {});
 
 }  // namespace xfer::mem
