@@ -54,7 +54,8 @@ class staged_completion {
 };
 
 struct staged_copier_options {
-  // Unset: tuning_for(step) (the per-machine, per-device cached tuning).
+  // Unset: tuning_for(step) (the per-machine, per-device cached tuning,
+  // with the XFER_STAGED_* overrides). Set: used as given.
   std::optional<staged_tuning> tuning;
   // Idle staging memory the copier's pool keeps for the next copy (the pool
   // returns the rest to the OS); the default keeps one ring.
@@ -102,6 +103,11 @@ class staged_copier {
   //
   // A copy below the handoff size runs on the calling thread through the
   // plain API, and the completion returned is already finished.
+  //
+  // Order: staged copies run in the order they were queued, but a copy
+  // below the handoff runs at once, possibly before staged copies queued
+  // earlier. A caller whose copies touch the same bytes waits for the first
+  // before starting the second.
   [[nodiscard]] staged_completion copy_to_device_async(device_ref dst, std::size_t dst_offset, const void* src,
                                                        std::size_t bytes);
   [[nodiscard]] staged_completion copy_to_host_async(void* dst, device_ref src, std::size_t src_offset,
