@@ -261,7 +261,7 @@ TEST(CudaVaddNoDevice, StrategiesAreEveryHostKindWithAvailability) {
   ASSERT_NE(app, nullptr);
   const auto s = app->strategies();
   const std::vector<std::string> expected{"pageable", "pageable-unaligned", "aligned", "huge",   "registered",
-                                          "pinned",   "pinned-wc",          "mapped",  "managed"};
+                                          "pinned",   "pinned-wc",          "mapped",  "managed", "staged"};
   ASSERT_EQ(s.size(), expected.size());
   for (std::size_t i = 0; i < s.size(); ++i) {
     EXPECT_EQ(s[i].name, expected[i]);
