@@ -13,8 +13,10 @@ but every field the report uses is checked here, when present, for its type,
 finiteness and range, so the analysis and the figures can trust what they get.
 """
 
+import gzip
 import json
 import math
+import zlib
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Optional
@@ -341,13 +343,20 @@ def _check_system(system):
 
 def _parse(path):
     try:
-        text = path.read_text(encoding="utf-8")
+        # Committed sweeps are gzipped to keep the tree small; the name says which.
+        if path.name.endswith(".gz"):
+            with gzip.open(path, "rb") as f:
+                text = f.read().decode("utf-8")
+        else:
+            text = path.read_text(encoding="utf-8")
     except FileNotFoundError:
         raise BadInput(f"{path}: no such file") from None
     except IsADirectoryError:
         raise BadInput(f"{path}: is a directory, expected a result file") from None
     except UnicodeDecodeError:
         raise BadInput(f"{path}: not JSON (not UTF-8 text)") from None
+    except (EOFError, gzip.BadGzipFile, zlib.error):
+        raise BadInput(f"{path}: truncated or corrupt gzip file") from None
     except OSError as e:
         raise BadInput(f"{path}: cannot read: {e.strerror or e}") from None
     try:
@@ -360,14 +369,14 @@ def _parse(path):
         raise BadInput(f"{path}: not JSON this tool can read (a number with too many digits)") from None
 
 
-def load_run(path, label=None, require_ok=True):
+def load_run(path, label=None, require_ok=True, doc=None):
     """Reads and validates one result file; raises BadInput with a one-line reason.
 
     Everything the report later uses is checked here, once, so that a malformed
     file is refused with the file and field named instead of failing somewhere
     in the analysis or in a plot worker."""
     path = Path(path)
-    doc = _parse(path)
+    doc = _parse(path) if doc is None else doc  # a caller that sorted files by schema has read it already
     if not isinstance(doc, dict):
         raise BadInput(f"{path}: not an xferbench result file (the top level is not an object)")
     schema = doc.get("schema")

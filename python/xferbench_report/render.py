@@ -15,7 +15,9 @@ from . import __version__, signals
 from .analysis import MISSED_WORK_FACTOR, analyze, direction_sort_key, direction_title
 from .document import Document, to_html, to_markdown
 from .errors import BadInput
-from .load import load_runs
+from .findings import render_findings, sweep_findings
+from .inputs import sort_inputs
+from .studies import render_studies, study_findings
 from .units import format_gbps, format_size, format_time, format_us
 
 REPORT_FILES = ("index.html", "summary.md")
@@ -306,27 +308,58 @@ def _problems_section(doc, report):
         doc.para("None: every ok point reached its confidence target.")
 
 
-def build_document(report, figures, title=None):
+def _summary(report, studies):
+    """One line: which machine, what was measured, how much of it ran."""
+    systems = [r.system for r in (report.runs if report else [])] + [s.system for s in studies]
+    s = next((x for x in systems if x), {})
+    accs = [a for a in s.get("accelerators") or [] if isinstance(a, dict)]
+    what = f"{s.get('hostname', '?')}: {s.get('cpu_model', '?')}"
+    if accs:
+        a = accs[0]
+        mx = a.get("link_max") or {}
+        what += f"; {a.get('vendor_name') or a.get('vendor', '?')} {a.get('pci_address', '')}"
+        if mx.get("gen"):
+            what += f" on PCIe Gen{mx['gen']} x{mx.get('width')}"
+    parts = [what]
+    if report:
+        c = report.counts
+        parts.append(f"{len(report.groups)} backends ({', '.join(g.name for g in report.groups)}), "
+                     f"{c['ok']} ok / {c['skipped']} skipped / {c['failed']} failed points")
+    if studies:
+        parts.append("studies: " + ", ".join(st.schema.split("/")[1] for st in studies))
+    return ". ".join(parts) + "."
+
+
+def build_document(report, figures, title=None, studies=(), findings=None):
     doc = Document(title or "xferbench report")
-    doc.para(f"Made by xferbench-report {__version__} from {', '.join(r.path.name for r in report.runs)}. "
+    names = [r.path.name for r in (report.runs if report else [])] + [s.path.name for s in studies]
+    if findings is None:
+        findings = (sweep_findings(report) if report else []) + study_findings(studies)
+    overview = (figures.get("overview") or [None])[0]
+    render_findings(doc, findings, overview, _summary(report, studies))
+    doc.para(f"Made by xferbench-report {__version__} from {', '.join(names)}. "
              "GB/s are 1e9 bytes per second; sizes are binary (1 KiB = 1024 B). Every figure uses the median of "
              "each point's samples.", "small")
+    if report is None:
+        render_studies(doc, studies)
+        return doc
     for run in report.runs:
         for a in run.system.get("accelerators") or []:
             if isinstance(a, dict) and a.get("degraded"):
                 doc.para(f"Link {a.get('pci_address', '?')} ran below its best ({a['degraded']}) in {run.path.name}: "
                          "every transfer to that device is capped. A width below the maximum is a slot, riser or "
                          "seating problem; a GPU may also lower its link speed while idle.", "note")
-    _runs_section(doc, report)
-    _peaks_section(doc, report)
     _figures_section(doc, "Bandwidth against size", "bandwidth", figures["bandwidth"],
-                     "One figure per direction, one panel per backend; colour is the host memory kind and line style "
-                     "the route, the same in every figure.")
+                     "One figure per direction; one panel per backend and route, colour = host memory kind (the same "
+                     "in every figure).")
     _figures_section(doc, "Time per transfer", "latency", figures["latency"],
                      "The same points as time per transfer, log-log: small transfers show the fixed cost, "
                      "large ones the bandwidth.")
+    render_studies(doc, studies)
     _first_use_section(doc, report, figures["first_use"])
     _api_section(doc, report, figures["api"])
+    _peaks_section(doc, report)
+    _runs_section(doc, report)
     _clock_section(doc, report)
     _problems_section(doc, report)
     return doc
@@ -344,12 +377,20 @@ def check_output_dir(out):
                            "give a new or empty directory")
 
 
-def render(paths, out, title=None, reference=None, jobs=None):
-    """Writes the report; returns (output path, number of figures)."""
+def render(paths, out, title=None, reference=None, jobs=None, mixed_machines=False, refused=None):
+    """Writes the report; returns (output path, number of figures, findings).
+
+    Files that cannot be used are left out with one line each appended to
+    `refused` (a list the caller passes); when none is usable, BadInput."""
     out = Path(out)
     check_output_dir(out)
-    runs = load_runs(paths, require_ok=True)
-    report = analyze(runs, reference_backend=reference)
+    got = sort_inputs(paths, mixed_machines=mixed_machines)
+    if not got.runs and not got.studies:
+        raise BadInput("\n".join(got.refused))  # one line per file
+    if refused is not None:
+        refused.extend(got.refused)
+    report = analyze(got.runs, reference_backend=reference) if got.runs else None
+    findings = (sweep_findings(report) if report else []) + study_findings(got.studies)
     from . import plots  # matplotlib only when rendering
 
     parent = out.resolve().parent
@@ -358,8 +399,8 @@ def render(paths, out, title=None, reference=None, jobs=None):
     try:
         with signals.held():  # a signal as mkdtemp returns would leave a directory that tmp does not name yet
             tmp = Path(tempfile.mkdtemp(prefix=f".{out.name}.tmp-", dir=parent))
-        figures = plots.make_figures(report, tmp / "plots", jobs=jobs)
-        doc = build_document(report, figures, title)
+        figures = plots.make_figures(report, tmp / "plots", jobs=jobs) if report else {}
+        doc = build_document(report, figures, title, got.studies, findings)
         (tmp / "index.html").write_text(to_html(doc), encoding="utf-8")
         (tmp / "summary.md").write_text(to_markdown(doc), encoding="utf-8")
         os.chmod(tmp, 0o755)  # mkdtemp makes it private
@@ -369,7 +410,7 @@ def render(paths, out, title=None, reference=None, jobs=None):
         if tmp is not None:
             shutil.rmtree(tmp, ignore_errors=True)
         raise
-    return out, sum(len(v) for v in figures.values())
+    return out, sum(len(v) for v in figures.values()), findings
 
 
 def _replace_dir(new, out):
