@@ -321,15 +321,19 @@ def order(findings):
 HEADLINES = 7
 
 
+TOPICS = ("downtrained", "above the link ceiling", "below the link ceiling", "collapse", "unconverged",
+          "Write-combining", "misaligns", "API overhead", "Crossover", "break-even", "Misalignment", "vadd",
+          "at the link ceiling")
+
+
 def headlines(findings):
-    """One finding per title family (the first word or two), anomalies first: what fits the first screen."""
+    """The first finding of each topic, anomalies first: what fits the first screen."""
     picked, seen = [], set()
     for f in findings:
-        family = " ".join(f.title.split()[:1]) if f.kind == "guide" else f.title.split(":")[0].split(" (")[0]
-        family = "collapse" if "collapse" in f.title else "unconverged" if "unconverged" in f.title else family
-        if family in seen:
+        topic = next((t for t in TOPICS if t.lower() in f.title.lower()), f.title)
+        if topic in seen:
             continue
-        seen.add(family)
+        seen.add(topic)
         picked.append(f)
         if len(picked) == HEADLINES:
             break

@@ -194,12 +194,24 @@ DPI = 80  # small files: the report is committed (docs/report) and every figure 
 
 
 def _alt(fig, title):
-    labels = []
+    """The figure in words: its panels' titles and its legends' entries (for a reader without the image,
+    and for a test)."""
+    panels, labels = [], []
     for ax in fig.axes:
+        if not ax.get_visible():
+            continue
+        t = ax.get_title(loc="left")
+        if t and t not in panels:
+            panels.append(t.replace("\n", " "))
         leg = ax.get_legend()
         if leg:
-            labels += [t.get_text() for t in leg.get_texts() if t.get_text() not in labels]
-    return f"{title}. " + "; ".join(labels) if labels else title
+            labels += [x.get_text() for x in leg.get_texts() if x.get_text() not in labels]
+    text = title
+    if panels:
+        text += ". Panels: " + "; ".join(panels)
+    if labels:
+        text += ". Legend: " + "; ".join(labels)
+    return text
 
 
 def _save(fig, outdir, name, title, caption):
@@ -262,7 +274,7 @@ def facets(report, direction):
         gc = report.curves_for(direction, g)
         for route in dict.fromkeys(c.route for c in gc):
             rc = [c for c in gc if c.route == route and c.trusted]
-            k = math.ceil(len(rc) / MAX_CURVES)
+            k = math.ceil(len(rc) / MAX_CURVES)  # 0 where every point is suspect: no panel
             for i in range(k):
                 out.append((g, route + (f" ({i + 1}/{k})" if k > 1 else ""), rc[i::k]))
     return out
@@ -277,17 +289,49 @@ def _facet_grid(n, ncols=2):
     return fig, axes[:n]
 
 
+def _ceiling(curves):
+    """What the link carries after protocol overhead where the points say (the tool computes it from the
+    link's payload size), else its raw rate; None off the link."""
+    exact = [p.link_ceiling_gbps for c in curves if c.link_limit and not c.part for p in c.points
+             if p.link_ceiling_gbps]
+    if exact:
+        return max(exact)
+    return next((c.link_limit for c in curves if c.link_limit), None)
+
+
 def _suspect_count(curves):
     return sum(len(c.points) - len(c.trusted) for c in curves)
+
+
+def _suspect_panel(ax, curves, styler, sizes):
+    """The points left out of the other panels (above the ceiling, or a device clock that missed work), on
+    their own scale so they flatten nothing."""
+    trusted = {id(p) for c in curves for p in c.trusted}
+    for c in curves[:MAX_CURVES]:
+        pts = [p for p in c.points if id(p) not in trusted]
+        styler.plot(ax, c, [p.bytes for p in pts], [c.gbps(p) for p in pts], label=f"{c.group.name} · {c.label}")
+    limit = _ceiling(curves)
+    if limit:
+        ax.axhline(limit, label=f"link ceiling {limit:.1f} GB/s", **LIMIT_STYLE)
+    size_axis(ax, sizes)
+    ax.set_xlabel("")
+    log_y(ax)
+    ax.set_ylabel("GB/s (log)")
+    more = f", first {MAX_CURVES} of {len(curves)} curves" if len(curves) > MAX_CURVES else ""
+    ax.set_title(f"suspect points, not in the other panels{more}", loc="left")
+    _legend(ax)
 
 
 def bandwidth_figure(report, direction, styler, outdir):
     panels = facets(report, direction)
     curves = report.curves_for(direction)
-    if not panels:
+    if not panels and not any(c.points for c in curves):
         return None
     sizes = [p.bytes for c in curves for p in c.points]
-    fig, axes = _facet_grid(len(panels))
+    suspects = [c for c in curves if len(c.trusted) < len(c.points)]
+    fig, axes = _facet_grid(len(panels) + bool(suspects))
+    if suspects:
+        _suspect_panel(axes[-1], suspects, styler, sizes)
     for ax, (g, route, cs) in zip(axes, panels):
         # Each panel scales to its own curves and link; suspect points (above the link, a clock that
         # missed work) are left out here and listed in the findings.
@@ -297,7 +341,7 @@ def bandwidth_figure(report, direction, styler, outdir):
             pts = c.trusted
             styler.plot(ax, c, [p.bytes for p in pts], [c.gbps(p) for p in pts], [not p.converged for p in pts],
                         label=c.host_memory)
-        limit = next((c.link_limit for c in cs if c.link_limit), None)
+        limit = _ceiling(cs)
         if limit:
             ax.axhline(limit, label=f"link ceiling {limit:.1f} GB/s", **LIMIT_STYLE)
         size_axis(ax, sizes)
@@ -360,13 +404,13 @@ def overview_figure(report, outdir):
     if not dirs:
         return None
     fig, grid = _panels(1, ncols=len(dirs), ax_w=4.4, ax_h=2.2, wgap=0.7, top=0.45)
-    groups = report.groups
+    # A CPU "device" copies at cache speed and would flatten every link-bound curve: devices only, where any.
+    groups = [g for g in report.groups if g.device_type != "cpu"] or report.groups
     for ax, d in zip(grid.rows[0], dirs):
-        limit = None
+        limit = _ceiling(report.curves_for(d))
         for i, g in enumerate(groups):
             best = {}
             for c in report.curves_for(d, g):
-                limit = limit or c.link_limit
                 for p in c.trusted:
                     if c.gbps(p) > best.get(p.bytes, 0):
                         best[p.bytes] = c.gbps(p)
@@ -385,6 +429,9 @@ def overview_figure(report, outdir):
     title = "Best bandwidth per backend"
     caption = ("The fastest route and host memory kind of each backend at each size (log2 size axis), suspect "
                "points left out; the panels below break this down by route and kind.")
+    left = [g.name for g in report.groups if g not in groups]
+    if left:
+        caption += f" Not drawn here (no link crossed): {', '.join(left)}."
     return _save(fig, outdir, "overview", title, caption)
 
 
@@ -478,12 +525,6 @@ def api_figure(report, cmp, styler, outdir):
                "Left: the fastest way each backend has at each size. Right, where present: curves measured through "
                "the same route and host memory kind on both.")
     return _save(fig, outdir, f"api-{_safe(cmp.direction)}", title, caption)
-
-
-def _limit_text(report, group):
-    run = next(r for r in report.runs if r.label == group.run_label)
-    limits = run.link_limits()
-    return limits[-1][1] if limits else "link"
 
 
 _SHARED = {}  # the report, handed to forked workers by inheritance rather than pickling
