@@ -33,8 +33,13 @@ def _unique_label(path, used):
     return label
 
 
-def _hostname(system):
-    return (system or {}).get("hostname") or ""
+def machine_of(system):
+    """What tells machines apart: virtual machines are all called 'vm', so the CPU and its count too."""
+    s = system or {}
+    parts = [s.get("hostname"), s.get("cpu_model"), s.get("logical_cpus")]
+    if not any(parts):
+        return ""
+    return f"{s.get('hostname') or '?'} ({s.get('cpu_model') or '?'}, {s.get('logical_cpus') or '?'} CPUs)"
 
 
 def sort_inputs(paths, mixed_machines=False):
@@ -48,10 +53,10 @@ def sort_inputs(paths, mixed_machines=False):
             schema = doc.get("schema") if isinstance(doc, dict) else None
             if schema in STUDY_SCHEMAS:
                 item = load_study(path, doc)
-                host = item.hostname
+                host = machine_of(item.system)
             elif schema == SCHEMA or (isinstance(schema, str) and schema.startswith("xferbench/result/")):
                 item = load_run(path, label=_unique_label(path, used), require_ok=True, doc=doc)
-                host = _hostname(item.system)
+                host = machine_of(item.system)
             elif isinstance(schema, str) and schema.startswith("xferbench/"):
                 raise BadInput(f"{path}: unsupported schema {_quote(schema)} (this tool reads {SCHEMA}, "
                                f"{', '.join(STUDY_SCHEMAS)})")
@@ -61,8 +66,8 @@ def sort_inputs(paths, mixed_machines=False):
             if machine is None:
                 machine = host
             elif host and machine and host != machine and not mixed_machines:
-                raise BadInput(f"{path}: measured on '{host}', not on '{machine}' like the first file (one machine "
-                               "per report; --machines puts several side by side)")
+                raise BadInput(f"{path}: measured on {host}, not on {machine} like the first file (one machine "
+                               "per report; --machines allows several)")
         except BadInput as e:
             got.refused.append(str(e))
             continue

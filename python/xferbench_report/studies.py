@@ -50,6 +50,8 @@ def load_study(path, doc=None):
     system = top.object("system")
     if system:
         system.string("hostname")
+        system.string("cpu_model")
+        system.integer("logical_cpus", nonnegative=True)
     if schema == APP:
         rows = top.array("results", required=True)
         for i, raw in enumerate(rows):
