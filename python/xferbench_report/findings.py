@@ -318,7 +318,7 @@ def order(findings):
     return sorted(findings, key=lambda f: (f.kind != "anomaly", -f.weight))
 
 
-HEADLINES = 7
+HEADLINES = 9
 
 
 TOPICS = ("downtrained", "above the link ceiling", "below the link ceiling", "collapse", "unconverged",

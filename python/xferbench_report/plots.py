@@ -425,7 +425,7 @@ def overview_figure(report, outdir):
         ax.set_ylim(bottom=0)
         ax.set_ylabel("best GB/s")
         ax.set_title(direction_title(d), loc="left")
-    grid.rows[0][0].legend(loc="upper left", frameon=False, fontsize=7)
+    _legend(grid.rows[0][-1])  # outside on the right: inside it hid the ceiling and the small sizes
     title = "Best bandwidth per backend"
     caption = ("The fastest route and host memory kind of each backend at each size (log2 size axis), suspect "
                "points left out; the panels below break this down by route and kind.")

@@ -15,7 +15,7 @@ from . import __version__, signals
 from .analysis import MISSED_WORK_FACTOR, analyze, direction_sort_key, direction_title
 from .document import Document, to_html, to_markdown
 from .errors import BadInput
-from .findings import render_findings, sweep_findings
+from .findings import order, render_findings, sweep_findings
 from .inputs import sort_inputs
 from .studies import render_studies, study_findings
 from .units import format_gbps, format_size, format_time, format_us
@@ -326,7 +326,7 @@ def _summary(report, studies):
         parts.append(f"{len(report.groups)} backends ({', '.join(g.name for g in report.groups)}), "
                      f"{c['ok']} ok / {c['skipped']} skipped / {c['failed']} failed points")
     if studies:
-        parts.append("studies: " + ", ".join(st.schema.split("/")[1] for st in studies))
+        parts.append("studies: " + ", ".join(st.path.name for st in studies))
     return ". ".join(parts) + "."
 
 
@@ -334,7 +334,7 @@ def build_document(report, figures, title=None, studies=(), findings=None):
     doc = Document(title or "xferbench report")
     names = [r.path.name for r in (report.runs if report else [])] + [s.path.name for s in studies]
     if findings is None:
-        findings = (sweep_findings(report) if report else []) + study_findings(studies)
+        findings = order((sweep_findings(report) if report else []) + study_findings(studies))
     overview = (figures.get("overview") or [None])[0]
     render_findings(doc, findings, overview, _summary(report, studies))
     doc.para(f"Made by xferbench-report {__version__} from {', '.join(names)}. "
@@ -390,7 +390,7 @@ def render(paths, out, title=None, reference=None, jobs=None, mixed_machines=Fal
     if refused is not None:
         refused.extend(got.refused)
     report = analyze(got.runs, reference_backend=reference) if got.runs else None
-    findings = (sweep_findings(report) if report else []) + study_findings(got.studies)
+    findings = order((sweep_findings(report) if report else []) + study_findings(got.studies))
     from . import plots  # matplotlib only when rendering
 
     parent = out.resolve().parent

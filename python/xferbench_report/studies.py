@@ -267,7 +267,7 @@ def study_findings(studies):
                         weight=60))
         elif s.schema == ALLOC:
             for i, a in enumerate(s.doc["alignment"]):
-                if a["misaligned"]:
+                if a["misaligned"] and not _remeasured_aligned(studies, s, a["strategy"]):
                     out.append(Finding(
                         "anomaly", f"{a['strategy']} misaligns buffers",
                         f"{a['misaligned']} of {a['checked']} buffers not on a {format_size(a['alignment'])} "
@@ -275,6 +275,17 @@ def study_findings(studies):
         elif s.schema == APP:
             out += _app_findings(s)
     return out
+
+
+def _remeasured_aligned(studies, s, strategy):
+    """A later alloc file (by started_at) measured the strategy again and found every buffer aligned: the
+    earlier misalignment is history (a fix came between), not a finding."""
+    for o in studies:
+        if o is s or o.schema != ALLOC or str(o.doc.get("started_at", "")) <= str(s.doc.get("started_at", "")):
+            continue
+        if any(a["strategy"] == strategy and not a["misaligned"] for a in o.doc["alignment"]):
+            return True
+    return False
 
 
 def _app_findings(s):
