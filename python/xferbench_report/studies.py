@@ -231,12 +231,23 @@ def render_cpu(doc, study):
                         continue
                     cell = format_gbps(r["gbps"])
                     if r.get("first_use_s"):
-                        cell += f" (first {format_time(r['first_use_s'])})"
+                        cell += f" (first {format_time(r['first_use_s'])}{_break_even(r.get('break_even'))})"
                     cells.append(cell)
                 table.append([op, kind, method] + cells)
     doc.table(["op", "host memory", "method"] + [format_size(n) for n in sizes], table, align="lll" + "r" * len(sizes),
               caption=f"GB/s at steady state on {threads} thread(s); in brackets a fresh buffer's first use "
-                      "(allocate + touch + first operation).")
+                      "(allocate + touch + first operation) and its break-even against the baseline kind: after how "
+                      "many uses its costlier setup is paid back ('~': within the noise).")
+
+
+def _break_even(b):
+    if not isinstance(b, dict) or not b.get("verdict"):
+        return ""
+    noise = "~" if b.get("within_noise") else ""
+    v = b["verdict"]
+    if v == "after" and isinstance(b.get("reuses"), (int, float)):
+        return f"; pays after {noise}{b['reuses']:,.0f} uses"
+    return f"; {noise}{'pays at once' if v == 'immediate' else 'never pays' if v == 'never' else v}"
 
 
 RENDER = {APP: render_app, ALLOC: render_alloc, CPU: render_cpu}
