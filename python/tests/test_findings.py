@@ -85,3 +85,28 @@ def test_unconverged_share(write_result):
     pts = [point(nbytes=n, converged=n > 64) for n in (16, 32, 64, 128, 256)]
     f = only(findings_of(write_result, pts), "unconverged")
     assert f.title == "host: 60% unconverged" and f.text.startswith("3 of 5 ok points")
+
+
+def test_a_step_of_a_transfer_is_no_bandwidth_above_the_link(write_result, tmp_path):
+    # OpenCL's map route: the "map" step of 64 MiB takes microseconds (nothing moves), far "above" the link.
+    n = 64 << 20
+    pts = [dict(gbps_point(20, n, backend="opencl:nvidia", route="map"), device_type="gpu",
+                parts={"map": {"median_s": 5e-6, "gbps": n / 5e-6 / 1e9}, "unmap": {"median_s": 3e-3, "gbps": 22.4}})]
+    path = write_result("map.json", pts, system=gpu_system(31.5))
+    report = analyze(load_runs([path]))
+    assert not [f for f in sweep_findings(report) if "above the link" in f.title]
+    from xferbench_report.cli import main
+
+    out = tmp_path / "r"
+    assert main(["render", str(path), "-o", str(out)]) == 0
+    row = next(line for line in (out / "summary.md").read_text().splitlines() if "(map part)" in line)
+    assert "a step of the transfer, not a transfer: times only" in row and "13421" not in row
+
+
+def test_a_device_clock_that_misses_host_work(write_result):
+    n = 16 << 20
+    pts = [dict(gbps_point(40, n, backend="opencl:nvidia", route="copy-async"), device_type="gpu", timer="event",
+                wall_stats={"median": n / 4e9, "count": 5})]
+    f = only(findings_of(write_result, pts, system=gpu_system(63.0)), "clock misses")
+    assert "1 points of 1 curves" in f.text and "40.00 GB/s on the device clock, 4.00 GB/s on the wall clock" in f.text
+    assert f.evidence == ["run.json#0"]

@@ -105,6 +105,22 @@ def above_ceiling_findings(report):
                     cite(*[p for _, p in above[:8]]), weight=90)]
 
 
+def clock_findings(report):
+    """Points whose device clock left out work the wall clock saw (the driver staged part of it outside)."""
+    missed = [(c, p) for c in report.curves for p in c.clock_misses_work]
+    if not missed:
+        return []
+    c, p = max(missed, key=lambda cp: cp[1].wall_median_s / cp[1].median_s)
+    wall = p.bytes_per_rep / p.wall_median_s / 1e9
+    return [Finding("anomaly", "Device clock misses host work",
+                    f"{len(missed)} points of {len(dict.fromkeys(id(c) for c, _ in missed))} curves take over "
+                    f"twice as long on the wall clock as on the device's events, so their device-clock GB/s "
+                    f"overstates what a program gets; kept out of the figures' panels, peaks and fits. Worst: "
+                    f"{c.name} {c.direction} {format_size(p.bytes)}: {format_gbps(c.gbps(p))} GB/s on the device "
+                    f"clock, {format_gbps(wall)} GB/s on the wall clock",
+                    cite(*[q for _, q in missed[:8]]), weight=80)]
+
+
 def collapse_findings(report):
     out = []
     for c in report.curves:
@@ -308,7 +324,7 @@ def convergence_findings(report):
 
 def sweep_findings(report):
     """Every finding from the sweep analysis: anomalies first, then guidance, each by weight."""
-    fs = (link_findings(report) + above_ceiling_findings(report) + collapse_findings(report)
+    fs = (link_findings(report) + above_ceiling_findings(report) + clock_findings(report) + collapse_findings(report)
           + convergence_findings(report) + misalignment_findings(report) + pinned_break_even_findings(report)
           + route_crossover_findings(report) + api_overhead_findings(report))
     return order(fs)
@@ -321,7 +337,7 @@ def order(findings):
 HEADLINES = 9
 
 
-TOPICS = ("downtrained", "above the link ceiling", "below the link ceiling", "collapse", "unconverged",
+TOPICS = ("downtrained", "above the link ceiling", "clock misses", "below the link ceiling", "collapse", "unconverged",
           "Write-combining", "misaligns", "API overhead", "Crossover", "break-even", "Misalignment", "vadd",
           "at the link ceiling")
 

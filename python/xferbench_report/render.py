@@ -12,7 +12,7 @@ import tempfile
 from pathlib import Path
 
 from . import __version__, signals
-from .analysis import MISSED_WORK_FACTOR, analyze, direction_sort_key, direction_title
+from .analysis import MISSED_WORK_FACTOR, analyze, direction_sort_key, direction_title, is_transfer_part
 from .document import Document, to_html, to_markdown
 from .errors import BadInput
 from .findings import order, render_findings, sweep_findings
@@ -21,6 +21,9 @@ from .studies import render_studies, study_findings
 from .units import format_gbps, format_size, format_time, format_us
 
 REPORT_FILES = ("index.html", "summary.md")
+# A cost model that misses the measurements by more than this (RMS, relative) describes nothing: the table
+# says so instead of printing its L and B.
+MAX_FIT_ERROR = 0.25
 
 
 def pick_sizes(sizes, k=6):
@@ -133,19 +136,26 @@ def _peaks_section(doc, report):
                                    report.kinds.index(c.host_memory), c.part))
         for c in curves:
             peak, half, first = c.peak, c.half_peak, c.points[0]
-            f = c.fit
+            step = c.part and not is_transfer_part(c.part)  # a step of a transfer: its time, not a bandwidth
+            f = c.fit if c.fit and not step and c.fit.rms_rel_err <= MAX_FIT_ERROR else None
+            notes = _notes(c)
+            if step:
+                notes = "a step of the transfer, not a transfer: times only" + (f", {notes}" if notes else "")
+            elif c.fit and f is None:
+                notes = (f"no model: one line misses the points by {100 * c.fit.rms_rel_err:.0f}% rms"
+                         + (f", {notes}" if notes else ""))
             rows.append([
                 c.group.name, c.route, c.host_memory + (f" ({c.part} part)" if c.part else ""),
-                format_gbps(c.gbps(peak)) if peak else "-",
+                format_gbps(c.gbps(peak)) if peak and not step else "-",
                 f"{100 * c.gbps(peak) / peak.link_ceiling_gbps:.0f}%" if peak and peak.link_ceiling_gbps
                 and not c.part else "-",
-                format_size(peak.bytes) if peak else "-",
-                format_size(half.bytes) if half else "-",
+                format_size(peak.bytes) if peak and not step else "-",
+                format_size(half.bytes) if half and not step else "-",
                 f"{format_time(c.time(first))} @ {format_size(first.bytes)}",
                 format_us(f.latency_s) if f else "-",
                 (format_gbps(f.bandwidth_gbps) if math.isfinite(f.bandwidth_bps) else "unresolved") if f else "-",
                 f"{100 * f.rms_rel_err:.1f}% / {100 * f.max_rel_err:.0f}%" if f else "-",
-                _notes(c),
+                notes,
             ])
             marks.append("warn" if c.above_limit or c.clock_misses_work else "")
         doc.table(["backend", "route", "host memory", "peak GB/s", "of link ceiling", "at size", "half peak from",
