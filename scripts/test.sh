@@ -30,14 +30,14 @@ scripts/test-install.sh "$cmake_bin" || status=1
 # and OpenCL's runtimes are not built for it. XFER_SANITIZERS=off skips it
 # (the GPU gate does: it has nothing GPU-specific, and CI runs it).
 if [ "${XFER_SANITIZERS:-on}" != off ]; then
-  echo "== C++ tests under ASan+UBSan (unit, conformance, cpu, CLI) =="
+  echo "== C++ tests under ASan+UBSan (unit, conformance, cpu, staged, CLI) =="
   generator=()
   command -v ninja >/dev/null && generator=(-G Ninja)
   asan_log=build/asan-build.log
   if "$cmake_bin" -S . -B build-asan "${generator[@]}" -DCMAKE_BUILD_TYPE=RelWithDebInfo \
        -DXFER_SANITIZE=address,undefined -DXFER_ENABLE_CUDA=OFF -DXFER_ENABLE_OPENCL=OFF >"$asan_log" 2>&1 &&
      "$cmake_bin" --build build-asan -j "$(nproc)" --target xfer_unit_tests xfer_conformance_tests xfer_backend_conformance_tests xfer_cpu_tests \
-       xferbench xfer_fault_shim xfer_example_pool >>"$asan_log" 2>&1; then
+       xfer_staged_tests xferbench xfer_fault_shim xfer_example_pool >>"$asan_log" 2>&1; then
     # allocator_may_return_null: tests ask for absurd sizes on purpose and
     # expect an error, not an abort. verify_asan_link_order=0: the CLI tests
     # preload their fault shim (and stdbuf its library) ahead of the runtime.
@@ -47,6 +47,25 @@ if [ "${XFER_SANITIZERS:-on}" != off ]; then
   else
     tail -30 "$asan_log"
     echo "the sanitizer build failed (all of it: $asan_log)"
+    status=1
+  fi
+
+  # The staged copier's tests under ThreadSanitizer: its pipeline hands
+  # chunks between the caller, the copier's team and the lanes' threads, the
+  # kind of code where a missing happens-before passes every other test. Only
+  # those tests (label staged): the rest of the suite is single-threaded or
+  # covered above, and TSan slows everything 5-15x.
+  echo "== staged copier tests under TSan =="
+  tsan_log=build/tsan-build.log
+  if "$cmake_bin" -S . -B build-tsan "${generator[@]}" -DCMAKE_BUILD_TYPE=RelWithDebInfo \
+       -DXFER_SANITIZE=thread -DXFER_ENABLE_CUDA=OFF -DXFER_ENABLE_OPENCL=OFF >"$tsan_log" 2>&1 &&
+     "$cmake_bin" --build build-tsan -j "$(nproc)" --target xfer_staged_tests >>"$tsan_log" 2>&1; then
+    # halt_on_error: the first race fails its test at once, with its report.
+    (cd build-tsan && TSAN_OPTIONS=halt_on_error=1:second_deadlock_stack=1 \
+      "$ctest_bin" --output-on-failure -j "$(nproc)" -L staged) || status=1
+  else
+    tail -30 "$tsan_log"
+    echo "the ThreadSanitizer build failed (all of it: $tsan_log)"
     status=1
   fi
 fi

@@ -67,7 +67,8 @@ def test_bad_files_are_left_out_one_line_each(data, tmp_path, capsys, write_resu
     assert err == [
         f"xferbench-report: error: {future}: unsupported schema 'xferbench/alloc/v9' (this tool reads "
         "xferbench/result/v1, xferbench/app/v1, xferbench/alloc/v1, xferbench/cpu/v1)",
-        f"xferbench-report: error: {truncated}: truncated or corrupt gzip file",
+        f"xferbench-report: error: {truncated}: not a readable gzip file (Compressed file ended before the "
+        "end-of-stream marker was reached)",
         f"xferbench-report: error: {data / 'no_ok_points.json'}: no ok points to report (2 points: 1 skipped, "
         "1 failed)",
         f"xferbench-report: error: {other}: measured on elsewhere (x, 2 CPUs), not on fixture-host "

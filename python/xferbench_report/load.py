@@ -14,6 +14,7 @@ finiteness and range, so the analysis and the figures can trust what they get.
 """
 
 import gzip
+import io
 import json
 import math
 import zlib
@@ -341,22 +342,39 @@ def _check_system(system):
                 link.integer("width", nonnegative=True)
 
 
+# The most a result file may hold, read or decompressed (a full H100 sweep is
+# tens of MB): a gzip bomb or a stray huge file is refused, not swapped in.
+MAX_FILE_BYTES = 512 << 20
+GZIP_MAGIC = b"\x1f\x8b"
+
+
+def _read_bounded(path):
+    """The file's bytes, gunzipped when it starts with gzip's magic, at most MAX_FILE_BYTES."""
+    with open(path, "rb") as f:
+        raw = f.read(MAX_FILE_BYTES + 1)
+    too_big = f"{path}: larger than {MAX_FILE_BYTES >> 20} MiB (uncompressed); not a result file this tool reads"
+    if len(raw) > MAX_FILE_BYTES:
+        raise BadInput(too_big)
+    if raw[:2] == GZIP_MAGIC:
+        try:
+            with gzip.GzipFile(fileobj=io.BytesIO(raw)) as g:
+                raw = g.read(MAX_FILE_BYTES + 1)
+        except (OSError, EOFError, zlib.error) as e:  # BadGzipFile is an OSError; a cut file ends in EOFError
+            raise BadInput(f"{path}: not a readable gzip file ({e or 'truncated'})") from None
+    if len(raw) > MAX_FILE_BYTES:
+        raise BadInput(too_big)
+    return raw
+
+
 def _parse(path):
     try:
-        # Committed sweeps are gzipped to keep the tree small; the name says which.
-        if path.name.endswith(".gz"):
-            with gzip.open(path, "rb") as f:
-                text = f.read().decode("utf-8")
-        else:
-            text = path.read_text(encoding="utf-8")
+        text = _read_bounded(path).decode("utf-8")
     except FileNotFoundError:
         raise BadInput(f"{path}: no such file") from None
     except IsADirectoryError:
         raise BadInput(f"{path}: is a directory, expected a result file") from None
     except UnicodeDecodeError:
         raise BadInput(f"{path}: not JSON (not UTF-8 text)") from None
-    except (EOFError, gzip.BadGzipFile, zlib.error):
-        raise BadInput(f"{path}: truncated or corrupt gzip file") from None
     except OSError as e:
         raise BadInput(f"{path}: cannot read: {e.strerror or e}") from None
     try:

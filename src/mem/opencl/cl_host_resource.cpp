@@ -39,11 +39,14 @@ std::unique_ptr<mem::host_resource> make_opencl_host_kind(std::string_view name,
                                             options);
 }
 
-cl_host_resource::cl_host_resource(std::string kind, const device_caps& device, bool pinned, mem::kind_options options)
-    : kind_(std::move(kind)), device_(device), pinned_(pinned), options_(options) {
-  cl_int rc = CL_SUCCESS;
-  ctx_ = context(clCreateContext(nullptr, 1, &device_.id, nullptr, nullptr, &rc));
-  check(rc, "clCreateContext", fmt::format("{} memory on {}", kind_, device_.name));
+cl_host_resource::cl_host_resource(std::string kind, const device_caps& device, bool pinned, mem::kind_options options,
+                                   context ctx)
+    : kind_(std::move(kind)), device_(device), pinned_(pinned), options_(options), ctx_(std::move(ctx)) {
+  if (!ctx_) {
+    cl_int rc = CL_SUCCESS;
+    ctx_ = context(clCreateContext(nullptr, 1, &device_.id, nullptr, nullptr, &rc));
+    check(rc, "clCreateContext", fmt::format("{} memory on {}", kind_, device_.name));
+  }
   queue_ = make_queue(ctx_, device_, false);
 }
 

@@ -38,8 +38,11 @@ class cl_host_resource final : public mem::host_resource {
   // `kind` is one of opencl_kind_names() that `device` offers. `pinned` is
   // the caller's judgement of whether the platform documents this kind as
   // page-locked (see opencl_backend::host_memory). Creates its own context
-  // and queue, so it outlives nothing it depends on.
-  cl_host_resource(std::string kind, const device_caps& device, bool pinned, mem::kind_options options);
+  // and queue, so it outlives nothing it depends on; or works in `ctx` when
+  // given (the staged step's: its staging buffers then belong to the context
+  // its copies run in, as NVIDIA's guide has pinned memory used).
+  cl_host_resource(std::string kind, const device_caps& device, bool pinned, mem::kind_options options,
+                   context ctx = {});
   ~cl_host_resource() override;  // frees what callers did not (unmap, release)
   cl_host_resource(const cl_host_resource&) = delete;
   cl_host_resource& operator=(const cl_host_resource&) = delete;

@@ -1,20 +1,29 @@
 #include <stdexcept>
-#include <xfer/core/interrupt.hpp>
-#include <xfer/core/thread_team.hpp>
+#include <utility>
+#include <xfer/mem/thread_team.hpp>
 
-namespace xfer {
+namespace xfer::mem {
 
-thread_team::thread_team(unsigned size) {
+thread_team::thread_team(unsigned size, std::function<void()> helper_start) {
   if (size == 0) throw std::invalid_argument("a thread team needs at least one thread");
   helpers_.reserve(size - 1);
-  for (unsigned i = 1; i < size; ++i)
-    helpers_.emplace_back([this, i] {
-      block_stop_signals_in_this_thread();  // signals are the main thread's to take
-      loop(i);
-    });
+  try {
+    for (unsigned i = 1; i < size; ++i)
+      helpers_.emplace_back([this, i, helper_start] {
+        if (helper_start) helper_start();
+        loop(i);
+      });
+  } catch (...) {
+    // The threads already started must not outlive a team that never was
+    // (a joinable std::thread destroyed would terminate the program).
+    close();
+    throw;
+  }
 }
 
-thread_team::~thread_team() {
+thread_team::~thread_team() { close(); }
+
+void thread_team::close() noexcept {
   {
     std::lock_guard lock(mutex_);
     closing_ = true;
@@ -57,4 +66,4 @@ void thread_team::loop(unsigned index) {
   }
 }
 
-}  // namespace xfer
+}  // namespace xfer::mem

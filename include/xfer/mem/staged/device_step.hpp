@@ -1,0 +1,112 @@
+#pragma once
+// The one thing a backend supplies to the staged copier: moving one chunk
+// between a pinned staging buffer and device memory, asynchronously, and
+// saying when it is done. The pipeline (staging ring, CPU threads, overlap,
+// errors) is written once in staged_copier; CUDA (runtime and driver),
+// OpenCL and the host backend each provide a device_step.
+//
+// No vendor type here: device memory travels as an opaque handle (a CUDA
+// device pointer, an OpenCL cl_mem, a host pointer for the host step) plus a
+// byte offset, so a copy never needs pointer arithmetic on a handle.
+#include <cstddef>
+#include <memory>
+#include <stdexcept>
+#include <string>
+#include <string_view>
+#include <xfer/mem/resource.hpp>
+
+namespace xfer::mem {
+
+enum class staged_direction { to_device, to_host };
+std::string_view to_string(staged_direction d) noexcept;  // "host-to-device" | "device-to-host"
+
+// Device memory as the copier sees it: the backend's handle and its size in
+// bytes (the copier checks every copy against it).
+struct device_ref {
+  void* handle = nullptr;
+  std::size_t bytes = 0;
+};
+
+// A device step failed (an enqueue, a completion, opening a lane): what()
+// names the step and the call; the copier wraps it in a staged_error.
+class device_step_error : public std::runtime_error {
+ public:
+  using std::runtime_error::runtime_error;
+};
+
+// A staged copy failed or was refused: what() says which direction, the
+// copy's size and the cause in one line; the fields say the same for code.
+class staged_error : public std::runtime_error {
+ public:
+  enum class reason {
+    bad_argument,     // null pointer, a range beyond the device buffer, overlap
+    staging,          // the staging pool could not provide pinned buffers
+    device,           // the device step failed (enqueue or completion)
+    closed,           // the copier is being destroyed
+  };
+  staged_error(reason why, staged_direction dir, std::size_t bytes, std::size_t at_offset, std::string cause);
+  reason why() const noexcept { return why_; }
+  staged_direction direction() const noexcept { return dir_; }
+  std::size_t bytes() const noexcept { return bytes_; }        // the whole copy's size
+  std::size_t at_offset() const noexcept { return offset_; }   // where in the copy it failed (0 if before)
+  const std::string& cause() const noexcept { return cause_; }
+
+ private:
+  reason why_;
+  staged_direction dir_;
+  std::size_t bytes_, offset_;
+  std::string cause_;
+};
+
+// One in-order queue of the device's copy engine (a CUDA stream, an OpenCL
+// command queue) with a completion marker per staging slot. The copier gives
+// each of its threads a lane of its own: a lane is used by one thread at a
+// time, so it needs no locking.
+class staging_lane {
+ public:
+  virtual ~staging_lane() = default;
+  // Queue a copy of `bytes` from pinned `staging` to `dst` at `offset`
+  // (to_device), or from `src` at `offset` into `staging` (to_host). Both
+  // return before the copy completes; the staging memory must stay untouched
+  // until wait() for the slot recorded after it returns.
+  virtual void to_device(const void* staging, device_ref dst, std::size_t offset, std::size_t bytes) = 0;
+  virtual void to_host(void* staging, device_ref src, std::size_t offset, std::size_t bytes) = 0;
+  // Marks everything queued so far on this lane as slot `slot`'s (slot <
+  // the slots the lane was opened with).
+  virtual void record(unsigned slot) = 0;
+  // Blocks until what was queued before slot's last record() completed.
+  // Throws device_step_error when that work failed.
+  virtual void wait(unsigned slot) = 0;
+  // Waits for everything queued, swallowing errors: after a failure, before
+  // the staging buffers go back to the pool, no copy may still use them.
+  virtual void drain() noexcept = 0;
+};
+
+class device_step {
+ public:
+  virtual ~device_step() = default;
+  // "cuda-runtime", "cuda-driver", "opencl", "host": for messages and for
+  // the tuning cache's key (with device_key()).
+  virtual std::string_view name() const noexcept = 0;
+  // Names the device (a PCI bus id, a device name): tuning is cached per it.
+  virtual std::string device_key() const = 0;
+  // Where staging buffers come from: pinned memory of this API (the copier
+  // puts a caching pool on it). Lives as long as the step.
+  virtual host_resource& staging_memory() = 0;
+  // A new lane with `slots` completion markers. Throws device_step_error.
+  virtual std::unique_ptr<staging_lane> open_lane(unsigned slots) = 0;
+  // The plain API's blocking copy from/to any host memory (the handoff for
+  // small copies, where staging does not pay). Throws device_step_error.
+  virtual void plain_to_device(device_ref dst, std::size_t offset, const void* src, std::size_t bytes) = 0;
+  virtual void plain_to_host(void* dst, device_ref src, std::size_t offset, std::size_t bytes) = 0;
+  // Device memory of the step's device (for programs with none of their own,
+  // and for tests). Throws device_step_error naming the size and the cause.
+  virtual device_ref allocate(std::size_t bytes) = 0;
+  virtual void deallocate(device_ref d) noexcept = 0;
+  // The host address of device memory where the host can address it (the
+  // host step, mapped or managed memory), else nullptr: the copier then
+  // refuses a copy whose source and destination overlap.
+  virtual const void* host_view(device_ref) const noexcept { return nullptr; }
+};
+
+}  // namespace xfer::mem

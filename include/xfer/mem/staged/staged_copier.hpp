@@ -1,0 +1,143 @@
+#pragma once
+// Pageable memory at pinned speed (issue 15): copies between any host memory
+// and device memory through a ring of pinned staging buffers. A team of CPU
+// threads copies chunks into (or out of) the ring while the device's copy
+// engine drains (or fills) the chunks before them, so the CPU copy and the
+// DMA overlap and the transfer runs near the pinned rate.
+//
+//   xfer::mem::staged_copier copier(*xfer::cuda::make_staged_step(0));
+//   copier.copy_to_device({dev_ptr, dev_bytes}, 0, vec.data(), vec.size());
+//
+// Below tuning().handoff_bytes a copy goes to the plain API instead, where
+// staging would not pay.
+//
+// Thread-safe: any number of threads may copy through one copier at once.
+// Copies are queued and run one after another, each with all the copier's
+// threads (one copy already keeps the copy engine busy); a copy's staging
+// buffers are taken from the pool when it starts and returned when it ends,
+// so the pinned memory in use stays one ring whatever the queue length.
+#include <condition_variable>
+#include <cstddef>
+#include <deque>
+#include <exception>
+#include <functional>
+#include <memory>
+#include <mutex>
+#include <optional>
+#include <thread>
+#include <xfer/mem/caching_pool.hpp>
+#include <xfer/mem/staged/device_step.hpp>
+#include <xfer/mem/staged/tuning.hpp>
+#include <xfer/mem/thread_team.hpp>
+
+namespace xfer::mem {
+
+namespace detail {
+struct staged_job;
+}
+
+// The outcome of an asynchronous staged copy. wait() blocks until the copy
+// finished and throws its staged_error if it failed (every time it is
+// called). Dropping a completion unwaited is allowed: the copy still runs to
+// its end (and the copier's destructor waits for it).
+class staged_completion {
+ public:
+  staged_completion() = default;  // an already finished, successful copy
+  void wait() const;
+  bool ready() const;  // finished (successfully or not) without blocking
+  std::size_t bytes() const noexcept;
+
+ private:
+  friend class staged_copier;
+  explicit staged_completion(std::shared_ptr<detail::staged_job> j) : job_(std::move(j)) {}
+  std::shared_ptr<detail::staged_job> job_;
+};
+
+struct staged_copier_options {
+  // Unset: tuning_for(step) (the per-machine, per-device cached tuning,
+  // with the XFER_STAGED_* overrides). Set: used as given.
+  std::optional<staged_tuning> tuning;
+  // Idle staging memory the copier's pool keeps for the next copy (the pool
+  // returns the rest to the OS); the default keeps one ring.
+  std::optional<std::size_t> max_cached_staging_bytes;
+  // Called first on each of the copier's threads (a signal mask, a name,
+  // NUMA placement).
+  std::function<void()> thread_start;
+};
+
+class staged_copier {
+ public:
+  // The step must outlive the copier. Opens one lane per thread and starts
+  // the threads; throws staged_error (reason device) when a lane cannot be
+  // opened, std::invalid_argument for an unusable tuning.
+  explicit staged_copier(device_step& step, staged_copier_options options = {});
+  // Waits for every queued copy to finish, then stops the threads and
+  // returns the cached staging memory.
+  ~staged_copier();
+  staged_copier(const staged_copier&) = delete;
+  staged_copier& operator=(const staged_copier&) = delete;
+
+  // Blocking: return once the bytes are at their destination (in device
+  // memory for copy_to_device). Throw staged_error naming the size and the
+  // cause; after a failure no staging memory is held and no thread of the
+  // copy still runs, and the copier takes the next copy as usual. The
+  // destination's bytes are then unspecified.
+  //
+  // A size of 0 copies nothing and succeeds (as memcpy and cudaMemcpy do).
+  // Refused with reason bad_argument before anything moves: a null pointer
+  // with a non-zero size, an offset+bytes beyond dst.bytes/src.bytes, and a
+  // source overlapping the destination (where the step can tell).
+  void copy_to_device(device_ref dst, std::size_t dst_offset, const void* src, std::size_t bytes);
+  void copy_to_host(void* dst, device_ref src, std::size_t src_offset, std::size_t bytes);
+
+  // Asynchronous: check the arguments (throwing as above), queue the copy
+  // and return at once. Until the completion's wait() returns, the caller
+  // may read the host source of copy_to_device_async but must not modify or
+  // free it (the threads copy it chunk by chunk, late chunks last); the
+  // device destination is not complete before wait() returns and must not
+  // be read by the device. For copy_to_host_async the host destination and
+  // the device source must be left alone altogether (neither read nor
+  // written). Work the caller queued on the device before the call is not
+  // waited for: device work producing a to_host source must be finished
+  // (synchronized) first.
+  //
+  // A copy below the handoff size runs on the calling thread through the
+  // plain API, and the completion returned is already finished.
+  //
+  // Order: staged copies run in the order they were queued, but a copy
+  // below the handoff runs at once, possibly before staged copies queued
+  // earlier. A caller whose copies touch the same bytes waits for the first
+  // before starting the second.
+  [[nodiscard]] staged_completion copy_to_device_async(device_ref dst, std::size_t dst_offset, const void* src,
+                                                       std::size_t bytes);
+  [[nodiscard]] staged_completion copy_to_host_async(void* dst, device_ref src, std::size_t src_offset,
+                                                     std::size_t bytes);
+
+  const staged_tuning& tuning() const noexcept { return tuning_; }
+  device_step& step() const noexcept { return step_; }
+  // The staging pool's statistics (handed_out_bytes is 0 whenever no copy runs).
+  pool_stats staging_stats() const { return pool_.stats(); }
+  // Returns the idle staging memory to the OS (pinning it again costs time).
+  void trim_staging() { pool_.trim(); }
+
+ private:
+  staged_completion submit(std::shared_ptr<detail::staged_job> job);
+  void leader_loop();
+  void run_job(detail::staged_job& job);
+  void work(detail::staged_job& job, unsigned thread);
+  void work_to_device(detail::staged_job& job, unsigned thread);
+  void work_to_host(detail::staged_job& job, unsigned thread);
+
+  device_step& step_;
+  staged_tuning tuning_;
+  caching_pool pool_;
+  std::vector<std::unique_ptr<staging_lane>> lanes_;
+  std::unique_ptr<thread_team> team_;  // the leader is its member 0
+  std::mutex mutex_;
+  std::condition_variable queued_;
+  std::deque<std::shared_ptr<detail::staged_job>> queue_;
+  bool closing_ = false;
+  std::thread leader_;
+};
+
+}  // namespace xfer::mem

@@ -1,0 +1,79 @@
+#pragma once
+// How the staged copier cuts a copy: chunk size, ring depth, thread count,
+// and the size below which the plain API is faster. Defaults come from the
+// H100 feasibility probe of issue 15 (8 MiB chunks, a ring of 4 pinned
+// buffers per direction, parallel memcpy: 53 GB/s host-to-device); a
+// calibration can replace them per machine and device, and the environment
+// or the caller can override any field.
+#include <cstddef>
+#include <functional>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <vector>
+
+namespace xfer::mem {
+
+class device_step;
+
+struct staged_tuning {
+  std::size_t chunk_bytes = std::size_t{8} << 20;
+  // Staging buffers in the ring, all threads together. Each thread owns
+  // ring_depth / threads of them (at least one), so a thread fills one while
+  // the device drains its others and no slot is ever shared between threads.
+  unsigned ring_depth = 8;
+  unsigned threads = 4;
+  // Copies smaller than this go to the plain API (device_step::plain_*).
+  std::size_t handoff_bytes = std::size_t{1} << 20;
+
+  // Throws std::invalid_argument naming the field when a value is unusable
+  // (0 chunk, depth or threads; chunk over 1 GiB; more than 256 threads).
+  void validate() const;
+  // threads = min(threads, ring_depth): a thread without a slot would idle.
+  unsigned effective_threads() const noexcept;
+  unsigned slots_per_thread() const noexcept;  // ring_depth / effective_threads(), at least 1
+  bool operator==(const staged_tuning&) const = default;
+};
+
+// `base` with any of XFER_STAGED_CHUNK_BYTES, XFER_STAGED_RING_DEPTH,
+// XFER_STAGED_THREADS, XFER_STAGED_HANDOFF_BYTES set in the environment
+// applied over it. Throws std::invalid_argument naming the variable when one
+// is not a positive integer.
+staged_tuning tuning_from_environment(staged_tuning base = {});
+
+// The tuning for `step`'s device on this machine, under the key
+// "<host name>/<step name>/<device key>": the one this process already has;
+// else the one in the cache file (tuning_cache_file()); else, when
+// `calibrate` is given, what it returns (written to the file for the next
+// program); else the defaults. The environment overrides apply last.
+// Thread-safe; calibrate() runs once per key even when several threads ask.
+// The file is an optimisation: one that cannot be read or written is
+// ignored, and a line that does not parse is skipped.
+using staged_calibration = std::function<staged_tuning(device_step&)>;
+staged_tuning tuning_for(device_step& step, const staged_calibration& calibrate = {});
+std::string tuning_cache_key(device_step& step);
+// $XFER_STAGED_TUNING_CACHE when set ("off": no file), else
+// $XDG_CACHE_HOME/xfer/staged-tuning, else ~/.cache/xfer/staged-tuning.
+// Empty when there is no file to use.
+std::string tuning_cache_file();
+void forget_cached_tunings();  // this process's cache (the file stays), for tests
+
+// A short calibration: times round trips of probe_bytes through the copier
+// for each chunk size and thread count, keeps the fastest, then finds the
+// size from which staging beats the plain API (handoff: the smallest probed
+// size from which the staged copy was faster at every larger probed size).
+// Stops trying candidates once budget_s is spent (keeping the best so far).
+// Throws device_step_error / staged_error when the device fails.
+struct staged_calibration_options {
+  std::size_t probe_bytes = std::size_t{64} << 20;
+  std::vector<std::size_t> chunk_sizes{std::size_t{2} << 20, std::size_t{4} << 20, std::size_t{8} << 20,
+                                       std::size_t{16} << 20};
+  std::vector<unsigned> thread_counts{2, 4, 8};  // those over the CPUs this process may use are left out
+  unsigned slots_per_thread = 2;
+  std::vector<std::size_t> handoff_sizes{std::size_t{64} << 10, std::size_t{256} << 10, std::size_t{1} << 20,
+                                         std::size_t{4} << 20, std::size_t{16} << 20};
+  double budget_s = 1.5;
+};
+staged_tuning calibrate_staged(device_step& step, const staged_calibration_options& options = {});
+
+}  // namespace xfer::mem

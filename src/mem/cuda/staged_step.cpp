@@ -1,0 +1,205 @@
+// The CUDA device step: a lane is a stream plus an event per slot. Every call
+// goes through the api strategy (api.hpp), so the runtime and the driver
+// step are this one class.
+#include <xfer/mem/cuda/staged_step.hpp>
+
+#include <mutex>
+#include <stdexcept>
+#include <string>
+#include <thread>
+#include <vector>
+#include <fmt/format.h>
+
+#include "api.hpp"
+#include "resources.hpp"
+
+namespace xfer::cuda {
+namespace {
+
+template <class F>
+auto checked(const char* what, F&& f) {
+  try {
+    return f();
+  } catch (const std::exception& e) {
+    throw mem::device_step_error(fmt::format("{}: {}", what, e.what()));
+  }
+}
+
+class cuda_step;
+
+// Pinned memory allocated with the step's device current on the allocating
+// thread (the copier's leader, which is not the thread that made the step):
+// the driver API has no context on a fresh thread.
+class current_device_resource final : public mem::host_resource {
+ public:
+  current_device_resource(cuda_step& s, mem::host_resource& inner) : step_(s), inner_(inner) {}
+  std::string_view kind() const noexcept override { return inner_.kind(); }
+  mem::properties props() const noexcept override { return inner_.props(); }
+  std::size_t max_alignment() const noexcept override { return inner_.max_alignment(); }
+  std::size_t natural_alignment() const noexcept override { return inner_.natural_alignment(); }
+  std::string describe() const override { return inner_.describe(); }
+
+ private:
+  void* do_allocate(std::size_t bytes, std::size_t alignment) override;
+  void do_deallocate(void* p, std::size_t bytes, std::size_t alignment) noexcept override;
+  bool do_is_equal(const std::pmr::memory_resource& o) const noexcept override { return this == &o; }
+  cuda_step& step_;
+  mem::host_resource& inner_;
+};
+
+class cuda_step final : public mem::device_step {
+ public:
+  cuda_step(std::unique_ptr<api> a, int device) : api_(std::move(a)), device_(device) {
+    const int n = api_->device_count();
+    if (device < 0 || device >= n)
+      throw std::runtime_error(fmt::format("CUDA device {} does not exist ({} device{})", device, n, n == 1 ? "" : "s"));
+    make_current();
+    const auto attrs = api_->attributes(device);
+    key_ = fmt::format("{} {}", attrs.pci_bus_id, attrs.name);
+    name_ = fmt::format("cuda-{}", api_->name());
+  }
+
+  std::string_view name() const noexcept override { return name_; }
+  std::string device_key() const override { return key_; }
+  mem::host_resource& staging_memory() override { return staging_; }
+  std::unique_ptr<mem::staging_lane> open_lane(unsigned slots) override;
+
+  void plain_to_device(mem::device_ref dst, std::size_t offset, const void* src, std::size_t bytes) override {
+    checked("plain host-to-device copy", [&] {
+      make_current();
+      api_->copy(static_cast<unsigned char*>(dst.handle) + offset, src, bytes, copy_kind::h2d);
+    });
+  }
+  void plain_to_host(void* dst, mem::device_ref src, std::size_t offset, std::size_t bytes) override {
+    checked("plain device-to-host copy", [&] {
+      make_current();
+      api_->copy(dst, static_cast<const unsigned char*>(src.handle) + offset, bytes, copy_kind::d2h);
+    });
+  }
+  mem::device_ref allocate(std::size_t bytes) override {
+    return checked("device allocation", [&] {
+      make_current();
+      return mem::device_ref{api_->device_alloc(bytes ? bytes : 1), bytes};
+    });
+  }
+  void deallocate(mem::device_ref d) noexcept override {
+    if (!d.handle) return;
+    try {
+      make_current();
+    } catch (...) {
+      // Freeing on whatever context is current is the best left to do.
+    }
+    api_->device_free(d.handle);
+  }
+
+  api& cuda() noexcept { return *api_; }
+  // The step's device current on the calling thread. The api's make_current
+  // keeps state (the driver's context table), so calls are serialized.
+  void make_current() {
+    std::lock_guard lock(current_mutex_);
+    api_->make_current(device_);
+  }
+
+ private:
+  std::unique_ptr<api> api_;
+  int device_;
+  std::string key_, name_;
+  std::mutex current_mutex_;
+  pinned_resource pinned_{*api_};
+  current_device_resource staging_{*this, pinned_};
+};
+
+void* current_device_resource::do_allocate(std::size_t bytes, std::size_t alignment) {
+  step_.make_current();
+  return inner_.allocate(bytes, alignment);
+}
+
+void current_device_resource::do_deallocate(void* p, std::size_t bytes, std::size_t alignment) noexcept {
+  try {
+    step_.make_current();
+  } catch (...) {
+  }
+  inner_.deallocate(p, bytes, alignment);
+}
+
+class cuda_lane final : public mem::staging_lane {
+ public:
+  cuda_lane(cuda_step& s, unsigned slots) : step_(s), api_(s.cuda()) {
+    step_.make_current();
+    stream_ = api_.create_stream();
+    try {
+      for (unsigned i = 0; i < slots; ++i) events_.push_back(api_.create_event());
+    } catch (...) {
+      release();
+      throw;
+    }
+  }
+  ~cuda_lane() override { release(); }
+
+  void to_device(const void* staging, mem::device_ref dst, std::size_t offset, std::size_t bytes) override {
+    checked("cudaMemcpyAsync host-to-device", [&] {
+      on_this_thread();
+      api_.copy_async(static_cast<unsigned char*>(dst.handle) + offset, staging, bytes, copy_kind::h2d, stream_);
+    });
+  }
+  void to_host(void* staging, mem::device_ref src, std::size_t offset, std::size_t bytes) override {
+    checked("cudaMemcpyAsync device-to-host", [&] {
+      on_this_thread();
+      api_.copy_async(staging, static_cast<const unsigned char*>(src.handle) + offset, bytes, copy_kind::d2h, stream_);
+    });
+  }
+  void record(unsigned slot) override {
+    checked("recording a staging slot's event", [&] {
+      on_this_thread();
+      api_.record(events_.at(slot), stream_);
+    });
+  }
+  void wait(unsigned slot) override {
+    checked("waiting for a staging slot's event", [&] {
+      on_this_thread();
+      api_.synchronize_event(events_.at(slot));
+    });
+  }
+  void drain() noexcept override {
+    try {
+      api_.synchronize_stream(stream_);
+    } catch (...) {
+      // A failed stream has stopped using the staging memory all the same.
+    }
+  }
+
+ private:
+  // The lane moves to the copier's thread after it is made: that thread
+  // needs the device current once.
+  void on_this_thread() {
+    if (owner_ == std::this_thread::get_id()) return;
+    step_.make_current();
+    owner_ = std::this_thread::get_id();
+  }
+  void release() noexcept {
+    if (!stream_) return;
+    drain();
+    for (event_t e : events_) api_.destroy_event(e);
+    events_.clear();
+    api_.destroy_stream(stream_);
+    stream_ = nullptr;
+  }
+  cuda_step& step_;
+  api& api_;
+  stream_t stream_ = nullptr;
+  std::vector<event_t> events_;
+  std::thread::id owner_;
+};
+
+std::unique_ptr<mem::staging_lane> cuda_step::open_lane(unsigned slots) {
+  return checked("opening a CUDA staging lane", [&] { return std::make_unique<cuda_lane>(*this, slots); });
+}
+
+}  // namespace
+
+std::unique_ptr<mem::device_step> make_staged_step(int device, allocating_api which) {
+  auto a = which == allocating_api::driver ? make_driver_api() : make_runtime_api();
+  return std::make_unique<cuda_step>(std::move(a), device);
+}
+
+}  // namespace xfer::cuda

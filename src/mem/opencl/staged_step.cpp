@@ -1,0 +1,135 @@
+// The OpenCL device step: a lane is an in-order queue of its own and a marker
+// event per slot (clEnqueueMarkerWithWaitList, OpenCL 1.2).
+#include <xfer/mem/opencl/staged_step.hpp>
+
+#include <algorithm>
+#include <stdexcept>
+#include <string>
+#include <vector>
+#include <fmt/format.h>
+
+#include "cl.hpp"
+#include "cl_host_resource.hpp"
+#include "platform.hpp"
+
+namespace xfer::opencl {
+namespace {
+
+template <class F>
+auto checked(const char* what, F&& f) {
+  try {
+    return f();
+  } catch (const std::exception& e) {
+    throw mem::device_step_error(fmt::format("OpenCL {}: {}", what, e.what()));
+  }
+}
+
+cl_mem as_mem(mem::device_ref d) noexcept { return static_cast<cl_mem>(d.handle); }
+
+class cl_lane final : public mem::staging_lane {
+ public:
+  cl_lane(const context& ctx, const device_caps& caps, unsigned slots)
+      : queue_(make_queue(ctx, caps, false)), marks_(slots) {}
+  ~cl_lane() override { drain(); }
+
+  void to_device(const void* staging, mem::device_ref dst, std::size_t offset, std::size_t bytes) override {
+    check(clEnqueueWriteBuffer(queue_.get(), as_mem(dst), CL_FALSE, offset, bytes, staging, 0, nullptr, nullptr),
+          "clEnqueueWriteBuffer", fmt::format("{} bytes at offset {}", bytes, offset));
+  }
+  void to_host(void* staging, mem::device_ref src, std::size_t offset, std::size_t bytes) override {
+    check(clEnqueueReadBuffer(queue_.get(), as_mem(src), CL_FALSE, offset, bytes, staging, 0, nullptr, nullptr),
+          "clEnqueueReadBuffer", fmt::format("{} bytes at offset {}", bytes, offset));
+  }
+  void record(unsigned slot) override {
+    event& e = marks_.at(slot);
+    check(clEnqueueMarkerWithWaitList(queue_.get(), 0, nullptr, e.reset_and_out()), "clEnqueueMarkerWithWaitList");
+    // Submit now: the device starts this chunk while the thread fills the next.
+    check(clFlush(queue_.get()), "clFlush");
+  }
+  void wait(unsigned slot) override {
+    const event& e = marks_.at(slot);
+    if (!e) return;
+    cl_event ev = e.get();
+    check(clWaitForEvents(1, &ev), "clWaitForEvents");
+    // A failed command makes its marker's status negative (and, on some
+    // platforms, clWaitForEvents report CL_EXEC_STATUS_ERROR_FOR_EVENTS_IN_WAIT_LIST).
+    cl_int status = CL_COMPLETE;
+    check(clGetEventInfo(ev, CL_EVENT_COMMAND_EXECUTION_STATUS, sizeof status, &status, nullptr), "clGetEventInfo");
+    if (status < 0) throw_cl_error(status, "a staged copy", "its marker's status");
+  }
+  void drain() noexcept override { (void)clFinish(queue_.get()); }
+
+ private:
+  command_queue queue_;
+  std::vector<event> marks_;
+};
+
+class cl_step final : public mem::device_step {
+ public:
+  cl_step(const platform_desc& p, const device_caps& caps)
+      : caps_(caps), key_(fmt::format("{} {}", p.token, caps.name)) {
+    cl_int rc = CL_SUCCESS;
+    ctx_ = context(clCreateContext(nullptr, 1, &caps_.id, nullptr, nullptr, &rc));
+    check(rc, "clCreateContext", caps_.name);
+    queue_ = make_queue(ctx_, caps_, false);
+    staging_ = std::make_unique<cl_host_resource>("alloc-host-ptr", caps_,
+                                                  documented_pinned("alloc-host-ptr", p.token, caps_.type),
+                                                  mem::kind_options{}, ctx_);
+  }
+  ~cl_step() override = default;
+
+  std::string_view name() const noexcept override { return "opencl"; }
+  std::string device_key() const override { return key_; }
+  mem::host_resource& staging_memory() override { return *staging_; }
+  std::unique_ptr<mem::staging_lane> open_lane(unsigned slots) override {
+    return checked("opening a staging lane", [&] { return std::make_unique<cl_lane>(ctx_, caps_, slots); });
+  }
+  void plain_to_device(mem::device_ref dst, std::size_t offset, const void* src, std::size_t bytes) override {
+    checked("plain host-to-device copy", [&] {
+      check(clEnqueueWriteBuffer(queue_.get(), as_mem(dst), CL_TRUE, offset, bytes, src, 0, nullptr, nullptr),
+            "clEnqueueWriteBuffer", fmt::format("{} bytes at offset {}", bytes, offset));
+    });
+  }
+  void plain_to_host(void* dst, mem::device_ref src, std::size_t offset, std::size_t bytes) override {
+    checked("plain device-to-host copy", [&] {
+      check(clEnqueueReadBuffer(queue_.get(), as_mem(src), CL_TRUE, offset, bytes, dst, 0, nullptr, nullptr),
+            "clEnqueueReadBuffer", fmt::format("{} bytes at offset {}", bytes, offset));
+    });
+  }
+  mem::device_ref allocate(std::size_t bytes) override {
+    return checked("device allocation", [&] {
+      cl_int rc = CL_SUCCESS;
+      cl_mem m = clCreateBuffer(ctx_.get(), CL_MEM_READ_WRITE, bytes ? bytes : 1, nullptr, &rc);
+      check(rc, "clCreateBuffer", fmt::format("{} bytes", bytes));
+      return mem::device_ref{m, bytes};
+    });
+  }
+  void deallocate(mem::device_ref d) noexcept override {
+    if (d.handle) clReleaseMemObject(as_mem(d));
+  }
+
+ private:
+  device_caps caps_;
+  std::string key_;
+  context ctx_;
+  command_queue queue_;
+  std::unique_ptr<cl_host_resource> staging_;  // last: unmapped while the context lives
+};
+
+}  // namespace
+
+std::unique_ptr<mem::device_step> make_staged_step(std::string_view platform, int device) {
+  const auto platforms = discover_platforms();
+  const auto p = std::find_if(platforms.begin(), platforms.end(),
+                              [&](const platform_desc& d) { return platform.empty() || d.token == platform; });
+  if (p == platforms.end())
+    throw std::runtime_error(platforms.empty() ? "no OpenCL platform is installed"
+                                               : fmt::format("no OpenCL platform '{}'", platform));
+  const auto ids = device_ids(p->id);
+  if (device < 0 || static_cast<std::size_t>(device) >= ids.size())
+    throw std::runtime_error(fmt::format("OpenCL platform '{}' has {} device(s); there is no device {}", p->token,
+                                         ids.size(), device));
+  return std::make_unique<cl_step>(*p, query_device(ids[static_cast<std::size_t>(device)]));
+}
+
+}  // namespace xfer::opencl

@@ -1,0 +1,117 @@
+// The short calibration behind tuning_for(step, calibrate_staged): a few
+// timed round trips per candidate, the fastest kept. Each candidate gets a
+// copier of its own (its ring pinned once, in an untimed warm-up copy), so
+// no candidate pays for another's staging.
+#include <sched.h>
+
+#include <algorithm>
+#include <chrono>
+#include <cstring>
+#include <limits>
+#include <memory>
+#include <vector>
+#include <xfer/mem/staged/staged_copier.hpp>
+#include <xfer/mem/staged/tuning.hpp>
+
+namespace xfer::mem {
+namespace {
+
+using clock_type = std::chrono::steady_clock;
+
+double seconds_since(clock_type::time_point t0) {
+  return std::chrono::duration<double>(clock_type::now() - t0).count();
+}
+
+unsigned usable_cpus() {
+  cpu_set_t set;
+  if (::sched_getaffinity(0, sizeof set, &set) == 0) return static_cast<unsigned>(CPU_COUNT(&set));
+  return 1;
+}
+
+// Device memory for the probes, returned whatever happens.
+struct device_memory {
+  device_step& step;
+  device_ref ref;
+  device_memory(device_step& s, std::size_t bytes) : step(s), ref(s.allocate(bytes)) {}
+  ~device_memory() { step.deallocate(ref); }
+};
+
+// The best of `reps` round trips (to the device and back) of `bytes`.
+template <class Copy>
+double best_round_trip(unsigned reps, Copy&& copy) {
+  double best = std::numeric_limits<double>::infinity();
+  for (unsigned r = 0; r < reps; ++r) {
+    const auto t0 = clock_type::now();
+    copy();
+    best = std::min(best, seconds_since(t0));
+  }
+  return best;
+}
+
+}  // namespace
+
+staged_tuning calibrate_staged(device_step& step, const staged_calibration_options& o) {
+  const auto start = clock_type::now();
+  const std::size_t bytes = std::max<std::size_t>(o.probe_bytes, 1);
+  // Pageable, touched memory: what the copier is for.
+  std::vector<unsigned char> src(bytes, 0x5A), dst(bytes, 0);
+  device_memory dev(step, bytes);
+
+  staged_tuning best;
+  double best_s = std::numeric_limits<double>::infinity();
+  const unsigned cpus = usable_cpus();
+  for (std::size_t chunk : o.chunk_sizes)
+    for (unsigned threads : o.thread_counts) {
+      if (threads > cpus && threads != o.thread_counts.front()) continue;
+      if (best_s < std::numeric_limits<double>::infinity() && seconds_since(start) > o.budget_s) break;
+      staged_tuning t;
+      t.chunk_bytes = chunk;
+      t.threads = threads;
+      t.ring_depth = threads * std::max(1u, o.slots_per_thread);
+      t.handoff_bytes = 0;
+      t.validate();
+      staged_copier_options co;
+      co.tuning = t;
+      staged_copier c(step, co);
+      c.copy_to_device(dev.ref, 0, src.data(), bytes);  // warm-up: pins the ring
+      const double s = best_round_trip(2, [&] {
+        c.copy_to_device(dev.ref, 0, src.data(), bytes);
+        c.copy_to_host(dst.data(), dev.ref, 0, bytes);
+      });
+      if (s < best_s) {
+        best_s = s;
+        best = t;
+      }
+    }
+
+  // The handoff: staged against plain at each probed size, smallest first.
+  std::vector<std::size_t> sizes;
+  for (std::size_t s : o.handoff_sizes)
+    if (s > 0 && s <= bytes) sizes.push_back(s);
+  std::sort(sizes.begin(), sizes.end());
+  staged_copier_options co;
+  co.tuning = best;
+  staged_copier c(step, co);
+  std::vector<bool> staged_wins;
+  for (std::size_t s : sizes) {
+    const double plain = best_round_trip(3, [&] {
+      step.plain_to_device(dev.ref, 0, src.data(), s);
+      step.plain_to_host(dst.data(), dev.ref, 0, s);
+    });
+    const double staged = best_round_trip(3, [&] {
+      c.copy_to_device(dev.ref, 0, src.data(), s);
+      c.copy_to_host(dst.data(), dev.ref, 0, s);
+    });
+    staged_wins.push_back(staged < plain);
+  }
+  // The smallest size from which staging won at every larger probed size;
+  // above every probed size when it never won at the largest.
+  best.handoff_bytes = sizes.empty() ? staged_tuning{}.handoff_bytes : sizes.back() * 2;
+  for (std::size_t i = sizes.size(); i-- > 0;) {
+    if (!staged_wins[i]) break;
+    best.handoff_bytes = sizes[i];
+  }
+  return best;
+}
+
+}  // namespace xfer::mem

@@ -1,0 +1,130 @@
+#include <condition_variable>
+#include <cstdint>
+#include <cstring>
+#include <deque>
+#include <mutex>
+#include <thread>
+#include <vector>
+#include <fmt/format.h>
+#include <xfer/mem/host_resources.hpp>
+#include <xfer/mem/staged/host_step.hpp>
+
+namespace xfer::mem {
+
+namespace {
+
+// A copy engine of its own: one thread running this lane's copies in queue
+// order, so the copier's thread really does return from to_device() before
+// the bytes have moved, as with a device.
+class host_lane final : public staging_lane {
+ public:
+  explicit host_lane(unsigned slots) : marks_(slots, 0), engine_([this] { run(); }) {}
+  ~host_lane() override {
+    {
+      std::lock_guard lock(mutex_);
+      closing_ = true;
+    }
+    work_.notify_one();
+    engine_.join();
+  }
+
+  void to_device(const void* staging, device_ref dst, std::size_t offset, std::size_t bytes) override {
+    push(static_cast<unsigned char*>(dst.handle) + offset, staging, bytes);
+  }
+  void to_host(void* staging, device_ref src, std::size_t offset, std::size_t bytes) override {
+    push(staging, static_cast<const unsigned char*>(src.handle) + offset, bytes);
+  }
+  void record(unsigned slot) override {
+    std::lock_guard lock(mutex_);
+    marks_.at(slot) = queued_;
+  }
+  void wait(unsigned slot) override {
+    std::unique_lock lock(mutex_);
+    const std::uint64_t mark = marks_.at(slot);
+    done_.wait(lock, [&] { return completed_ >= mark; });
+  }
+  void drain() noexcept override {
+    std::unique_lock lock(mutex_);
+    done_.wait(lock, [&] { return completed_ >= queued_; });
+  }
+
+ private:
+  struct op {
+    void* dst;
+    const void* src;
+    std::size_t bytes;
+  };
+  void push(void* dst, const void* src, std::size_t bytes) {
+    {
+      std::lock_guard lock(mutex_);
+      ops_.push_back({dst, src, bytes});
+      ++queued_;
+    }
+    work_.notify_one();
+  }
+  void run() {
+    std::deque<op> batch;
+    for (;;) {
+      {
+        std::unique_lock lock(mutex_);
+        work_.wait(lock, [&] { return closing_ || !ops_.empty(); });
+        if (ops_.empty()) return;
+        batch.swap(ops_);  // everything queued so far, one wake-up
+      }
+      for (const op& o : batch) std::memcpy(o.dst, o.src, o.bytes);
+      {
+        std::lock_guard lock(mutex_);
+        completed_ += batch.size();
+      }
+      batch.clear();
+      done_.notify_all();
+    }
+  }
+
+  std::mutex mutex_;
+  std::condition_variable work_, done_;
+  std::deque<op> ops_;
+  std::uint64_t queued_ = 0, completed_ = 0;
+  std::vector<std::uint64_t> marks_;
+  bool closing_ = false;
+  std::thread engine_;  // last: starts once the rest is built
+};
+
+}  // namespace
+
+host_step::host_step(host_resource* staging) {
+  if (!staging) {
+    owned_staging_ = std::make_unique<aligned_resource>();
+    staging = owned_staging_.get();
+  }
+  staging_ = staging;
+}
+
+host_step::~host_step() = default;
+
+std::unique_ptr<staging_lane> host_step::open_lane(unsigned slots) {
+  if (slots == 0) throw device_step_error("host step: a lane needs at least one slot");
+  return std::make_unique<host_lane>(slots);
+}
+
+device_ref host_step::allocate(std::size_t bytes) {
+  try {
+    return {device_memory_.allocate(bytes ? bytes : 1, 4096), bytes};
+  } catch (const std::exception& e) {
+    throw device_step_error(fmt::format("host step: allocating {} bytes of \"device\" memory: {}", bytes, e.what()));
+  }
+}
+
+void host_step::deallocate(device_ref d) noexcept {
+  if (d.handle) device_memory_.deallocate(d.handle, d.bytes ? d.bytes : 1, 4096);
+}
+
+void host_step::plain_to_device(device_ref dst, std::size_t offset, const void* src, std::size_t bytes) {
+  std::memmove(static_cast<unsigned char*>(dst.handle) + offset, src, bytes);
+}
+
+void host_step::plain_to_host(void* dst, device_ref src, std::size_t offset, std::size_t bytes) {
+  std::memmove(dst, static_cast<const unsigned char*>(src.handle) + offset, bytes);
+}
+
+}  // namespace xfer::mem

@@ -1,0 +1,175 @@
+#include <unistd.h>
+
+#include <cerrno>
+#include <cstdlib>
+#include <filesystem>
+#include <fstream>
+#include <optional>
+#include <sstream>
+#include <vector>
+#include <limits>
+#include <map>
+#include <memory>
+#include <mutex>
+#include <stdexcept>
+#include <string>
+#include <fmt/format.h>
+#include <xfer/mem/staged/device_step.hpp>
+#include <xfer/mem/staged/tuning.hpp>
+
+namespace xfer::mem {
+
+void staged_tuning::validate() const {
+  if (chunk_bytes == 0) throw std::invalid_argument("staged tuning: chunk_bytes must be positive");
+  // A chunk is one pinned staging buffer; beyond 1 GiB it is a unit mistake,
+  // and ring_depth of them would pin more than most machines can spare.
+  if (chunk_bytes > (std::size_t{1} << 30))
+    throw std::invalid_argument(fmt::format("staged tuning: chunk_bytes {} is over 1 GiB", chunk_bytes));
+  if (ring_depth == 0) throw std::invalid_argument("staged tuning: ring_depth must be positive");
+  if (threads == 0) throw std::invalid_argument("staged tuning: threads must be positive");
+  if (threads > 256) throw std::invalid_argument(fmt::format("staged tuning: {} threads is over 256", threads));
+}
+
+unsigned staged_tuning::effective_threads() const noexcept { return threads < ring_depth ? threads : ring_depth; }
+
+unsigned staged_tuning::slots_per_thread() const noexcept {
+  const unsigned t = effective_threads();
+  return t == 0 ? 1 : (ring_depth / t > 0 ? ring_depth / t : 1);
+}
+
+namespace {
+
+std::size_t positive_from_env(const char* name, std::size_t fallback, std::size_t max) {
+  const char* v = std::getenv(name);
+  if (!v || !*v) return fallback;
+  char* end = nullptr;
+  errno = 0;
+  const unsigned long long n = std::strtoull(v, &end, 10);
+  if (errno != 0 || *end != '\0' || n == 0 || n > max || v[0] == '-')
+    throw std::invalid_argument(fmt::format("{}={}: expected a positive integer up to {}", name, v, max));
+  return static_cast<std::size_t>(n);
+}
+
+// Not std::call_once: where the calibration throws, call_once must leave
+// the flag unset through an exception unwinding pthread_once, which hangs
+// under ThreadSanitizer (and did on older glibc, GCC bug 66146).
+struct cache_entry {
+  std::mutex mutex;
+  bool done = false;
+  staged_tuning tuning;
+};
+
+std::mutex cache_mutex;
+std::map<std::string, std::shared_ptr<cache_entry>>& cache() {
+  static std::map<std::string, std::shared_ptr<cache_entry>> c;
+  return c;
+}
+
+// The cache file: one line per key, "<key>\t<chunk> <depth> <threads> <handoff>".
+std::optional<staged_tuning> read_cached(const std::string& file, const std::string& key) {
+  std::ifstream in(file);
+  std::string line;
+  std::optional<staged_tuning> found;
+  while (std::getline(in, line)) {
+    const auto tab = line.find('\t');
+    if (tab == std::string::npos || line.compare(0, tab, key) != 0 || tab != key.size()) continue;
+    std::istringstream fields(line.substr(tab + 1));
+    staged_tuning t;
+    if (!(fields >> t.chunk_bytes >> t.ring_depth >> t.threads >> t.handoff_bytes)) continue;
+    try {
+      t.validate();
+    } catch (const std::invalid_argument&) {
+      continue;  // a hand-edited or damaged line: calibrate again
+    }
+    found = t;  // the last line for a key wins
+  }
+  return found;
+}
+
+// Rewrites the file with the key's line replaced, through a temporary file
+// and a rename, so a reader never sees half a file.
+void write_cached(const std::string& file, const std::string& key, const staged_tuning& t) {
+  std::error_code ec;
+  std::filesystem::create_directories(std::filesystem::path(file).parent_path(), ec);
+  std::vector<std::string> lines;
+  {
+    std::ifstream in(file);
+    std::string line;
+    while (std::getline(in, line))
+      if (line.compare(0, key.size() + 1, key + '\t') != 0) lines.push_back(line);
+  }
+  lines.push_back(fmt::format("{}\t{} {} {} {}", key, t.chunk_bytes, t.ring_depth, t.threads, t.handoff_bytes));
+  const std::string tmp = fmt::format("{}.{}.tmp", file, ::getpid());
+  {
+    std::ofstream out(tmp, std::ios::trunc);
+    for (const auto& l : lines) out << l << '\n';
+    if (!out) {
+      std::filesystem::remove(tmp, ec);
+      return;
+    }
+  }
+  std::filesystem::rename(tmp, file, ec);
+  if (ec) std::filesystem::remove(tmp, ec);
+}
+
+std::string host_name() {
+  char buf[256] = {};
+  if (::gethostname(buf, sizeof buf - 1) != 0) return "localhost";
+  return buf;
+}
+
+}  // namespace
+
+staged_tuning tuning_from_environment(staged_tuning t) {
+  constexpr auto u = std::numeric_limits<unsigned>::max();
+  t.chunk_bytes = positive_from_env("XFER_STAGED_CHUNK_BYTES", t.chunk_bytes, std::size_t{1} << 30);
+  t.ring_depth = static_cast<unsigned>(positive_from_env("XFER_STAGED_RING_DEPTH", t.ring_depth, u));
+  t.threads = static_cast<unsigned>(positive_from_env("XFER_STAGED_THREADS", t.threads, 256));
+  t.handoff_bytes =
+      positive_from_env("XFER_STAGED_HANDOFF_BYTES", t.handoff_bytes, std::numeric_limits<std::size_t>::max());
+  return t;
+}
+
+std::string tuning_cache_file() {
+  if (const char* f = std::getenv("XFER_STAGED_TUNING_CACHE")) return std::string(f) == "off" ? "" : f;
+  if (const char* x = std::getenv("XDG_CACHE_HOME"); x && *x) return fmt::format("{}/xfer/staged-tuning", x);
+  if (const char* h = std::getenv("HOME"); h && *h) return fmt::format("{}/.cache/xfer/staged-tuning", h);
+  return {};
+}
+
+std::string tuning_cache_key(device_step& step) {
+  return fmt::format("{}/{}/{}", host_name(), step.name(), step.device_key());
+}
+
+staged_tuning tuning_for(device_step& step, const staged_calibration& calibrate) {
+  std::shared_ptr<cache_entry> e;
+  {
+    std::lock_guard lock(cache_mutex);
+    auto& slot = cache()[tuning_cache_key(step)];
+    if (!slot) slot = std::make_shared<cache_entry>();
+    e = slot;
+  }
+  // The entry's lock, not the map's: a slow calibration of one device holds
+  // up no other device's, and one that throws leaves the entry to retry.
+  std::lock_guard lock(e->mutex);
+  if (!e->done) {
+    const std::string key = tuning_cache_key(step), file = tuning_cache_file();
+    std::optional<staged_tuning> t;
+    if (!file.empty()) t = read_cached(file, key);
+    if (!t && calibrate) {
+      t = calibrate(step);
+      t->validate();
+      if (!file.empty()) write_cached(file, key, *t);
+    }
+    e->tuning = t ? *t : staged_tuning{};
+    e->done = true;
+  }
+  return tuning_from_environment(e->tuning);
+}
+
+void forget_cached_tunings() {
+  std::lock_guard lock(cache_mutex);
+  cache().clear();
+}
+
+}  // namespace xfer::mem

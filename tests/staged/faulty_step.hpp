@@ -1,0 +1,107 @@
+#pragma once
+// A host step that fails on purpose: at a chosen device offset, either when
+// the chunk's copy is queued or when its completion is waited for; and a
+// staging resource that can be told to refuse. For the copier's fault tests.
+#include <atomic>
+#include <map>
+#include <memory>
+#include <xfer/mem/error.hpp>
+#include <xfer/mem/host_resources.hpp>
+#include <xfer/mem/staged/host_step.hpp>
+
+namespace xfer::test {
+
+enum class fault_at { enqueue, wait };
+
+class faulty_step final : public mem::device_step {
+ public:
+  explicit faulty_step(mem::host_resource* staging = nullptr) : inner_(staging) {}
+  // Fail the chunk whose copy starts at device offset `offset` (SIZE_MAX: never).
+  void fail(std::size_t offset, fault_at when) {
+    offset_ = offset;
+    when_ = when;
+  }
+  std::string_view name() const noexcept override { return "faulty-host"; }
+  std::string device_key() const override { return "host"; }
+  mem::host_resource& staging_memory() override { return inner_.staging_memory(); }
+  std::unique_ptr<mem::staging_lane> open_lane(unsigned slots) override {
+    return std::make_unique<lane>(*this, inner_.open_lane(slots));
+  }
+  void plain_to_device(mem::device_ref d, std::size_t o, const void* s, std::size_t b) override {
+    inner_.plain_to_device(d, o, s, b);
+  }
+  void plain_to_host(void* d, mem::device_ref s, std::size_t o, std::size_t b) override {
+    inner_.plain_to_host(d, s, o, b);
+  }
+  mem::device_ref allocate(std::size_t b) override { return inner_.allocate(b); }
+  void deallocate(mem::device_ref d) noexcept override { inner_.deallocate(d); }
+  const void* host_view(mem::device_ref d) const noexcept override { return inner_.host_view(d); }
+
+ private:
+  class lane final : public mem::staging_lane {
+   public:
+    lane(faulty_step& s, std::unique_ptr<mem::staging_lane> in) : step_(s), in_(std::move(in)) {}
+    void to_device(const void* st, mem::device_ref d, std::size_t o, std::size_t b) override {
+      check_enqueue(o);
+      in_->to_device(st, d, o, b);
+      last_ = o;
+    }
+    void to_host(void* st, mem::device_ref d, std::size_t o, std::size_t b) override {
+      check_enqueue(o);
+      in_->to_host(st, d, o, b);
+      last_ = o;
+    }
+    void record(unsigned slot) override {
+      in_->record(slot);
+      slot_offset_[slot] = last_;
+    }
+    void wait(unsigned slot) override {
+      in_->wait(slot);
+      if (step_.when_ == fault_at::wait && slot_offset_[slot] == step_.offset_)
+        throw mem::device_step_error("injected completion failure");
+    }
+    void drain() noexcept override { in_->drain(); }
+
+   private:
+    void check_enqueue(std::size_t o) {
+      if (step_.when_ == fault_at::enqueue && o == step_.offset_)
+        throw mem::device_step_error("injected enqueue failure");
+    }
+    faulty_step& step_;
+    std::unique_ptr<mem::staging_lane> in_;
+    std::size_t last_ = SIZE_MAX;
+    std::map<unsigned, std::size_t> slot_offset_;
+  };
+
+  mem::host_step inner_;
+  std::atomic<std::size_t> offset_{SIZE_MAX};
+  std::atomic<fault_at> when_{fault_at::enqueue};
+};
+
+// Page-aligned memory that refuses (allocation_error, as a pinned pool
+// that cannot pin more would) while refusing is set.
+class refusing_resource final : public mem::host_resource {
+ public:
+  std::atomic<bool> refusing{false};
+  // While non-negative: allocations still granted before refusing starts.
+  std::atomic<long> grant{-1};
+  std::string_view kind() const noexcept override { return "refusing"; }
+  mem::properties props() const noexcept override { return {}; }
+  std::size_t max_alignment() const noexcept override { return inner_.max_alignment(); }
+  std::size_t natural_alignment() const noexcept override { return inner_.natural_alignment(); }
+  std::string describe() const override { return "test resource"; }
+
+ private:
+  void* do_allocate(std::size_t bytes, std::size_t alignment) override {
+    if (grant >= 0 && grant-- == 0) refusing = true;
+    if (refusing) throw mem::allocation_error("refusing", bytes, "Cannot allocate memory (injected)");
+    return inner_.allocate(bytes, alignment);
+  }
+  void do_deallocate(void* p, std::size_t bytes, std::size_t alignment) noexcept override {
+    inner_.deallocate(p, bytes, alignment);
+  }
+  bool do_is_equal(const std::pmr::memory_resource& o) const noexcept override { return this == &o; }
+  mem::aligned_resource inner_;
+};
+
+}  // namespace xfer::test

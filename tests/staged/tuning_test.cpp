@@ -1,0 +1,202 @@
+#include <gtest/gtest.h>
+
+#include <unistd.h>
+
+#include <algorithm>
+#include <atomic>
+#include <filesystem>
+#include <fstream>
+#include <iterator>
+#include <string>
+#include <cstdlib>
+#include <thread>
+#include <vector>
+#include <xfer/mem/staged/host_step.hpp>
+#include <xfer/mem/staged/tuning.hpp>
+
+namespace xfer::test {
+namespace {
+
+// Sets an environment variable for one test.
+struct scoped_env {
+  const char* name;
+  scoped_env(const char* n, const char* v) : name(n) { ::setenv(n, v, 1); }
+  ~scoped_env() { ::unsetenv(name); }
+};
+
+TEST(StagedTuning, RejectsUnusableValuesNamingTheField) {
+  mem::staged_tuning t;
+  EXPECT_NO_THROW(t.validate());
+  auto message = [](mem::staged_tuning x) {
+    try {
+      x.validate();
+    } catch (const std::invalid_argument& e) {
+      return std::string(e.what());
+    }
+    return std::string("no error");
+  };
+  t.chunk_bytes = 0;
+  EXPECT_NE(message(t).find("chunk_bytes"), std::string::npos);
+  t = {};
+  t.chunk_bytes = (std::size_t{1} << 30) + 1;
+  EXPECT_NE(message(t).find("over 1 GiB"), std::string::npos);
+  t = {};
+  t.ring_depth = 0;
+  EXPECT_NE(message(t).find("ring_depth"), std::string::npos);
+  t = {};
+  t.threads = 0;
+  EXPECT_NE(message(t).find("threads"), std::string::npos);
+}
+
+TEST(StagedTuning, SlotsAreSplitBetweenThreads) {
+  mem::staged_tuning t;
+  t.ring_depth = 8;
+  t.threads = 3;
+  EXPECT_EQ(t.effective_threads(), 3u);
+  EXPECT_EQ(t.slots_per_thread(), 2u);
+  t.threads = 12;
+  EXPECT_EQ(t.effective_threads(), 8u);
+  EXPECT_EQ(t.slots_per_thread(), 1u);
+}
+
+TEST(StagedTuning, EnvironmentOverridesEachField) {
+  scoped_env a("XFER_STAGED_CHUNK_BYTES", "65536"), b("XFER_STAGED_RING_DEPTH", "3"), c("XFER_STAGED_THREADS", "2"),
+      d("XFER_STAGED_HANDOFF_BYTES", "100");
+  const auto t = mem::tuning_from_environment();
+  EXPECT_EQ(t.chunk_bytes, 65536u);
+  EXPECT_EQ(t.ring_depth, 3u);
+  EXPECT_EQ(t.threads, 2u);
+  EXPECT_EQ(t.handoff_bytes, 100u);
+}
+
+TEST(StagedTuning, BadEnvironmentValueNamesTheVariable) {
+  for (const char* bad : {"0", "-4", "12k", "", "99999999999999999999999"}) {
+    scoped_env e("XFER_STAGED_THREADS", bad);
+    if (!*bad) {
+      EXPECT_NO_THROW(mem::tuning_from_environment()) << "empty means unset";
+      continue;
+    }
+    try {
+      mem::tuning_from_environment();
+      ADD_FAILURE() << bad << ": no error";
+    } catch (const std::invalid_argument& x) {
+      EXPECT_NE(std::string(x.what()).find("XFER_STAGED_THREADS"), std::string::npos) << x.what();
+    }
+  }
+}
+
+TEST(StagedTuning, CalibrationRunsOncePerDeviceAndIsCached) {
+  scoped_env no_file("XFER_STAGED_TUNING_CACHE", "off");
+  mem::forget_cached_tunings();
+  mem::host_step step;
+  std::atomic<int> calls{0};
+  auto calibrate = [&](mem::device_step&) {
+    ++calls;
+    mem::staged_tuning t;
+    t.chunk_bytes = 12345;
+    return t;
+  };
+  std::vector<std::thread> ts;
+  std::vector<std::size_t> seen(4);
+  for (int i = 0; i < 4; ++i) ts.emplace_back([&, i] { seen[i] = mem::tuning_for(step, calibrate).chunk_bytes; });
+  for (auto& t : ts) t.join();
+  EXPECT_EQ(calls.load(), 1);
+  for (auto s : seen) EXPECT_EQ(s, 12345u);
+  EXPECT_EQ(mem::tuning_for(step).chunk_bytes, 12345u) << "cached: no calibration needed";
+  EXPECT_NE(mem::tuning_cache_key(step).find("/host/host"), std::string::npos) << mem::tuning_cache_key(step);
+  mem::forget_cached_tunings();
+  EXPECT_EQ(mem::tuning_for(step), mem::staged_tuning{}) << "no calibration: the defaults";
+}
+
+TEST(StagedTuning, FailedCalibrationIsRetried) {
+  scoped_env no_file("XFER_STAGED_TUNING_CACHE", "off");
+  mem::forget_cached_tunings();
+  mem::host_step step;
+  EXPECT_THROW(mem::tuning_for(step, [](mem::device_step&) -> mem::staged_tuning { throw std::runtime_error("x"); }),
+               std::runtime_error);
+  mem::staged_tuning bad;
+  bad.threads = 0;
+  EXPECT_THROW(mem::tuning_for(step, [&](mem::device_step&) { return bad; }), std::invalid_argument);
+  EXPECT_EQ(mem::tuning_for(step), mem::staged_tuning{});
+  mem::forget_cached_tunings();
+}
+
+// A temporary cache file, removed at the end.
+struct temp_cache {
+  std::string path = (std::filesystem::temp_directory_path() /
+                       ("xfer-tuning-test-" + std::to_string(::getpid()) + "/staged-tuning"))
+                         .string();
+  scoped_env env{"XFER_STAGED_TUNING_CACHE", path.c_str()};
+  ~temp_cache() { std::filesystem::remove_all(std::filesystem::path(path).parent_path()); }
+};
+
+TEST(StagedTuning, CacheFileServesTheNextProgram) {
+  temp_cache cache;
+  EXPECT_EQ(mem::tuning_cache_file(), cache.path);
+  mem::host_step step;
+  int calls = 0;
+  auto calibrate = [&](mem::device_step&) {
+    ++calls;
+    mem::staged_tuning t;
+    t.chunk_bytes = 65536;
+    t.ring_depth = 6;
+    t.threads = 3;
+    t.handoff_bytes = 4096;
+    return t;
+  };
+  mem::forget_cached_tunings();
+  const auto first = mem::tuning_for(step, calibrate);
+  EXPECT_EQ(calls, 1);
+  std::ifstream in(cache.path);
+  std::string line;
+  ASSERT_TRUE(std::getline(in, line)) << "nothing written to " << cache.path;
+  EXPECT_EQ(line, mem::tuning_cache_key(step) + "\t65536 6 3 4096");
+  mem::forget_cached_tunings();  // as a new process would start
+  EXPECT_EQ(mem::tuning_for(step, calibrate), first);
+  EXPECT_EQ(calls, 1) << "read from the file, not calibrated again";
+  mem::forget_cached_tunings();
+}
+
+TEST(StagedTuning, DamagedCacheLinesAreSkipped) {
+  temp_cache cache;
+  mem::host_step step;
+  std::filesystem::create_directories(std::filesystem::path(cache.path).parent_path());
+  {
+    std::ofstream out(cache.path);
+    out << "garbage without a tab\n"
+        << mem::tuning_cache_key(step) << "\t65536 0 3 4096\n"  // ring depth 0: invalid
+        << mem::tuning_cache_key(step) << "\tnot numbers\n"
+        << "other-host/host/host\t1 1 1 1\n";
+  }
+  int calls = 0;
+  mem::forget_cached_tunings();
+  mem::tuning_for(step, [&](mem::device_step&) {
+    ++calls;
+    return mem::staged_tuning{};
+  });
+  EXPECT_EQ(calls, 1);
+  std::ifstream in(cache.path);
+  std::string all((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+  EXPECT_NE(all.find("other-host/host/host\t1 1 1 1"), std::string::npos) << "other keys kept: " << all;
+  mem::forget_cached_tunings();
+}
+
+TEST(StagedTuning, CalibrationPicksAmongTheCandidates) {
+  mem::host_step step;
+  mem::staged_calibration_options o;
+  o.probe_bytes = std::size_t{1} << 20;
+  o.chunk_sizes = {std::size_t{64} << 10, std::size_t{256} << 10};
+  o.thread_counts = {1, 2};
+  o.slots_per_thread = 2;
+  o.handoff_sizes = {4096, std::size_t{64} << 10, std::size_t{512} << 10};
+  const auto t = mem::calibrate_staged(step, o);
+  EXPECT_NO_THROW(t.validate());
+  EXPECT_TRUE(t.chunk_bytes == o.chunk_sizes[0] || t.chunk_bytes == o.chunk_sizes[1]) << t.chunk_bytes;
+  EXPECT_TRUE(t.threads == 1 || t.threads == 2) << t.threads;
+  EXPECT_EQ(t.ring_depth, t.threads * 2);
+  const std::vector<std::size_t> handoffs{4096, std::size_t{64} << 10, std::size_t{512} << 10, std::size_t{1} << 20};
+  EXPECT_NE(std::find(handoffs.begin(), handoffs.end(), t.handoff_bytes), handoffs.end()) << t.handoff_bytes;
+}
+
+}  // namespace
+}  // namespace xfer::test
