@@ -110,3 +110,16 @@ def test_a_device_clock_that_misses_host_work(write_result):
     f = only(findings_of(write_result, pts, system=gpu_system(63.0)), "clock misses")
     assert "1 points of 1 curves" in f.text and "40.00 GB/s on the device clock, 4.00 GB/s on the wall clock" in f.text
     assert f.evidence == ["run.json#0"]
+
+
+def test_staged_copy_against_the_plain_pageable_copy(write_result):
+    pts = []
+    for n, ts, tp in ((4096, 9e-6, 6e-6), (1 << 20, 60e-6, 80e-6), (1 << 24, 500e-6, 1300e-6)):
+        pts.append(dict(point(backend="cuda-rt", route="staged", memory="pageable", nbytes=n, samples=[ts] * 5),
+                        device_type="gpu"))
+        pts.append(dict(point(backend="cuda-rt", route="copy-sync", memory="pageable", nbytes=n, samples=[tp] * 5),
+                        device_type="gpu"))
+    f = only(findings_of(write_result, pts), "Crossover")
+    assert f.title == "Crossover: cuda-rt h2d: staged vs copy-sync (pageable)"
+    assert f.text == "staged copy beats the plain pageable copy from 1 MiB on (60.0 us against 80.0 us there)"
+    assert f.evidence == ["run.json#2", "run.json#3"]
