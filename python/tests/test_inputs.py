@@ -30,6 +30,8 @@ def test_a_study_file_renders_alone(tmp_path, capsys, name, texts):
     for t in texts:
         assert t in html, t
     assert html.index('id="findings"') < html.index('id="studies"')
+    # Its figure, on the first screen (a report of studies alone has no sweep overview to show there).
+    assert html.index('<img src="plots/study-') < html.index('id="studies"')
 
 
 def test_studies_beside_a_sweep(data, tmp_path, write_result):

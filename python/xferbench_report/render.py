@@ -346,12 +346,17 @@ def build_document(report, figures, title=None, studies=(), findings=None):
     if findings is None:
         findings = order((sweep_findings(report) if report else []) + study_findings(studies))
     overview = (figures.get("overview") or [None])[0]
+    study_figs = dict(figures.get("studies") or {})
+    if overview is None:  # studies alone: the first study's figure goes on the first screen, and only there
+        first = next((k for k, f in study_figs.items() if f), None)
+        if first is not None:
+            overview = study_figs.pop(first)
     render_findings(doc, findings, overview, _summary(report, studies))
     doc.para(f"Made by xferbench-report {__version__} from {', '.join(names)}. "
              "GB/s are 1e9 bytes per second; sizes are binary (1 KiB = 1024 B). Every figure uses the median of "
              "each point's samples.", "small")
     if report is None:
-        render_studies(doc, studies)
+        render_studies(doc, studies, study_figs)
         return doc
     for run in report.runs:
         for a in run.system.get("accelerators") or []:
@@ -365,7 +370,7 @@ def build_document(report, figures, title=None, studies=(), findings=None):
     _figures_section(doc, "Time per transfer", "latency", figures["latency"],
                      "The same points as time per transfer, log-log: small transfers show the fixed cost, "
                      "large ones the bandwidth.")
-    render_studies(doc, studies)
+    render_studies(doc, studies, study_figs)
     _first_use_section(doc, report, figures["first_use"])
     _api_section(doc, report, figures["api"])
     _peaks_section(doc, report)
@@ -410,6 +415,10 @@ def render(paths, out, title=None, reference=None, jobs=None, mixed_machines=Fal
         with signals.held():  # a signal as mkdtemp returns would leave a directory that tmp does not name yet
             tmp = Path(tempfile.mkdtemp(prefix=f".{out.name}.tmp-", dir=parent))
         figures = plots.make_figures(report, tmp / "plots", jobs=jobs) if report else {}
+        if got.studies:
+            from .study_plots import study_figures
+
+            figures["studies"] = study_figures(got.studies, tmp / "plots")
         doc = build_document(report, figures, title, got.studies, findings)
         (tmp / "index.html").write_text(to_html(doc), encoding="utf-8")
         (tmp / "summary.md").write_text(to_markdown(doc), encoding="utf-8")
@@ -420,7 +429,9 @@ def render(paths, out, title=None, reference=None, jobs=None, mixed_machines=Fal
         if tmp is not None:
             shutil.rmtree(tmp, ignore_errors=True)
         raise
-    return out, sum(len(v) for v in figures.values()), findings
+    nfig = sum(len(v) for k, v in figures.items() if k != "studies")
+    nfig += sum(1 for f in figures.get("studies", {}).values() if f)
+    return out, nfig, findings
 
 
 def _replace_dir(new, out):

@@ -120,12 +120,14 @@ def _ms(s):
     return "-" if s is None else f"{s * 1e3:.3f} ms"
 
 
-def render_app(doc, study):
+def render_app(doc, study, fig=None):
     d = study.doc
     base = (d.get("config") or {}).get("baseline") or "pageable"
     rows = [r for r in d["results"] if r.get("status") == "ok"]
     backends = list(dict.fromkeys(r["backend"] for r in rows))
     doc.heading(2, f"Application: vector add ({study.path.name})")
+    if fig:
+        doc.figure(fig)
     doc.para("Each phase's median over the repeats, per allocation strategy (one column each), at the largest size "
              f"measured; in brackets the difference from the baseline strategy ({base}). The last rows: the whole "
              "accelerated run minus the CPU's vadd on the same data, in total and for the algorithm alone "
@@ -163,9 +165,11 @@ def _median(values):
     return statistics.median(values) if values else None
 
 
-def render_alloc(doc, study):
+def render_alloc(doc, study, fig=None):
     d = study.doc
     doc.heading(2, f"Host allocation ({study.path.name})")
+    if fig:
+        doc.figure(fig)
     rows = [[a["strategy"], f"{a['checked'] - a['misaligned']} of {a['checked']}", format_size(a["alignment"])]
             for a in d["alignment"]]
     doc.table(["strategy", "buffers aligned", "to"], rows, align="lrr",
@@ -205,9 +209,11 @@ def _mib(n):
     return "-" if n is None else f"{n / 2 ** 20:+.1f} MiB"
 
 
-def render_cpu(doc, study):
+def render_cpu(doc, study, fig=None):
     d = study.doc
     doc.heading(2, f"The CPU's side ({study.path.name})")
+    if fig:
+        doc.figure(fig)
     for wc in d.get("write_combining") or []:
         if wc.get("text"):
             doc.para(f"{wc.get('kind', '?')} ({wc.get('provider', '?')}): {wc['text']}",
@@ -253,12 +259,13 @@ def _break_even(b):
 RENDER = {APP: render_app, ALLOC: render_alloc, CPU: render_cpu}
 
 
-def render_studies(doc, studies):
+def render_studies(doc, studies, figures=None):
+    """figures: {study path: FigureFile or None} from study_plots.study_figures."""
     if not studies:
         return
     doc.heading(1, "Studies", "studies")
     for s in studies:
-        RENDER[s.schema](doc, s)
+        RENDER[s.schema](doc, s, (figures or {}).get(s.path))
 
 
 # ---- findings -------------------------------------------------------------------
