@@ -214,6 +214,16 @@ def _alt(fig, title):
     return text
 
 
+def _shrink(png):
+    """A 256-colour palette: a figure has a dozen colours plus antialiasing, and the file is a third the size
+    (the committed report is a few MB). Pillow comes with matplotlib; octree keeps the colours exact."""
+    from PIL import Image
+
+    with Image.open(png) as im:
+        q = im.convert("RGB").quantize(colors=256, method=Image.Quantize.FASTOCTREE, dither=Image.Dither.NONE)
+    q.save(png, optimize=True)
+
+
 def _save(fig, outdir, name, title, caption):
     outdir = Path(outdir)
     outdir.mkdir(parents=True, exist_ok=True)
@@ -223,6 +233,7 @@ def _save(fig, outdir, name, title, caption):
     alt = _alt(fig, title)
     fig.savefig(png, dpi=DPI, bbox_inches=bbox, metadata={"Software": None})
     plt.close(fig)
+    _shrink(png)
     width, height = round(bbox.width * DPI), round(bbox.height * DPI)
     return FigureFile(name, title, caption, f"{outdir.name}/{png.name}", width, height, alt)
 
@@ -439,23 +450,26 @@ def first_use_figure(report, direction, styler, outdir):
     curves = [c for c in report.curves_for(direction) if any(p.first_use for p in c.points)]
     if not curves:
         return None
-    groups = [g for g in report.groups_for(direction) if any(c.group == g for c in curves)]
+    # One row per backend and route (at most MAX_CURVES kinds), like the bandwidth figures.
+    with_first_use = {id(c) for c in curves}
+    rows = [(g, route, [c for c in cs if id(c) in with_first_use]) for g, route, cs in facets(report, direction)]
+    rows = [r for r in rows if r[2]]
+    if not rows:
+        return None
     sizes = [p.bytes for c in curves for p in c.points]
-    fig, axes = _panels(len(groups), ncols=3, ax_w=3.1, ax_h=2.7, wgap=0.85, hgap=1.15, top=0.95)
+    fig, axes = _panels(len(rows), ncols=3, ax_w=3.1, ax_h=2.3, wgap=0.85, hgap=0.95, top=0.95)
     be = [b for b in report.break_even if b.direction == direction]
-    for row, g in zip(axes, groups):
+    for row, (g, route, cs) in zip(axes, rows):
         ax_setup, ax_first, ax_be = row
         handles = []
-        for c in curves:
-            if c.group != g:
-                continue
+        for c in cs:
             pts = [p for p in c.points if p.first_use]
             xs = [p.bytes for p in pts]
             handles.append(styler.plot(ax_setup, c, xs, [(p.first_use.alloc_s + p.first_use.touch_s) * 1e6
-                                                          for p in pts]))
+                                                          for p in pts], label=c.host_memory))
             styler.plot(ax_first, c, xs, [p.first_use.first_transfer_s / p.median_s for p in pts])
         for b in be:
-            if b.group != g:
+            if b.group != g or b.host_memory not in {c.host_memory for c in cs} or b.route != cs[0].route:
                 continue
             # "never" is a gap in the line, not a point.
             if any(math.isfinite(v) for v in b.by_size.values()):
@@ -465,13 +479,13 @@ def first_use_figure(report, direction, styler, outdir):
             size_axis(ax, sizes)
         log_y(ax_setup)
         ax_setup.set_ylabel("allocate + pin + first touch (us)")
-        ax_setup.set_title(f"{_panel_title(g)}\nsetup of a fresh buffer", loc="left")
+        ax_setup.set_title(f"{g.name} · {route}\nsetup of a fresh buffer", loc="left")
         ratio_axis(ax_first, [l for line in ax_first.lines for l in line.get_ydata()])
         ax_first.set_ylabel("first transfer / steady-state transfer")
         ax_first.set_title("first transfer from a fresh buffer", loc="left")
         log_y(ax_be)
         ax_be.set_ylabel("transfers to pay off")
-        baseline = next((b.baseline for b in be if b.group == g), None)
+        baseline = next((b.baseline for b in be if b.group == g and b.route == cs[0].route), None)
         ax_be.set_title(f"break-even against {baseline}" if baseline else "break-even (one kind only)", loc="left")
         if not ax_be.lines:
             ax_be.text(0.5, 0.5, "no kind pays off\nagainst the baseline" if baseline else "nothing to compare",
