@@ -173,6 +173,7 @@ def check_report(report_dir, screenshot=None, screen=SCREEN, timeout=60, exe=Non
             shot = b.send("Page.captureScreenshot", {"format": "png", "clip": {
                 "x": 0, "y": 0, "width": screen[0], "height": screen[1], "scale": 1}}, session=s)
             Path(screenshot).write_bytes(base64.b64decode(shot["data"]))
+            _palette(screenshot)
         events = list(b.events)
     finally:
         b.close()
@@ -204,6 +205,17 @@ def check_report(report_dir, screenshot=None, screen=SCREEN, timeout=60, exe=Non
         elif not (report_dir / unquote(u.path)).exists():
             problems.append(f"broken link: {href} (no such file)")
     return problems
+
+
+def _palette(png):
+    """256 colours, as the report's figures (plots._shrink): a committed screenshot a third the size."""
+    try:
+        from PIL import Image
+    except ImportError:  # pillow comes with matplotlib; without it the full-colour file stays
+        return
+    with Image.open(png) as im:
+        q = im.convert("RGB").quantize(colors=256, method=Image.Quantize.FASTOCTREE, dither=Image.Dither.NONE)
+    q.save(png, optimize=True)
 
 
 def main(argv=None):
