@@ -9,7 +9,6 @@ style and marker = route, the same in every figure. Hollow markers are points
 that did not reach their confidence target.
 """
 
-import io
 import math
 import multiprocessing
 import os
@@ -183,11 +182,6 @@ def _legend(ax, handles=None, extra=()):
 def _hollow_handle():
     return Line2D([], [], linestyle="none", marker="o", markersize=5, markerfacecolor="white",
                   markeredgecolor="0.3", label="hollow marker: not converged")
-
-
-def _panel_title(group):
-    device = f" — {group.device}" if group.device else ""
-    return f"{group.name}{device}"
 
 
 DPI = 80  # small files: the report is committed (docs/report) and every figure is a PNG

@@ -5,7 +5,6 @@ rendered as tables a person reads, and turned into findings.
 Only the fields shown are checked; the rest of a file is not read.
 """
 
-import math
 import statistics
 from dataclasses import dataclass
 
@@ -326,6 +325,3 @@ def _app_findings(s):
             [f"{s.path.name}#{i}", f"{s.path.name}#{j}"], weight=5))
     return out
 
-
-def is_finite(x):
-    return isinstance(x, (int, float)) and math.isfinite(x)
