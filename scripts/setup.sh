@@ -79,6 +79,29 @@ if [ ${#missing_pkgs[@]} -gt 0 ]; then
   fi
 fi
 
+# ---- Chromium, for the report's browser test (python/tests/test_browser.py) ----
+# Optional: the test skips where no Chromium is found, so a machine without it
+# (or without network, like the GPU machine) still builds and tests. Debian's
+# package is "chromium"; XFER_NO_CHROMIUM=1 leaves it out.
+have_chromium() { command -v chromium >/dev/null || command -v chromium-browser >/dev/null ||
+  command -v google-chrome >/dev/null || [ -n "${XFER_CHROMIUM:-}" ]; }
+if [ -z "${XFER_NO_CHROMIUM:-}" ] && ! have_chromium; then
+  chromium_known() { apt-cache policy chromium 2>/dev/null | grep -q 'Candidate: [0-9]'; }
+  if [ "$(id -u)" = 0 ] && command -v apt-get >/dev/null; then
+    export DEBIAN_FRONTEND=noninteractive
+    # A fresh container has no package lists yet; without network the update fails and the test skips.
+    chromium_known || apt_get update -qq || true
+    if chromium_known; then
+      log "installing chromium for the report's browser test (waiting up to ${apt_lock_timeout} s for the apt/dpkg lock)"
+      apt_get install -y -qq chromium || log "could not install chromium: the browser test will skip"
+    else
+      log "no chromium package to install: the report's browser test will skip"
+    fi
+  else
+    log "no chromium (Debian's package): the report's browser test will skip"
+  fi
+fi
+
 # ---- Python: which interpreter, and .venv when something must be installed ----
 venv=$(cd "$(dirname "$0")/.." && pwd)/.venv
 python=${PYTHON:-python3}

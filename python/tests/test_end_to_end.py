@@ -26,7 +26,7 @@ def test_host_sweep_renders_and_compares_with_itself(tmp_path, capsys):
     html = (out / "index.html").read_text()
     md = (out / "summary.md").read_text()
     for d in ("h2d", "d2h", "bidir", "rw", "d2d"):
-        assert (out / "plots" / f"bandwidth-{d}.svg").exists()
+        assert (out / "plots" / f"bandwidth-{d}.png").exists()
         assert f"fig-bandwidth-{d}" in html
     assert "| host | memcpy | pageable |" in md
     capsys.readouterr()

@@ -22,17 +22,19 @@ def test_multi_backend_report(data, tmp_path, capsys):
     assert "index.html" in files and "summary.md" in files
     for kind in ("bandwidth", "latency", "first-use"):
         for d in ("h2d", "d2h", "bidir"):
-            assert f"plots/{kind}-{d}.png" in files and f"plots/{kind}-{d}.svg" in files
-    assert "plots/api-h2d.png" in files
+            assert f"plots/{kind}-{d}.png" in files
+    assert "plots/api-h2d.png" in files and "plots/overview.png" in files
+    assert not [f for f in files if f.endswith(".svg")]  # PNG only: the committed report stays small
     html = (out / "index.html").read_text()
-    # Self-contained: inline SVG, no scripts, nothing fetched.
-    assert html.count("<svg") == len([f for f in files if f.endswith(".svg")])
-    assert "<script" not in html and "<link" not in html and "<img" not in html
+    # Every figure is a PNG beside the page, with its size; no scripts, nothing fetched.
+    pngs = [f for f in files if f.endswith(".png")]
+    assert sorted(re.findall(r'<img src="([^"]+)" width="\d+" height="\d+"', html)) == pngs
+    assert "<script" not in html and "<link" not in html
     assert not re.search(r'(src|href)="https?://', html)
-    assert re.search(r'xlink:href="#bandwidth-h2d-', html) or 'href="#bandwidth-h2d-' in html
-    # Figures' ids are prefixed so they cannot collide across inline SVGs.
     ids = re.findall(r'\bid="([^"]+)"', html)
     assert len(ids) == len(set(ids))
+    # The findings come first, and the first figure right after them.
+    assert html.index('id="findings"') < html.index("<img") < html.index('id="bandwidth"')
     # The content people look for.
     for text in ("fixture report", "Peaks and cost model", "PCIe Gen5 x16", "CL_MEM_OBJECT_ALLOCATION_FAILURE",
                  "unsupported: no concurrent managed access", "not converged", "Break-even", "cuda-drv / cuda-rt",
@@ -97,11 +99,16 @@ def test_real_host_file_report(data, tmp_path):
 ])
 def test_bad_input_exits_2_with_one_line_and_writes_nothing(data, tmp_path, capsys, bad, message):
     out = tmp_path / "report"
-    assert main(["render", str(data / "single_point.json"), str(data / bad), "-o", str(out)]) == 2
+    assert main(["render", str(data / bad), "-o", str(out)]) == 2
     err = capsys.readouterr().err
     assert err.startswith("xferbench-report: error: ") and message in err and err.count("\n") == 1
     assert not out.exists()
     assert list(tmp_path.iterdir()) == []  # no temporary directory left behind either
+    # Beside a good file: the same line, the good one rendered, exit 3.
+    assert main(["render", str(data / "single_point.json"), str(data / bad), "-o", str(out)]) == 3
+    err = capsys.readouterr().err
+    assert err.startswith("xferbench-report: error: ") and message in err and err.count("\n") == 1
+    assert "single_point.json" in (out / "index.html").read_text()
 
 
 def test_earlier_report_is_replaced_whole_or_kept(data, tmp_path, write_result):
@@ -167,8 +174,11 @@ def test_points_above_the_link_limit_and_interrupted_runs_are_flagged(tmp_path, 
     assert "2 points exceed the link's theoretical limit" in md
     assert "ABOVE LINK LIMIT at 2 sizes" in md
     assert "the run was interrupted" in md
-    assert "PCIe Gen4 x16 limit: 31.5 GB/s" in (out / "plots" / "bandwidth-h2d.svg").read_text()
-    assert 'class="warn"' in (out / "index.html").read_text()
+    html = (out / "index.html").read_text()
+    # Out of the main panels, into the suspect panel, beside the ceiling; and a finding says so.
+    assert "suspect points, not in the other panels" in html and "link ceiling 31.5 GB/s" in html
+    assert "Points above the link ceiling: 2 points of 1 curves" in html
+    assert 'class="warn"' in html
 
 
 def test_dollar_signs_in_names_are_text(tmp_path, write_result):
@@ -176,7 +186,8 @@ def test_dollar_signs_in_names_are_text(tmp_path, write_result):
     path = write_result("run$1$.json", [point(route=r"copy $\foo$", nbytes=n) for n in (16, 4096)])
     out = tmp_path / "r"
     assert main(["render", str(path), "-o", str(out)]) == 0
-    assert r"copy $\foo$" in (out / "plots" / "bandwidth-h2d.svg").read_text()
+    assert (out / "plots" / "bandwidth-h2d.png").stat().st_size > 0
+    assert r"host · copy $\foo$" in (out / "index.html").read_text()  # the panel's title, in the figure's alt text
 
 
 def test_plain_number_labels():

@@ -31,6 +31,11 @@ def direction_sort_key(d):
     return (DIRECTION_ORDER.index(d), "") if d in DIRECTION_ORDER else (len(DIRECTION_ORDER), d)
 
 
+def is_transfer_part(name):
+    """bidir's parts are the two directions; other parts (map, unmap, queued_to_end) are steps of one transfer."""
+    return name in ("h2d", "d2h")
+
+
 def direction_title(d):
     return DIRECTION_TITLES.get(d, d)
 
@@ -389,7 +394,9 @@ def analyze(runs, reference_backend=None):
         names = sorted({n for p in c.points for n in p.parts}, key=direction_sort_key)
         for name in names:
             pts = [p for p in c.points if name in p.parts]
-            limit = c.link_limit / LINK_FACTOR[c.direction] if c.link_limit else None
+            # A part that is a direction (bidir's h2d, d2h) crosses the link; a sub-step (OpenCL's map,
+            # unmap) is a time, not a transfer of its own, so no link bounds it.
+            limit = c.link_limit / LINK_FACTOR[c.direction] if c.link_limit and is_transfer_part(name) else None
             pc = Curve(c.group, c.route, c.direction, c.host_memory, pts, part=name, link_limit=limit)
             pc.fit = fit_cost_model([pc.nbytes(p) for p in pc.trusted], [pc.time(p) for p in pc.trusted])
             part_curves.append(pc)

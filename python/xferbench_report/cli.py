@@ -3,9 +3,11 @@
 Exit status: 0 fine; 1 compare found a point significantly slower beyond the
 allowance (or newly failed), or an output could not be written; 2 bad input or
 usage (for compare: no ok point in common, or different machines under
---same-machine); 3 compare could not read a file or it is not a valid result
-file; 128 + signal when interrupted by SIGINT, SIGTERM or SIGHUP (nothing half
-written is left behind).
+--same-machine; for render: no file could be used); 3 compare could not read a
+file or it is not a valid result file, or render wrote the report but left out
+some files (one line each on stderr says why: unreadable, truncated, unknown or
+future schema, no ok points, another machine); 128 + signal when interrupted by
+SIGINT, SIGTERM or SIGHUP (nothing half written is left behind).
 """
 
 import argparse
@@ -38,6 +40,9 @@ def _parser():
                    help="backend the API comparison divides by (default: the first one in the files)")
     r.add_argument("-j", "--jobs", type=int, metavar="N",
                    help="draw figures in N processes (default: one per CPU)")
+    r.add_argument("--machines", action="store_true",
+                   help="allow files from several machines in one report (default: files from another machine "
+                        "than the first are left out)")
 
     c = sub.add_parser("compare", help="NEW/BASE time ratio and verdict per matching point; exit 1 on a real slowdown",
                        description="Compare two runs point by point (docs/compare.md). A point is slower (faster) when "
@@ -71,7 +76,8 @@ def main(argv=None):
         with signals.raised():
             return _command(args)
     except BadInput as e:
-        print(f"{PROG}: error: {e}", file=sys.stderr)
+        for line in str(e).split("\n"):  # render: one line per file it could not use
+            print(f"{PROG}: error: {line}", file=sys.stderr)
         return e.exit_code
     except OSError as e:
         where = f"{e.filename}: " if getattr(e, "filename", None) else ""
@@ -91,9 +97,19 @@ def _command(args):
 
         if args.jobs is not None and args.jobs < 1:
             raise BadInput(f"--jobs must be at least 1, got {args.jobs}")
-        out, nfig = render(args.results, args.output, title=args.title, reference=args.reference, jobs=args.jobs)
+        refused = []
+        out, nfig, findings = render(args.results, args.output, title=args.title, reference=args.reference,
+                                     jobs=args.jobs, mixed_machines=args.machines, refused=refused)
+        for line in refused:
+            print(f"{PROG}: error: {line}", file=sys.stderr)
         print(f"wrote {out}/index.html, {out}/summary.md and {nfig} figures in {out}/plots")
-        return 0
+        if findings:  # the report's first lines, here too
+            from .findings import headlines
+
+            print("findings:")
+            for f in headlines(findings):
+                print(f"  {f.line()}")
+        return 3 if refused else 0
     if args.command == "compare":
         if not 0 <= args.min_effect < 1:
             raise BadInput(f"--min-effect (--tolerance) must be in [0, 1), got {args.min_effect}")

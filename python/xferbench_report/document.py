@@ -1,6 +1,6 @@
-"""A tiny document model written out twice: as self-contained HTML (figures as
-inline SVG, inline CSS, no scripts, nothing fetched) and as Markdown (figures
-as links to the PNG files)."""
+"""A tiny document model written out twice: as HTML (inline CSS, no scripts,
+nothing fetched from elsewhere; figures are the PNG files beside it, with their
+size given so the page lays out at once) and as Markdown (the same PNGs)."""
 
 import html
 from dataclasses import dataclass, field
@@ -43,6 +43,11 @@ class Code:
     text: str
 
 
+@dataclass
+class Toc:
+    """Where the HTML's table of contents goes (after the first screen's findings and figure)."""
+
+
 class Document:
     def __init__(self, title):
         self.title = title
@@ -69,6 +74,9 @@ class Document:
 
     def code(self, text):
         return self.add(Code(text))
+
+    def toc(self):
+        return self.add(Toc())
 
 
 def _align(t, i):
@@ -106,7 +114,7 @@ def to_markdown(doc):
             out.append("")
         elif isinstance(b, Figure):
             f = b.figure
-            out += [f"![{f.title}]({f.png})", "", f"*{f.caption}* ([SVG]({f.svg_file}))", ""]
+            out += [f"![{f.title}]({f.png})", "", f"*{f.caption}*", ""]
     return "\n".join(out).rstrip() + "\n"
 
 
@@ -129,7 +137,9 @@ tr.warn td { background: #fff4e5; }
 tbody tr:hover td { background: #f5f9ff; }
 .tablewrap { overflow-x: auto; }
 figure { margin: 12px 0 28px; }
-svg.figure { max-width: 100%; height: auto; display: block; }
+figure img { max-width: 100%; height: auto; display: block; }
+ul.findings li { margin: 2px 0; }
+ul.findings li.anomaly::marker { color: #c0392b; }
 figcaption { color: #555; font-size: 13px; margin-top: 4px; }
 nav ul { columns: 2; margin: 4px 0; }
 code, pre { font-family: ui-monospace, "DejaVu Sans Mono", monospace; font-size: 12.5px; }
@@ -143,12 +153,15 @@ def _e(text):
 
 def to_html(doc):
     toc = [b for b in doc.blocks if isinstance(b, Heading) and b.level == 1 and b.anchor]
+    nav = ("<nav><ul>" + "".join(f'<li><a href="#{_e(h.anchor)}">{_e(h.text)}</a></li>' for h in toc)
+           + "</ul></nav>") if toc else ""
     body = [f"<h1>{_e(doc.title)}</h1>"]
-    if toc:
-        body.append("<nav><ul>" + "".join(f'<li><a href="#{_e(h.anchor)}">{_e(h.text)}</a></li>' for h in toc)
-                    + "</ul></nav>")
+    if not any(isinstance(b, Toc) for b in doc.blocks):
+        body.append(nav)
     for b in doc.blocks:
-        if isinstance(b, Heading):
+        if isinstance(b, Toc):
+            body.append(nav)
+        elif isinstance(b, Heading):
             anchor = f' id="{_e(b.anchor)}"' if b.anchor else ""
             body.append(f"<h{b.level + 1}{anchor}>{_e(b.text)}</h{b.level + 1}>")
         elif isinstance(b, Para):
@@ -174,8 +187,9 @@ def to_html(doc):
             body.append("\n".join(rows))
         elif isinstance(b, Figure):
             f = b.figure
-            body.append(f'<figure id="fig-{_e(f.name)}">{f.svg}<figcaption>{_e(f.caption)} '
-                        f'(<a href="{_e(f.png)}">PNG</a>, <a href="{_e(f.svg_file)}">SVG</a>)</figcaption></figure>')
+            body.append(f'<figure id="fig-{_e(f.name)}"><a href="{_e(f.png)}"><img src="{_e(f.png)}" '
+                        f'width="{f.width}" height="{f.height}" alt="{_e(f.alt or f.title)}"></a>'
+                        f'<figcaption>{_e(f.caption)}</figcaption></figure>')
     return ("<!DOCTYPE html>\n<html lang=\"en\">\n<head>\n<meta charset=\"utf-8\">\n"
             "<meta name=\"viewport\" content=\"width=device-width, initial-scale=1\">\n"
             f"<title>{_e(doc.title)}</title>\n<style>{CSS}</style>\n</head>\n<body>\n<main>\n"

@@ -387,14 +387,14 @@ def _parse(path):
         raise BadInput(f"{path}: not JSON this tool can read (a number with too many digits)") from None
 
 
-def load_run(path, label=None, require_ok=True):
+def load_run(path, label=None, require_ok=True, doc=None):
     """Reads and validates one result file; raises BadInput with a one-line reason.
 
     Everything the report later uses is checked here, once, so that a malformed
     file is refused with the file and field named instead of failing somewhere
     in the analysis or in a plot worker."""
     path = Path(path)
-    doc = _parse(path)
+    doc = _parse(path) if doc is None else doc  # a caller that sorted files by schema has read it already
     if not isinstance(doc, dict):
         raise BadInput(f"{path}: not an xferbench result file (the top level is not an object)")
     schema = doc.get("schema")

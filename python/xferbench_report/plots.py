@@ -9,7 +9,6 @@ style and marker = route, the same in every figure. Hollow markers are points
 that did not reach their confidence target.
 """
 
-import io
 import math
 import multiprocessing
 import os
@@ -48,8 +47,6 @@ plt.rcParams.update({
     "axes.spines.top": False,
     "axes.spines.right": False,
     "legend.fontsize": 8,
-    "svg.fonttype": "none",  # text stays text in the SVG: small and searchable
-    "svg.hashsalt": "xferbench-report",  # deterministic ids
 })
 if "text.parse_math" in plt.rcParams:
     # Labels are data (backend, route, device and file names): a "$" in one is a dollar sign, not the
@@ -62,9 +59,10 @@ class FigureFile:
     name: str
     title: str
     caption: str
-    svg: str  # ready to paste into HTML
     png: str  # path relative to the report directory
-    svg_file: str
+    width: int  # pixels, so the page lays out before the image arrives
+    height: int
+    alt: str = ""  # the title and every legend entry: what the picture shows, in words
 
 
 class Styler:
@@ -82,12 +80,12 @@ class Styler:
         i = self.routes.index(route) if route in self.routes else len(self.routes)
         return STYLES[i % len(STYLES)]
 
-    def plot(self, ax, curve, xs, ys, hollow=(), **kw):
+    def plot(self, ax, curve, xs, ys, hollow=(), label=None, **kw):
         """One curve: anything with route, host_memory and label."""
         ls, marker = self.style(curve.route)
         color = self.color(curve.host_memory)
         (line,) = ax.plot(xs, ys, linestyle=ls, marker=marker, color=color, markersize=4, linewidth=1.4,
-                          label=curve.label, **kw)
+                          label=label or curve.label, **kw)
         hx = [x for x, y, h in zip(xs, ys, hollow) if h]
         hy = [y for x, y, h in zip(xs, ys, hollow) if h]
         if hx:
@@ -186,40 +184,52 @@ def _hollow_handle():
                   markeredgecolor="0.3", label="hollow marker: not converged")
 
 
-def _panel_title(group):
-    device = f" — {group.device}" if group.device else ""
-    return f"{group.name}{device}"
+DPI = 80  # small files: the report is committed (docs/report) and every figure is a PNG
+
+
+def _alt(fig, title):
+    """The figure in words: its panels' titles and its legends' entries (for a reader without the image,
+    and for a test)."""
+    panels, labels = [], []
+    for ax in fig.axes:
+        if not ax.get_visible():
+            continue
+        t = ax.get_title(loc="left")
+        if t and t not in panels:
+            panels.append(t.replace("\n", " "))
+        leg = ax.get_legend()
+        if leg:
+            labels += [x.get_text() for x in leg.get_texts() if x.get_text() not in labels]
+    text = title
+    if panels:
+        text += ". Panels: " + "; ".join(panels)
+    if labels:
+        text += ". Legend: " + "; ".join(labels)
+    return text
+
+
+def _shrink(png):
+    """A 256-colour palette: a figure has a dozen colours plus antialiasing, and the file is a third the size
+    (the committed report is a few MB). Pillow comes with matplotlib; octree keeps the colours exact."""
+    from PIL import Image
+
+    with Image.open(png) as im:
+        q = im.convert("RGB").quantize(colors=256, method=Image.Quantize.FASTOCTREE, dither=Image.Dither.NONE)
+    q.save(png, optimize=True)
 
 
 def _save(fig, outdir, name, title, caption):
     outdir = Path(outdir)
     outdir.mkdir(parents=True, exist_ok=True)
     png = outdir / f"{name}.png"
-    svg_file = outdir / f"{name}.svg"
-    # The tight box (legends sit outside the axes) once, for both formats.
+    # The tight box takes in the legends that sit outside the axes.
     bbox = fig.get_tightbbox(fig.canvas.get_renderer()).padded(0.08)
-    fig.savefig(png, dpi=110, bbox_inches=bbox, metadata={"Software": None})
-    buf = io.StringIO()
-    fig.savefig(buf, format="svg", bbox_inches=bbox, metadata={"Date": None})
+    alt = _alt(fig, title)
+    fig.savefig(png, dpi=DPI, bbox_inches=bbox, metadata={"Software": None})
     plt.close(fig)
-    svg_text = buf.getvalue()
-    svg_file.write_text(svg_text, encoding="utf-8")
-    return FigureFile(name, title, caption, inline_svg(svg_text, name), f"{outdir.name}/{png.name}",
-                      f"{outdir.name}/{svg_file.name}")
-
-
-def inline_svg(text, prefix):
-    """Makes a stand-alone SVG safe to paste into HTML next to others: drops the
-    XML prologue and prefixes every id (matplotlib's clip-path ids repeat
-    across figures, and HTML ids are document-wide)."""
-    text = text[text.index("<svg"):]
-    prefix = re.sub(r"[^A-Za-z0-9_-]", "_", prefix)
-    text = re.sub(r'\bid="([^"]+)"', lambda m: f'id="{prefix}-{m.group(1)}"', text)
-    text = re.sub(r"url\(#([^)]+)\)", lambda m: f"url(#{prefix}-{m.group(1)})", text)
-    text = re.sub(r'href="#([^"]+)"', lambda m: f'href="#{prefix}-{m.group(1)}"', text)
-    # Natural size (so every figure has the same scale), shrunk by CSS only where the page is narrower.
-    head_end = text.index(">")
-    return text[:head_end] + ' class="figure" role="img"' + text[head_end:]
+    _shrink(png)
+    width, height = round(bbox.width * DPI), round(bbox.height * DPI)
+    return FigureFile(name, title, caption, f"{outdir.name}/{png.name}", width, height, alt)
 
 
 def _safe(name):
@@ -258,94 +268,202 @@ def _suptitle(fig, title):
                  fontsize=12, fontweight="bold")
 
 
-def bandwidth_figure(report, direction, styler, outdir):
-    groups = report.groups_for(direction)
-    curves = report.curves_for(direction)
-    sizes = [p.bytes for c in curves for p in c.points]
-    fig, axes = _panels(len(groups))
-    for ax, g in zip(axes[:, 0], groups):
+MAX_CURVES = 8  # per panel: more and the colours stop telling curves apart
+
+
+def facets(report, direction):
+    """(group, route, curves) per panel: one backend and route each, at most MAX_CURVES host memory kinds
+    (a route with more is split evenly over several panels)."""
+    out = []
+    for g in report.groups_for(direction):
         gc = report.curves_for(direction, g)
-        # Each panel scales to its own curves and link: one panel's device-
-        # internal rates (TB/s) would flatten every link-bound curve beside it.
-        top = max([c.gbps(p) for c in gc for p in c.points] + [c.link_limit or 0 for c in gc])
-        top = top if top > 0 else 1.0
-        any_hollow = any(not p.converged for c in gc for p in c.points)
-        for c in gc:
-            styler.plot(ax, c, [p.bytes for p in c.points], [c.gbps(p) for p in c.points],
-                        [not p.converged for p in c.points])
-        limit = next((c.link_limit for c in report.curves_for(direction, g) if c.link_limit), None)
+        for route in dict.fromkeys(c.route for c in gc):
+            rc = [c for c in gc if c.route == route and c.trusted]
+            k = math.ceil(len(rc) / MAX_CURVES)  # 0 where every point is suspect: no panel
+            for i in range(k):
+                out.append((g, route + (f" ({i + 1}/{k})" if k > 1 else ""), rc[i::k]))
+    return out
+
+
+def _facet_grid(n, ncols=2):
+    nrows = math.ceil(n / ncols)
+    fig, grid = _panels(nrows, ncols=min(ncols, n), ax_w=4.3, ax_h=2.3, wgap=2.3, hgap=0.75, top=0.6)
+    axes = [ax for row in grid for ax in row]
+    for ax in axes[n:]:
+        ax.set_visible(False)
+    return fig, axes[:n]
+
+
+def _ceiling(curves):
+    """What the link carries after protocol overhead where the points say (the tool computes it from the
+    link's payload size), else its raw rate; None off the link."""
+    exact = [p.link_ceiling_gbps for c in curves if c.link_limit and not c.part for p in c.points
+             if p.link_ceiling_gbps]
+    if exact:
+        return max(exact)
+    return next((c.link_limit for c in curves if c.link_limit), None)
+
+
+def _suspect_count(curves):
+    return sum(len(c.points) - len(c.trusted) for c in curves)
+
+
+def _suspect_panel(ax, curves, styler, sizes):
+    """The points left out of the other panels (above the ceiling, or a device clock that missed work), on
+    their own scale so they flatten nothing."""
+    trusted = {id(p) for c in curves for p in c.trusted}
+    for c in curves[:MAX_CURVES]:
+        pts = [p for p in c.points if id(p) not in trusted]
+        styler.plot(ax, c, [p.bytes for p in pts], [c.gbps(p) for p in pts], label=f"{c.group.name} · {c.label}")
+    limit = _ceiling(curves)
+    if limit:
+        ax.axhline(limit, label=f"link ceiling {limit:.1f} GB/s", **LIMIT_STYLE)
+    size_axis(ax, sizes)
+    ax.set_xlabel("")
+    log_y(ax)
+    ax.set_ylabel("GB/s (log)")
+    more = f", first {MAX_CURVES} of {len(curves)} curves" if len(curves) > MAX_CURVES else ""
+    ax.set_title(f"suspect points, not in the other panels{more}", loc="left")
+    _legend(ax)
+
+
+def bandwidth_figure(report, direction, styler, outdir):
+    panels = facets(report, direction)
+    curves = report.curves_for(direction)
+    if not panels and not any(c.points for c in curves):
+        return None
+    sizes = [p.bytes for c in curves for p in c.points]
+    suspects = [c for c in curves if len(c.trusted) < len(c.points)]
+    fig, axes = _facet_grid(len(panels) + bool(suspects))
+    if suspects:
+        _suspect_panel(axes[-1], suspects, styler, sizes)
+    for ax, (g, route, cs) in zip(axes, panels):
+        # Each panel scales to its own curves and link; suspect points (above the link, a clock that
+        # missed work) are left out here and listed in the findings.
+        top = max([c.gbps(p) for c in cs for p in c.trusted] + [c.link_limit or 0 for c in cs])
+        any_hollow = any(not p.converged for c in cs for p in c.trusted)
+        for c in cs:
+            pts = c.trusted
+            styler.plot(ax, c, [p.bytes for p in pts], [c.gbps(p) for p in pts], [not p.converged for p in pts],
+                        label=c.host_memory)
+        limit = _ceiling(cs)
         if limit:
-            what = _limit_text(report, g)
-            factor = "2 x " if direction == "bidir" else ""
-            ax.axhline(limit, label=f"{factor}{what} limit: {limit:.1f} GB/s", **LIMIT_STYLE)
+            ax.axhline(limit, label=f"link ceiling {limit:.1f} GB/s", **LIMIT_STYLE)
         size_axis(ax, sizes)
-        ax.set_ylim(0, top * 1.08)
-        ax.set_ylabel("bandwidth (GB/s)")
-        ax.set_title(_panel_title(g), loc="left")
+        ax.set_xlabel("")
+        ax.set_ylim(0, (top if top > 0 else 1.0) * 1.08)
+        ax.set_ylabel("GB/s")
+        ax.set_title(f"{g.name} · {route}", loc="left")
         _legend(ax, extra=[_hollow_handle()] if any_hollow else ())
     title = f"Bandwidth, {direction_title(direction)}"
     _suptitle(fig, title)
-    caption = ("GB/s (1e9 B/s) = bytes moved per transfer / median time, against the transfer size (log2). "
-               "Colour: host memory kind; line style: route.")
+    caption = ("GB/s (1e9 B/s) = bytes moved per transfer / median time, against the transfer size (log2); one "
+               "panel per backend and route, colour = host memory kind, each panel on its own y scale. Hollow "
+               "markers did not converge.")
     if any(c.link_limit for c in curves):
-        caption += " Dashed grey: the link's theoretical limit (from the system section)."
+        caption += " Dashed grey: the link's ceiling."
+    n = _suspect_count(curves)
+    if n:
+        caption += f" {n} suspect points (above the ceiling, or a device clock that missed work) are left out."
     return _save(fig, outdir, f"bandwidth-{_safe(direction)}", title, caption)
 
 
 def latency_figure(report, direction, styler, outdir):
-    groups = report.groups_for(direction)
-    curves = report.curves_for(direction)
-    sizes = [p.bytes for c in curves for p in c.points]
-    fig, axes = _panels(len(groups))
-    for ax, g in zip(axes[:, 0], groups):
-        gc = report.curves_for(direction, g)
-        any_hollow = any(not p.converged for c in gc for p in c.points)
-        for c in gc:
-            styler.plot(ax, c, [p.bytes for p in c.points], [p.median_s * 1e6 for p in c.points],
-                        [not p.converged for p in c.points])
-        ys = [p.median_s * 1e6 for c in gc for p in c.points]
-        limited = [c for c in gc if c.link_limit]
+    panels = facets(report, direction)
+    if not panels:
+        return None
+    sizes = [p.bytes for c in report.curves_for(direction) for p in c.points]
+    fig, axes = _facet_grid(len(panels))
+    for ax, (g, route, cs) in zip(axes, panels):
+        any_hollow = any(not p.converged for c in cs for p in c.trusted)
+        for c in cs:
+            pts = c.trusted
+            styler.plot(ax, c, [p.bytes for p in pts], [p.median_s * 1e6 for p in pts],
+                        [not p.converged for p in pts], label=c.host_memory)
+        ys = [p.median_s * 1e6 for c in cs for p in c.trusted]
+        limited = [c for c in cs if c.link_limit]
         if limited:
             c = limited[0]
             k = c.points[0].bytes_per_rep / c.points[0].bytes
             xs = sorted(set(sizes))
-            ax.plot(xs, [k * x / (c.link_limit * 1e9) * 1e6 for x in xs],
-                    label=f"{_limit_text(report, g)} limit (time at {c.link_limit:.1f} GB/s)", **LIMIT_STYLE)
+            ax.plot(xs, [k * x / (c.link_limit * 1e9) * 1e6 for x in xs], label="time at the link ceiling",
+                    **LIMIT_STYLE)
         size_axis(ax, sizes)
+        ax.set_xlabel("")
         log_y(ax)
-        # The limit line must not stretch the axis: it is clipped to the measured range.
         ax.set_ylim(min(ys) / 1.6, max(ys) * 1.6)
-        ax.set_ylabel("time per transfer (us)")
-        ax.set_title(_panel_title(g), loc="left")
+        ax.set_ylabel("us per transfer")
+        ax.set_title(f"{g.name} · {route}", loc="left")
         _legend(ax, extra=[_hollow_handle()] if any_hollow else ())
     title = f"Time per transfer, {direction_title(direction)}"
     _suptitle(fig, title)
-    caption = ("Median time of one transfer (log-log). The flat part on the left is the fixed cost of a transfer; "
-               "the slope on the right is bandwidth.")
+    caption = ("Median time of one transfer (log-log), panels as above. The flat part on the left is the fixed cost "
+               "of a transfer; the slope on the right is bandwidth.")
     return _save(fig, outdir, f"latency-{_safe(direction)}", title, caption)
+
+
+def overview_figure(report, outdir):
+    """The first picture: for host-to-device and device-to-host, the best each backend reaches at each size
+    (any route and kind, suspect points left out), against the link ceiling."""
+    dirs = [d for d in ("h2d", "d2h") if d in report.directions] or report.directions[:2]
+    if not dirs:
+        return None
+    fig, grid = _panels(1, ncols=len(dirs), ax_w=4.4, ax_h=2.2, wgap=0.7, top=0.45)
+    # A CPU "device" copies at cache speed and would flatten every link-bound curve: devices only, where any.
+    groups = [g for g in report.groups if g.device_type != "cpu"] or report.groups
+    for ax, d in zip(grid.rows[0], dirs):
+        limit = _ceiling(report.curves_for(d))
+        for i, g in enumerate(groups):
+            best = {}
+            for c in report.curves_for(d, g):
+                for p in c.trusted:
+                    if c.gbps(p) > best.get(p.bytes, 0):
+                        best[p.bytes] = c.gbps(p)
+            if best:
+                xs = sorted(best)
+                ax.plot(xs, [best[x] for x in xs], marker="o", markersize=3.5, linewidth=1.6,
+                        color=PALETTE[i % len(PALETTE)], label=g.name)
+        if limit:
+            ax.axhline(limit, label=f"link ceiling {limit:.1f}", **LIMIT_STYLE)
+        size_axis(ax, [p.bytes for c in report.curves_for(d) for p in c.points])
+        ax.set_xlabel("")
+        ax.set_ylim(bottom=0)
+        ax.set_ylabel("best GB/s")
+        ax.set_title(direction_title(d), loc="left")
+    _legend(grid.rows[0][-1])  # outside on the right: inside it hid the ceiling and the small sizes
+    title = "Best bandwidth per backend"
+    caption = ("The fastest route and host memory kind of each backend at each size (log2 size axis), suspect "
+               "points left out; the panels below break this down by route and kind.")
+    left = [g.name for g in report.groups if g not in groups]
+    if left:
+        caption += f" Not drawn here (no link crossed): {', '.join(left)}."
+    return _save(fig, outdir, "overview", title, caption)
 
 
 def first_use_figure(report, direction, styler, outdir):
     curves = [c for c in report.curves_for(direction) if any(p.first_use for p in c.points)]
     if not curves:
         return None
-    groups = [g for g in report.groups_for(direction) if any(c.group == g for c in curves)]
+    # One row per backend and route (at most MAX_CURVES kinds), like the bandwidth figures.
+    with_first_use = {id(c) for c in curves}
+    rows = [(g, route, [c for c in cs if id(c) in with_first_use]) for g, route, cs in facets(report, direction)]
+    rows = [r for r in rows if r[2]]
+    if not rows:
+        return None
     sizes = [p.bytes for c in curves for p in c.points]
-    fig, axes = _panels(len(groups), ncols=3, ax_w=3.1, ax_h=2.7, wgap=0.85, hgap=1.15, top=0.95)
+    fig, axes = _panels(len(rows), ncols=3, ax_w=3.1, ax_h=2.3, wgap=0.85, hgap=0.95, top=0.95)
     be = [b for b in report.break_even if b.direction == direction]
-    for row, g in zip(axes, groups):
+    for row, (g, route, cs) in zip(axes, rows):
         ax_setup, ax_first, ax_be = row
         handles = []
-        for c in curves:
-            if c.group != g:
-                continue
+        for c in cs:
             pts = [p for p in c.points if p.first_use]
             xs = [p.bytes for p in pts]
             handles.append(styler.plot(ax_setup, c, xs, [(p.first_use.alloc_s + p.first_use.touch_s) * 1e6
-                                                          for p in pts]))
+                                                          for p in pts], label=c.host_memory))
             styler.plot(ax_first, c, xs, [p.first_use.first_transfer_s / p.median_s for p in pts])
         for b in be:
-            if b.group != g:
+            if b.group != g or b.host_memory not in {c.host_memory for c in cs} or b.route != cs[0].route:
                 continue
             # "never" is a gap in the line, not a point.
             if any(math.isfinite(v) for v in b.by_size.values()):
@@ -355,13 +473,13 @@ def first_use_figure(report, direction, styler, outdir):
             size_axis(ax, sizes)
         log_y(ax_setup)
         ax_setup.set_ylabel("allocate + pin + first touch (us)")
-        ax_setup.set_title(f"{_panel_title(g)}\nsetup of a fresh buffer", loc="left")
+        ax_setup.set_title(f"{g.name} · {route}\nsetup of a fresh buffer", loc="left")
         ratio_axis(ax_first, [l for line in ax_first.lines for l in line.get_ydata()])
         ax_first.set_ylabel("first transfer / steady-state transfer")
         ax_first.set_title("first transfer from a fresh buffer", loc="left")
         log_y(ax_be)
         ax_be.set_ylabel("transfers to pay off")
-        baseline = next((b.baseline for b in be if b.group == g), None)
+        baseline = next((b.baseline for b in be if b.group == g and b.route == cs[0].route), None)
         ax_be.set_title(f"break-even against {baseline}" if baseline else "break-even (one kind only)", loc="left")
         if not ax_be.lines:
             ax_be.text(0.5, 0.5, "no kind pays off\nagainst the baseline" if baseline else "nothing to compare",
@@ -417,12 +535,6 @@ def api_figure(report, cmp, styler, outdir):
     return _save(fig, outdir, f"api-{_safe(cmp.direction)}", title, caption)
 
 
-def _limit_text(report, group):
-    run = next(r for r in report.runs if r.label == group.run_label)
-    limits = run.link_limits()
-    return limits[-1][1] if limits else "link"
-
-
 _SHARED = {}  # the report, handed to forked workers by inheritance rather than pickling
 
 
@@ -432,6 +544,8 @@ def _draw(task):
     styler = Styler(report.kinds, report.routes)
     if section == "api":
         return section, api_figure(report, report.api[index], styler, outdir)
+    if section == "overview":
+        return section, overview_figure(report, outdir)
     draw = {"bandwidth": bandwidth_figure, "latency": latency_figure, "first_use": first_use_figure}[section]
     return section, draw(report, report.directions[index], styler, outdir)
 
@@ -451,6 +565,7 @@ def make_figures(report, outdir, jobs=None):
     tasks = [(section, i, str(outdir)) for i in range(len(report.directions))
              for section in ("bandwidth", "latency", "first_use")]
     tasks += [("api", i, str(outdir)) for i in range(len(report.api))]
+    tasks.insert(0, ("overview", 0, str(outdir)))
     jobs = min(jobs or default_jobs(), len(tasks))
     _SHARED["report"] = report
     pool = None
@@ -468,7 +583,7 @@ def make_figures(report, outdir, jobs=None):
         if pool is not None:  # ends and joins the workers (as leaving `with pool` did) before render cleans up
             pool.terminate()
         _SHARED.clear()
-    out = {"bandwidth": [], "latency": [], "first_use": [], "api": []}
+    out = {"overview": [], "bandwidth": [], "latency": [], "first_use": [], "api": []}
     for section, fig in results:
         if fig is not None:
             out[section].append(fig)

@@ -12,13 +12,18 @@ import tempfile
 from pathlib import Path
 
 from . import __version__, signals
-from .analysis import MISSED_WORK_FACTOR, analyze, direction_sort_key, direction_title
+from .analysis import MISSED_WORK_FACTOR, analyze, direction_sort_key, direction_title, is_transfer_part
 from .document import Document, to_html, to_markdown
 from .errors import BadInput
-from .load import load_runs
+from .findings import order, render_findings, sweep_findings
+from .inputs import sort_inputs
+from .studies import render_studies, study_findings
 from .units import format_gbps, format_size, format_time, format_us
 
 REPORT_FILES = ("index.html", "summary.md")
+# A cost model that misses the measurements by more than this (RMS, relative) describes nothing: the table
+# says so instead of printing its L and B.
+MAX_FIT_ERROR = 0.25
 
 
 def pick_sizes(sizes, k=6):
@@ -131,19 +136,26 @@ def _peaks_section(doc, report):
                                    report.kinds.index(c.host_memory), c.part))
         for c in curves:
             peak, half, first = c.peak, c.half_peak, c.points[0]
-            f = c.fit
+            step = c.part and not is_transfer_part(c.part)  # a step of a transfer: its time, not a bandwidth
+            f = c.fit if c.fit and not step and c.fit.rms_rel_err <= MAX_FIT_ERROR else None
+            notes = _notes(c)
+            if step:
+                notes = "a step of the transfer, not a transfer: times only" + (f", {notes}" if notes else "")
+            elif c.fit and f is None:
+                notes = (f"no model: one line misses the points by {100 * c.fit.rms_rel_err:.0f}% rms"
+                         + (f", {notes}" if notes else ""))
             rows.append([
                 c.group.name, c.route, c.host_memory + (f" ({c.part} part)" if c.part else ""),
-                format_gbps(c.gbps(peak)) if peak else "-",
+                format_gbps(c.gbps(peak)) if peak and not step else "-",
                 f"{100 * c.gbps(peak) / peak.link_ceiling_gbps:.0f}%" if peak and peak.link_ceiling_gbps
                 and not c.part else "-",
-                format_size(peak.bytes) if peak else "-",
-                format_size(half.bytes) if half else "-",
+                format_size(peak.bytes) if peak and not step else "-",
+                format_size(half.bytes) if half and not step else "-",
                 f"{format_time(c.time(first))} @ {format_size(first.bytes)}",
                 format_us(f.latency_s) if f else "-",
                 (format_gbps(f.bandwidth_gbps) if math.isfinite(f.bandwidth_bps) else "unresolved") if f else "-",
                 f"{100 * f.rms_rel_err:.1f}% / {100 * f.max_rel_err:.0f}%" if f else "-",
-                _notes(c),
+                notes,
             ])
             marks.append("warn" if c.above_limit or c.clock_misses_work else "")
         doc.table(["backend", "route", "host memory", "peak GB/s", "of link ceiling", "at size", "half peak from",
@@ -306,27 +318,63 @@ def _problems_section(doc, report):
         doc.para("None: every ok point reached its confidence target.")
 
 
-def build_document(report, figures, title=None):
+def _summary(report, studies):
+    """One line: which machine, what was measured, how much of it ran."""
+    systems = [r.system for r in (report.runs if report else [])] + [s.system for s in studies]
+    s = next((x for x in systems if x), {})
+    accs = [a for a in s.get("accelerators") or [] if isinstance(a, dict)]
+    what = f"{s.get('hostname', '?')}: {s.get('cpu_model', '?')}"
+    if accs:
+        a = accs[0]
+        mx = a.get("link_max") or {}
+        what += f"; {a.get('vendor_name') or a.get('vendor', '?')} {a.get('pci_address', '')}"
+        if mx.get("gen"):
+            what += f" on PCIe Gen{mx['gen']} x{mx.get('width')}"
+    parts = [what]
+    if report:
+        c = report.counts
+        parts.append(f"{len(report.groups)} backends ({', '.join(g.name for g in report.groups)}), "
+                     f"{c['ok']} ok / {c['skipped']} skipped / {c['failed']} failed points")
+    if studies:
+        parts.append("studies: " + ", ".join(st.path.name for st in studies))
+    return ". ".join(parts) + "."
+
+
+def build_document(report, figures, title=None, studies=(), findings=None):
     doc = Document(title or "xferbench report")
-    doc.para(f"Made by xferbench-report {__version__} from {', '.join(r.path.name for r in report.runs)}. "
+    names = [r.path.name for r in (report.runs if report else [])] + [s.path.name for s in studies]
+    if findings is None:
+        findings = order((sweep_findings(report) if report else []) + study_findings(studies))
+    overview = (figures.get("overview") or [None])[0]
+    study_figs = dict(figures.get("studies") or {})
+    if overview is None:  # studies alone: the first study's figure goes on the first screen, and only there
+        first = next((k for k, f in study_figs.items() if f), None)
+        if first is not None:
+            overview = study_figs.pop(first)
+    render_findings(doc, findings, overview, _summary(report, studies))
+    doc.para(f"Made by xferbench-report {__version__} from {', '.join(names)}. "
              "GB/s are 1e9 bytes per second; sizes are binary (1 KiB = 1024 B). Every figure uses the median of "
              "each point's samples.", "small")
+    if report is None:
+        render_studies(doc, studies, study_figs)
+        return doc
     for run in report.runs:
         for a in run.system.get("accelerators") or []:
             if isinstance(a, dict) and a.get("degraded"):
                 doc.para(f"Link {a.get('pci_address', '?')} ran below its best ({a['degraded']}) in {run.path.name}: "
                          "every transfer to that device is capped. A width below the maximum is a slot, riser or "
                          "seating problem; a GPU may also lower its link speed while idle.", "note")
-    _runs_section(doc, report)
-    _peaks_section(doc, report)
     _figures_section(doc, "Bandwidth against size", "bandwidth", figures["bandwidth"],
-                     "One figure per direction, one panel per backend; colour is the host memory kind and line style "
-                     "the route, the same in every figure.")
+                     "One figure per direction; one panel per backend and route, colour = host memory kind (the same "
+                     "in every figure).")
     _figures_section(doc, "Time per transfer", "latency", figures["latency"],
                      "The same points as time per transfer, log-log: small transfers show the fixed cost, "
                      "large ones the bandwidth.")
+    render_studies(doc, studies, study_figs)
     _first_use_section(doc, report, figures["first_use"])
     _api_section(doc, report, figures["api"])
+    _peaks_section(doc, report)
+    _runs_section(doc, report)
     _clock_section(doc, report)
     _problems_section(doc, report)
     return doc
@@ -344,12 +392,20 @@ def check_output_dir(out):
                            "give a new or empty directory")
 
 
-def render(paths, out, title=None, reference=None, jobs=None):
-    """Writes the report; returns (output path, number of figures)."""
+def render(paths, out, title=None, reference=None, jobs=None, mixed_machines=False, refused=None):
+    """Writes the report; returns (output path, number of figures, findings).
+
+    Files that cannot be used are left out with one line each appended to
+    `refused` (a list the caller passes); when none is usable, BadInput."""
     out = Path(out)
     check_output_dir(out)
-    runs = load_runs(paths, require_ok=True)
-    report = analyze(runs, reference_backend=reference)
+    got = sort_inputs(paths, mixed_machines=mixed_machines)
+    if not got.runs and not got.studies:
+        raise BadInput("\n".join(got.refused))  # one line per file
+    if refused is not None:
+        refused.extend(got.refused)
+    report = analyze(got.runs, reference_backend=reference) if got.runs else None
+    findings = order((sweep_findings(report) if report else []) + study_findings(got.studies))
     from . import plots  # matplotlib only when rendering
 
     parent = out.resolve().parent
@@ -358,8 +414,12 @@ def render(paths, out, title=None, reference=None, jobs=None):
     try:
         with signals.held():  # a signal as mkdtemp returns would leave a directory that tmp does not name yet
             tmp = Path(tempfile.mkdtemp(prefix=f".{out.name}.tmp-", dir=parent))
-        figures = plots.make_figures(report, tmp / "plots", jobs=jobs)
-        doc = build_document(report, figures, title)
+        figures = plots.make_figures(report, tmp / "plots", jobs=jobs) if report else {}
+        if got.studies:
+            from .study_plots import study_figures
+
+            figures["studies"] = study_figures(got.studies, tmp / "plots")
+        doc = build_document(report, figures, title, got.studies, findings)
         (tmp / "index.html").write_text(to_html(doc), encoding="utf-8")
         (tmp / "summary.md").write_text(to_markdown(doc), encoding="utf-8")
         os.chmod(tmp, 0o755)  # mkdtemp makes it private
@@ -369,7 +429,9 @@ def render(paths, out, title=None, reference=None, jobs=None):
         if tmp is not None:
             shutil.rmtree(tmp, ignore_errors=True)
         raise
-    return out, sum(len(v) for v in figures.values())
+    nfig = sum(len(v) for k, v in figures.items() if k != "studies")
+    nfig += sum(1 for f in figures.get("studies", {}).values() if f)
+    return out, nfig, findings
 
 
 def _replace_dir(new, out):

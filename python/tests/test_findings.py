@@ -1,0 +1,125 @@
+"""Findings are computed from the points: each test builds the measurements a
+finding rests on and checks its numbers and its evidence (file#index)."""
+
+from conftest import gpu_system, noisy, point
+
+from xferbench_report.analysis import analyze
+from xferbench_report.findings import headlines, sweep_findings
+from xferbench_report.load import load_runs
+
+
+def findings_of(write_result, points, system=None, **top):
+    path = write_result("run.json", points, system=system, **top)
+    return sweep_findings(analyze(load_runs([path])))
+
+
+def only(findings, word):
+    got = [f for f in findings if word in f.title]
+    assert len(got) == 1, [f.title for f in findings]
+    return got[0]
+
+
+def gbps_point(gb_per_s, nbytes, **kw):
+    return point(nbytes=nbytes, samples=[nbytes / (gb_per_s * 1e9)] * 5, **kw)  # exact: the text is checked
+
+
+def test_a_collapsing_curve_is_named_with_its_numbers(write_result):
+    pts = [gbps_point(g, n) for g, n in ((10, 256), (80, 4096), (60, 65536), (5, 262144))]
+    f = only(findings_of(write_result, pts), "collapses")
+    assert f.kind == "anomaly"
+    assert "80.00 GB/s at 4 KiB falls to 5.00 GB/s at 256 KiB (16.0x" in f.text
+    assert f.evidence == ["run.json#1", "run.json#3"]
+
+
+def test_a_steady_curve_does_not_collapse(write_result):
+    pts = [gbps_point(g, n) for g, n in ((10, 256), (80, 4096), (60, 65536), (30, 262144))]  # 2.7x: caches
+    assert not [f for f in findings_of(write_result, pts) if "collapse" in f.title]
+
+
+def test_misalignment_cost(write_result):
+    pts = [gbps_point(20, 1 << 20, memory="pageable"), gbps_point(10, 1 << 20, memory="pageable-unaligned"),
+           gbps_point(1, 64, memory="pageable"), gbps_point(0.1, 64, memory="pageable-unaligned")]  # 64 B: ignored
+    f = only(findings_of(write_result, pts, config={"argv": ["x"], "unaligned_offset": 16}), "Misalignment")
+    assert f.title.startswith("Misalignment costs 2.00x (host memcpy h2d)")
+    assert "at 1 MiB a buffer 16 B off a page boundary" in f.text and "10.00 against 20.00 GB/s" in f.text
+    assert f.evidence == ["run.json#0", "run.json#1"]
+
+
+def test_api_overhead_opencl_against_cuda_on_the_wall_clock(write_result):
+    pts = [point(backend="cuda-rt", route="copy-sync", nbytes=1, samples=noisy(5e-6, 0.01)),
+           point(backend="cuda-rt", route="copy-sync", nbytes=4, samples=noisy(5e-6, 0.01)),
+           point(backend="opencl:nvidia", route="copy-sync", nbytes=1, samples=noisy(15e-6, 0.01)),
+           point(backend="opencl:nvidia", route="copy-sync", nbytes=4, samples=noisy(15e-6, 0.01))]
+    f = only(findings_of(write_result, pts), "API overhead")
+    assert "opencl:nvidia vs cuda-rt (copy-sync h2d, 1 B)" in f.title
+    assert "(3.00x)" in f.text and f.evidence == ["run.json#2", "run.json#0"]
+
+
+def test_link_below_its_ceiling_and_a_downtrained_link(write_result):
+    system = gpu_system(31.5)
+    system["accelerators"][0]["link_current"]["width"] = 8
+    pts = [dict(gbps_point(12, n, backend="cuda-rt", route="copy-async", memory="pinned"), device_type="gpu",
+                link_ceiling_gbps=28.0) for n in (1 << 20, 1 << 24)]
+    fs = findings_of(write_result, pts, system=system)
+    below = only(fs, "below the link ceiling")
+    assert below.kind == "anomaly" and "best 12.00 GB/s" in below.text and "= 43% of the 28.00 GB/s" in below.text
+    down = only(fs, "downtrained")
+    assert "Gen4 x8 of its Gen4 x16" in down.text
+    assert headlines(fs)[0] is down  # the link comes first: it caps everything else
+
+
+def test_kernel_reading_host_memory_beats_a_copy_up_to_a_size(write_result):
+    pts = []
+    for n, tk, tc in ((64, 3e-6, 6e-6), (4096, 4e-6, 7e-6), (1 << 20, 200e-6, 40e-6)):
+        pts.append(dict(point(backend="cuda-rt", route="kernel-host", memory="pinned", nbytes=n,
+                              samples=noisy(tk, 0.01)), device_type="gpu"))
+        pts.append(dict(point(backend="cuda-rt", route="copy-async", memory="pinned", nbytes=n,
+                              samples=noisy(tc, 0.01)), device_type="gpu"))
+    f = only(findings_of(write_result, pts), "Crossover")
+    assert "kernel-host vs copy-async (pinned)" in f.title
+    assert "beats a copy up to 4 KiB" in f.text and "at 2 of 3 sizes" in f.text
+    assert f.evidence == ["run.json#2", "run.json#3"]
+
+
+def test_unconverged_share(write_result):
+    pts = [point(nbytes=n, converged=n > 64) for n in (16, 32, 64, 128, 256)]
+    f = only(findings_of(write_result, pts), "unconverged")
+    assert f.title == "host: 60% unconverged" and f.text.startswith("3 of 5 ok points")
+
+
+def test_a_step_of_a_transfer_is_no_bandwidth_above_the_link(write_result, tmp_path):
+    # OpenCL's map route: the "map" step of 64 MiB takes microseconds (nothing moves), far "above" the link.
+    n = 64 << 20
+    pts = [dict(gbps_point(20, n, backend="opencl:nvidia", route="map"), device_type="gpu",
+                parts={"map": {"median_s": 5e-6, "gbps": n / 5e-6 / 1e9}, "unmap": {"median_s": 3e-3, "gbps": 22.4}})]
+    path = write_result("map.json", pts, system=gpu_system(31.5))
+    report = analyze(load_runs([path]))
+    assert not [f for f in sweep_findings(report) if "above the link" in f.title]
+    from xferbench_report.cli import main
+
+    out = tmp_path / "r"
+    assert main(["render", str(path), "-o", str(out)]) == 0
+    row = next(line for line in (out / "summary.md").read_text().splitlines() if "(map part)" in line)
+    assert "a step of the transfer, not a transfer: times only" in row and "13421" not in row
+
+
+def test_a_device_clock_that_misses_host_work(write_result):
+    n = 16 << 20
+    pts = [dict(gbps_point(40, n, backend="opencl:nvidia", route="copy-async"), device_type="gpu", timer="event",
+                wall_stats={"median": n / 4e9, "count": 5})]
+    f = only(findings_of(write_result, pts, system=gpu_system(63.0)), "clock misses")
+    assert "1 points of 1 curves" in f.text and "40.00 GB/s on the device clock, 4.00 GB/s on the wall clock" in f.text
+    assert f.evidence == ["run.json#0"]
+
+
+def test_staged_copy_against_the_plain_pageable_copy(write_result):
+    pts = []
+    for n, ts, tp in ((4096, 9e-6, 6e-6), (1 << 20, 60e-6, 80e-6), (1 << 24, 500e-6, 1300e-6)):
+        pts.append(dict(point(backend="cuda-rt", route="staged", memory="pageable", nbytes=n, samples=[ts] * 5),
+                        device_type="gpu"))
+        pts.append(dict(point(backend="cuda-rt", route="copy-sync", memory="pageable", nbytes=n, samples=[tp] * 5),
+                        device_type="gpu"))
+    f = only(findings_of(write_result, pts), "Crossover")
+    assert f.title == "Crossover: cuda-rt h2d: staged vs copy-sync (pageable)"
+    assert f.text == "staged copy beats the plain pageable copy from 1 MiB on (60.0 us against 80.0 us there)"
+    assert f.evidence == ["run.json#2", "run.json#3"]

@@ -1,0 +1,378 @@
+"""Findings: what the data says a reader should know, computed from the analysed
+sweep (and the studies, see studies.py), each with its numbers and the points it
+rests on. Nothing here is written by hand: every sentence is filled in from a
+measurement, and a finding whose measurements are absent is simply not made.
+
+A finding names its evidence as "file#index" (the point's position in the
+result file's results array), so a reader can check the number in the JSON.
+"""
+
+import math
+from dataclasses import dataclass, field
+
+from .spread import clearly_faster
+from .units import format_gbps, format_size, format_time
+
+# A link is "below its ceiling" when the best trusted point of a direction
+# reaches less than this share of the ceiling the tool computed for the link.
+BELOW_CEILING = 0.85
+# A curve "collapses" where a larger size runs at less than 1/COLLAPSE of the
+# best bandwidth the curve reached at a smaller size.
+COLLAPSE = 4.0
+# Misalignment is reported where the unaligned kind takes this much longer.
+MISALIGN_MIN = 1.10
+MISALIGN_MIN_BYTES = 4096
+
+
+@dataclass
+class Finding:
+    kind: str  # "anomaly" (look at this) or "guide" (what to do)
+    title: str  # a short name for the list
+    text: str  # the sentence with its numbers
+    evidence: list = field(default_factory=list)  # "file#index" of the points it rests on
+    weight: float = 0.0  # orders the list within its kind (larger first)
+
+    def line(self):
+        return f"{self.title}: {self.text}"
+
+
+def cite(*points):
+    return [f"{p.run.path.name}#{p.index}" for p in points if p is not None]
+
+
+def _wall(p):
+    """What a program waits for: the wall clock where the point has one (device
+    events leave out the API's own work, and backends time differently)."""
+    return p.wall_median_s or p.median_s
+
+
+def _curves_by(report, key):
+    out = {}
+    for c in report.curves:
+        out.setdefault(key(c), []).append(c)
+    return out
+
+
+def link_findings(report):
+    out = []
+    for run in report.runs:
+        for a in run.system.get("accelerators") or []:
+            if not isinstance(a, dict):
+                continue
+            cur, mx = a.get("link_current") or {}, a.get("link_max") or {}
+            if a.get("degraded") or (cur.get("width") and mx.get("width") and
+                                     (cur["width"] < mx["width"] or (cur.get("gen") or 0) < (mx.get("gen") or 0))):
+                out.append(Finding(
+                    "anomaly", "Link downtrained",
+                    f"{a.get('pci_address', '?')} runs at Gen{cur.get('gen')} x{cur.get('width')} of its "
+                    f"Gen{mx.get('gen')} x{mx.get('width')} ({a.get('degraded') or 'link_current below link_max'}) "
+                    f"in {run.path.name}: every transfer to it is capped.", weight=100))
+    for d in ("h2d", "d2h"):
+        for g in report.groups:
+            cs = [c for c in report.curves if c.group == g and c.direction == d and c.link_limit]
+            best, best_c = None, None
+            for c in cs:
+                for p in c.trusted:
+                    if p.link_ceiling_gbps and (best is None or c.gbps(p) > c.gbps(best)):
+                        best, best_c = p, c
+            if best is None:
+                continue
+            share = best_c.gbps(best) / best.link_ceiling_gbps
+            below = share < BELOW_CEILING
+            out.append(Finding(
+                "anomaly" if below else "guide",
+                f"{g.name} {d} {'below' if below else 'at'} the link ceiling",
+                f"best {format_gbps(best_c.gbps(best))} GB/s ({best_c.route} · {best_c.host_memory}, "
+                f"{format_size(best.bytes)}) = {100 * share:.0f}% of the {format_gbps(best.link_ceiling_gbps)} GB/s "
+                "the link carries after protocol overhead"
+                + (f"; under {100 * BELOW_CEILING:.0f}%: the route, not the link, is the limit." if below else "."),
+                cite(best), weight=50 if below else 1))
+    return out
+
+
+def above_ceiling_findings(report):
+    above = [(c, p) for c in report.curves + report.part_curves for p in c.above_limit]
+    if not above:
+        return []
+    above.sort(key=lambda cp: -cp[0].gbps(cp[1]) / cp[0].link_limit)
+    c, p = above[0]
+    curves = len({id(c) for c, _ in above})
+    return [Finding("anomaly", "Points above the link ceiling",
+                    f"{len(above)} points of {curves} curves run faster than the link carries, so they did not "
+                    f"measure a transfer across it; kept out of the figures, peaks and fits. Worst: {c.name} "
+                    f"{c.direction} {format_size(p.bytes)} at {format_gbps(c.gbps(p))} GB/s against "
+                    f"{format_gbps(c.link_limit)}",
+                    cite(*[p for _, p in above[:8]]), weight=90)]
+
+
+def clock_findings(report):
+    """Points whose device clock left out work the wall clock saw (the driver staged part of it outside)."""
+    missed = [(c, p) for c in report.curves for p in c.clock_misses_work]
+    if not missed:
+        return []
+    c, p = max(missed, key=lambda cp: cp[1].wall_median_s / cp[1].median_s)
+    wall = p.bytes_per_rep / p.wall_median_s / 1e9
+    return [Finding("anomaly", "Device clock misses host work",
+                    f"{len(missed)} points of {len(dict.fromkeys(id(c) for c, _ in missed))} curves take over "
+                    f"twice as long on the wall clock as on the device's events, so their device-clock GB/s "
+                    f"overstates what a program gets; kept out of the figures' panels, peaks and fits. Worst: "
+                    f"{c.name} {c.direction} {format_size(p.bytes)}: {format_gbps(c.gbps(p))} GB/s on the device "
+                    f"clock, {format_gbps(wall)} GB/s on the wall clock",
+                    cite(*[q for _, q in missed[:8]]), weight=80)]
+
+
+def collapse_findings(report):
+    out = []
+    for c in report.curves:
+        best = None
+        worst = None  # (factor, before, after)
+        for p in c.trusted:
+            if best is not None and c.gbps(p) > 0:
+                f = c.gbps(best) / c.gbps(p)
+                if f >= COLLAPSE and (worst is None or f > worst[0]):
+                    worst = (f, best, p)
+            if best is None or c.gbps(p) > c.gbps(best):
+                best = p
+        if worst:
+            f, a, b = worst
+            out.append(Finding(
+                "anomaly", f"{c.name} {c.direction} collapses",
+                f"{format_gbps(c.gbps(a))} GB/s at {format_size(a.bytes)} falls to {format_gbps(c.gbps(b))} GB/s at "
+                f"{format_size(b.bytes)} ({f:.1f}x slower at the larger size)", cite(a, b), weight=f))
+    out.sort(key=lambda f: -f.weight)
+    if len(out) > 6:  # the rest in one line, so the list stays readable
+        rest = out[6:]
+        out = out[:6] + [Finding("anomaly", f"{len(rest)} more curves collapse",
+                                 "; ".join(f"{f.title.rsplit(' collapses', 1)[0]} ({f.text.split(' (')[1][:-1]})"
+                                           for f in rest), [e for f in rest for e in f.evidence], weight=0)]
+    return out
+
+
+def misalignment_findings(report):
+    out = []
+    groups = _curves_by(report, lambda c: (c.group, c.route, c.direction))
+    for (g, route, d), cs in groups.items():
+        kinds = {c.host_memory: c for c in cs}
+        a, u = kinds.get("pageable"), kinds.get("pageable-unaligned")
+        if not a or not u:
+            continue
+        at = {p.bytes: p for p in a.trusted}
+        worst = None
+        for p in u.trusted:
+            q = at.get(p.bytes)
+            # Below a page the offset decides nothing a reader can act on, and the times are the API's own.
+            if q and p.bytes >= MISALIGN_MIN_BYTES and clearly_faster(q, p):
+                r = p.median_s / q.median_s
+                if r >= MISALIGN_MIN and (worst is None or r > worst[0]):
+                    worst = (r, q, p)
+        if worst:
+            r, q, p = worst
+            out.append(Finding(
+                "guide", f"Misalignment costs {r:.2f}x ({g.name} {route} {d})",
+                f"at {format_size(p.bytes)} a buffer {_offset(p)} off a page boundary takes {format_time(p.median_s)} "
+                f"against {format_time(q.median_s)} aligned ({format_gbps(u.gbps(p))} against "
+                f"{format_gbps(a.gbps(q))} GB/s)", cite(q, p), weight=r))
+    out.sort(key=lambda f: -f.weight)
+    return out[:4]
+
+
+def _offset(p):
+    off = p.run.config.get("unaligned_offset")
+    return f"{off} B" if isinstance(off, int) else "some bytes"
+
+
+def pinned_break_even_findings(report):
+    """From which size pinned memory pays for its allocation, and after how many reuses."""
+    out = []
+    for b in report.break_even:
+        if b.host_memory != "pinned" or b.direction not in ("h2d", "d2h") or not b.route.startswith("copy"):
+            continue
+        finite = [(n, v) for n, v in b.by_size.items() if math.isfinite(v)]
+        if not finite:
+            text = (f"never pays for its allocation against {b.baseline} at any measured size "
+                    f"({format_size(min(b.by_size))} to {format_size(max(b.by_size))})")
+            pts = []
+        else:
+            n0, v0 = finite[0]
+            big = finite[-1]
+            text = (f"pays for its allocation against {b.baseline} from {format_size(n0)} after {_times(v0)}; "
+                    f"at {format_size(big[0])} after {_times(big[1])}")
+            pts = _points_at(report, b.group, b.route, b.direction, (b.host_memory, b.baseline), (n0, big[0]))
+        out.append(Finding("guide", f"Pinned break-even ({b.group.name} {b.route} {b.direction})", text, cite(*pts),
+                           weight=2))
+    return out[:4]
+
+
+def _times(n):
+    return "1 transfer" if n == 1 else f"{n:,} transfers"
+
+
+def _points_at(report, group, route, direction, kinds, sizes):
+    pts = []
+    for c in report.curves:
+        if c.group == group and c.route == route and c.direction == direction and c.host_memory in kinds:
+            pts += [p for p in c.points if p.bytes in sizes]
+    return pts
+
+
+def _crossover(faster, slower):
+    """Smallest size from which every common size has `faster` clearly faster; None if never."""
+    fa = {p.bytes: p for p in faster.trusted}
+    sl = {p.bytes: p for p in slower.trusted}
+    common = sorted(set(fa) & set(sl))
+    start = None
+    for n in common:
+        if clearly_faster(fa[n], sl[n]):
+            start = n if start is None else start
+        else:
+            start = None
+    return start, fa, sl, common
+
+
+def route_crossover_findings(report):
+    """Staged copy against the plain pageable copy; a kernel reading host memory against a copy."""
+    out = []
+    by = _curves_by(report, lambda c: (c.group, c.direction))
+    for (g, d), cs in by.items():
+        if d not in ("h2d", "d2h"):
+            continue
+        staged = [c for c in cs if "staged" in c.route and c.host_memory == "pageable"]
+        plain = next((c for c in cs if c.route == "copy-sync" and c.host_memory == "pageable"), None)
+        for s in staged:
+            if plain:
+                out += _crossover_finding(g, d, s, plain, "staged copy beats the plain pageable copy")
+        kernels = [c for c in cs if c.route == "kernel-host"]
+        for k in kernels:
+            copy = next((c for c in cs if c.route == "copy-async" and c.host_memory == k.host_memory), None)
+            if copy and k.host_memory in ("pinned", "alloc-host-ptr"):
+                out += _crossover_finding(g, d, k, copy, "a kernel reading host memory beats a copy", below=True)
+    return out
+
+
+def _crossover_finding(g, d, a, b, what, below=False):
+    start, fa, sl, common = _crossover(a, b)
+    wins = [n for n in common if clearly_faster(fa[n], sl[n])]
+    label = f"{g.name} {d}: {a.route} vs {b.route} ({a.host_memory}"
+    label += ")" if a.host_memory == b.host_memory else f" vs {b.host_memory})"
+    if not common:
+        return []
+    if below and wins:
+        hi = max(wins)
+        text = (f"{what} up to {format_size(hi)} ({format_time(fa[hi].median_s)} against "
+                f"{format_time(sl[hi].median_s)}), at {len(wins)} of {len(common)} sizes")
+        return [Finding("guide", f"Crossover: {label}", text, cite(fa[hi], sl[hi]), weight=3)]
+    if start is not None:
+        text = (f"{what} from {format_size(start)} on ({format_time(fa[start].median_s)} against "
+                f"{format_time(sl[start].median_s)} there)")
+        return [Finding("guide", f"Crossover: {label}", text, cite(fa[start], sl[start]), weight=3)]
+    return [Finding("guide", f"No crossover: {label}",
+                    f"{what.split(' beats ')[0]} is not faster beyond the spread at any of "
+                    f"{format_size(common[0])} to {format_size(common[-1])}", [], weight=1)]
+
+
+def api_overhead_findings(report):
+    """The seed's question: what a generic API (OpenCL) costs against the vendor's (CUDA) for small transfers."""
+    out = []
+    by = _curves_by(report, lambda c: (c.direction, c.route))
+    for (d, route), cs in by.items():
+        if d not in ("h2d", "d2h"):
+            continue
+        best = {}  # backend -> fastest point at the smallest common size
+        smallest = {}
+        for c in cs:
+            if not c.points:
+                continue
+            smallest.setdefault(c.group.backend, set()).update(p.bytes for p in c.points)
+        ocl = [b for b in smallest if b.startswith("opencl")]
+        cuda = [b for b in smallest if b.startswith("cuda")]
+        if not ocl or not cuda:
+            continue
+        common = set.intersection(*(smallest[b] for b in ocl + cuda))
+        if not common:
+            continue
+        n = min(common)
+        for c in cs:
+            for p in c.points:
+                if p.bytes == n and (c.group.backend not in best or _wall(p) < _wall(best[c.group.backend])):
+                    best[c.group.backend] = p
+        ref = min(cuda, key=lambda b: _wall(best[b]))
+        for o in ocl:
+            r = _wall(best[o]) / _wall(best[ref])
+            out.append(Finding(
+                "guide", f"API overhead {o} vs {ref} ({route} {d}, {format_size(n)})",
+                f"{format_time(_wall(best[o]))} against {format_time(_wall(best[ref]))} per transfer on the wall "
+                f"clock ({r:.2f}x), fastest host memory kind of each", cite(best[o], best[ref]), weight=r))
+    out.sort(key=lambda f: -f.weight)
+    return out
+
+
+def convergence_findings(report):
+    out = []
+    by = {}
+    for c in report.curves:
+        k = by.setdefault(c.group.name, [0, 0, []])
+        k[0] += len(c.points)
+        k[1] += len(c.not_converged)
+        k[2] += c.not_converged
+    for name, (n, bad, pts) in by.items():
+        if bad and bad / n >= 0.02:
+            out.append(Finding("anomaly", f"{name}: {100 * bad / n:.0f}% unconverged",
+                               f"{bad} of {n} ok points ran out of time before their confidence target (hollow "
+                               "markers); their medians are less certain", cite(*pts[:8]), weight=10 * bad / n))
+    return out
+
+
+def sweep_findings(report):
+    """Every finding from the sweep analysis: anomalies first, then guidance, each by weight."""
+    fs = (link_findings(report) + above_ceiling_findings(report) + clock_findings(report) + collapse_findings(report)
+          + convergence_findings(report) + misalignment_findings(report) + pinned_break_even_findings(report)
+          + route_crossover_findings(report) + api_overhead_findings(report))
+    return order(fs)
+
+
+def order(findings):
+    return sorted(findings, key=lambda f: (f.kind != "anomaly", -f.weight))
+
+
+HEADLINES = 9
+
+
+TOPICS = ("downtrained", "above the link ceiling", "clock misses", "below the link ceiling", "collapse", "unconverged",
+          "Write-combining", "misaligns", "API overhead", "Crossover", "break-even", "Misalignment", "vadd",
+          "at the link ceiling")
+
+
+def headlines(findings):
+    """The first finding of each topic, anomalies first: what fits the first screen."""
+    picked, seen = [], set()
+    for f in findings:
+        topic = next((t for t in TOPICS if t.lower() in f.title.lower()), f.title)
+        if topic in seen:
+            continue
+        seen.add(topic)
+        picked.append(f)
+        if len(picked) == HEADLINES:
+            break
+    return picked
+
+
+def render_findings(doc, findings, overview=None, summary=""):
+    """The top of the report: a one-line summary, the headline findings, the first figure, then every finding
+    with the points it rests on."""
+    doc.heading(1, "Findings", "findings")
+    if summary:
+        doc.para(summary, "small")
+    if findings:
+        doc.bullets(f.line() for f in headlines(findings))
+    else:
+        doc.para("Nothing to report: no crossover, anomaly or overhead could be computed from these files.")
+    if overview is not None:
+        doc.figure(overview)
+    doc.toc()
+    if findings:
+        doc.heading(2, f"All findings ({len(findings)})")
+        doc.table(["", "finding", "numbers", "rests on (file#index in its results)"],
+                  [["look" if f.kind == "anomaly" else "do", f.title, f.text,
+                    ", ".join(f.evidence[:6]) + (f" and {len(f.evidence) - 6} more" if len(f.evidence) > 6 else "")]
+                   for f in findings],
+                  row_marks=["warn" if f.kind == "anomaly" else "" for f in findings])

@@ -1,0 +1,125 @@
+"""The studies' figures: alloc's cost against size, cpu's GB/s against size, vadd's
+phases per strategy. Same rules as the sweep's figures (plots.py): at most
+eight curves a panel, a y axis per panel, log2 size axis, PNG only."""
+
+import math
+import statistics
+
+from .plots import MAX_CURVES, PALETTE, _legend, _panels, _safe, _save, _suptitle, log_y, plt, size_axis
+from .studies import ALLOC, APP, CPU, PHASES
+
+
+def _split(names):
+    """Names over as few panels as keep each at MAX_CURVES or fewer, evenly."""
+    k = max(1, math.ceil(len(names) / MAX_CURVES))
+    return [names[i::k] for i in range(k)]
+
+
+def _row(n, ax_w=4.3):
+    fig, grid = _panels(1, ncols=n, ax_w=ax_w, ax_h=2.4, wgap=2.0, top=0.6)
+    return fig, grid.rows[0]
+
+
+def alloc_figure(study, outdir):
+    cost = study.doc["cost"]
+    names = list(dict.fromkeys(c["strategy"] for c in cost))
+    groups = _split(names)
+    fig, axes = _row(len(groups))
+    sizes = sorted({c["bytes"] for c in cost})
+    for i, (ax, group) in enumerate(zip(axes, groups)):
+        for name in group:
+            xs, ys = [], []
+            for n in sizes:
+                v = [(c.get("alloc_free_s") or {}).get("median") for c in cost if c["strategy"] == name
+                     and c["bytes"] == n]
+                v = [x for x in v if x]
+                if v:
+                    xs.append(n)
+                    ys.append(statistics.median(v) * 1e6)
+            ax.plot(xs, ys, marker="o", markersize=3.5, linewidth=1.4,
+                    color=PALETTE[names.index(name) % len(PALETTE)], label=name)
+        size_axis(ax, sizes)
+        ax.set_xlabel("")
+        log_y(ax)
+        ax.set_ylabel("allocate + free (us)")
+        ax.set_title(f"strategies, {i + 1} of {len(groups)}" if len(groups) > 1 else "strategies", loc="left")
+        _legend(ax)
+    title = f"Allocation cost against size ({study.path.name})"
+    _suptitle(fig, title)
+    return _save(fig, outdir, f"study-alloc-{_safe(study.path.stem)}", title,
+                 "Median time to allocate and free one buffer (log-log), per strategy.")
+
+
+def cpu_figure(study, outdir):
+    rows = [r for r in study.doc["results"] if r.get("status") == "ok" and r.get("method") == "memcpy"]
+    if not rows:
+        return None
+    threads = min(r["threads"] for r in rows)
+    rows = [r for r in rows if r["threads"] == threads]
+    ops = list(dict.fromkeys(r["op"] for r in rows))
+    kinds = list(dict.fromkeys(r["host_memory"] for r in rows))
+    fig, axes = _row(len(ops), ax_w=3.6)
+    sizes = sorted({r["bytes"] for r in rows})
+    for ax, op in zip(axes, ops):
+        for kind in kinds[:MAX_CURVES]:
+            at = sorted((r["bytes"], r["gbps"]) for r in rows if r["op"] == op and r["host_memory"] == kind)
+            if at:
+                ax.plot([a for a, _ in at], [b for _, b in at], marker="o", markersize=3.5, linewidth=1.4,
+                        color=PALETTE[kinds.index(kind) % len(PALETTE)], label=kind)
+        size_axis(ax, sizes)
+        ax.set_xlabel("")
+        ax.set_ylim(bottom=0)
+        ax.set_ylabel("GB/s")
+        ax.set_title(f"{op} (memcpy, {threads} thread{'s' if threads > 1 else ''})", loc="left")
+    _legend(axes[-1])
+    title = f"The CPU writing and reading each kind ({study.path.name})"
+    _suptitle(fig, title)
+    return _save(fig, outdir, f"study-cpu-{_safe(study.path.stem)}", title,
+                 "Steady-state GB/s against size per host memory kind: write-combined memory that reads as fast as "
+                 "regular memory is not write-combined.")
+
+
+def app_figure(study, outdir):
+    rows = [r for r in study.doc["results"] if r.get("status") == "ok"]
+    backends = [b for b in dict.fromkeys(r["backend"] for r in rows)
+                if any(r.get("accel_minus_cpu_s") is not None for r in rows if r["backend"] == b)]
+    if not backends:
+        return None
+    fig, axes = _row(len(backends), ax_w=4.6)
+    for ax, b in zip(axes, backends):
+        rs = [r for r in rows if r["backend"] == b]
+        n = max(r["bytes_per_vector"] for r in rs)
+        at = [r for r in rs if r["bytes_per_vector"] == n]
+        strategies = [r["strategy"] for r in at]
+        left = [0.0] * len(at)
+        for i, (key, title) in enumerate(p for p in PHASES if p[0] != "cpu_vadd"):
+            widths = [((r.get("phases") or {}).get(key) or {}).get("median_s", 0.0) * 1e3 for r in at]
+            if any(widths):
+                ax.barh(strategies, widths, left=left, color=PALETTE[i % len(PALETTE)], label=title, height=0.7)
+                left = [a + w for a, w in zip(left, widths)]
+        cpu = [((r.get("phases") or {}).get("cpu_vadd") or {}).get("median_s") for r in at]
+        cpu = [c for c in cpu if c]
+        if cpu:
+            ax.axvline(statistics.median(cpu) * 1e3, color="0.2", linestyle=(0, (4, 2)), label="CPU vadd")
+        ax.invert_yaxis()
+        ax.grid(axis="y", visible=False)
+        ax.set_xlabel("ms")
+        ax.set_title(f"{b}, {n / 2 ** 20:g} MiB per vector", loc="left")
+    _legend(axes[-1])
+    title = f"vadd phase by phase ({study.path.name})"
+    _suptitle(fig, title)
+    return _save(fig, outdir, f"study-app-{_safe(study.path.stem)}", title,
+                 "Each strategy's phases stacked (median over repeats) at the largest size; dashed: the CPU's own "
+                 "vadd of the same data.")
+
+
+def study_figures(studies, outdir):
+    """{study path: FigureFile or None}, drawn in this process (a few small figures)."""
+    draw = {ALLOC: alloc_figure, CPU: cpu_figure, APP: app_figure}
+    out = {}
+    for s in studies:
+        try:
+            out[s.path] = draw[s.schema](s, outdir)
+        finally:
+            plt.close("all")
+    return out
