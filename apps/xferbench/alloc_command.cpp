@@ -18,9 +18,11 @@ namespace xfer::cli {
 void add_alloc_options(CLI::App& cmd, alloc_args& a) {
   cmd.footer(
       "Strategies: pageable, pageable-unaligned, aligned, over-aligned, mmap, huge, numa, pinned, pinned-wc,\n"
-      "registered, mapped, alloc-host-ptr (device kinds come from whichever backend offers them), and\n"
+      "registered, pinned-fast (huge pages faulted in by several threads, then registered: pinning a large\n"
+      "buffer fast), mapped, alloc-host-ptr (device kinds come from whichever backend offers them), and\n"
       "pool:<any of these>. Kinds are spelled as in `xferbench sweep` (the old 'malloc' is 'pageable').\n"
-      "Example: xferbench alloc --strategies aligned,pool:aligned --sizes 4K,256M --json alloc.json");
+      "Example: xferbench alloc --strategies aligned,pool:aligned --sizes 4K,256M --json alloc.json\n"
+      "First-time pinning: xferbench alloc --strategies pinned,registered,pinned-fast --sizes 256M,1G");
   cmd.add_option("-s,--strategies", a.strategies, "strategies to compare (default: all that run here)")->delimiter(',');
   cmd.add_option("--sizes", a.sizes, "sizes for the cost section (default 64,4K,64K,1M,16M,256M)")->check(not_empty());
   cmd.add_option("--runs", a.runs, "allocate+free timings per size (fewer once 1 s is spent)")->capture_default_str();

@@ -1,4 +1,5 @@
 // xferbench: measures what moving data between host and device memory costs.
+#include <csignal>
 #include <cstdio>
 #include <fmt/format.h>
 #include <system_error>
@@ -17,6 +18,10 @@ int main(int argc, char** argv) {
   // Before any thread exists: threads the drivers start inherit the block, so
   // SIGINT, SIGTERM and SIGHUP only ever reach this thread, in the order sent.
   xfer::hold_stop_signals();
+  // A closed pipe on stdout (`xferbench sweep | head`) is seen as a failed
+  // write and handled (session.cpp), not a signal that ends the process and
+  // loses the completed points.
+  std::signal(SIGPIPE, SIG_IGN);
   CLI::App app{
       "xferbench: bandwidth and latency of every route between host and device memory.\n"
       "Start with `xferbench list` (what this machine offers), then `xferbench sweep`."};
@@ -89,7 +94,8 @@ int main(int argc, char** argv) {
     return exit_usage;
   };
   const int code = run();
-  if (stdout_failed) return code;
+  // A reader that went away has been said already (the run stopped for it).
+  if (stdout_failed || xfer::interrupt_signal() == SIGPIPE) return code;
 
   // What went to stdout counts too: `xferbench list > /dev/full` is a failure
   // (an earlier failure keeps its own exit code).

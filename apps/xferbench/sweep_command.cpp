@@ -25,8 +25,8 @@ void add_sweep_options(CLI::App& cmd, sweep_args& a) {
       "  xferbench sweep -b host -m pageable,aligned -d h2d --sizes 4K,1M,1.5G\n"
       "Sizes take binary suffixes: 4K = 4096, 1.5G = 1610612736.\n"
       "Exit codes: 0 all points ok or skipped, 1 a point failed or a backend is unavailable,\n"
-      "2 bad input, 128 + signal when stopped by SIGINT (130), SIGTERM (143) or SIGHUP (129)\n"
-      "(the completed points are still written).");
+      "2 bad input, 128 + signal when stopped by SIGINT (130), SIGTERM (143) or SIGHUP (129),\n"
+      "141 when the console's reader went away (`| head`) (the completed points are still written).");
   cmd.add_option("-b,--backend", a.backends, "backends: host, cuda-rt, cuda-drv, opencl, opencl:NAME (default: every available one)")
       ->delimiter(',');
   cmd.add_option("--device", a.devices, "device indices (default: all)")->delimiter(',');

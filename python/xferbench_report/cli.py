@@ -1,15 +1,18 @@
 """xferbench-report: render result files into a report, or compare two runs.
 
-Exit status: 0 fine; 1 compare found a point slower (or newly failed) beyond
-both runs' spread, or an output could not be written; 2 bad input or usage;
-128 + signal when interrupted by SIGINT, SIGTERM or SIGHUP (nothing half written
-is left behind).
+Exit status: 0 fine; 1 compare found a point significantly slower beyond the
+allowance (or newly failed), or an output could not be written; 2 bad input or
+usage (for compare: no ok point in common, or different machines under
+--same-machine); 3 compare could not read a file or it is not a valid result
+file; 128 + signal when interrupted by SIGINT, SIGTERM or SIGHUP (nothing half
+written is left behind).
 """
 
 import argparse
 import sys
 
 from . import SCHEMA, __version__, signals
+from .compare import DEFAULT_FDR, DEFAULT_MIN_EFFECT, DEFAULT_NOISE_FLOOR
 from .errors import BadInput
 
 PROG = "xferbench-report"
@@ -36,15 +39,28 @@ def _parser():
     r.add_argument("-j", "--jobs", type=int, metavar="N",
                    help="draw figures in N processes (default: one per CPU)")
 
-    c = sub.add_parser("compare", help="NEW/BASE time ratio and verdict per matching point; exit 1 if any is slower",
-                       description="Compare two runs point by point. A point is slower (or faster) only when NEW's "
-                                   "p5..p95 interval of sample times lies entirely above (below) BASE's, i.e. the "
-                                   "change exceeds both runs' measured spread. Exit 1 when any point is slower or "
-                                   "newly failed, 0 otherwise, 2 for bad input.")
+    c = sub.add_parser("compare", help="NEW/BASE time ratio and verdict per matching point; exit 1 on a real slowdown",
+                       description="Compare two runs point by point (docs/compare.md). A point is slower (faster) when "
+                                   "a one-sided Mann-Whitney U test on its raw samples is significant after "
+                                   "Benjamini-Hochberg across all points (--fdr) and its median ratio exceeds the "
+                                   "allowance: max(--min-effect, --noise-floor x the robust spread of all points' log "
+                                   "median ratios). Exit 1 when any point is slower or newly failed, 0 otherwise; 2 "
+                                   "when the files have no ok point in common (or, with --same-machine, come from "
+                                   "different machines); 3 when a file cannot be read or is not a result file. "
+                                   "Result files may be gzipped.")
     c.add_argument("base", metavar="BASE.json")
     c.add_argument("new", metavar="NEW.json")
-    c.add_argument("--tolerance", type=float, default=0.0, metavar="FRACTION",
-                   help="also require the median ratio to differ from 1 by more than this (default 0)")
+    c.add_argument("--min-effect", "--tolerance", dest="min_effect", type=float, default=DEFAULT_MIN_EFFECT,
+                   metavar="FRACTION",
+                   help=f"smallest change of the median that counts (default {DEFAULT_MIN_EFFECT:g}: 5%%); "
+                        "--tolerance is its old name")
+    c.add_argument("--noise-floor", type=float, default=DEFAULT_NOISE_FLOOR, metavar="K",
+                   help=f"the allowance is at least K x 1.4826 MAD of the log median ratios over all common points "
+                        f"(default {DEFAULT_NOISE_FLOOR:g}; 0 turns it off)")
+    c.add_argument("--fdr", type=float, default=DEFAULT_FDR, metavar="Q",
+                   help=f"Benjamini-Hochberg false discovery rate across points (default {DEFAULT_FDR:g})")
+    c.add_argument("--same-machine", action="store_true",
+                   help="refuse (exit 2) files from different machines instead of warning")
     c.add_argument("--changes-only", action="store_true", help="list only points that are not 'same'")
     return p
 
@@ -56,7 +72,7 @@ def main(argv=None):
             return _command(args)
     except BadInput as e:
         print(f"{PROG}: error: {e}", file=sys.stderr)
-        return 2
+        return e.exit_code
     except OSError as e:
         where = f"{e.filename}: " if getattr(e, "filename", None) else ""
         print(f"{PROG}: error: cannot write the report: {where}{e.strerror or e}", file=sys.stderr)
@@ -79,11 +95,19 @@ def _command(args):
         print(f"wrote {out}/index.html, {out}/summary.md and {nfig} figures in {out}/plots")
         return 0
     if args.command == "compare":
-        if not 0 <= args.tolerance < 1:
-            raise BadInput(f"--tolerance must be in [0, 1), got {args.tolerance}")
+        if not 0 <= args.min_effect < 1:
+            raise BadInput(f"--min-effect (--tolerance) must be in [0, 1), got {args.min_effect}")
+        if not 0 <= args.noise_floor <= 1000:
+            raise BadInput(f"--noise-floor must be in [0, 1000], got {args.noise_floor}")
+        if not 0 < args.fdr < 1:
+            raise BadInput(f"--fdr must be in (0, 1), got {args.fdr}")
         from .compare import format_comparison, run_compare
 
-        cmp = run_compare(args.base, args.new, tolerance=args.tolerance)
+        cmp = run_compare(args.base, args.new, min_effect=args.min_effect, noise_floor=args.noise_floor,
+                          fdr=args.fdr, same_machine=args.same_machine)
+        if cmp.machine_warning:
+            print(f"{PROG}: warning: the files come from different machines ({cmp.machine_warning}); "
+                  "differences may be the machines'", file=sys.stderr)
         sys.stdout.write(format_comparison(cmp, changes_only=args.changes_only))
         return 1 if cmp.regressed else 0
     return 2

@@ -1,37 +1,39 @@
 """`compare BASE NEW`: per matching point, NEW's median time over BASE's and a verdict.
 
 Points match on (backend, device index, route, direction, host memory, size);
-device names may differ (comparing two machines is allowed).
+device names may differ (comparing two machines is allowed, with a warning).
 
-The verdict rule. Each run's measured spread for a point is the interval from
-the 5th to the 95th percentile of its samples (per-transfer times, linear
-interpolation; with very few samples that is close to min..max). A point is
-  slower  when NEW's whole interval lies above BASE's (NEW p5 > BASE p95),
-  faster  when NEW's whole interval lies below BASE's (NEW p95 < BASE p5),
-  same    when the intervals overlap,
-so a change counts only when it exceeds both runs' spread. With --tolerance T
-the median ratio must also differ from 1 by more than T (e.g. 0.05: 5%).
+The verdict rule (docs/compare.md says why and what it was measured to do):
+  1. Per point, a one-sided Mann-Whitney U test on the raw samples, once for
+     "NEW slower" and once for "NEW faster".
+  2. Benjamini-Hochberg across the points, each direction its own family,
+     at a false discovery rate of --fdr (0.05). Points whose sample counts
+     cannot give a p-value that small even alone are left out of the family
+     and reported as "same (too few samples)".
+  3. A minimum effect: the ratio of medians must also leave 1 by more than the
+     allowance: |log ratio| > max(log(1 + --min-effect), --noise-floor x sigma),
+     sigma = 1.4826 MAD of the log ratios of medians over all common points.
+     A point's samples share one state of the machine, which changes between
+     runs, so the test alone flags shifts far smaller than run-to-run noise;
+     the allowance is what keeps identical reruns quiet, and its noise term
+     grows with how far this pair of runs moves point to point.
 A point ok in BASE that failed in NEW is a regression too ("failed").
-Exit status: 1 when any point is slower or failed, else 0; 2 for bad input.
+Exit status (cli.py): 1 when any point is slower or newly failed, else 0.
 """
 
+import math
 from dataclasses import dataclass
 from typing import Optional
 
-from .errors import BadInput
+from .errors import BadInput, Incomparable, Unreadable
 from .load import load_run
-from .spread import spread
+from .ranktest import benjamini_hochberg, mad_sigma, mann_whitney_greater, min_p
 from .units import format_size, format_time
 
-def verdict(base, new, tolerance=0.0):
-    b_lo, b_hi = spread(base)
-    n_lo, n_hi = spread(new)
-    ratio = new.median_s / base.median_s
-    if n_lo > b_hi and ratio > 1 + tolerance:
-        return "slower"
-    if n_hi < b_lo and ratio < 1 - tolerance:
-        return "faster"
-    return "same"
+DEFAULT_MIN_EFFECT = 0.05
+DEFAULT_NOISE_FLOOR = 25.0
+DEFAULT_FDR = 0.05
+TOO_FEW = "same (too few samples)"
 
 
 @dataclass
@@ -39,8 +41,9 @@ class Row:
     key: tuple
     base: object
     new: object
-    verdict: str  # faster, slower, same, failed (ok -> failed), skipped (ok -> skipped), new (now ok)
-    ratio: Optional[float] = None
+    verdict: str  # faster, slower, same, TOO_FEW, failed (ok -> failed), skipped (ok -> skipped), new (now ok)
+    ratio: Optional[float] = None  # NEW median / BASE median
+    q: Optional[float] = None  # BH-adjusted p-value in the direction of the ratio
 
 
 @dataclass
@@ -48,6 +51,12 @@ class Comparison:
     rows: list
     only_base: int
     only_new: int
+    allowance: float = 0.0  # fraction: a change of the median must exceed it (either way, on a log scale)
+    min_effect: float = DEFAULT_MIN_EFFECT
+    noise_sigma: float = 0.0  # 1.4826 MAD of the log ratios (log units)
+    noise_floor: float = DEFAULT_NOISE_FLOOR
+    fdr: float = DEFAULT_FDR
+    machine_warning: str = ""
 
     def count(self, v):
         return sum(r.verdict == v for r in self.rows)
@@ -57,13 +66,73 @@ class Comparison:
         return any(r.verdict in ("slower", "failed") for r in self.rows)
 
 
-def compare_runs(base_run, new_run, tolerance=0.0):
+def machine_identity(run):
+    """What tells machines apart, from the fields a result file records: the
+    host's name, CPU model and count, and its accelerators' PCI addresses and
+    vendors. Fields absent from a file (older files) are left out."""
+    s = run.system or {}
+    ident = {k: s.get(k) for k in ("hostname", "cpu_model", "logical_cpus") if s.get(k) not in (None, "", 0)}
+    accs = s.get("accelerators")
+    if isinstance(accs, list):
+        ident["accelerators"] = sorted((str(a.get("pci_address", "")), str(a.get("vendor", "")))
+                                       for a in accs if isinstance(a, dict))
+    return ident
+
+
+def machine_difference(base_run, new_run):
+    """'' when the two files come from the same machine as far as both tell, else what differs."""
+    a, b = machine_identity(base_run), machine_identity(new_run)
+    diffs = []
+    for k in a.keys() & b.keys():
+        if a[k] != b[k]:
+            diffs.append(f"{k} {_show_identity(k, a[k])} vs {_show_identity(k, b[k])}")
+    return "; ".join(sorted(diffs))
+
+
+def _show_identity(key, value):
+    if key != "accelerators":
+        return str(value)
+    return ", ".join(f"{address} {vendor}".strip() for address, vendor in value) or "none"
+
+
+def _judge(pairs, min_effect, noise_floor, fdr):
+    """Verdicts for (base point, new point) pairs of ok points; returns
+    (verdicts, ratios, q-values, allowance, noise sigma)."""
+    ratios = [n.median_s / b.median_s for b, n in pairs]
+    sigma = mad_sigma([math.log(r) for r in ratios])
+    # sigma is in log units, so the noise floor is too: K sigma on |log ratio|, the same as K sigma as a
+    # fraction while that is small, and symmetric (x4 slower and x4 faster are the same distance from 1).
+    limit = max(math.log1p(min_effect), noise_floor * sigma)
+    allowance = math.expm1(min(limit, 700.0))  # 700: exp stays a float (a ratio of e^700 is never measured)
+    testable = [i for i, (b, n) in enumerate(pairs) if min_p(len(b.samples_s), len(n.samples_s)) <= fdr]
+    p_slow = [mann_whitney_greater(pairs[i][0].samples_s, pairs[i][1].samples_s)[1] for i in testable]
+    p_fast = [mann_whitney_greater(pairs[i][1].samples_s, pairs[i][0].samples_s)[1] for i in testable]
+    q_slow, q_fast = benjamini_hochberg(p_slow), benjamini_hochberg(p_fast)
+    verdicts = [TOO_FEW] * len(pairs)
+    qs = [None] * len(pairs)
+    for k, i in enumerate(testable):
+        lr = math.log(ratios[i])
+        qs[i] = q_slow[k] if lr >= 0 else q_fast[k]
+        if q_slow[k] <= fdr and lr > limit:
+            verdicts[i] = "slower"
+        elif q_fast[k] <= fdr and lr < -limit:
+            verdicts[i] = "faster"
+        else:
+            verdicts[i] = "same"
+    return verdicts, ratios, qs, allowance, sigma
+
+
+def compare_runs(base_run, new_run, min_effect=DEFAULT_MIN_EFFECT, noise_floor=DEFAULT_NOISE_FLOOR,
+                 fdr=DEFAULT_FDR, same_machine=False):
     def index(run):
         out = {}
         for p in run.points:
             out.setdefault(p.key(), p)
         return out
 
+    differ = machine_difference(base_run, new_run)
+    if differ and same_machine:
+        raise Incomparable(f"{base_run.path} and {new_run.path} come from different machines ({differ})")
     base, new = index(base_run), index(new_run)
     rows = []
     for key, b in base.items():
@@ -71,23 +140,35 @@ def compare_runs(base_run, new_run, tolerance=0.0):
         if n is None:
             continue
         if b.ok and n.ok:
-            rows.append(Row(key, b, n, verdict(b, n, tolerance), n.median_s / b.median_s))
+            rows.append(Row(key, b, n, ""))
         elif b.ok:
             rows.append(Row(key, b, n, n.status))
         elif n.ok:
             rows.append(Row(key, b, n, "new"))
-    if not any(r.ratio is not None for r in rows):
-        raise BadInput(f"{base_run.path} and {new_run.path} have no ok point in common "
-                       "(same backend, device index, route, direction, host memory and size)")
-    return Comparison(rows, sum(k not in new for k in base), sum(k not in base for k in new))
+    judged = [r for r in rows if not r.verdict]
+    if not judged:
+        raise Incomparable(f"{base_run.path} and {new_run.path} have no ok point in common "
+                           "(same backend, device index, route, direction, host memory and size)")
+    verdicts, ratios, qs, allowance, sigma = _judge([(r.base, r.new) for r in judged], min_effect, noise_floor, fdr)
+    for r, v, ratio, q in zip(judged, verdicts, ratios, qs):
+        r.verdict, r.ratio, r.q = v, ratio, q
+    return Comparison(rows, sum(k not in new for k in base), sum(k not in base for k in new), allowance=allowance,
+                      min_effect=min_effect, noise_sigma=sigma, noise_floor=noise_floor, fdr=fdr,
+                      machine_warning=differ)
+
+
+def format_change(fraction):
+    """A relative change: as a percentage while below 100%, then as a factor (x3.5, x2.2e+05)."""
+    return f"{100 * fraction:.1f}%" if fraction < 1 else f"x{1 + fraction:.3g}"
 
 
 def format_comparison(cmp, changes_only=False):
     lines = []
-    fmt = "{:<10} {:<14} {:<6} {:<19} {:>8} {:>11} {:>11} {:>8}  {}"
-    lines.append(fmt.format("backend", "route", "dir", "host memory", "size", "base", "new", "new/base", "verdict"))
+    fmt = "{:<10} {:<14} {:<6} {:<19} {:>8} {:>11} {:>11} {:>8} {:>8}  {}"
+    lines.append(fmt.format("backend", "route", "dir", "host memory", "size", "base", "new", "new/base", "q",
+                            "verdict"))
     for r in cmp.rows:
-        if changes_only and r.verdict == "same":
+        if changes_only and r.verdict in ("same", TOO_FEW):
             continue
         backend, device, route, direction, memory, size = r.key
         if device:
@@ -95,13 +176,14 @@ def format_comparison(cmp, changes_only=False):
         b = format_time(r.base.median_s) if r.base.ok else r.base.status
         n = format_time(r.new.median_s) if r.new.ok else r.new.status
         ratio = f"{r.ratio:.3f}" if r.ratio is not None else "-"
+        q = f"{r.q:.2g}" if r.q is not None else "-"
         text = r.verdict.upper() if r.verdict in ("slower", "failed") else r.verdict
         if r.verdict == "failed" and r.new.reason:
             text += f": {r.new.reason}"
-        lines.append(fmt.format(backend, route, direction, memory, format_size(size), b, n, ratio, text))
+        lines.append(fmt.format(backend, route, direction, memory, format_size(size), b, n, ratio, q, text))
     compared = sum(r.ratio is not None for r in cmp.rows)
     summary = (f"compared {compared} points: {cmp.count('faster')} faster, {cmp.count('slower')} slower, "
-               f"{cmp.count('same')} same (a change must clear both runs' p5..p95 spread)")
+               f"{cmp.count('same')} same, {cmp.count(TOO_FEW)} too few samples to judge")
     extra = []
     for v, what in (("failed", "now failed"), ("skipped", "now skipped"), ("new", "now ok")):
         if cmp.count(v):
@@ -113,10 +195,23 @@ def format_comparison(cmp, changes_only=False):
     if extra:
         summary += "; " + ", ".join(extra)
     lines.append(summary)
+    floor = math.expm1(min(cmp.noise_floor * cmp.noise_sigma, 700.0))  # 700: exp stays a float
+    lines.append(f"rule: Mann-Whitney U per point, Benjamini-Hochberg FDR {cmp.fdr:g}, and a change of the median "
+                 f"beyond {format_change(cmp.allowance)} = max(min effect {format_change(cmp.min_effect)}, noise floor "
+                 f"exp({cmp.noise_floor:g} x {cmp.noise_sigma:.4f}) - 1 = {format_change(floor)})")
+    if floor > cmp.min_effect:
+        lines.append(f"note: the noise floor sets the allowance: these two runs' medians differ point to point by "
+                     f"{100 * cmp.noise_sigma:.1f}% (robust spread), so smaller changes cannot be told from noise "
+                     f"here; compare runs from a quieter machine, or repeat runs, to see them")
     return "\n".join(lines) + "\n"
 
 
-def run_compare(base_path, new_path, tolerance=0.0):
-    base = load_run(base_path, require_ok=True)
-    new = load_run(new_path, require_ok=True)
-    return compare_runs(base, new, tolerance)
+def _load(path):
+    try:
+        return load_run(path, require_ok=False)
+    except BadInput as e:
+        raise Unreadable(str(e)) from None
+
+
+def run_compare(base_path, new_path, **options):
+    return compare_runs(_load(base_path), _load(new_path), **options)

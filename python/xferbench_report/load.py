@@ -13,8 +13,11 @@ but every field the report uses is checked here, when present, for its type,
 finiteness and range, so the analysis and the figures can trust what they get.
 """
 
+import gzip
+import io
 import json
 import math
+import zlib
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Optional
@@ -339,9 +342,33 @@ def _check_system(system):
                 link.integer("width", nonnegative=True)
 
 
+# The most a result file may hold, read or decompressed (a full H100 sweep is
+# tens of MB): a gzip bomb or a stray huge file is refused, not swapped in.
+MAX_FILE_BYTES = 512 << 20
+GZIP_MAGIC = b"\x1f\x8b"
+
+
+def _read_bounded(path):
+    """The file's bytes, gunzipped when it starts with gzip's magic, at most MAX_FILE_BYTES."""
+    with open(path, "rb") as f:
+        raw = f.read(MAX_FILE_BYTES + 1)
+    too_big = f"{path}: larger than {MAX_FILE_BYTES >> 20} MiB (uncompressed); not a result file this tool reads"
+    if len(raw) > MAX_FILE_BYTES:
+        raise BadInput(too_big)
+    if raw[:2] == GZIP_MAGIC:
+        try:
+            with gzip.GzipFile(fileobj=io.BytesIO(raw)) as g:
+                raw = g.read(MAX_FILE_BYTES + 1)
+        except (OSError, EOFError, zlib.error) as e:  # BadGzipFile is an OSError; a cut file ends in EOFError
+            raise BadInput(f"{path}: not a readable gzip file ({e or 'truncated'})") from None
+    if len(raw) > MAX_FILE_BYTES:
+        raise BadInput(too_big)
+    return raw
+
+
 def _parse(path):
     try:
-        text = path.read_text(encoding="utf-8")
+        text = _read_bounded(path).decode("utf-8")
     except FileNotFoundError:
         raise BadInput(f"{path}: no such file") from None
     except IsADirectoryError:

@@ -21,7 +21,8 @@ const char* to_string(direction d) {
 const std::vector<route_kind>& all_route_kinds() {
   using enum route_kind;
   static const std::vector<route_kind> all{memcpy,      memcpy_mt,          copy_sync,           copy_async, map,
-                                           kernel_host, kernel_device, kernel_device_read, kernel_device_write, latency};
+                                           kernel_host, kernel_device, kernel_device_read, kernel_device_write, latency,
+                                           staged};
   return all;
 }
 
@@ -37,6 +38,7 @@ const char* to_string(route_kind r) {
     case route_kind::kernel_device_read: return "kernel-device-read";
     case route_kind::kernel_device_write: return "kernel-device-write";
     case route_kind::latency: return "latency";
+    case route_kind::staged: return "staged";
   }
   return "?";
 }

@@ -55,6 +55,12 @@ std::atomic<bool>& install_interrupt_flag() {
 
 int interrupt_signal() { return first_signal.load(); }
 
+void stop_as_if(int sig) {
+  int none = 0;
+  first_signal.compare_exchange_strong(none, sig);
+  interrupted.store(true);
+}
+
 namespace {
 void mask_stop_signals(int how) {
   sigset_t set;

@@ -8,6 +8,8 @@
 #include <functional>
 #include <iostream>
 #include <map>
+#include <csignal>
+#include <poll.h>
 #include <unistd.h>
 #include <xfer/core/interrupt.hpp>
 #include <xfer/core/output_file.hpp>
@@ -100,6 +102,45 @@ class link_limit_check final : public reporter {
   std::map<std::string, const pci_link*> by_address_;
 };
 
+// The console's reader went away (`xferbench sweep | head` once head has
+// its lines): measuring on would only delay the prompt, so the run stops as
+// SIGPIPE would have stopped it, but with the completed points written to
+// the files and the exit code a shell gives a process SIGPIPE ended (141).
+// SIGPIPE itself is ignored (main): its default action would lose them.
+class console_reader_check final : public reporter {
+ public:
+  console_reader_check(reporter& inner, std::ostream& table, int fd) : inner_(inner), table_(table), fd_(fd) {}
+  void report_context(const run_context& c) override { inner_.report_context(c); }
+  void report(const point_result& r) override {
+    inner_.report(r);
+    check();
+  }
+  void report_study(const study_info& info) override { inner_.report_study(info); }
+  void report(const record& r) override {
+    inner_.report(r);
+    check();
+  }
+  void finalize(bool interrupted) override { inner_.finalize(interrupted); }
+
+ private:
+  void check() {
+    if (stopped_ || table_.good()) return;
+    // Failed writes alone could be a full disk: only a pipe with no reader
+    // (poll says POLLERR on its write end) means nobody is reading.
+    pollfd p{fd_, 0, 0};
+    if (::poll(&p, 1, 0) == 1 && (p.revents & POLLERR)) {
+      stopped_ = true;
+      fmt::print(stderr, "\nxferbench: the console's reader is gone (a closed pipe): stopping; the completed points "
+                         "are written\n");
+      stop_as_if(SIGPIPE);
+    }
+  }
+  reporter& inner_;
+  std::ostream& table_;
+  int fd_;
+  bool stopped_ = false;
+};
+
 const std::atomic<bool> never_stopped{false};
 
 }  // namespace
@@ -113,10 +154,12 @@ int exit_code_of(const sweep_outcome& o) {
 class session::chain {
  public:
   chain(const run_context& ctx, const session_options& o)
-      : table(writes_to_stdout(o.json) || writes_to_stdout(o.csv) ? std::cerr : std::cout),
+      : table_fd(writes_to_stdout(o.json) || writes_to_stdout(o.csv) ? STDERR_FILENO : STDOUT_FILENO),
+        table(table_fd == STDERR_FILENO ? std::cerr : std::cout),
         show_progress(o.progress && ::isatty(STDERR_FILENO)),
         progress(out, table),
-        check(show_progress ? static_cast<reporter&>(progress) : out, ctx.system) {
+        check(show_progress ? static_cast<reporter&>(progress) : out, ctx.system),
+        reader(check, table, table_fd) {
     // ctx outlives the chain (the session owns both): check keeps pointers into its links.
     // The summary first: its table closes before the console's count line.
     if (!o.verbose) out.add(std::make_unique<summary_reporter>(table));
@@ -124,11 +167,13 @@ class session::chain {
     if (!o.json.empty()) out.add(std::make_unique<json_reporter>(o.json));
     if (!o.csv.empty()) out.add(std::make_unique<csv_reporter>(o.csv));
   }
+  int table_fd;
   std::ostream& table;
   bool show_progress;
   multi_reporter out;
   progress_line progress;
   link_limit_check check;
+  console_reader_check reader;
 };
 
 session::session(run_context context, session_options options)
@@ -148,7 +193,7 @@ void session::start() {
 
 const std::atomic<bool>& session::stop() const { return stop_ ? *stop_ : never_stopped; }
 
-reporter& session::sink() { return chain_->check; }
+reporter& session::sink() { return chain_->reader; }
 
 std::ostream& session::console() { return chain_->table; }
 

@@ -27,7 +27,9 @@ caching_pool::caching_pool(host_resource& upstream, std::size_t max_cached_bytes
 caching_pool::~caching_pool() {
   // Whoever destroys the pool vouches that the device is done with every
   // block, pending ones included.
-  for (auto& b : pending_) free_[b.k].push_back(b.p);
+  // Straight back upstream: moving them to the free lists first could need
+  // memory, and a destructor must not throw.
+  for (auto& b : pending_) release_upstream(b.p, b.k);
   pending_.clear();
   for (auto& [k, blocks] : free_)
     for (void* p : blocks) release_upstream(p, k);

@@ -369,6 +369,32 @@ class Sweep(unittest.TestCase):
         self.assert_partial_result(code, out, err, doc, 130)  # the first signal's code
         self.assertIn("stopping", err)
 
+    def test_a_closed_pipe_stops_the_sweep_and_keeps_what_was_measured(self):
+        # `xferbench sweep -v --json r.json | head -3`: once head has its lines
+        # the run stops as SIGPIPE would stop it (141), but with the completed
+        # points in the file instead of lost with the process.
+        with tempfile.TemporaryDirectory() as d:
+            js = os.path.join(d, "r.json")
+            read_end, write_end = os.pipe()
+            proc = subprocess.Popen(
+                [XFERBENCH, "sweep", "-b", "host", "-r", "memcpy", "--min", "1", "--max", "16M", "--max-time", "0.05",
+                 "-v", "--json", js], stdout=write_end, stderr=subprocess.PIPE, text=True,
+                preexec_fn=lambda: signal.signal(signal.SIGPIPE, signal.SIG_DFL))  # as a shell starts it
+            os.close(write_end)
+            with os.fdopen(read_end) as reader:
+                head = [reader.readline() for _ in range(3)]
+            # The reader is gone: what the process writes next fails.
+            _, err = proc.communicate(timeout=120)
+            self.assertTrue(head[0].startswith("xferbench"), head)
+            self.assertEqual(proc.returncode, 128 + signal.SIGPIPE, err)
+            self.assertIn("reader is gone", err)
+            doc = load(js)
+            self.assertTrue(doc["interrupted"])
+            self.assertGreaterEqual(len(doc["results"]), 1)
+            # Stopped early: the whole sweep has 4 kinds x 4 directions x 25 sizes.
+            self.assertLess(len(doc["results"]), 4 * 4 * 25)
+            self.assertTrue(all(r["status"] == "ok" for r in doc["results"]))
+
 
 # One quick point on the host backend: enough to produce a whole result file.
 ONE_POINT = ("sweep", "-b", "host", "-r", "memcpy", "-m", "aligned", "-d", "h2d", "--sizes", "4K", "--max-time",

@@ -19,6 +19,7 @@
 #include <xfer/app/vadd.hpp>
 #include <xfer/core/errors.hpp>
 #include <xfer/core/system_probe.hpp>
+#include <xfer/mem/cuda/host_kinds.hpp>
 #include <xfer/mem/cuda/registering_resource.hpp>
 #include <xfer/mem/error.hpp>
 #include <xfer/mem/host_resources.hpp>
@@ -77,8 +78,15 @@ struct fake_api final : api {
     std::free(it->second);
     host_blocks.erase(it);
   }
-  void host_register(void*, std::size_t) override { nope("host_register"); }
-  void host_unregister(void*) noexcept override {}
+  // Registration refused (a device-less driver) unless a test accepts it;
+  // accepted ranges are kept, so a test sees what was registered, and how often.
+  bool accept_register = false;
+  std::map<void*, std::size_t> registered;
+  void host_register(void* p, std::size_t bytes) override {
+    if (!accept_register) nope("host_register");
+    registered[p] = bytes;
+  }
+  void host_unregister(void* p) noexcept override { registered.erase(p); }
   // Device addresses differ from host ones here, so an offset lost on the way shows.
   static constexpr std::uintptr_t device_shift = std::uintptr_t{1} << 40;
   void* mapped_device_pointer(void* p) override {
@@ -253,7 +261,7 @@ TEST(CudaVaddNoDevice, StrategiesAreEveryHostKindWithAvailability) {
   ASSERT_NE(app, nullptr);
   const auto s = app->strategies();
   const std::vector<std::string> expected{"pageable", "pageable-unaligned", "aligned", "huge",   "registered",
-                                          "pinned",   "pinned-wc",          "mapped",  "managed"};
+                                          "pinned",   "pinned-wc",          "mapped",  "managed", "staged"};
   ASSERT_EQ(s.size(), expected.size());
   for (std::size_t i = 0; i < s.size(); ++i) {
     EXPECT_EQ(s[i].name, expected[i]);
@@ -385,4 +393,70 @@ TEST(RegisteringResource, UpstreamFailureAndBadAlignmentThrowAllocationError) {
   EXPECT_TRUE(reg_log::registered.empty());
   registering_resource none(aligned, register_functions{nullptr, nullptr, nullptr});
   EXPECT_THROW((void)none.allocate(64, 64), mem::allocation_error);
+}
+
+// pinned-fast: the pages are faulted in by several threads, then the whole
+// block is registered once (a copy may span any part of it).
+TEST(CudaFastPinned, RegistersTheWholeBlockOnceAndUnregistersIt) {
+  int calls = 0;
+  fake_api a(&calls);
+  a.accept_register = true;
+  fast_pinned_resource r(a, 3);
+  EXPECT_EQ(r.kind(), "pinned-fast");
+  EXPECT_TRUE(r.props().pinned);
+  EXPECT_NE(r.describe().find("3 threads"), std::string::npos) << r.describe();
+  const std::size_t n = (std::size_t{48} << 20) + 5;  // three threads' shares and a ragged end
+  auto* p = static_cast<unsigned char*>(r.allocate(n, 4096));
+  ASSERT_EQ(a.registered.size(), 1u);
+  EXPECT_EQ(a.registered.begin()->first, p);
+  EXPECT_GE(a.registered.begin()->second, n);
+  EXPECT_EQ(reinterpret_cast<std::uintptr_t>(p) % 4096, 0u);
+  EXPECT_EQ(p[0], 0);
+  EXPECT_EQ(p[n - 1], 0);  // every page mapped, the last one too
+  std::memset(p, 0x3C, n);
+  r.deallocate(p, n, 4096);
+  EXPECT_TRUE(a.registered.empty());
+}
+
+TEST(CudaFastPinned, ARefusedRegistrationIsATypedErrorWithTheSize) {
+  int calls = 0;
+  fake_api a(&calls);  // refuses registration, as a driver without a device does
+  fast_pinned_resource r(a);
+  try {
+    (void)r.allocate(std::size_t{8} << 20, 4096);
+    FAIL() << "registration was refused, yet the allocation succeeded";
+  } catch (const mem::allocation_error& e) {
+    EXPECT_EQ(e.bytes(), std::size_t{8} << 20);
+    EXPECT_NE(std::string(e.what()).find("host_register"), std::string::npos) << e.what();
+  }
+  EXPECT_TRUE(a.registered.empty());
+}
+
+// libxfer's public factory: plain kinds need no CUDA, an unknown name is
+// nullptr without starting CUDA, and a CUDA kind on a machine whose CUDA
+// cannot start is a std::runtime_error saying why.
+TEST(CudaHostKindFactory, NamesTheCudaKindsAndMakesThemOrSaysWhyNot) {
+  const auto& names = cuda_host_kind_names();
+  for (const char* k : {"registered", "pinned", "pinned-wc", "mapped", "managed", "pinned-fast"})
+    EXPECT_NE(std::find(names.begin(), names.end(), k), names.end()) << k;
+  for (const auto& core : mem::host_kind_names())
+    EXPECT_EQ(std::find(names.begin(), names.end(), core), names.end()) << core << " needs no CUDA";
+  EXPECT_EQ(make_cuda_host_kind("no-such-kind"), nullptr);
+  auto aligned = make_cuda_host_kind("aligned");
+  ASSERT_NE(aligned, nullptr);
+  EXPECT_EQ(aligned->kind(), "aligned");
+  for (auto api : {allocating_api::runtime, allocating_api::driver}) {
+    std::unique_ptr<mem::host_resource> pinned;
+    try {
+      pinned = make_cuda_host_kind("pinned", api);
+    } catch (const std::runtime_error& e) {
+      EXPECT_FALSE(std::string(e.what()).empty());
+      continue;  // no CUDA here: said, not crashed
+    }
+    ASSERT_NE(pinned, nullptr);  // CUDA is here: the block is real and pinned
+    EXPECT_TRUE(pinned->props().pinned);
+    void* p = pinned->allocate(1 << 20, 4096);
+    std::memset(p, 1, 1 << 20);
+    pinned->deallocate(p, 1 << 20, 4096);
+  }
 }

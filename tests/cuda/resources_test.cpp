@@ -21,6 +21,7 @@ using namespace xfer::cuda;
 
 // Declared properties are compile-time facts.
 static_assert(registered_resource::declared.pinned && !registered_resource::declared.device_accessible);
+static_assert(fast_pinned_resource::declared.pinned && !fast_pinned_resource::declared.device_accessible);
 static_assert(pinned_resource::declared.pinned && !pinned_resource::declared.write_combined);
 static_assert(pinned_wc_resource::declared.pinned && pinned_wc_resource::declared.write_combined);
 static_assert(mapped_resource::declared.pinned && mapped_resource::declared.device_accessible);
@@ -94,7 +95,8 @@ INSTANTIATE_TEST_SUITE_P(CudaKinds, CudaResourceConformance,
                                            resource_case{"cuda-rt", "pinned-wc"}, resource_case{"cuda-rt", "mapped"},
                                            resource_case{"cuda-rt", "managed"}, resource_case{"cuda-drv", "registered"},
                                            resource_case{"cuda-drv", "pinned"}, resource_case{"cuda-drv", "pinned-wc"},
-                                           resource_case{"cuda-drv", "mapped"}, resource_case{"cuda-drv", "managed"}),
+                                           resource_case{"cuda-drv", "mapped"}, resource_case{"cuda-drv", "managed"},
+                                           resource_case{"cuda-rt", "pinned-fast"}, resource_case{"cuda-drv", "pinned-fast"}),
                          case_name);
 
 namespace {
@@ -115,7 +117,7 @@ xfer::test::resource_case shared_case(const resource_case& c) {
 const resource_case all_cases[] = {{"cuda-rt", "registered"}, {"cuda-rt", "pinned"},  {"cuda-rt", "pinned-wc"},
                                    {"cuda-rt", "mapped"},     {"cuda-rt", "managed"}, {"cuda-drv", "registered"},
                                    {"cuda-drv", "pinned"},    {"cuda-drv", "pinned-wc"}, {"cuda-drv", "mapped"},
-                                   {"cuda-drv", "managed"}};
+                                   {"cuda-drv", "managed"}, {"cuda-rt", "pinned-fast"}, {"cuda-drv", "pinned-fast"}};
 
 // A caching pool over pinned memory: the pool keeps blocks alive, which is
 // where the CUDA allocator's packing of small blocks showed.
@@ -135,6 +137,28 @@ std::vector<xfer::test::resource_case> shared_cases() {
 using xfer::test::ResourceConformance;
 INSTANTIATE_TEST_SUITE_P(CudaKinds, ResourceConformance, ::testing::ValuesIn(shared_cases()),
                          xfer::test::case_name);
+
+// pinned-fast faults its pages in from several threads and registers the
+// block once: a block large enough to be split between threads must come
+// back whole, every page written and a copy of all of it exact both ways.
+TEST(CudaFastPinned, ALargeBlockIsOneRegistrationEveryPageUsable) {
+  XFER_REQUIRE_GPU();
+  for (const char* b : {"cuda-rt", "cuda-drv"}) {
+    api& a = cuda::test::gpu().backend(b)->cuda_api();
+    a.make_current(0);
+    fast_pinned_resource r(a, 4);
+    const std::size_t n = (std::size_t{96} << 20) + 4096 + 7;  // four threads' shares and a ragged end
+    auto* host = static_cast<unsigned char*>(r.allocate(n, 4096));
+    fill_pattern(host, n, 21);
+    device_buffer dev(a, n);
+    a.copy(dev.data(), host, n, copy_kind::h2d);
+    std::memset(host, 0, n);
+    a.copy(host, dev.data(), n, copy_kind::d2h);
+    EXPECT_NO_THROW(check_pattern(host, n, 21, b));
+    EXPECT_NE(r.describe().find("4 threads"), std::string::npos) << r.describe();
+    r.deallocate(host, n, 4096);
+  }
+}
 
 TEST(CudaKindCatalogue, CoreKindsFirstThenTheCudaOnes) {
   const auto& names = host_kind_names();

@@ -17,13 +17,13 @@ using namespace xfer::cuda;
 namespace {
 
 const std::vector<std::string> all_strategies{"pageable",   "pageable-unaligned", "aligned", "huge",   "registered",
-                                              "pinned",     "pinned-wc",          "mapped",  "managed"};
+                                              "pinned",     "pinned-wc",          "mapped",  "managed", "staged"};
 
 // The phase contract, written out: which phases a strategy times.
 bool applies(vadd_phase p, const std::string& s) {
   using enum vadd_phase;
   const bool zero_copy = s == "mapped" || s == "managed";
-  if (p == map) return s == "registered" || s == "mapped";
+  if (p == map) return s == "registered" || s == "mapped" || s == "staged";
   if (p == write || p == read) return !zero_copy;
   return true;
 }

@@ -34,6 +34,7 @@ enum class route_kind {
   kernel_device_read,   // a kernel reads device memory
   kernel_device_write,  // a kernel writes device memory
   latency,              // one device thread chases a ring of indices in host memory
+  staged,               // libxfer's staged copier: any host memory through pinned staging buffers
 };
 const char* to_string(route_kind r);
 // nullopt for a name no route has.

@@ -27,6 +27,10 @@ std::atomic<bool>& install_interrupt_flag();
 // directly, as tests do).
 int interrupt_signal();
 
+// Sets the flag as signal `sig` would, without one being sent: the console's
+// reader went away (`xferbench sweep | head`; SIGPIPE itself is ignored, so
+// that it cannot end the process before the completed points are written).
+void stop_as_if(int sig);
 // 128 + interrupt_signal(); 130 (SIGINT's) when the flag was set directly.
 int interrupted_exit_code();
 

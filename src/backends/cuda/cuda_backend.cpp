@@ -90,6 +90,10 @@ std::vector<route_info> cuda_backend::routes() const {
        fmt::format("{} queued behind a spin-kernel gate, device events (wall clock beside); pageable and managed kinds ungated",
                    rt ? "cudaMemcpyAsync" : "cuMemcpy*Async"),
        {h2d, d2h, bidir, rw, d2d}, true},
+      {route_kind::staged,
+       "libxfer's staged copier: pageable memory through a ring of pinned buffers, CPU threads and the copy engine "
+       "overlapped (wall clock; the plain API below its handoff size)",
+       {h2d, d2h}, true},
       {route_kind::kernel_host,
        "a kernel reads (h2d) or writes (d2h) host memory across the link: zero copy (pinned, pinned-wc, mapped, "
        "registered, managed)",
@@ -147,6 +151,7 @@ std::unique_ptr<transfer> cuda_backend::prepare(const point_spec& p) {
   if (p.route == route_kind::copy_sync) return make_copy_transfer(ctx, p, std::move(kind), false);
   if (p.route == route_kind::copy_async) return make_copy_transfer(ctx, p, std::move(kind), true);
   if (p.route == route_kind::latency) return make_latency_transfer(ctx, p, std::move(kind));
+  if (p.route == route_kind::staged) return make_staged_transfer(ctx, p, std::move(kind));
   return make_kernel_transfer(ctx, p, std::move(kind));
 }
 

@@ -63,6 +63,9 @@ std::unique_ptr<transfer> make_copy_transfer(device_context& ctx, const point_sp
 // routes kernel-host, kernel-device, kernel-device-read, kernel-device-write
 std::unique_ptr<transfer> make_kernel_transfer(device_context& ctx, const point_spec& p,
                                                std::unique_ptr<mem::host_resource> kind);
+// route staged (h2d, d2h; pageable kinds)
+std::unique_ptr<transfer> make_staged_transfer(device_context& ctx, const point_spec& p,
+                                               std::unique_ptr<mem::host_resource> kind);
 // route latency
 std::unique_ptr<transfer> make_latency_transfer(device_context& ctx, const point_spec& p,
                                                 std::unique_ptr<mem::host_resource> kind);

@@ -3,6 +3,9 @@
 #include <algorithm>
 #include <fmt/format.h>
 #include <xfer/core/errors.hpp>
+#include <xfer/core/interrupt.hpp>
+#include <xfer/mem/cuda/staged_step.hpp>
+#include <xfer/mem/staged/tuning.hpp>
 #include <xfer/core/size.hpp>
 
 #include "kernels.hpp"
@@ -30,6 +33,20 @@ void device_context::require_device_memory(std::uint64_t bytes, const std::strin
   if (bytes + device_margin > free)
     throw skip_point(fmt::format("needs {} B of device memory ({}), but device {} has {} B free of {} B ({} kept in reserve)",
                                  bytes, what, device, free, total, format_size(device_margin)));
+}
+
+mem::staged_copier& device_context::staged() {
+  if (copier_) return *copier_;
+  // A step that cannot start or calibrate fails the point with its reason:
+  // the device works (the other routes use it), so it is a failure, not a skip.
+  auto step = make_staged_step(device, a.name() == "driver" ? allocating_api::driver : allocating_api::runtime);
+  mem::staged_copier_options o;
+  o.tuning = mem::tuning_for(*step, [](mem::device_step& s) { return mem::calibrate_staged(s); });
+  // The copier's threads never take SIGINT and friends: the main thread does.
+  o.thread_start = [] { block_stop_signals_in_this_thread(); };
+  copier_ = std::make_unique<mem::staged_copier>(*step, std::move(o));
+  staged_step_ = std::move(step);
+  return *copier_;
 }
 
 event_timer::event_timer(device_context& ctx, const char* part0, const char* part1)

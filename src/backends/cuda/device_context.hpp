@@ -5,7 +5,10 @@
 #include <cstddef>
 #include <cstdint>
 #include <map>
+#include <memory>
 #include <string>
+#include <xfer/mem/staged/device_step.hpp>
+#include <xfer/mem/staged/staged_copier.hpp>
 #include <xfer/core/backend.hpp>
 #include <xfer/core/timing.hpp>
 
@@ -27,11 +30,20 @@ class device_context {
   // the fallback recorded then: later points of them run ungated from the start.
   std::map<std::string, std::string> ungated_kinds;
 
+  // libxfer's staged copier for this device (route staged), made on first
+  // use with its tuning: the one cached for this machine and device, else a
+  // short calibration (under 2 s), kept for later runs.
+  mem::staged_copier& staged();
+
   // Makes this device current for the calling thread (cheap; done per batch).
   void make_current() { a.make_current(device); }
   // skip_point unless `bytes` of device memory (what the point needs in all)
   // fit in what is free, keeping a margin for the context and kernels.
   void require_device_memory(std::uint64_t bytes, const std::string& what);
+
+ private:
+  std::unique_ptr<mem::device_step> staged_step_;
+  std::unique_ptr<mem::staged_copier> copier_;  // after the step: destroyed first
 };
 
 // Device time of one batch on one or two streams ("lanes") by CUDA events:

@@ -14,6 +14,9 @@
 #include <xfer/mem/error.hpp>
 #include <xfer/mem/host_resources.hpp>
 #include <xfer/mem/os.hpp>
+#include <xfer/mem/cuda/staged_step.hpp>
+#include <xfer/mem/staged/staged_copier.hpp>
+#include <xfer/mem/staged/tuning.hpp>
 
 #include "cuda_backend.hpp"
 #include "kernels.hpp"
@@ -35,9 +38,14 @@ enum class path {
   registered,  // the same, after page-locking the host buffers in place (map)
   mapped,      // zero copy through the device's addresses of pinned host memory
   managed,     // zero copy: one address on both sides
+  staged,      // pageable buffers, written and read through libxfer's staged copier
 };
 
+// Not a host memory kind: pageable memory moved by the staged copier.
+constexpr const char* staged_strategy = "staged";
+
 path path_of(const std::string& strategy) {
+  if (strategy == staged_strategy) return path::staged;
   if (strategy == "registered") return path::registered;
   if (strategy == "mapped") return path::mapped;
   if (strategy == "managed") return path::managed;
@@ -54,7 +62,8 @@ constexpr std::uint64_t device_margin = std::uint64_t{256} << 20;
 std::uint64_t device_bytes(path p, std::uint64_t bytes) {
   switch (p) {
     case path::copy:
-    case path::registered: return 3 * bytes;
+    case path::registered:
+    case path::staged: return 3 * bytes;
     case path::managed: return host_buffers * bytes;
     case path::mapped: return 0;
   }
@@ -121,7 +130,8 @@ class vadd_run {
     auto* d = u32(hd_);
     t[P::populate] = time_call([&] { vadd_populate(a, b, n_); });
     t[P::cpu_vadd] = time_call([&] { vadd_cpu(a, b, d, n_); });
-    if (path_ == path::registered || path_ == path::mapped) t[P::map] = time_call([&] { do_map(); });
+    if (path_ == path::registered || path_ == path::mapped || path_ == path::staged)
+      t[P::map] = time_call([&] { do_map(); });
     if (copies()) t[P::write] = time_call([&] { do_write(); });
     t[P::launch] = time_call([&] { kernels::vadd(nullptr, ka_, kb_, kc_, n_, attrs_.multiprocessors); });
     t[P::kernel] = time_call([&] { api_.synchronize(); });
@@ -132,7 +142,7 @@ class vadd_run {
 
  private:
   static std::uint32_t* u32(const mem::buffer& b) { return static_cast<std::uint32_t*>(b.data()); }
-  bool copies() const { return path_ == path::copy || path_ == path::registered; }
+  bool copies() const { return path_ == path::copy || path_ == path::registered || path_ == path::staged; }
 
   // Making the device's primary context current (cudaSetDevice /
   // cuDevicePrimaryCtxRetain + cuCtxSetCurrent), a device synchronize that
@@ -173,7 +183,7 @@ class vadd_run {
       kind_ = std::make_unique<mem::aligned_resource>(std::max(kinds_.alignment, mem::page_size()));
       host_length_ = whole_pages(bytes_);
     } else {
-      kind_ = make_host_kind(strategy_, api_, kinds_);
+      kind_ = make_host_kind(path_ == path::staged ? "pageable" : strategy_, api_, kinds_);
       host_length_ = bytes_;
     }
     const std::size_t align = kind_->natural_alignment();
@@ -203,6 +213,16 @@ class vadd_run {
   }
 
   void do_map() {
+    if (path_ == path::staged) {
+      // The copier an application keeps for its lifetime: a step on the
+      // device, its threads, and the tuning cached for this machine (or the
+      // defaults: a program does not calibrate on its first copy).
+      step_ = make_staged_step(device_, runtime(api_) ? allocating_api::runtime : allocating_api::driver);
+      mem::staged_copier_options o;
+      o.tuning = mem::tuning_for(*step_);
+      copier_ = std::make_unique<mem::staged_copier>(*step_, std::move(o));
+      return;
+    }
     if (path_ == path::registered) {
       reg_a_ = std::make_unique<registration>(api_, ha_.data(), host_length_);
       reg_b_ = std::make_unique<registration>(api_, hb_.data(), host_length_);
@@ -217,12 +237,24 @@ class vadd_run {
   // Blocking copies; for pageable memory a blocking host-to-device copy may
   // return once the data is staged, so the device is synchronized too.
   void do_write() {
+    if (copier_) {
+      auto a = copier_->copy_to_device_async({da_.data(), bytes_}, 0, ha_.data(), bytes_);
+      auto b = copier_->copy_to_device_async({db_.data(), bytes_}, 0, hb_.data(), bytes_);
+      a.wait();
+      b.wait();
+      return;
+    }
     api_.copy(da_.data(), ha_.data(), bytes_, copy_kind::h2d);
     api_.copy(db_.data(), hb_.data(), bytes_, copy_kind::h2d);
     api_.synchronize();
   }
 
   void do_read() {
+    if (copier_) {
+      api_.synchronize();  // the kernel wrote c: finished before the copier reads it
+      copier_->copy_to_host(hc_.data(), {dc_.data(), bytes_}, 0, bytes_);
+      return;
+    }
     api_.copy(hc_.data(), dc_.data(), bytes_, copy_kind::d2h);
     api_.synchronize();
   }
@@ -241,6 +273,8 @@ class vadd_run {
   mem::buffer ha_, hb_, hc_, hd_;
   std::unique_ptr<registration> reg_a_, reg_b_, reg_c_;
   device_buffer da_, db_, dc_;
+  std::unique_ptr<mem::device_step> step_;      // staged: destroyed after the copier
+  std::unique_ptr<mem::staged_copier> copier_;
   const std::uint32_t* ka_ = nullptr;  // what the kernel reads and writes
   const std::uint32_t* kb_ = nullptr;
   std::uint32_t* kc_ = nullptr;
@@ -264,6 +298,11 @@ std::string cuda_vadd::describe(const std::string& s) const {
     return fmt::format("posix_memalign at {} B; map page-locks a, b, c in place ({}); write and read: {}",
                        std::max(kinds_.alignment, mem::page_size()), rt ? "cudaHostRegister" : "cuMemHostRegister",
                        copy);
+  if (s == staged_strategy)
+    return fmt::format("pageable (malloc); map starts libxfer's staged copier (a {} step, its threads, the tuning "
+                       "cached for this machine or the defaults); write and read go through it: chunks copied into "
+                       "a ring of pinned buffers by CPU threads while the copy engine drains them",
+                       rt ? "runtime" : "driver");
   auto kind = make_host_kind(s, api_, kinds_);
   if (!kind) return {};
   if (is_core_kind(s))
@@ -286,12 +325,13 @@ std::vector<kind_support> cuda_vadd::strategies() const {
     const std::string why = unavailable_reason(name);
     out.push_back({name, why.empty(), why, describe(name)});
   }
+  out.push_back({staged_strategy, true, "", describe(staged_strategy)});
   return out;
 }
 
 vadd_times cuda_vadd::run(const std::string& strategy, std::size_t n) {
   const auto& names = host_kind_names();
-  if (std::find(names.begin(), names.end(), strategy) == names.end())
+  if (strategy != staged_strategy && std::find(names.begin(), names.end(), strategy) == names.end())
     throw skip_point(fmt::format("unknown strategy '{}' for the CUDA vadd", strategy));
   if (const auto why = unavailable_reason(strategy); !why.empty()) throw skip_point(why);
   if (n == 0) throw skip_point("0 elements: nothing to add");

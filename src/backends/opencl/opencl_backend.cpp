@@ -82,6 +82,9 @@ std::vector<device_info> opencl_backend::devices() const {
     d.details["host_unified_memory"] = c.host_unified_memory < 0 ? "unknown" : c.host_unified_memory ? "yes" : "no";
     d.details["compute_units"] = std::to_string(c.compute_units);
     d.details["svm"] = svm_text(c);
+    // Where the device sits: the runner places the measuring thread and the
+    // host buffers on its CPUs (core/affinity.hpp), as for CUDA.
+    if (!c.pci_bus_id.empty()) d.details["pci_bus_id"] = c.pci_bus_id;
     out.push_back(std::move(d));
   }
   return out;

@@ -40,6 +40,7 @@ const std::vector<std::string>& cuda_host_kind_names() {
     std::vector<std::string> n;
     for (const auto& k : host_kind_names())
       if (std::find(core.begin(), core.end(), k) == core.end()) n.push_back(k);
+    n.insert(n.end(), extra_kind_names().begin(), extra_kind_names().end());
     return n;
   }();
   return names;

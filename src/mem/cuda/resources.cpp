@@ -4,6 +4,8 @@
 #include <bit>
 #include <fmt/format.h>
 #include <limits>
+#include <thread>
+#include <vector>
 #include <unistd.h>
 #include <xfer/mem/error.hpp>
 #include <xfer/mem/os.hpp>
@@ -78,6 +80,76 @@ void* registered_resource::do_allocate(std::size_t bytes, std::size_t alignment)
 }
 
 void registered_resource::do_deallocate(void* p, std::size_t bytes, std::size_t alignment) noexcept {
+  api_.host_unregister(p);
+  upstream_.deallocate(p, registered_length(bytes), alignment);
+}
+
+// ---- pinned-fast ----------------------------------------------------------------
+
+namespace {
+// Below this a thread's share is not worth starting it for.
+constexpr std::size_t touch_share_min = std::size_t{16} << 20;
+
+unsigned touch_threads(unsigned asked) {
+  if (asked) return asked;
+  return std::clamp(std::thread::hardware_concurrency(), 1u, 16u);
+}
+
+// Faults every page of [p, p + length) in, `threads` slices at once: the
+// kernel zeroes a page on first touch, and zeroing is what makes pinning
+// slow when one thread (the driver's) does it for the whole buffer.
+void touch_pages(void* p, std::size_t length, unsigned threads) {
+  const std::size_t page = mem::page_size();
+  const std::size_t pages = (length + page - 1) / page;
+  const std::size_t n = std::clamp<std::size_t>(length / touch_share_min, 1, threads);
+  auto touch = [&](std::size_t first, std::size_t end) {
+    auto* bytes = static_cast<volatile unsigned char*>(p);
+    for (std::size_t i = first; i < end; ++i) bytes[i * page] = 0;  // a write: reading would map the zero page
+  };
+  std::vector<std::thread> team;
+  const std::size_t per = (pages + n - 1) / n;
+  try {
+    for (std::size_t t = 1; t < n; ++t) team.emplace_back(touch, std::min(pages, t * per), std::min(pages, (t + 1) * per));
+  } catch (const std::system_error&) {
+    // No more threads: the ones started and this one cover the rest.
+    for (std::size_t t = team.size() + 1; t < n; ++t) touch(std::min(pages, t * per), std::min(pages, (t + 1) * per));
+  }
+  touch(0, std::min(pages, per));
+  for (auto& t : team) t.join();
+}
+}  // namespace
+
+fast_pinned_resource::fast_pinned_resource(api& a, unsigned threads)
+    : cuda_host_resource(a), threads_(touch_threads(threads)) {}
+
+std::string fast_pinned_resource::describe() const {
+  return fmt::format("huge-page mmap, pages faulted in by up to {} threads, then {} of the whole block", threads_,
+                     runtime(api_) ? "cudaHostRegister" : "cuMemHostRegister");
+}
+
+void* fast_pinned_resource::do_allocate(std::size_t bytes, std::size_t alignment) {
+  check_request(bytes, alignment);
+  if (bytes > std::numeric_limits<std::size_t>::max() - mem::huge_page_resource::huge_page)
+    fail(bytes, "size overflows the address space");
+  check_host_capacity(*this, bytes);
+  const std::size_t length = registered_length(bytes);
+  void* p = nullptr;
+  try {
+    p = upstream_.allocate(length, alignment);
+  } catch (const mem::allocation_error& e) {
+    fail(bytes, e.cause());
+  }
+  touch_pages(p, length, threads_);
+  try {
+    api_.host_register(p, length);
+  } catch (const api_error& e) {
+    upstream_.deallocate(p, length, alignment);  // a refused registration leaks nothing
+    fail(bytes, e.what());
+  }
+  return p;
+}
+
+void fast_pinned_resource::do_deallocate(void* p, std::size_t bytes, std::size_t alignment) noexcept {
   api_.host_unregister(p);
   upstream_.deallocate(p, registered_length(bytes), alignment);
 }
@@ -194,6 +266,11 @@ const std::vector<std::string>& host_kind_names() {
   return names;
 }
 
+const std::vector<std::string>& extra_kind_names() {
+  static const std::vector<std::string> names{"pinned-fast"};
+  return names;
+}
+
 std::unique_ptr<mem::host_resource> make_host_kind(std::string_view name, api& a, const mem::kind_options& options) {
   if (auto core = mem::make_host_kind(name, options)) return core;
   if (name == "registered") return std::make_unique<registered_resource>(a, options.alignment);
@@ -201,12 +278,14 @@ std::unique_ptr<mem::host_resource> make_host_kind(std::string_view name, api& a
   if (name == "pinned-wc") return std::make_unique<pinned_wc_resource>(a);
   if (name == "mapped") return std::make_unique<mapped_resource>(a);
   if (name == "managed") return std::make_unique<managed_resource>(a);
+  if (name == "pinned-fast") return std::make_unique<fast_pinned_resource>(a);
   return nullptr;
 }
 
 std::string device_access_gap(const mem::host_resource& r, const device_attributes& a) {
   if (dynamic_cast<const managed_resource*>(&r)) return a.managed_memory ? "" : "the device has no managed memory";
-  const bool pinned_block = dynamic_cast<const pinned_host_resource*>(&r) || dynamic_cast<const registered_resource*>(&r);
+  const bool pinned_block = dynamic_cast<const pinned_host_resource*>(&r) ||
+                            dynamic_cast<const registered_resource*>(&r) || dynamic_cast<const fast_pinned_resource*>(&r);
   if (!pinned_block)
     return fmt::format("'{}' is pageable memory, which the device cannot address (use registered, pinned, pinned-wc, "
                        "mapped or managed)",
@@ -221,7 +300,8 @@ std::string device_access_gap(const mem::host_resource& r, const device_attribut
 
 void* device_view(const mem::host_resource& r, api& a, void* host) {
   if (const auto* p = dynamic_cast<const pinned_host_resource*>(&r)) return p->device_pointer(host);
-  if (dynamic_cast<const registered_resource*>(&r)) return a.mapped_device_pointer(host);
+  if (dynamic_cast<const registered_resource*>(&r) || dynamic_cast<const fast_pinned_resource*>(&r))
+    return a.mapped_device_pointer(host);
   // Managed memory has one address on both sides.
   return host;
 }

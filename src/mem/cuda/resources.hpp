@@ -56,6 +56,32 @@ class registered_resource final : public cuda_host_resource {
 // had allocated before), so each block is one page longer than its whole pages
 // and starts at the first page boundary inside it; a table maps the start
 // back to what the API returned, for freeing and for the device's address.
+// Pinning fast, for large buffers: huge-page anonymous memory whose pages
+// several threads fault in at once (the kernel zeroes each page on first
+// touch, which is most of what cudaHostAlloc spends its time on, on one
+// thread), then one registration of the whole range. One registration, not
+// one per chunk, so that a copy of any part of the block is a copy from
+// pinned memory. Not one of the sweep's kinds (host_kind_names): the alloc
+// study measures its first-time rate against cudaHostAlloc and
+// cudaHostRegister, and a caching pool can grow through it.
+class fast_pinned_resource final : public cuda_host_resource {
+ public:
+  static constexpr mem::properties declared{.host_accessible = true, .device_accessible = false, .pinned = true};
+  // threads: how many fault pages in (0: one per hardware thread, at most 16).
+  explicit fast_pinned_resource(api& a, unsigned threads = 0);
+  std::string_view kind() const noexcept override { return "pinned-fast"; }
+  mem::properties props() const noexcept override { return declared; }
+  std::size_t max_alignment() const noexcept override { return upstream_.max_alignment(); }
+  std::size_t natural_alignment() const noexcept override { return upstream_.natural_alignment(); }
+  std::string describe() const override;
+
+ private:
+  void* do_allocate(std::size_t bytes, std::size_t alignment) override;
+  void do_deallocate(void* p, std::size_t bytes, std::size_t alignment) noexcept override;
+  mem::huge_page_resource upstream_;
+  unsigned threads_;
+};
+
 class pinned_host_resource : public cuda_host_resource {
  public:
   ~pinned_host_resource() override;
@@ -133,6 +159,9 @@ class managed_resource final : public cuda_host_resource {
 
 // The core's kinds (mem::host_kind_names) followed by the CUDA ones.
 const std::vector<std::string>& host_kind_names();
+// Kinds make_host_kind also makes that the sweep does not measure by default:
+// "pinned-fast" (the alloc study's).
+const std::vector<std::string>& extra_kind_names();
 // nullptr for a name that is none of host_kind_names().
 std::unique_ptr<mem::host_resource> make_host_kind(std::string_view name, api& a, const mem::kind_options& options);
 // Why a kernel on a device with these attributes cannot address memory of

@@ -73,6 +73,38 @@ std::pair<int, int> parse_cl_version(std::string_view version) {
   return {1, 0};
 }
 
+namespace {
+
+// From the Khronos registry's cl_nv_device_attribute_query; not in the
+// standard headers. The slot id packs device << 3 | function.
+constexpr cl_device_info pci_bus_id_nv = 0x4008, pci_slot_id_nv = 0x4009, pci_domain_id_nv = 0x400A;
+
+std::string pci_address(cl_device_id d) {
+  std::string extensions;
+  try {
+    extensions = device_string(d, CL_DEVICE_EXTENSIONS, "CL_DEVICE_EXTENSIONS");
+  } catch (const std::exception&) {
+    return {};
+  }
+  const auto has = [&](std::string_view ext) { return extensions.find(ext) != std::string::npos; };
+  if (has("cl_khr_pci_bus_info")) {
+    cl_device_pci_bus_info_khr info{};
+    if (clGetDeviceInfo(d, CL_DEVICE_PCI_BUS_INFO_KHR, sizeof info, &info, nullptr) == CL_SUCCESS)
+      return fmt::format("{:04x}:{:02x}:{:02x}.{:x}", info.pci_domain, info.pci_bus, info.pci_device, info.pci_function);
+  }
+  if (has("cl_nv_device_attribute_query")) {
+    cl_uint bus = 0, slot = 0, domain = 0;
+    if (clGetDeviceInfo(d, pci_bus_id_nv, sizeof bus, &bus, nullptr) == CL_SUCCESS &&
+        clGetDeviceInfo(d, pci_slot_id_nv, sizeof slot, &slot, nullptr) == CL_SUCCESS) {
+      if (clGetDeviceInfo(d, pci_domain_id_nv, sizeof domain, &domain, nullptr) != CL_SUCCESS) domain = 0;
+      return fmt::format("{:04x}:{:02x}:{:02x}.{:x}", domain, bus, slot >> 3, slot & 7);
+    }
+  }
+  return {};
+}
+
+}  // namespace
+
 device_caps query_device(cl_device_id d) {
   device_caps c;
   c.id = d;
@@ -98,6 +130,7 @@ device_caps query_device(cl_device_id d) {
     cl_device_svm_capabilities svm = 0;
     if (clGetDeviceInfo(d, CL_DEVICE_SVM_CAPABILITIES, sizeof svm, &svm, nullptr) == CL_SUCCESS) c.svm = svm;
   }
+  c.pci_bus_id = pci_address(d);
   return c;
 }
 

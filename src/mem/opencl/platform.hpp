@@ -32,6 +32,9 @@ struct device_caps {
   unsigned compute_units = 0;
   std::size_t max_work_group = 0;
   cl_device_svm_capabilities svm = 0;  // 0 before OpenCL 2.0
+  // "0000:00:06.0" from cl_khr_pci_bus_info or NVIDIA's
+  // cl_nv_device_attribute_query; empty when the device says neither (PoCL's CPU).
+  std::string pci_bus_id;
 
   bool svm_coarse() const noexcept { return (svm & CL_DEVICE_SVM_COARSE_GRAIN_BUFFER) != 0; }
   bool svm_fine() const noexcept { return (svm & CL_DEVICE_SVM_FINE_GRAIN_BUFFER) != 0; }

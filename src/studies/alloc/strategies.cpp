@@ -21,12 +21,13 @@ std::unique_ptr<mem::host_resource> library_resource(const std::string& name) {
 }
 
 // Kinds only a device API can give; asked of the backends.
-const std::vector<std::string> device_kinds{"pinned", "pinned-wc", "registered", "mapped", "alloc-host-ptr"};
+const std::vector<std::string> device_kinds{"pinned", "pinned-wc", "registered", "pinned-fast", "mapped",
+                                            "alloc-host-ptr"};
 
 }  // namespace
 
 std::vector<std::string> default_strategy_names() {
-  return {"pageable", "aligned", "over-aligned", "mmap", "huge", "numa", "pinned", "registered", "pool:aligned",
+  return {"pageable", "aligned", "over-aligned", "mmap", "huge", "numa", "pinned", "registered", "pinned-fast", "pool:aligned",
           "pool:pinned"};
 }
 

@@ -21,7 +21,10 @@ namespace xfer::cuda {
 // cuMemAllocManaged), for programs that use one and not the other.
 enum class allocating_api { runtime, driver };
 
-// "registered", "pinned", "pinned-wc", "mapped", "managed", in report order.
+// "registered", "pinned", "pinned-wc", "mapped", "managed", in report order,
+// then "pinned-fast": huge pages faulted in by several threads, then
+// registered whole (pinning a large buffer several times faster than
+// cudaHostAlloc; the alloc study measures it; not a kind the sweep measures).
 const std::vector<std::string>& cuda_host_kind_names();
 
 // A resource of kind `name` (one of cuda_host_kind_names(), or a plain kind
