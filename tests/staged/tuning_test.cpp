@@ -198,5 +198,19 @@ TEST(StagedTuning, CalibrationPicksAmongTheCandidates) {
   EXPECT_NE(std::find(handoffs.begin(), handoffs.end(), t.handoff_bytes), handoffs.end()) << t.handoff_bytes;
 }
 
+TEST(StagedTuning, CalibrationOutOfTimeKeepsTheDefaults) {
+  // No budget: only the first candidate runs, and the first is the defaults.
+  mem::host_step step;
+  mem::staged_calibration_options o;
+  o.probe_bytes = std::size_t{1} << 20;
+  o.chunk_sizes = {std::size_t{64} << 10, mem::staged_tuning{}.chunk_bytes};
+  o.thread_counts = {1, mem::staged_tuning{}.threads};
+  o.handoff_sizes = {4096};
+  o.budget_s = 0;
+  const auto t = mem::calibrate_staged(step, o);
+  EXPECT_EQ(t.chunk_bytes, mem::staged_tuning{}.chunk_bytes);
+  EXPECT_EQ(t.threads, mem::staged_tuning{}.threads);
+}
+
 }  // namespace
 }  // namespace xfer::test

@@ -9,6 +9,7 @@
 #include <cstring>
 #include <limits>
 #include <memory>
+#include <utility>
 #include <vector>
 #include <xfer/mem/staged/staged_copier.hpp>
 #include <xfer/mem/staged/tuning.hpp>
@@ -60,29 +61,42 @@ staged_tuning calibrate_staged(device_step& step, const staged_calibration_optio
   staged_tuning best;
   double best_s = std::numeric_limits<double>::infinity();
   const unsigned cpus = usable_cpus();
+  // The candidates, the defaults first: when the budget runs out early (a
+  // slow machine, pinning that costs more than expected) the best so far is
+  // then at least as good as the defaults.
+  // More threads than CPUs to run them only time-slice, so those are left
+  // out, except the defaults and the first count (so there is a candidate).
+  const staged_tuning defaults;
+  std::vector<std::pair<std::size_t, unsigned>> candidates;
   for (std::size_t chunk : o.chunk_sizes)
-    for (unsigned threads : o.thread_counts) {
-      if (threads > cpus && threads != o.thread_counts.front()) continue;
-      if (best_s < std::numeric_limits<double>::infinity() && seconds_since(start) > o.budget_s) break;
-      staged_tuning t;
-      t.chunk_bytes = chunk;
-      t.threads = threads;
-      t.ring_depth = threads * std::max(1u, o.slots_per_thread);
-      t.handoff_bytes = 0;
-      t.validate();
-      staged_copier_options co;
-      co.tuning = t;
-      staged_copier c(step, co);
-      c.copy_to_device(dev.ref, 0, src.data(), bytes);  // warm-up: pins the ring
-      const double s = best_round_trip(2, [&] {
-        c.copy_to_device(dev.ref, 0, src.data(), bytes);
-        c.copy_to_host(dst.data(), dev.ref, 0, bytes);
-      });
-      if (s < best_s) {
-        best_s = s;
-        best = t;
-      }
+    for (unsigned threads : o.thread_counts)
+      if (threads <= cpus || threads == o.thread_counts.front() ||
+          (chunk == defaults.chunk_bytes && threads == defaults.threads))
+        candidates.emplace_back(chunk, threads);
+  std::stable_partition(candidates.begin(), candidates.end(), [&](const auto& c) {
+    return c.first == defaults.chunk_bytes && c.second == defaults.threads;
+  });
+  for (const auto& [chunk, threads] : candidates) {
+    if (best_s < std::numeric_limits<double>::infinity() && seconds_since(start) > o.budget_s) break;
+    staged_tuning t;
+    t.chunk_bytes = chunk;
+    t.threads = threads;
+    t.ring_depth = threads * std::max(1u, o.slots_per_thread);
+    t.handoff_bytes = 0;
+    t.validate();
+    staged_copier_options co;
+    co.tuning = t;
+    staged_copier c(step, co);
+    c.copy_to_device(dev.ref, 0, src.data(), bytes);  // warm-up: pins the ring
+    const double s = best_round_trip(2, [&] {
+      c.copy_to_device(dev.ref, 0, src.data(), bytes);
+      c.copy_to_host(dst.data(), dev.ref, 0, bytes);
+    });
+    if (s < best_s) {
+      best_s = s;
+      best = t;
     }
+  }
 
   // The handoff: staged against plain at each probed size, smallest first.
   std::vector<std::size_t> sizes;

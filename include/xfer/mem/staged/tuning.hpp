@@ -68,7 +68,9 @@ struct staged_calibration_options {
   std::size_t probe_bytes = std::size_t{64} << 20;
   std::vector<std::size_t> chunk_sizes{std::size_t{2} << 20, std::size_t{4} << 20, std::size_t{8} << 20,
                                        std::size_t{16} << 20};
-  std::vector<unsigned> thread_counts{2, 4, 8};  // those over the CPUs this process may use are left out
+  // Counts over the CPUs this process may use are left out (but the
+  // defaults and the first count are always tried; the defaults first).
+  std::vector<unsigned> thread_counts{2, 4, 8};
   unsigned slots_per_thread = 2;
   std::vector<std::size_t> handoff_sizes{std::size_t{64} << 10, std::size_t{256} << 10, std::size_t{1} << 20,
                                          std::size_t{4} << 20, std::size_t{16} << 20};
