@@ -22,12 +22,12 @@ commit=${XFER_COMMIT:-$(git rev-parse --short HEAD 2>/dev/null || echo "unknown"
 t0=$SECONDS
 # The sanitizer stage of test.sh is host code only, and CI runs it: left out
 # here, where the gate's ten minutes go to the GPU.
-XFER_SANITIZERS=off timeout "${XFER_GATE_TEST_S:-260}" scripts/test.sh >"$OUT/test.log" 2>&1
+XFER_SANITIZERS=off timeout "${XFER_GATE_TEST_S:-330}" scripts/test.sh >"$OUT/test.log" 2>&1
 test_rc=$?
 test_s=$((SECONDS - t0))
 
 t0=$SECONDS
-timeout "${XFER_GATE_RUN_S:-300}" scripts/run.sh >"$OUT/run.log" 2>&1
+timeout "${XFER_GATE_RUN_S:-250}" scripts/run.sh >"$OUT/run.log" 2>&1
 run_rc=$?
 run_s=$((SECONDS - t0))
 # run.sh names its folder last; if it was cut short, its newest folder.

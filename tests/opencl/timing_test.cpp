@@ -152,9 +152,11 @@ TEST(Batching, ACoarseClockGetsLongerSamples) {
   coarse_clock coarse(b->prepare(p), 1e-6);
   const point_result r = measure(coarse, p, dev, o, stop);
   ASSERT_EQ(to_string(r.status), std::string("ok")) << r.reason;
-  // 100 ticks of 1 us: each sample spans about 100 us of device time (the
-  // per-rep estimate comes from warm-up, so allow for noise).
-  EXPECT_GE(r.reps_per_sample * r.stats.median, 0.25 * 100e-6) << r.reps_per_sample << " reps";
+  // 100 ticks of 1 us: each sample spans about 100 us of device time. The
+  // per-rep estimate comes from the warm-up, which on a busy 16-core machine
+  // ran 4.5x slower than the samples (gate at aa8255f: 2 reps of 11 us), so
+  // the bound allows a tenth.
+  EXPECT_GE(r.reps_per_sample * r.stats.median, 0.1 * 100e-6) << r.reps_per_sample << " reps";
   EXPECT_GT(r.reps_per_sample, 1u);
 
   coarse_clock fine(b->prepare(p), 1e-9);
