@@ -15,6 +15,9 @@ cd "$(dirname "$0")/.."
 OUT=${OUT:-$PWD/results/gate}
 mkdir -p "$OUT"
 start=$SECONDS
+# From a tree with no build: a warm machine keeps an earlier call's build/,
+# whose configuration (tests off, say) scripts/build.sh would keep.
+rm -rf build
 # The device machine's copy of the tree may have no .git: XFER_COMMIT names it then.
 commit=${XFER_COMMIT:-$(git rev-parse --short HEAD 2>/dev/null || echo "unknown")}
 
