@@ -24,45 +24,32 @@ thread_team::thread_team(unsigned size, std::function<void()> helper_start) {
 thread_team::~thread_team() { close(); }
 
 void thread_team::close() noexcept {
-  {
-    std::lock_guard lock(mutex_);
-    closing_ = true;
-  }
-  wake_.notify_all();
+  closing_.store(true);
+  wake_.wake();
   for (auto& t : helpers_) t.join();
 }
 
 void thread_team::run(const std::function<void(unsigned)>& job) {
   if (!helpers_.empty()) {
-    std::lock_guard lock(mutex_);
     job_ = &job;
-    outstanding_ = static_cast<unsigned>(helpers_.size());
-    ++round_;
+    outstanding_.store(static_cast<unsigned>(helpers_.size()));
+    round_.fetch_add(1);  // publishes job_ and outstanding_
+    wake_.wake();
   }
-  wake_.notify_all();
   job(0);
   if (helpers_.empty()) return;
-  std::unique_lock lock(mutex_);
-  finished_.wait(lock, [this] { return outstanding_ == 0; });
+  finished_.wait([this] { return outstanding_.load() == 0; });
   job_ = nullptr;
 }
 
 void thread_team::loop(unsigned index) {
   std::uint64_t seen = 0;
   for (;;) {
-    const std::function<void(unsigned)>* job = nullptr;
-    {
-      std::unique_lock lock(mutex_);
-      wake_.wait(lock, [&] { return closing_ || round_ != seen; });
-      if (closing_) return;
-      seen = round_;
-      job = job_;
-    }
-    (*job)(index);
-    {
-      std::lock_guard lock(mutex_);
-      if (--outstanding_ == 0) finished_.notify_one();
-    }
+    wake_.wait([&] { return closing_.load() || round_.load() != seen; });
+    if (closing_.load()) return;
+    seen = round_.load();
+    (*job_)(index);
+    if (outstanding_.fetch_sub(1) == 1) finished_.wake();
   }
 }
 

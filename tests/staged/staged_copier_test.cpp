@@ -66,9 +66,13 @@ TEST(StagedHost, PiecesThatDoNotDivideTheChunk) {
   // 4096 / 5 threads: pieces of 832 bytes, the fifth only 768; and a last
   // chunk shorter than one piece.
   mem::host_step step;
-  mem::staged_copier c(step, with_tuning(small_chunks(4096, 3, 5)));
-  for (std::size_t bytes : {std::size_t{4096}, std::size_t{4 * 4096 + 100}, std::size_t{7 * 4096 + 831}})
-    round_trip(c, bytes, 5, 3);
+  for (const bool stream : {true, false}) {
+    auto t = small_chunks(4096, 3, 5);
+    t.stream_stores = stream;
+    mem::staged_copier c(step, with_tuning(t));
+    for (std::size_t bytes : {std::size_t{4096}, std::size_t{4 * 4096 + 100}, std::size_t{7 * 4096 + 831}})
+      round_trip(c, bytes, 5, 3);
+  }
 }
 
 TEST(StagedHost, LargeChunksRoundTrip) {

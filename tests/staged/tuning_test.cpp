@@ -78,6 +78,19 @@ TEST(StagedTuning, EnvironmentOverridesEachField) {
   EXPECT_EQ(t.threads, 2u);
   EXPECT_EQ(t.handoff_to_device_bytes, 100u) << "one variable sets both directions";
   EXPECT_EQ(t.handoff_to_host_bytes, 100u);
+  EXPECT_TRUE(t.stream_stores) << "the default";
+  scoped_env e("XFER_STAGED_STREAM_STORES", "0");
+  EXPECT_FALSE(mem::tuning_from_environment().stream_stores);
+}
+
+TEST(StagedTuning, StreamStoresTakeOnlyZeroOrOne) {
+  scoped_env e("XFER_STAGED_STREAM_STORES", "yes");
+  try {
+    (void)mem::tuning_from_environment();
+    FAIL() << "no error";
+  } catch (const std::invalid_argument& x) {
+    EXPECT_NE(std::string(x.what()).find("XFER_STAGED_STREAM_STORES"), std::string::npos) << x.what();
+  }
 }
 
 TEST(StagedTuning, BadEnvironmentValueNamesTheVariable) {

@@ -3,12 +3,12 @@
 // team, the host backend's memcpy-mt and bidir, the CPU study's --threads): a
 // thread started inside a timed run or a copy would put thread creation, not
 // memory traffic, on the clock.
-#include <condition_variable>
+#include <atomic>
 #include <cstdint>
 #include <functional>
-#include <mutex>
 #include <thread>
 #include <vector>
+#include <xfer/mem/spin_wait.hpp>
 
 namespace xfer::mem {
 
@@ -33,12 +33,13 @@ class thread_team {
   void loop(unsigned index);
   void close() noexcept;  // stops and joins the helpers
   std::vector<std::thread> helpers_;
-  std::mutex mutex_;
-  std::condition_variable wake_, finished_;
-  const std::function<void(unsigned)>* job_ = nullptr;
-  std::uint64_t round_ = 0;
-  unsigned outstanding_ = 0;
-  bool closing_ = false;
+  // A round's hand-offs spin before they sleep (spin_wait.hpp): a team's
+  // rounds follow each other closely, and a sleeping helper is slow to wake.
+  sleeper wake_, finished_;
+  const std::function<void(unsigned)>* job_ = nullptr;  // published by round_
+  std::atomic<std::uint64_t> round_{0};
+  std::atomic<unsigned> outstanding_{0};
+  std::atomic<bool> closing_{false};
 };
 
 }  // namespace xfer::mem

@@ -9,6 +9,8 @@
 #include <fmt/format.h>
 #include <xfer/mem/staged/staged_copier.hpp>
 
+#include "stream_copy.hpp"
+
 namespace xfer::mem {
 
 namespace detail {
@@ -54,10 +56,12 @@ struct staged_job {
     std::string cause;
   };
 
-  std::mutex mutex;  // guards what follows
-  std::condition_variable finished_cv;
-  bool finished = false;
+  std::mutex mutex;  // guards error
   std::optional<failure> error;
+  // Set once the copy has ended (error written first); the waiters spin,
+  // then sleep (spin_wait.hpp).
+  std::atomic<bool> finished{false};
+  sleeper finished_waiters;
 
   // The first failure wins; the others it caused (an aborted neighbour)
   // would only repeat it.
@@ -80,11 +84,8 @@ struct staged_job {
     fail(staged_error::reason::device, at, std::move(cause));
   }
   void complete() {
-    {
-      std::lock_guard lock(mutex);
-      finished = true;
-    }
-    finished_cv.notify_all();
+    finished.store(true);
+    finished_waiters.wake();
   }
 };
 
@@ -96,19 +97,17 @@ using detail::staged_job;
 
 void staged_completion::wait() const {
   if (!job_) return;
+  job_->finished_waiters.wait([&] { return job_->finished.load(); });
   std::optional<detail::staged_job::failure> f;
   {
-    std::unique_lock lock(job_->mutex);
-    job_->finished_cv.wait(lock, [&] { return job_->finished; });
+    std::lock_guard lock(job_->mutex);
     f = job_->error;  // a copy: the exception below is this thread's alone
   }
   if (f) throw staged_error(f->why, job_->dir, job_->bytes, f->at, std::move(f->cause));
 }
 
 bool staged_completion::ready() const {
-  if (!job_) return true;
-  std::lock_guard lock(job_->mutex);
-  return job_->finished;
+  return !job_ || job_->finished.load();
 }
 
 std::size_t staged_completion::bytes() const noexcept { return job_ ? job_->bytes : 0; }
@@ -156,8 +155,9 @@ staged_copier::~staged_copier() {
   {
     std::lock_guard lock(mutex_);
     closing_ = true;
+    closing_flag_.store(true);
   }
-  queued_.notify_all();
+  queued_.wake();
   leader_.join();  // the leader finishes the queue first
   team_.reset();
   lane_.reset();
@@ -166,12 +166,13 @@ staged_copier::~staged_copier() {
 void staged_copier::leader_loop() {
   for (;;) {
     std::shared_ptr<staged_job> job;
+    queued_.wait([&] { return closing_flag_.load() || queue_length_.load() > 0; });
     {
-      std::unique_lock lock(mutex_);
-      queued_.wait(lock, [&] { return closing_ || !queue_.empty(); });
+      std::lock_guard lock(mutex_);
       if (queue_.empty()) return;  // closing, and nothing left to do
       job = std::move(queue_.front());
       queue_.pop_front();
+      queue_length_.fetch_sub(1);
     }
     run_job(*job);
     job->complete();
@@ -277,6 +278,13 @@ bool staged_copier::await_dma(staged_job& job, unsigned s, std::size_t c) {
   return true;
 }
 
+void staged_copier::copy_piece(void* dst, const void* src, std::size_t bytes) const noexcept {
+  if (tuning_.stream_stores)
+    detail::stream_copy(dst, src, bytes);
+  else
+    std::memcpy(dst, src, bytes);
+}
+
 // Host to device: copy a piece of the caller's memory into its chunk's slot
 // (once the slot's previous DMA is done); the thread that completes a chunk
 // queues its DMA.
@@ -296,8 +304,8 @@ void staged_copier::fill_pieces(staged_job& job) {
       }
       offset = c * job.chunk;
       const std::size_t end = std::min(offset + job.chunk, job.bytes), at = offset + k * job.piece;
-      if (at < end) std::memcpy(static_cast<unsigned char*>(job.staging[s]) + k * job.piece, src + at,
-                                std::min(job.piece, end - at));
+      if (at < end) copy_piece(static_cast<unsigned char*>(job.staging[s]) + k * job.piece, src + at,
+                               std::min(job.piece, end - at));
       auto& st = job.slot[s];
       if (st.pieces_done.fetch_add(1, std::memory_order_acq_rel) + 1 == job.pieces_per_chunk) {
         st.pieces_done.store(0, std::memory_order_relaxed);  // published by queue_dma's release
@@ -325,8 +333,8 @@ void staged_copier::empty_pieces(staged_job& job) {
       offset = c * job.chunk;
       if (!await_dma(job, s, c)) return;
       const std::size_t end = std::min(offset + job.chunk, job.bytes), at = offset + k * job.piece;
-      if (at < end) std::memcpy(dst + at, static_cast<const unsigned char*>(job.staging[s]) + k * job.piece,
-                                std::min(job.piece, end - at));
+      if (at < end) copy_piece(dst + at, static_cast<const unsigned char*>(job.staging[s]) + k * job.piece,
+                               std::min(job.piece, end - at));
       auto& st = job.slot[s];
       if (st.pieces_done.fetch_add(1, std::memory_order_acq_rel) + 1 == job.pieces_per_chunk) {
         st.pieces_done.store(0, std::memory_order_relaxed);
@@ -374,8 +382,9 @@ staged_completion staged_copier::submit(std::shared_ptr<staged_job> job) {
     if (closing_)
       throw staged_error(staged_error::reason::closed, job->dir, job->bytes, 0, "the copier is being destroyed");
     queue_.push_back(job);
+    queue_length_.fetch_add(1);
   }
-  queued_.notify_one();
+  queued_.wake();
   return staged_completion(std::move(job));
 }
 

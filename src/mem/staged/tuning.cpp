@@ -138,6 +138,12 @@ staged_tuning tuning_from_environment(staged_tuning t) {
   if (const char* v = std::getenv("XFER_STAGED_HANDOFF_BYTES"); v && *v)
     t.handoff_to_device_bytes = t.handoff_to_host_bytes =
         positive_from_env("XFER_STAGED_HANDOFF_BYTES", 0, std::numeric_limits<std::size_t>::max());
+  if (const char* v = std::getenv("XFER_STAGED_STREAM_STORES"); v && *v) {
+    const std::string b = v;
+    if (b != "0" && b != "1")
+      throw std::invalid_argument(fmt::format("XFER_STAGED_STREAM_STORES={}: expected 0 or 1", b));
+    t.stream_stores = b == "1";
+  }
   return t;
 }
 

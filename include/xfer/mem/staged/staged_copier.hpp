@@ -16,7 +16,7 @@
 // threads (one copy already keeps the copy engine busy); a copy's staging
 // buffers are taken from the pool when it starts and returned when it ends,
 // so the pinned memory in use stays one ring whatever the queue length.
-#include <condition_variable>
+#include <atomic>
 #include <cstddef>
 #include <deque>
 #include <exception>
@@ -28,6 +28,7 @@
 #include <xfer/mem/caching_pool.hpp>
 #include <xfer/mem/staged/device_step.hpp>
 #include <xfer/mem/staged/tuning.hpp>
+#include <xfer/mem/spin_wait.hpp>
 #include <xfer/mem/thread_team.hpp>
 
 namespace xfer::mem {
@@ -127,6 +128,7 @@ class staged_copier {
   void queue_dma(detail::staged_job& job, unsigned slot, std::size_t chunk);
   bool await_dma(detail::staged_job& job, unsigned slot, std::size_t chunk);
   void fill_pieces(detail::staged_job& job);
+  void copy_piece(void* dst, const void* src, std::size_t bytes) const noexcept;
   void empty_pieces(detail::staged_job& job);
 
   device_step& step_;
@@ -136,10 +138,13 @@ class staged_copier {
   std::unique_ptr<staging_lane> lane_;
   std::mutex lane_mutex_;  // serializes queueing on the lane (waits need no lock)
   std::unique_ptr<thread_team> team_;  // the leader is its member 0
-  std::mutex mutex_;
-  std::condition_variable queued_;
+  std::mutex mutex_;  // guards queue_ and closing_
   std::deque<std::shared_ptr<detail::staged_job>> queue_;
   bool closing_ = false;
+  // What the leader polls (and sleeps on) for the next copy, without the lock.
+  std::atomic<std::size_t> queue_length_{0};
+  std::atomic<bool> closing_flag_{false};
+  sleeper queued_;
   std::thread leader_;
 };
 

@@ -35,6 +35,10 @@ struct staged_tuning {
   // and 10 to 15 back).
   std::size_t handoff_to_device_bytes = std::size_t{1} << 20;
   std::size_t handoff_to_host_bytes = std::size_t{1} << 20;
+  // Pieces are copied with non-temporal stores (x86; memcpy elsewhere):
+  // no read of each destination line first, and no eviction of the source.
+  // Not calibrated (nor cached): XFER_STAGED_STREAM_STORES=0 turns it off.
+  bool stream_stores = true;
 
   // Throws std::invalid_argument naming the field when a value is unusable
   // (0 chunk, depth or threads; chunk over 1 GiB; more than 256 threads).
@@ -50,8 +54,8 @@ struct staged_tuning {
 };
 
 // `base` with any of XFER_STAGED_CHUNK_BYTES, XFER_STAGED_RING_DEPTH,
-// XFER_STAGED_THREADS, XFER_STAGED_HANDOFF_BYTES (both directions) set in
-// the environment applied over it. Throws std::invalid_argument naming the variable when one
+// XFER_STAGED_THREADS, XFER_STAGED_HANDOFF_BYTES (both directions),
+// XFER_STAGED_STREAM_STORES (0 or 1) set in the environment applied over it. Throws std::invalid_argument naming the variable when one
 // is not a positive integer.
 staged_tuning tuning_from_environment(staged_tuning base = {});
 
