@@ -3,7 +3,8 @@
 #   1. a Release build of xferbench, the CUDA staged tests and the probes;
 #   2. the staged tests on the GPU (the pipeline must be right before it is timed);
 #   3. the staged route against copy-async from pinned memory, 64 MiB to 1 GiB,
-#      for each chunk/ring/threads setting in SETTINGS (the calibration off);
+#      for each chunk/ring/threads setting in SETTINGS (the calibration off;
+#      a fourth field "memcpy" turns the non-temporal stores off);
 #   4. the calibration from an empty cache, its time, and the staged copy
 #      against the plain API with interleaved samples, 1 B to 1 GiB, both APIs;
 #   5. the pinning probe.
@@ -33,11 +34,11 @@ XFER_STAGED_TUNING_CACHE=off build-study/tests/cuda/xfer_cuda_staged_tests 2>&1 
 
 bench=build-study/apps/xferbench/xferbench
 for s in $SETTINGS; do
-  IFS=/ read -r chunk ring threads <<<"$s"
-  name="tune-$chunk-$ring-$threads"
+  IFS=/ read -r chunk ring threads copy <<<"$s"
+  name="tune-$chunk-$ring-$threads${copy:+-$copy}"
   step "$name"
   XFER_STAGED_TUNING_CACHE=off XFER_STAGED_CHUNK_BYTES=$(size "$chunk") XFER_STAGED_RING_DEPTH=$ring \
-    XFER_STAGED_THREADS=$threads "$bench" sweep -b cuda-rt -r staged,copy-async -m pageable,pinned -d h2d,d2h \
+    XFER_STAGED_THREADS=$threads XFER_STAGED_STREAM_STORES=$([ "$copy" = memcpy ] && echo 0 || echo 1) "$bench" sweep -b cuda-rt -r staged,copy-async -m pageable,pinned -d h2d,d2h \
     --sizes 64M,256M,1G --max-time 0.3 -q --json "$work/$name.json" >"$work/$name.txt" 2>&1
   grep -E "staged|copy-async" "$work/$name.txt" | grep -v "^#" | head -8
 done
