@@ -4,7 +4,7 @@
 #   2. the staged tests on the GPU (the pipeline must be right before it is timed);
 #   3. the staged route against copy-async from pinned memory, 64 MiB to 1 GiB,
 #      for each chunk/ring/threads setting in SETTINGS (the calibration off;
-#      a fourth field "memcpy" turns the non-temporal stores off);
+#      a fourth field "nt" turns the non-temporal stores on);
 #   4. the calibration from an empty cache, its time, and the staged copy
 #      against the plain API with interleaved samples, 1 B to 1 GiB, both APIs;
 #   5. the pinning probe.
@@ -38,7 +38,7 @@ for s in $SETTINGS; do
   name="tune-$chunk-$ring-$threads${copy:+-$copy}"
   step "$name"
   XFER_STAGED_TUNING_CACHE=off XFER_STAGED_CHUNK_BYTES=$(size "$chunk") XFER_STAGED_RING_DEPTH=$ring \
-    XFER_STAGED_THREADS=$threads XFER_STAGED_STREAM_STORES=$([ "$copy" = memcpy ] && echo 0 || echo 1) "$bench" sweep -b cuda-rt -r staged,copy-async -m pageable,pinned -d h2d,d2h \
+    XFER_STAGED_THREADS=$threads XFER_STAGED_STREAM_STORES=$([ "$copy" = nt ] && echo 1 || echo 0) "$bench" sweep -b cuda-rt -r staged,copy-async -m pageable,pinned -d h2d,d2h \
     --sizes 64M,256M,1G --max-time 0.3 -q --json "$work/$name.json" >"$work/$name.txt" 2>&1
   grep -E "staged|copy-async" "$work/$name.txt" | grep -v "^#" | head -8
 done
@@ -55,8 +55,10 @@ XFER_STAGED_TUNING_CACHE="$work/cal.cache" "$bench" sweep -b cuda-rt,cuda-drv -r
   >"$work/calibrated.txt" 2>&1
 cat "$work/calibrated.txt"
 
-step "pinning probe"
-build-study/bench/xfer_bench_pin_probe 2>&1 | tee "$work/pin-probe.txt"
+if [ "${PIN_PROBE:-1}" = 1 ]; then
+  step "pinning probe"
+  build-study/bench/xfer_bench_pin_probe 2>&1 | tee "$work/pin-probe.txt"
+fi
 
 cp "$work/cal.cache" "$work/cal.cache.txt" 2>/dev/null
 tar -C "$work" -czf "$OUT/staged-study.tar.gz" . && echo "wrote $OUT/staged-study.tar.gz"

@@ -62,6 +62,16 @@ TEST(StagedHost, MoreThreadsThanSlotsShareEachChunk) {
   round_trip(c, 9 * 4096 - 1, 0, 3);
 }
 
+TEST(StagedHost, RampedChunksAtTheirBoundaries) {
+  // 512 KiB chunks ramp 64, 128, 256 KiB up and down: 1408 KiB is the
+  // shortest copy with both ramps; either side of it and of each ramp step.
+  mem::host_step step;
+  mem::staged_copier c(step, with_tuning(small_chunks(512 * 1024, 4, 3)));
+  constexpr std::size_t K = 1024;
+  for (std::size_t bytes : {1408 * K - 1, 1408 * K, 1408 * K + 1, 1920 * K + 64 * K - 1, 5 * 512 * K + 17})
+    round_trip(c, bytes, 3, 1);
+}
+
 TEST(StagedHost, PiecesThatDoNotDivideTheChunk) {
   // 4096 / 5 threads: pieces of 832 bytes, the fifth only 768; and a last
   // chunk shorter than one piece.

@@ -61,6 +61,37 @@ TEST(StagedTuning, AChunkIsCutIntoOnePiecePerThreadOnCacheLines) {
   EXPECT_EQ(t.piece_bytes(), 64u) << "never less than a line";
 }
 
+// The cut covers the copy exactly, no chunk exceeds a staging buffer, and
+// a long copy ramps up and down.
+TEST(StagedTuning, ChunksRampUpAndDownAndCoverTheCopy) {
+  constexpr std::size_t M = std::size_t{1} << 20, K = 1024;
+  for (std::size_t chunk : {std::size_t{4096}, 512 * K, 8 * M})
+    for (std::size_t bytes : {std::size_t{1}, std::size_t{4095}, chunk, chunk + 1, 3 * chunk - 7, 3 * chunk,
+                              3 * chunk + 12345, 64 * M + 3, 256 * M}) {
+      const auto s = mem::staged_chunk_starts(bytes, chunk);
+      ASSERT_GE(s.size(), 2u);
+      EXPECT_EQ(s.front(), 0u);
+      EXPECT_EQ(s.back(), bytes) << "chunk " << chunk << ", bytes " << bytes;
+      for (std::size_t i = 0; i + 1 < s.size(); ++i) {
+        EXPECT_GT(s[i + 1], s[i]) << "an empty chunk at " << i;
+        EXPECT_LE(s[i + 1] - s[i], chunk) << "a chunk over the staging buffer at " << i;
+      }
+    }
+  const auto s = mem::staged_chunk_starts(64 * M, 8 * M);
+  const std::vector<std::size_t> head{0, 1 * M, 3 * M, 7 * M};
+  EXPECT_EQ(std::vector<std::size_t>(s.begin(), s.begin() + 4), head) << "starts with 1, 2, 4 MiB";
+  EXPECT_EQ(s[4] - s[3], 2 * M) << "then what is left over whole chunks (50 MiB = 6 x 8 + 2)";
+  EXPECT_EQ(s[5] - s[4], 8 * M);
+  const std::size_t n = s.size();
+  EXPECT_EQ(s[n - 1] - s[n - 2], 1 * M) << "ends with 1 MiB";
+  EXPECT_EQ(s[n - 2] - s[n - 3], 2 * M);
+  EXPECT_EQ(s[n - 3] - s[n - 4], 4 * M);
+  EXPECT_EQ(mem::staged_chunk_starts(16 * M, 8 * M).size(), 17u) << "too short for the ramps: 1 MiB each";
+  EXPECT_EQ(mem::staged_chunk_starts(10000, 4096), (std::vector<std::size_t>{0, 4096, 8192, 10000}))
+      << "no ramp under 64 KiB";
+  EXPECT_THROW(mem::staged_chunk_starts(10, 0), std::invalid_argument);
+}
+
 TEST(StagedTuning, HandoffPerDirection) {
   mem::staged_tuning t;
   t.handoff_to_device_bytes = 10;
@@ -78,9 +109,9 @@ TEST(StagedTuning, EnvironmentOverridesEachField) {
   EXPECT_EQ(t.threads, 2u);
   EXPECT_EQ(t.handoff_to_device_bytes, 100u) << "one variable sets both directions";
   EXPECT_EQ(t.handoff_to_host_bytes, 100u);
-  EXPECT_TRUE(t.stream_stores) << "the default";
-  scoped_env e("XFER_STAGED_STREAM_STORES", "0");
-  EXPECT_FALSE(mem::tuning_from_environment().stream_stores);
+  EXPECT_FALSE(t.stream_stores) << "the default";
+  scoped_env e("XFER_STAGED_STREAM_STORES", "1");
+  EXPECT_TRUE(mem::tuning_from_environment().stream_stores);
 }
 
 TEST(StagedTuning, StreamStoresTakeOnlyZeroOrOne) {

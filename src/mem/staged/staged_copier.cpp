@@ -29,7 +29,16 @@ struct staged_job {
   const void* src = nullptr;  // to_device
   void* dst = nullptr;        // to_host
   std::size_t bytes = 0;
-  std::size_t chunk = 0, chunks = 0, piece = 0, pieces_per_chunk = 0, pieces = 0;
+  std::size_t chunk = 0;  // a staging buffer's size: the largest chunk
+  std::size_t chunks = 0, pieces_per_chunk = 0, pieces = 0;
+  std::vector<std::size_t> starts;  // chunk c is [starts[c], starts[c + 1]) (staged_chunk_starts)
+  std::size_t begin(std::size_t c) const { return starts[c]; }
+  std::size_t length(std::size_t c) const { return starts[c + 1] - starts[c]; }
+  // Chunk c's pieces: its length over pieces_per_chunk, on cache lines.
+  std::size_t piece(std::size_t c) const {
+    const std::size_t p = (length(c) + pieces_per_chunk - 1) / pieces_per_chunk;
+    return (p + 63) / 64 * 64;
+  }
   unsigned slots = 0;
   std::vector<void*> staging;  // one chunk-sized buffer per slot
 
@@ -183,10 +192,10 @@ void staged_copier::run_job(staged_job& job) {
   host_resource& up = step_.staging_memory();
   const std::size_t align = staging_alignment(up);
   job.chunk = tuning_.chunk_bytes;
-  job.chunks = (job.bytes + job.chunk - 1) / job.chunk;
-  job.piece = tuning_.piece_bytes();
-  job.pieces_per_chunk = (job.chunk + job.piece - 1) / job.piece;
-  job.pieces = job.chunks * job.pieces_per_chunk;  // the last chunk's may be empty: they only count
+  job.starts = staged_chunk_starts(job.bytes, job.chunk);
+  job.chunks = job.starts.size() - 1;
+  job.pieces_per_chunk = (job.chunk + tuning_.piece_bytes() - 1) / tuning_.piece_bytes();
+  job.pieces = job.chunks * job.pieces_per_chunk;  // a short chunk's last pieces may be empty: they only count
   job.slots = static_cast<unsigned>(std::min<std::size_t>(tuning_.ring_depth, job.chunks));
   job.slot = std::make_unique<staged_job::slot_state[]>(job.slots);
   // Every slot is a whole chunk whatever the copy's size, so every copy
@@ -212,7 +221,7 @@ void staged_copier::run_job(staged_job& job) {
     // (each later one is queued as soon as its slot has been emptied).
     if (!to_device)
       for (std::size_t c = 0; c < job.slots; ++c) {
-        offset = c * job.chunk;
+        offset = job.begin(c);
         queue_dma(job, static_cast<unsigned>(c), c);
       }
   } catch (...) {
@@ -226,7 +235,7 @@ void staged_copier::run_job(staged_job& job) {
     if (to_device && !job.abort.load(std::memory_order_relaxed))
       for (unsigned s = 0; s < job.slots; ++s) {
         const std::int64_t c = job.slot[s].queued.load(std::memory_order_acquire);
-        offset = static_cast<std::size_t>(c < 0 ? 0 : c) * job.chunk;
+        offset = job.begin(static_cast<std::size_t>(c < 0 ? 0 : c));
         if (c >= 0 && !await_dma(job, s, c)) break;
       }
   } catch (...) {
@@ -244,7 +253,7 @@ void staged_copier::run_job(staged_job& job) {
 // only wait longer, but the lane's calls are not all thread-safe: OpenCL's
 // marker replaces the slot's event).
 void staged_copier::queue_dma(staged_job& job, unsigned s, std::size_t c) {
-  const std::size_t off = c * job.chunk, len = std::min(job.chunk, job.bytes - off);
+  const std::size_t off = job.begin(c), len = job.length(c);
   {
     std::lock_guard lock(lane_mutex_);
     if (job.dir == staged_direction::to_device)
@@ -299,13 +308,13 @@ void staged_copier::fill_pieces(staged_job& job) {
       const std::size_t c = q / job.pieces_per_chunk, k = q % job.pieces_per_chunk;
       const auto s = static_cast<unsigned>(c % job.slots);
       if (c >= job.slots) {
-        offset = (c - job.slots) * job.chunk;  // a failed wait is that chunk's
+        offset = job.begin(c - job.slots);  // a failed wait is that chunk's
         if (!await_dma(job, s, c - job.slots)) return;
       }
-      offset = c * job.chunk;
-      const std::size_t end = std::min(offset + job.chunk, job.bytes), at = offset + k * job.piece;
-      if (at < end) copy_piece(static_cast<unsigned char*>(job.staging[s]) + k * job.piece, src + at,
-                               std::min(job.piece, end - at));
+      offset = job.begin(c);
+      const std::size_t piece = job.piece(c), end = offset + job.length(c), at = offset + k * piece;
+      if (at < end) copy_piece(static_cast<unsigned char*>(job.staging[s]) + k * piece, src + at,
+                               std::min(piece, end - at));
       auto& st = job.slot[s];
       if (st.pieces_done.fetch_add(1, std::memory_order_acq_rel) + 1 == job.pieces_per_chunk) {
         st.pieces_done.store(0, std::memory_order_relaxed);  // published by queue_dma's release
@@ -330,16 +339,16 @@ void staged_copier::empty_pieces(staged_job& job) {
       if (q >= job.pieces) return;
       const std::size_t c = q / job.pieces_per_chunk, k = q % job.pieces_per_chunk;
       const auto s = static_cast<unsigned>(c % job.slots);
-      offset = c * job.chunk;
+      offset = job.begin(c);
       if (!await_dma(job, s, c)) return;
-      const std::size_t end = std::min(offset + job.chunk, job.bytes), at = offset + k * job.piece;
-      if (at < end) copy_piece(dst + at, static_cast<const unsigned char*>(job.staging[s]) + k * job.piece,
-                               std::min(job.piece, end - at));
+      const std::size_t piece = job.piece(c), end = offset + job.length(c), at = offset + k * piece;
+      if (at < end) copy_piece(dst + at, static_cast<const unsigned char*>(job.staging[s]) + k * piece,
+                               std::min(piece, end - at));
       auto& st = job.slot[s];
       if (st.pieces_done.fetch_add(1, std::memory_order_acq_rel) + 1 == job.pieces_per_chunk) {
         st.pieces_done.store(0, std::memory_order_relaxed);
         if (const std::size_t next = c + job.slots; next < job.chunks) {
-          offset = next * job.chunk;
+          offset = job.begin(next);
           queue_dma(job, s, next);
         }
       }

@@ -37,6 +37,33 @@ std::size_t staged_tuning::piece_bytes() const noexcept {
   return (piece + line - 1) / line * line;
 }
 
+std::vector<std::size_t> staged_chunk_starts(std::size_t bytes, std::size_t chunk) {
+  if (chunk == 0) throw std::invalid_argument("staged_chunk_starts: chunk must be positive");
+  // The ramp: chunk/8, chunk/4, chunk/2, none under 64 KiB (below that a
+  // DMA's own cost outweighs the wait it saves).
+  std::vector<std::size_t> ramp;
+  for (std::size_t r = chunk / 8; r < chunk; r *= 2)
+    if (r >= (std::size_t{64} << 10)) ramp.push_back(r);
+  std::size_t ramp_bytes = 0;
+  for (std::size_t r : ramp) ramp_bytes += r;
+  std::vector<std::size_t> lengths;
+  if (ramp.empty() || bytes < 2 * ramp_bytes + chunk) {
+    // Too short for both ramps: even chunks of the ramp's first step (or
+    // of chunk, where there is no ramp).
+    const std::size_t even = ramp.empty() ? chunk : ramp.front();
+    for (std::size_t left = bytes; left > 0; left -= std::min(left, even)) lengths.push_back(std::min(left, even));
+  } else {
+    lengths = ramp;
+    std::size_t middle = bytes - 2 * ramp_bytes;
+    if (const std::size_t rest = middle % chunk) lengths.push_back(rest), middle -= rest;
+    for (; middle > 0; middle -= chunk) lengths.push_back(chunk);
+    lengths.insert(lengths.end(), ramp.rbegin(), ramp.rend());
+  }
+  std::vector<std::size_t> starts{0};
+  for (std::size_t l : lengths) starts.push_back(starts.back() + l);
+  return starts;
+}
+
 namespace {
 
 std::size_t positive_from_env(const char* name, std::size_t fallback, std::size_t max) {

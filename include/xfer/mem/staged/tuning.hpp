@@ -35,10 +35,13 @@ struct staged_tuning {
   // and 10 to 15 back).
   std::size_t handoff_to_device_bytes = std::size_t{1} << 20;
   std::size_t handoff_to_host_bytes = std::size_t{1} << 20;
-  // Pieces are copied with non-temporal stores (x86; memcpy elsewhere):
-  // no read of each destination line first, and no eviction of the source.
-  // Not calibrated (nor cached): XFER_STAGED_STREAM_STORES=0 turns it off.
-  bool stream_stores = true;
+  // Copy pieces with non-temporal stores (x86; memcpy elsewhere): no read
+  // of each destination line first. Off: on the H100 machine they cut
+  // host-to-device from 49 to 39 GB/s (8 MiB x 8 x 12) and from 45 to 38
+  // (4 MiB x 4 x 8), the copy engine reading the staging buffers from DRAM
+  // rather than from the cache (docs/results/h100/staged/README.md).
+  // Not calibrated (nor cached): XFER_STAGED_STREAM_STORES=1 turns it on.
+  bool stream_stores = false;
 
   // Throws std::invalid_argument naming the field when a value is unusable
   // (0 chunk, depth or threads; chunk over 1 GiB; more than 256 threads).
@@ -52,6 +55,16 @@ struct staged_tuning {
   std::size_t piece_bytes() const noexcept;
   bool operator==(const staged_tuning&) const = default;
 };
+
+// How the copier cuts a copy of `bytes` into chunks of at most `chunk`:
+// the offsets where chunks start, then `bytes` (so chunk i is
+// [starts[i], starts[i + 1])). The first chunks ramp up (chunk/8, /4, /2)
+// and the last ones ramp down again: the copy engine starts as soon as a
+// small first chunk is full, and the copy ends soon after the last, small
+// DMA (with 8 MiB chunks the full first fill and last DMA cost about 0.3 ms
+// on the H100, a quarter of a 64 MiB copy). A copy too short for both ramps
+// is cut evenly at the ramp's first size.
+std::vector<std::size_t> staged_chunk_starts(std::size_t bytes, std::size_t chunk);
 
 // `base` with any of XFER_STAGED_CHUNK_BYTES, XFER_STAGED_RING_DEPTH,
 // XFER_STAGED_THREADS, XFER_STAGED_HANDOFF_BYTES (both directions),
@@ -89,7 +102,7 @@ struct staged_calibration_options {
                                        std::size_t{16} << 20};
   // Counts over the CPUs this process may use are left out (but the
   // defaults and the first count are always tried; the defaults first).
-  std::vector<unsigned> thread_counts{2, 4, 8};
+  std::vector<unsigned> thread_counts{4, 8, 12};
   unsigned ring_depth = 4;
   std::vector<std::size_t> handoff_sizes{std::size_t{64} << 10, std::size_t{256} << 10, std::size_t{1} << 20,
                                          std::size_t{4} << 20, std::size_t{16} << 20};
