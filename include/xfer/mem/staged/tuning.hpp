@@ -106,6 +106,9 @@ struct staged_calibration_options {
   unsigned ring_depth = 4;
   std::vector<std::size_t> handoff_sizes{std::size_t{64} << 10, std::size_t{256} << 10, std::size_t{1} << 20,
                                          std::size_t{4} << 20, std::size_t{16} << 20};
+  // Staging takes over a size only where it won by this fraction: the
+  // handoff errs towards the plain API, which is never slower than itself.
+  double handoff_margin = 0.10;
   double budget_s = 1.5;
 };
 staged_tuning calibrate_staged(device_step& step, const staged_calibration_options& options = {});
