@@ -129,15 +129,25 @@ TEST(StagedHost, StagingIsReusedFromThePool) {
   EXPECT_LE(second.peak_reserved_bytes, mem::caching_pool::class_size(4096) * 6) << "one ring at most";
 }
 
-TEST(StagedHost, SizeZeroCopiesNothing) {
+TEST(StagedHost, SizeZeroIsRefused) {
   mem::host_step step;
   mem::staged_copier c(step, with_tuning(small_chunks()));
   device_buffer dev(step, 16);
   unsigned char host[16] = {};
-  EXPECT_NO_THROW(c.copy_to_device(dev.ref(), 16, host, 0));  // at the very end: still no-op
-  EXPECT_NO_THROW(c.copy_to_host(host, dev.ref(), 0, 0));
-  EXPECT_TRUE(c.copy_to_device_async(dev.ref(), 0, host, 0).ready());
+  for (int way = 0; way < 3; ++way) {
+    try {
+      if (way == 0) c.copy_to_device(dev.ref(), 0, host, 0);
+      if (way == 1) c.copy_to_host(host, dev.ref(), 0, 0);
+      if (way == 2) (void)c.copy_to_device_async(dev.ref(), 0, host, 0);
+      FAIL() << "no error, way " << way;
+    } catch (const staged_error& e) {
+      EXPECT_EQ(e.why(), staged_error::reason::bad_argument);
+      EXPECT_EQ(e.bytes(), 0u);
+      EXPECT_NE(std::string(e.what()).find("a size of 0 bytes"), std::string::npos) << e.what();
+    }
+  }
   EXPECT_EQ(c.staging_stats().misses, 0u);
+  c.copy_to_device(dev.ref(), 0, host, 16);  // usable afterwards
 }
 
 TEST(StagedHost, RangeBeyondTheDeviceBufferIsRefused) {

@@ -373,6 +373,9 @@ void check(device_step& step, staged_direction dir, device_ref dev, std::size_t 
   auto refuse = [&](std::string cause) {
     throw staged_error(staged_error::reason::bad_argument, dir, bytes, 0, std::move(cause));
   };
+  // Issue 15 lists a size of 0 among the bad inputs: a copy of nothing is
+  // almost always a size computed wrongly, and saying so beats succeeding.
+  if (bytes == 0) refuse("a size of 0 bytes");
   if (!host) refuse("the host pointer is null");
   if (!dev.handle) refuse("the device buffer is null");
   if (offset > dev.bytes || bytes > dev.bytes - offset)
@@ -399,7 +402,6 @@ staged_completion staged_copier::submit(std::shared_ptr<staged_job> job) {
 
 staged_completion staged_copier::copy_to_device_async(device_ref dst, std::size_t dst_offset, const void* src,
                                                       std::size_t bytes) {
-  if (bytes == 0) return {};
   check(step_, staged_direction::to_device, dst, dst_offset, src, bytes);
   if (bytes < tuning_.handoff_to_device_bytes) {
     try {
@@ -421,7 +423,6 @@ staged_completion staged_copier::copy_to_device_async(device_ref dst, std::size_
 
 staged_completion staged_copier::copy_to_host_async(void* dst, device_ref src, std::size_t src_offset,
                                                     std::size_t bytes) {
-  if (bytes == 0) return {};
   check(step_, staged_direction::to_host, src, src_offset, dst, bytes);
   if (bytes < tuning_.handoff_to_host_bytes) {
     try {

@@ -84,9 +84,8 @@ class staged_copier {
   // copy still runs, and the copier takes the next copy as usual. The
   // destination's bytes are then unspecified.
   //
-  // A size of 0 copies nothing and succeeds (as memcpy and cudaMemcpy do).
-  // Refused with reason bad_argument before anything moves: a null pointer
-  // with a non-zero size, an offset+bytes beyond dst.bytes/src.bytes, and a
+  // Refused with reason bad_argument before anything moves: a size of 0
+  // (almost always a size computed wrongly), a null pointer, an offset+bytes beyond dst.bytes/src.bytes, and a
   // source overlapping the destination (where the step can tell).
   void copy_to_device(device_ref dst, std::size_t dst_offset, const void* src, std::size_t bytes);
   void copy_to_host(void* dst, device_ref src, std::size_t src_offset, std::size_t bytes);
