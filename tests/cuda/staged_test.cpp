@@ -8,6 +8,7 @@
 #include <map>
 #include <stdexcept>
 #include <string>
+#include <cuda_runtime.h>
 #include <xfer/mem/cuda/staged_step.hpp>
 
 #include "../staged/staged_conformance.hpp"
@@ -79,6 +80,39 @@ TEST_P(StagedCuda, CalibrationPicksAUsableTuning) {
               t.handoff_to_host_bytes, s);
   mem::staged_copier c(*step_, with_tuning(t));
   round_trip(c, (std::size_t{32} << 20) + 1, 0, 0);
+}
+
+// Ordered after the caller's stream: device work still queued there (a
+// chain of memsets, the last one writing 0x5A) must finish before the
+// copier's DMAs read the buffer, with no synchronization by the caller.
+TEST_P(StagedCuda, CopyToHostWaitsForTheCallersStream) {
+  if (GetParam() != allocating_api::runtime)
+    GTEST_SKIP() << "the test's stream is the runtime's, in the primary context; the driver step has its own";
+  const std::size_t bytes = std::size_t{256} << 20;
+  mem::staged_tuning t;
+  t.handoff_to_device_bytes = t.handoff_to_host_bytes = 1 << 20;
+  mem::staged_copier c(*step_, with_tuning(t));
+  device_buffer dev(*step_, bytes);
+  cudaStream_t stream = nullptr;
+  ASSERT_EQ(cudaStreamCreateWithFlags(&stream, cudaStreamNonBlocking), cudaSuccess);
+  std::vector<unsigned char> host(bytes);
+  for (const std::size_t n : {bytes, std::size_t{4096}}) {  // staged, then below the handoff
+    for (int i = 0; i < 40; ++i)
+      ASSERT_EQ(cudaMemsetAsync(dev.ref().handle, i == 39 ? 0x5A : i, bytes, stream), cudaSuccess);
+    std::fill(host.begin(), host.end(), 0);
+    c.copy_to_host_async(host.data(), dev.ref(), 0, n, stream).wait();
+    std::size_t wrong = 0;
+    for (std::size_t i = 0; i < n; ++i) wrong += host[i] != 0x5A;
+    EXPECT_EQ(wrong, 0u) << n << " bytes: read before the caller's stream finished";
+  }
+  // And to the device: the memsets queued before must not overwrite the copy.
+  std::fill(host.begin(), host.end(), 0x33);
+  for (int i = 0; i < 40; ++i) ASSERT_EQ(cudaMemsetAsync(dev.ref().handle, i, bytes, stream), cudaSuccess);
+  c.copy_to_device_async(dev.ref(), 0, host.data(), bytes, stream).wait();
+  std::vector<unsigned char> back(bytes);
+  c.copy_to_host(back.data(), dev.ref(), 0, bytes);
+  EXPECT_EQ(back, host);
+  EXPECT_EQ(cudaStreamDestroy(stream), cudaSuccess);
 }
 
 INSTANTIATE_TEST_SUITE_P(Api, StagedCuda, ::testing::Values(allocating_api::runtime, allocating_api::driver),

@@ -129,6 +129,26 @@ TEST(StagedHost, StagingIsReusedFromThePool) {
   EXPECT_LE(second.peak_reserved_bytes, mem::caching_pool::class_size(4096) * 6) << "one ring at most";
 }
 
+TEST(StagedHost, AfterAQueueRunsBothPaths) {
+  // The host step has no device work: any queue is done, and both the
+  // staged path and the one below the handoff carry the copy.
+  mem::host_step step;
+  auto t = small_chunks();
+  t.handoff_to_device_bytes = t.handoff_to_host_bytes = 10000;
+  mem::staged_copier c(step, with_tuning(t));
+  device_buffer dev(step, 50000);
+  std::vector<unsigned char> src(50000), back(50000);
+  for (std::size_t i = 0; i < src.size(); ++i) src[i] = pattern_byte(i, 4);
+  int queue = 0;
+  for (std::size_t n : {std::size_t{9000}, std::size_t{50000}}) {
+    std::fill(back.begin(), back.end(), 0);
+    c.copy_to_device_async(dev.ref(), 0, src.data(), n, &queue).wait();
+    c.copy_to_host_async(back.data(), dev.ref(), 0, n, &queue).wait();
+    EXPECT_TRUE(std::equal(src.begin(), src.begin() + n, back.begin())) << n << " bytes";
+  }
+  EXPECT_GT(c.staging_stats().misses, 0u) << "the larger copy was staged";
+}
+
 TEST(StagedHost, SizeZeroIsRefused) {
   mem::host_step step;
   mem::staged_copier c(step, with_tuning(small_chunks()));

@@ -65,6 +65,7 @@ class cuda_step final : public mem::device_step {
   std::string device_key() const override { return key_; }
   mem::host_resource& staging_memory() override { return staging_; }
   std::unique_ptr<mem::staging_lane> open_lane(unsigned slots) override;
+  std::unique_ptr<mem::queue_mark> mark(void* queue) override;
 
   void plain_to_device(mem::device_ref dst, std::size_t offset, const void* src, std::size_t bytes) override {
     checked("plain host-to-device copy", [&] {
@@ -169,6 +170,7 @@ class cuda_lane final : public mem::staging_lane {
       api_.synchronize_event(events_.at(slot));
     });
   }
+  void wait_for(const mem::queue_mark& m) override;
   void drain() noexcept override {
     try {
       on_this_thread();
@@ -207,6 +209,44 @@ class cuda_lane final : public mem::staging_lane {
   stream_t stream_ = nullptr;
   std::vector<event_t> events_;
 };
+
+// An event recorded on the caller's stream: the lane's stream waits for it
+// on the device, the host with cudaEventSynchronize.
+class cuda_mark final : public mem::queue_mark {
+ public:
+  cuda_mark(cuda_step& s, stream_t caller) : api_(s.cuda()) {
+    s.make_current();
+    event_ = api_.create_event();
+    try {
+      api_.record(event_, caller);
+    } catch (...) {
+      api_.destroy_event(event_);
+      throw;
+    }
+  }
+  ~cuda_mark() override { api_.destroy_event(event_); }  // a stream still waiting on it keeps what it needs
+  void wait() override {
+    checked("waiting for the caller's stream", [&] { api_.synchronize_event(event_); });
+  }
+  event_t event() const noexcept { return event_; }
+
+ private:
+  api& api_;
+  event_t event_;
+};
+
+std::unique_ptr<mem::queue_mark> cuda_step::mark(void* queue) {
+  return checked("marking the caller's stream", [&] { return std::make_unique<cuda_mark>(*this, queue); });
+}
+
+void cuda_lane::wait_for(const mem::queue_mark& m) {
+  // Only this step's marks reach its lanes (the copier makes both).
+  const auto& mark = static_cast<const cuda_mark&>(m);
+  checked("making the staging stream wait for the caller's", [&] {
+    on_this_thread();
+    api_.wait(stream_, mark.event());
+  });
+}
 
 std::unique_ptr<mem::staging_lane> cuda_step::open_lane(unsigned slots) {
   return checked("opening a CUDA staging lane", [&] { return std::make_unique<cuda_lane>(*this, slots); });

@@ -27,3 +27,11 @@ staged_error::staged_error(reason why, staged_direction dir, std::size_t bytes, 
       cause_(std::move(cause)) {}
 
 }  // namespace xfer::mem
+
+namespace xfer::mem {
+
+std::unique_ptr<queue_mark> device_step::mark(void*) {
+  throw device_step_error(fmt::format("the {} step cannot order a copy after a queue of the caller's", name()));
+}
+
+}  // namespace xfer::mem

@@ -41,6 +41,7 @@ struct staged_job {
   }
   unsigned slots = 0;
   std::vector<void*> staging;  // one chunk-sized buffer per slot
+  std::unique_ptr<queue_mark> after;  // the caller's queue to wait for (null: none)
 
   struct slot_state {
     // Pieces of the slot's current chunk copied (reset when the chunk's DMA
@@ -217,6 +218,11 @@ void staged_copier::run_job(staged_job& job) {
   const bool to_device = job.dir == staged_direction::to_device;
   std::size_t offset = 0;  // where a failure is reported
   try {
+    // Before any DMA of this copy: the caller's queue, where it named one.
+    if (job.after) {
+      std::lock_guard lock(lane_mutex_);
+      lane_->wait_for(*job.after);
+    }
     // Device to host: the first DMAs fill the ring before any thread starts
     // (each later one is queued as soon as its slot has been emptied).
     if (!to_device)
@@ -402,43 +408,73 @@ staged_completion staged_copier::submit(std::shared_ptr<staged_job> job) {
 
 staged_completion staged_copier::copy_to_device_async(device_ref dst, std::size_t dst_offset, const void* src,
                                                       std::size_t bytes) {
-  check(step_, staged_direction::to_device, dst, dst_offset, src, bytes);
-  if (bytes < tuning_.handoff_to_device_bytes) {
-    try {
-      step_.plain_to_device(dst, dst_offset, src, bytes);
-    } catch (const std::exception& e) {
-      throw staged_error(staged_error::reason::device, staged_direction::to_device, bytes, 0,
-                         fmt::format("plain copy: {}", e.what()));
-    }
-    return {};
-  }
-  auto job = std::make_shared<staged_job>();
-  job->dir = staged_direction::to_device;
-  job->dev = dst;
-  job->dev_offset = dst_offset;
-  job->src = src;
-  job->bytes = bytes;
-  return submit(std::move(job));
+  return copy_to_device_async(dst, dst_offset, src, bytes, nullptr);
 }
 
 staged_completion staged_copier::copy_to_host_async(void* dst, device_ref src, std::size_t src_offset,
                                                     std::size_t bytes) {
-  check(step_, staged_direction::to_host, src, src_offset, dst, bytes);
-  if (bytes < tuning_.handoff_to_host_bytes) {
+  return copy_to_host_async(dst, src, src_offset, bytes, nullptr);
+}
+
+namespace {
+
+// The caller's queue marked on the calling thread (null: none).
+std::unique_ptr<queue_mark> mark_of(device_step& step, staged_direction dir, std::size_t bytes, void* queue) {
+  if (!queue) return nullptr;
+  try {
+    return step.mark(queue);
+  } catch (const std::exception& e) {
+    throw staged_error(staged_error::reason::device, dir, bytes, 0, fmt::format("ordering after the queue: {}", e.what()));
+  }
+}
+
+}  // namespace
+
+staged_completion staged_copier::copy_to_device_async(device_ref dst, std::size_t dst_offset, const void* src,
+                                                      std::size_t bytes, void* after_queue) {
+  constexpr auto dir = staged_direction::to_device;
+  check(step_, dir, dst, dst_offset, src, bytes);
+  auto after = mark_of(step_, dir, bytes, after_queue);
+  if (bytes < tuning_.handoff_to_device_bytes) {
     try {
-      step_.plain_to_host(dst, src, src_offset, bytes);
+      if (after) after->wait();
+      step_.plain_to_device(dst, dst_offset, src, bytes);
     } catch (const std::exception& e) {
-      throw staged_error(staged_error::reason::device, staged_direction::to_host, bytes, 0,
-                         fmt::format("plain copy: {}", e.what()));
+      throw staged_error(staged_error::reason::device, dir, bytes, 0, fmt::format("plain copy: {}", e.what()));
     }
     return {};
   }
   auto job = std::make_shared<staged_job>();
-  job->dir = staged_direction::to_host;
+  job->dir = dir;
+  job->dev = dst;
+  job->dev_offset = dst_offset;
+  job->src = src;
+  job->bytes = bytes;
+  job->after = std::move(after);
+  return submit(std::move(job));
+}
+
+staged_completion staged_copier::copy_to_host_async(void* dst, device_ref src, std::size_t src_offset,
+                                                    std::size_t bytes, void* after_queue) {
+  constexpr auto dir = staged_direction::to_host;
+  check(step_, dir, src, src_offset, dst, bytes);
+  auto after = mark_of(step_, dir, bytes, after_queue);
+  if (bytes < tuning_.handoff_to_host_bytes) {
+    try {
+      if (after) after->wait();
+      step_.plain_to_host(dst, src, src_offset, bytes);
+    } catch (const std::exception& e) {
+      throw staged_error(staged_error::reason::device, dir, bytes, 0, fmt::format("plain copy: {}", e.what()));
+    }
+    return {};
+  }
+  auto job = std::make_shared<staged_job>();
+  job->dir = dir;
   job->dev = src;
   job->dev_offset = src_offset;
   job->dst = dst;
   job->bytes = bytes;
+  job->after = std::move(after);
   return submit(std::move(job));
 }
 

@@ -58,6 +58,16 @@ class staged_error : public std::runtime_error {
   std::string cause_;
 };
 
+// A point in a queue of the caller's (a CUDA stream): the work queued on
+// it before the mark was made. A lane can wait for it without the host
+// waiting (wait_for); the host can wait for it too (wait).
+class queue_mark {
+ public:
+  virtual ~queue_mark() = default;
+  // Blocks until the marked work has finished. Throws device_step_error.
+  virtual void wait() = 0;
+};
+
 // One in-order queue of the device's copy engine (a CUDA stream, an OpenCL
 // command queue) with a completion marker per staging slot. The copier
 // opens one lane and uses it from all its threads: it calls to_device,
@@ -85,6 +95,10 @@ class staging_lane {
   // Waits for everything queued, swallowing errors: after a failure, before
   // the staging buffers go back to the pool, no copy may still use them.
   virtual void drain() noexcept = 0;
+  // Work queued on the lane after this waits for the mark's work (called
+  // under the copier's lock, like the queueing calls). Throws
+  // device_step_error. The default: nothing to wait for.
+  virtual void wait_for(const queue_mark&) {}
 };
 
 class device_step {
@@ -112,6 +126,11 @@ class device_step {
   // host step, mapped or managed memory), else nullptr: the copier then
   // refuses a copy whose source and destination overlap.
   virtual const void* host_view(device_ref) const noexcept { return nullptr; }
+  // Marks the work queued so far on the caller's `queue` (a cudaStream_t or
+  // CUstream of the step's device), on the calling thread. The default
+  // throws device_step_error: the step cannot order its copies after a
+  // queue of the caller's.
+  virtual std::unique_ptr<queue_mark> mark(void* queue);
 };
 
 }  // namespace xfer::mem

@@ -27,6 +27,8 @@ class host_step final : public device_step {
   device_ref allocate(std::size_t bytes) override;  // page-aligned host memory
   void deallocate(device_ref d) noexcept override;
   const void* host_view(device_ref d) const noexcept override { return d.handle; }
+  // There is no device work to wait for: any queue is already done.
+  std::unique_ptr<queue_mark> mark(void* queue) override;
 
  private:
   std::unique_ptr<host_resource> owned_staging_;

@@ -98,8 +98,8 @@ class staged_copier {
   // be read by the device. For copy_to_host_async the host destination and
   // the device source must be left alone altogether (neither read nor
   // written). Work the caller queued on the device before the call is not
-  // waited for: device work producing a to_host source must be finished
-  // (synchronized) first.
+  // waited for (device work producing a to_host source must be finished
+  // first), unless the call names the queue it is on: see after_queue.
   //
   // A copy below the handoff size runs on the calling thread through the
   // plain API, and the completion returned is already finished.
@@ -112,6 +112,20 @@ class staged_copier {
                                                        std::size_t bytes);
   [[nodiscard]] staged_completion copy_to_host_async(void* dst, device_ref src, std::size_t src_offset,
                                                      std::size_t bytes);
+
+  // The same, ordered after a queue of the caller's: the copy's device work
+  // starts only once the work queued on `after_queue` before the call has
+  // finished (CUDA: a cudaStream_t or CUstream of the step's device; the
+  // host step takes any value, having no device work), and the caller's
+  // thread does not wait for it. So a copy to the host can follow the kernel
+  // that produced its source with no synchronization by the caller. A copy
+  // below the handoff waits for the queue on the calling thread first. Null
+  // means no queue. Throws staged_error (device) where the step cannot (the
+  // OpenCL step, whose context is its own).
+  [[nodiscard]] staged_completion copy_to_device_async(device_ref dst, std::size_t dst_offset, const void* src,
+                                                       std::size_t bytes, void* after_queue);
+  [[nodiscard]] staged_completion copy_to_host_async(void* dst, device_ref src, std::size_t src_offset,
+                                                     std::size_t bytes, void* after_queue);
 
   const staged_tuning& tuning() const noexcept { return tuning_; }
   device_step& step() const noexcept { return step_; }
