@@ -22,20 +22,10 @@ std::unique_ptr<mem::host_resource> make_opencl_host_kind(std::string_view name,
                                                           const mem::kind_options& options) {
   if (auto plain = mem::make_host_kind(name, options)) return plain;  // no OpenCL needed
   if (!is_opencl_kind(name)) return nullptr;
-  const auto platforms = discover_platforms();
-  const auto p = std::find_if(platforms.begin(), platforms.end(),
-                              [&](const platform_desc& d) { return platform.empty() || d.token == platform; });
-  if (p == platforms.end())
-    throw std::runtime_error(platforms.empty() ? "no OpenCL platform is installed"
-                                               : fmt::format("no OpenCL platform '{}'", platform));
-  const auto ids = device_ids(p->id);
-  if (device < 0 || static_cast<std::size_t>(device) >= ids.size())
-    throw std::runtime_error(fmt::format("OpenCL platform '{}' has {} device(s); there is no device {}", p->token,
-                                         ids.size(), device));
-  const device_caps caps = query_device(ids[static_cast<std::size_t>(device)]);
+  const auto [p, caps] = find_device(platform, device);
   if (const std::string why = kind_unavailable_reason(name, caps); !why.empty())
     throw std::runtime_error(fmt::format("{} memory on {}: {}", name, caps.name, why));
-  return std::make_unique<cl_host_resource>(std::string(name), caps, documented_pinned(name, p->token, caps.type),
+  return std::make_unique<cl_host_resource>(std::string(name), caps, documented_pinned(name, p.token, caps.type),
                                             options);
 }
 

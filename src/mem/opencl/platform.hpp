@@ -61,4 +61,13 @@ struct platform_desc {
 // Every installed platform with its unique token; empty when none is installed.
 std::vector<platform_desc> discover_platforms();
 
+// A platform by its token (empty: the first) and its device'th device, for
+// the public factories (host kinds, the staged step). Throws
+// std::runtime_error saying which is missing and what there is.
+struct found_device {
+  platform_desc platform;
+  device_caps device;
+};
+found_device find_device(std::string_view platform, int device);
+
 }  // namespace xfer::opencl

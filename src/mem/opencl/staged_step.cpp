@@ -119,17 +119,8 @@ class cl_step final : public mem::device_step {
 }  // namespace
 
 std::unique_ptr<mem::device_step> make_staged_step(std::string_view platform, int device) {
-  const auto platforms = discover_platforms();
-  const auto p = std::find_if(platforms.begin(), platforms.end(),
-                              [&](const platform_desc& d) { return platform.empty() || d.token == platform; });
-  if (p == platforms.end())
-    throw std::runtime_error(platforms.empty() ? "no OpenCL platform is installed"
-                                               : fmt::format("no OpenCL platform '{}'", platform));
-  const auto ids = device_ids(p->id);
-  if (device < 0 || static_cast<std::size_t>(device) >= ids.size())
-    throw std::runtime_error(fmt::format("OpenCL platform '{}' has {} device(s); there is no device {}", p->token,
-                                         ids.size(), device));
-  return std::make_unique<cl_step>(*p, query_device(ids[static_cast<std::size_t>(device)]));
+  const auto found = find_device(platform, device);
+  return std::make_unique<cl_step>(found.platform, found.device);
 }
 
 }  // namespace xfer::opencl
