@@ -59,29 +59,45 @@ std::size_t registered_length(std::size_t bytes) {
 }
 }  // namespace
 
-void* registered_resource::do_allocate(std::size_t bytes, std::size_t alignment) {
+void* cuda_host_resource::allocate_registered(mem::host_resource& upstream, std::size_t bytes, std::size_t alignment,
+                                              const std::function<void(void*, std::size_t)>& prepare) {
   check_request(bytes, alignment);
-  if (bytes > std::numeric_limits<std::size_t>::max() - mem::page_size()) fail(bytes, "size overflows the address space");
+  // Room for the upstream's own rounding (up to a huge page).
+  if (bytes > std::numeric_limits<std::size_t>::max() - mem::huge_page_resource::huge_page)
+    fail(bytes, "size overflows the address space");
   check_host_capacity(*this, bytes);
   const std::size_t length = registered_length(bytes);
   void* p = nullptr;
   try {
-    p = upstream_.allocate(length, alignment);
+    p = upstream.allocate(length, alignment);
   } catch (const mem::allocation_error& e) {
     fail(bytes, e.cause());
   }
   try {
+    if (prepare) prepare(p, length);
     api_.host_register(p, length);
   } catch (const api_error& e) {
-    upstream_.deallocate(p, length, alignment);
+    upstream.deallocate(p, length, alignment);  // a refused registration leaks nothing
     fail(bytes, e.what());
+  } catch (...) {
+    upstream.deallocate(p, length, alignment);
+    throw;
   }
   return p;
 }
 
-void registered_resource::do_deallocate(void* p, std::size_t bytes, std::size_t alignment) noexcept {
+void cuda_host_resource::deallocate_registered(mem::host_resource& upstream, void* p, std::size_t bytes,
+                                               std::size_t alignment) noexcept {
   api_.host_unregister(p);
-  upstream_.deallocate(p, registered_length(bytes), alignment);
+  upstream.deallocate(p, registered_length(bytes), alignment);
+}
+
+void* registered_resource::do_allocate(std::size_t bytes, std::size_t alignment) {
+  return allocate_registered(upstream_, bytes, alignment);
+}
+
+void registered_resource::do_deallocate(void* p, std::size_t bytes, std::size_t alignment) noexcept {
+  deallocate_registered(upstream_, p, bytes, alignment);
 }
 
 // ---- pinned-fast ----------------------------------------------------------------
@@ -128,30 +144,12 @@ std::string fast_pinned_resource::describe() const {
 }
 
 void* fast_pinned_resource::do_allocate(std::size_t bytes, std::size_t alignment) {
-  check_request(bytes, alignment);
-  if (bytes > std::numeric_limits<std::size_t>::max() - mem::huge_page_resource::huge_page)
-    fail(bytes, "size overflows the address space");
-  check_host_capacity(*this, bytes);
-  const std::size_t length = registered_length(bytes);
-  void* p = nullptr;
-  try {
-    p = upstream_.allocate(length, alignment);
-  } catch (const mem::allocation_error& e) {
-    fail(bytes, e.cause());
-  }
-  touch_pages(p, length, threads_);
-  try {
-    api_.host_register(p, length);
-  } catch (const api_error& e) {
-    upstream_.deallocate(p, length, alignment);  // a refused registration leaks nothing
-    fail(bytes, e.what());
-  }
-  return p;
+  return allocate_registered(upstream_, bytes, alignment,
+                             [this](void* p, std::size_t length) { touch_pages(p, length, threads_); });
 }
 
 void fast_pinned_resource::do_deallocate(void* p, std::size_t bytes, std::size_t alignment) noexcept {
-  api_.host_unregister(p);
-  upstream_.deallocate(p, registered_length(bytes), alignment);
+  deallocate_registered(upstream_, p, bytes, alignment);
 }
 
 // ---- pinned, pinned-wc, mapped ----------------------------------------------------

@@ -4,6 +4,7 @@
 // mem::allocation_error with the byte count and the CUDA error on failure,
 // and deallocates without throwing. Each works through an api, so cuda-rt
 // and cuda-drv each allocate with their own calls.
+#include <functional>
 #include <cstddef>
 #include <cstdint>
 #include <map>
@@ -26,6 +27,13 @@ class cuda_host_resource : public mem::host_resource {
   // Alignment a power of two within max_alignment(), else allocation_error.
   void check_request(std::size_t bytes, std::size_t alignment) const;
   [[noreturn]] void fail(std::size_t bytes, const std::string& cause) const;
+  // Whole pages from `upstream`, prepared (pages touched, say) and then
+  // registered with the API; the upstream block is returned when the
+  // registration is refused. For the registered and pinned-fast kinds.
+  void* allocate_registered(mem::host_resource& upstream, std::size_t bytes, std::size_t alignment,
+                            const std::function<void(void*, std::size_t)>& prepare = {});
+  void deallocate_registered(mem::host_resource& upstream, void* p, std::size_t bytes,
+                             std::size_t alignment) noexcept;
   bool do_is_equal(const std::pmr::memory_resource& o) const noexcept override { return this == &o; }
   api& api_;
 };
@@ -60,8 +68,10 @@ class registered_resource final : public cuda_host_resource {
 // several threads fault in at once (the kernel zeroes each page on first
 // touch, which is most of what cudaHostAlloc spends its time on, on one
 // thread), then one registration of the whole range. One registration, not
-// one per chunk, so that a copy of any part of the block is a copy from
-// pinned memory. Not one of the sweep's kinds (host_kind_names): the alloc
+// one per chunk: registering each chunk as the threads finish it pinned
+// faster on the H100 (19 to 27 GB/s at 1 GiB), but cudaMemcpyAsync refused a
+// copy spanning two registrations (invalid argument; bench/pin_probe.cpp,
+// docs/results/h100/staged/). Not one of the sweep's kinds (host_kind_names): the alloc
 // study measures its first-time rate against cudaHostAlloc and
 // cudaHostRegister, and a caching pool can grow through it.
 class fast_pinned_resource final : public cuda_host_resource {
