@@ -74,8 +74,9 @@ TEST_P(StagedCuda, CalibrationPicksAUsableTuning) {
   const auto t = mem::calibrate_staged(*step_);
   const double s = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
   EXPECT_NO_THROW(t.validate());
-  std::printf("calibration (%s): chunk %zu, ring %u, threads %u, handoff %zu; %.3f s\n",
-              std::string(step_->name()).c_str(), t.chunk_bytes, t.ring_depth, t.threads, t.handoff_bytes, s);
+  std::printf("calibration (%s): chunk %zu, ring %u, threads %u, handoff to device %zu, to host %zu; %.3f s\n",
+              std::string(step_->name()).c_str(), t.chunk_bytes, t.ring_depth, t.threads, t.handoff_to_device_bytes,
+              t.handoff_to_host_bytes, s);
   mem::staged_copier c(*step_, with_tuning(t));
   round_trip(c, (std::size_t{32} << 20) + 1, 0, 0);
 }

@@ -25,7 +25,7 @@ class faulty_step final : public mem::device_step {
   std::string device_key() const override { return "host"; }
   mem::host_resource& staging_memory() override { return inner_.staging_memory(); }
   std::unique_ptr<mem::staging_lane> open_lane(unsigned slots) override {
-    return std::make_unique<lane>(*this, inner_.open_lane(slots));
+    return std::make_unique<lane>(*this, inner_.open_lane(slots), slots);
   }
   void plain_to_device(mem::device_ref d, std::size_t o, const void* s, std::size_t b) override {
     inner_.plain_to_device(d, o, s, b);
@@ -40,7 +40,10 @@ class faulty_step final : public mem::device_step {
  private:
   class lane final : public mem::staging_lane {
    public:
-    lane(faulty_step& s, std::unique_ptr<mem::staging_lane> in) : step_(s), in_(std::move(in)) {}
+    lane(faulty_step& s, std::unique_ptr<mem::staging_lane> in, unsigned slots)
+        : step_(s), in_(std::move(in)), slot_offset_(std::make_unique<std::atomic<std::size_t>[]>(slots)) {
+      for (unsigned i = 0; i < slots; ++i) slot_offset_[i] = SIZE_MAX;
+    }
     void to_device(const void* st, mem::device_ref d, std::size_t o, std::size_t b) override {
       check_enqueue(o);
       in_->to_device(st, d, o, b);
@@ -70,7 +73,9 @@ class faulty_step final : public mem::device_step {
     faulty_step& step_;
     std::unique_ptr<mem::staging_lane> in_;
     std::size_t last_ = SIZE_MAX;
-    std::map<unsigned, std::size_t> slot_offset_;
+    // Per slot, written by record() and read by wait() on other threads
+    // (never the same slot at once, as the lane contract says).
+    std::unique_ptr<std::atomic<std::size_t>[]> slot_offset_;
   };
 
   mem::host_step inner_;

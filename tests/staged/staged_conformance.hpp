@@ -23,7 +23,7 @@ inline mem::staged_tuning small_chunks(std::size_t chunk = 4096, unsigned depth 
   t.chunk_bytes = chunk;
   t.ring_depth = depth;
   t.threads = threads;
-  t.handoff_bytes = 0;
+  t.handoff_to_device_bytes = t.handoff_to_host_bytes = 0;
   return t;
 }
 

@@ -51,16 +51,24 @@ TEST(StagedHost, OneThreadAndOneSlot) {
   // The degenerate ring: no overlap at all, still correct.
   mem::host_step step;
   mem::staged_copier c(step, with_tuning(small_chunks(4096, 1, 1)));
-  EXPECT_EQ(c.tuning().effective_threads(), 1u);
   round_trip(c, 3 * 4096 + 1, 1, 1);
 }
 
-TEST(StagedHost, MoreThreadsThanSlotsUsesOneThreadPerSlot) {
+TEST(StagedHost, MoreThreadsThanSlotsShareEachChunk) {
+  // Eight threads on two slots: each chunk is cut into eight 512-byte pieces.
   mem::host_step step;
   mem::staged_copier c(step, with_tuning(small_chunks(4096, 2, 8)));
-  EXPECT_EQ(c.tuning().effective_threads(), 2u);
-  EXPECT_EQ(c.tuning().slots_per_thread(), 1u);
+  EXPECT_EQ(c.tuning().piece_bytes(), 512u);
   round_trip(c, 9 * 4096 - 1, 0, 3);
+}
+
+TEST(StagedHost, PiecesThatDoNotDivideTheChunk) {
+  // 4096 / 5 threads: pieces of 832 bytes, the fifth only 768; and a last
+  // chunk shorter than one piece.
+  mem::host_step step;
+  mem::staged_copier c(step, with_tuning(small_chunks(4096, 3, 5)));
+  for (std::size_t bytes : {std::size_t{4096}, std::size_t{4 * 4096 + 100}, std::size_t{7 * 4096 + 831}})
+    round_trip(c, bytes, 5, 3);
 }
 
 TEST(StagedHost, LargeChunksRoundTrip) {
@@ -72,12 +80,26 @@ TEST(StagedHost, LargeChunksRoundTrip) {
 TEST(StagedHost, SmallCopiesGoToThePlainApi) {
   mem::host_step step;
   auto t = small_chunks();
-  t.handoff_bytes = 10000;
+  t.handoff_to_device_bytes = t.handoff_to_host_bytes = 10000;
   mem::staged_copier c(step, with_tuning(t));
   round_trip(c, 9000, 1, 1);  // its poison fill and read-back too (9065 bytes)
   EXPECT_EQ(c.staging_stats().misses + c.staging_stats().hits, 0u) << "no staging buffer was taken";
   round_trip(c, 10000, 0, 0);  // at the handoff size: staged (the pool served the ring)
   EXPECT_GT(c.staging_stats().misses, 0u);
+}
+
+TEST(StagedHost, EachDirectionHasItsOwnHandoff) {
+  mem::host_step step;
+  auto t = small_chunks();
+  t.handoff_to_device_bytes = 10000;
+  t.handoff_to_host_bytes = 0;
+  mem::staged_copier c(step, with_tuning(t));
+  device_buffer dev(step, 9000);
+  std::vector<unsigned char> host(9000, 3);
+  c.copy_to_device(dev.ref(), 0, host.data(), host.size());
+  EXPECT_EQ(c.staging_stats().misses + c.staging_stats().hits, 0u) << "to the device: plain";
+  c.copy_to_host(host.data(), dev.ref(), 0, host.size());
+  EXPECT_GT(c.staging_stats().misses, 0u) << "to the host: staged";
 }
 
 TEST(StagedHost, StagingIsReusedFromThePool) {

@@ -48,15 +48,25 @@ TEST(StagedTuning, RejectsUnusableValuesNamingTheField) {
   EXPECT_NE(message(t).find("threads"), std::string::npos);
 }
 
-TEST(StagedTuning, SlotsAreSplitBetweenThreads) {
+TEST(StagedTuning, AChunkIsCutIntoOnePiecePerThreadOnCacheLines) {
   mem::staged_tuning t;
-  t.ring_depth = 8;
+  t.chunk_bytes = std::size_t{8} << 20;
+  t.threads = 8;
+  EXPECT_EQ(t.piece_bytes(), std::size_t{1} << 20);
+  t.chunk_bytes = 4096;
   t.threads = 3;
-  EXPECT_EQ(t.effective_threads(), 3u);
-  EXPECT_EQ(t.slots_per_thread(), 2u);
-  t.threads = 12;
-  EXPECT_EQ(t.effective_threads(), 8u);
-  EXPECT_EQ(t.slots_per_thread(), 1u);
+  EXPECT_EQ(t.piece_bytes(), 1408u) << "1366 rounded up to 64";
+  t.chunk_bytes = 100;
+  t.threads = 8;
+  EXPECT_EQ(t.piece_bytes(), 64u) << "never less than a line";
+}
+
+TEST(StagedTuning, HandoffPerDirection) {
+  mem::staged_tuning t;
+  t.handoff_to_device_bytes = 10;
+  t.handoff_to_host_bytes = 20;
+  EXPECT_EQ(t.handoff(true), 10u);
+  EXPECT_EQ(t.handoff(false), 20u);
 }
 
 TEST(StagedTuning, EnvironmentOverridesEachField) {
@@ -66,7 +76,8 @@ TEST(StagedTuning, EnvironmentOverridesEachField) {
   EXPECT_EQ(t.chunk_bytes, 65536u);
   EXPECT_EQ(t.ring_depth, 3u);
   EXPECT_EQ(t.threads, 2u);
-  EXPECT_EQ(t.handoff_bytes, 100u);
+  EXPECT_EQ(t.handoff_to_device_bytes, 100u) << "one variable sets both directions";
+  EXPECT_EQ(t.handoff_to_host_bytes, 100u);
 }
 
 TEST(StagedTuning, BadEnvironmentValueNamesTheVariable) {
@@ -141,7 +152,8 @@ TEST(StagedTuning, CacheFileServesTheNextProgram) {
     t.chunk_bytes = 65536;
     t.ring_depth = 6;
     t.threads = 3;
-    t.handoff_bytes = 4096;
+    t.handoff_to_device_bytes = 4096;
+    t.handoff_to_host_bytes = 8192;
     return t;
   };
   mem::forget_cached_tunings();
@@ -150,7 +162,7 @@ TEST(StagedTuning, CacheFileServesTheNextProgram) {
   std::ifstream in(cache.path);
   std::string line;
   ASSERT_TRUE(std::getline(in, line)) << "nothing written to " << cache.path;
-  EXPECT_EQ(line, mem::tuning_cache_key(step) + "\t65536 6 3 4096");
+  EXPECT_EQ(line, mem::tuning_cache_key(step) + "\t65536 6 3 4096 8192");
   mem::forget_cached_tunings();  // as a new process would start
   EXPECT_EQ(mem::tuning_for(step, calibrate), first);
   EXPECT_EQ(calls, 1) << "read from the file, not calibrated again";
@@ -164,7 +176,9 @@ TEST(StagedTuning, DamagedCacheLinesAreSkipped) {
   {
     std::ofstream out(cache.path);
     out << "garbage without a tab\n"
-        << mem::tuning_cache_key(step) << "\t65536 0 3 4096\n"  // ring depth 0: invalid
+        << mem::tuning_cache_key(step) << "\t65536 0 3 4096 4096\n"  // ring depth 0: invalid
+        << mem::tuning_cache_key(step) << "\t65536 4 3 4096\n"       // an older version's four fields
+        << mem::tuning_cache_key(step) << "\t65536 4 3 4096 4096 7\n"  // one field too many
         << mem::tuning_cache_key(step) << "\tnot numbers\n"
         << "other-host/host/host\t1 1 1 1\n";
   }
@@ -187,15 +201,18 @@ TEST(StagedTuning, CalibrationPicksAmongTheCandidates) {
   o.probe_bytes = std::size_t{1} << 20;
   o.chunk_sizes = {std::size_t{64} << 10, std::size_t{256} << 10};
   o.thread_counts = {1, 2};
-  o.slots_per_thread = 2;
+  o.ring_depth = 3;
   o.handoff_sizes = {4096, std::size_t{64} << 10, std::size_t{512} << 10};
   const auto t = mem::calibrate_staged(step, o);
   EXPECT_NO_THROW(t.validate());
   EXPECT_TRUE(t.chunk_bytes == o.chunk_sizes[0] || t.chunk_bytes == o.chunk_sizes[1]) << t.chunk_bytes;
   EXPECT_TRUE(t.threads == 1 || t.threads == 2) << t.threads;
-  EXPECT_EQ(t.ring_depth, t.threads * 2);
+  EXPECT_EQ(t.ring_depth, 3u);
   const std::vector<std::size_t> handoffs{4096, std::size_t{64} << 10, std::size_t{512} << 10, std::size_t{1} << 20};
-  EXPECT_NE(std::find(handoffs.begin(), handoffs.end(), t.handoff_bytes), handoffs.end()) << t.handoff_bytes;
+  EXPECT_NE(std::find(handoffs.begin(), handoffs.end(), t.handoff_to_device_bytes), handoffs.end())
+      << t.handoff_to_device_bytes;
+  EXPECT_NE(std::find(handoffs.begin(), handoffs.end(), t.handoff_to_host_bytes), handoffs.end())
+      << t.handoff_to_host_bytes;
 }
 
 TEST(StagedTuning, CalibrationOutOfTimeKeepsTheDefaults) {

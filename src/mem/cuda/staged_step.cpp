@@ -3,6 +3,8 @@
 // step are this one class.
 #include <xfer/mem/cuda/staged_step.hpp>
 
+#include <atomic>
+#include <cstdint>
 #include <mutex>
 #include <stdexcept>
 #include <string>
@@ -93,6 +95,8 @@ class cuda_step final : public mem::device_step {
   }
 
   api& cuda() noexcept { return *api_; }
+  // Unique per step in this process (never 0).
+  std::uint64_t serial() const noexcept { return serial_; }
   // The step's device current on the calling thread. The api's make_current
   // keeps state (the driver's context table), so calls are serialized.
   void make_current() {
@@ -105,6 +109,8 @@ class cuda_step final : public mem::device_step {
   int device_;
   std::string key_, name_;
   std::mutex current_mutex_;
+  static inline std::atomic<std::uint64_t> steps_made_{0};
+  const std::uint64_t serial_ = ++steps_made_;
   pinned_resource pinned_{*api_};
   current_device_resource staging_{*this, pinned_};
 };
@@ -162,6 +168,7 @@ class cuda_lane final : public mem::staging_lane {
   }
   void drain() noexcept override {
     try {
+      on_this_thread();
       api_.synchronize_stream(stream_);
     } catch (...) {
       // A failed stream has stopped using the staging memory all the same.
@@ -169,16 +176,24 @@ class cuda_lane final : public mem::staging_lane {
   }
 
  private:
-  // The lane moves to the copier's thread after it is made: that thread
-  // needs the device current once.
+  // Several of the copier's threads call the lane, none of them the thread
+  // that made it: each needs the step's device current once. A thread
+  // remembers the last step it made current by the step's serial number (an
+  // address could be reused by a later step of another device).
   void on_this_thread() {
-    if (owner_ == std::this_thread::get_id()) return;
+    thread_local std::uint64_t current_step = 0;
+    if (current_step == step_.serial()) return;
     step_.make_current();
-    owner_ = std::this_thread::get_id();
+    current_step = step_.serial();
   }
   void release() noexcept {
     if (!stream_) return;
-    drain();
+    // On the thread destroying the copier: its current device is the
+    // caller's business, and a stream synchronizes without it.
+    try {
+      api_.synchronize_stream(stream_);
+    } catch (...) {
+    }
     for (event_t e : events_) api_.destroy_event(e);
     events_.clear();
     api_.destroy_stream(stream_);
@@ -188,7 +203,6 @@ class cuda_lane final : public mem::staging_lane {
   api& api_;
   stream_t stream_ = nullptr;
   std::vector<event_t> events_;
-  std::thread::id owner_;
 };
 
 std::unique_ptr<mem::staging_lane> cuda_step::open_lane(unsigned slots) {

@@ -81,8 +81,8 @@ staged_tuning calibrate_staged(device_step& step, const staged_calibration_optio
     staged_tuning t;
     t.chunk_bytes = chunk;
     t.threads = threads;
-    t.ring_depth = threads * std::max(1u, o.slots_per_thread);
-    t.handoff_bytes = 0;
+    t.ring_depth = std::max(1u, o.ring_depth);
+    t.handoff_to_device_bytes = t.handoff_to_host_bytes = 0;
     t.validate();
     staged_copier_options co;
     co.tuning = t;
@@ -98,7 +98,8 @@ staged_tuning calibrate_staged(device_step& step, const staged_calibration_optio
     }
   }
 
-  // The handoff: staged against plain at each probed size, smallest first.
+  // The handoffs: staged against plain at each probed size, smallest first,
+  // each direction on its own (their plain copies cost differently).
   std::vector<std::size_t> sizes;
   for (std::size_t s : o.handoff_sizes)
     if (s > 0 && s <= bytes) sizes.push_back(s);
@@ -106,25 +107,27 @@ staged_tuning calibrate_staged(device_step& step, const staged_calibration_optio
   staged_copier_options co;
   co.tuning = best;
   staged_copier c(step, co);
-  std::vector<bool> staged_wins;
+  std::vector<bool> wins_to_device, wins_to_host;
   for (std::size_t s : sizes) {
-    const double plain = best_round_trip(3, [&] {
-      step.plain_to_device(dev.ref, 0, src.data(), s);
-      step.plain_to_host(dst.data(), dev.ref, 0, s);
-    });
-    const double staged = best_round_trip(3, [&] {
-      c.copy_to_device(dev.ref, 0, src.data(), s);
-      c.copy_to_host(dst.data(), dev.ref, 0, s);
-    });
-    staged_wins.push_back(staged < plain);
+    const double plain_in = best_round_trip(3, [&] { step.plain_to_device(dev.ref, 0, src.data(), s); });
+    const double staged_in = best_round_trip(3, [&] { c.copy_to_device(dev.ref, 0, src.data(), s); });
+    const double plain_out = best_round_trip(3, [&] { step.plain_to_host(dst.data(), dev.ref, 0, s); });
+    const double staged_out = best_round_trip(3, [&] { c.copy_to_host(dst.data(), dev.ref, 0, s); });
+    wins_to_device.push_back(staged_in < plain_in);
+    wins_to_host.push_back(staged_out < plain_out);
   }
   // The smallest size from which staging won at every larger probed size;
-  // above every probed size when it never won at the largest.
-  best.handoff_bytes = sizes.empty() ? staged_tuning{}.handoff_bytes : sizes.back() * 2;
-  for (std::size_t i = sizes.size(); i-- > 0;) {
-    if (!staged_wins[i]) break;
-    best.handoff_bytes = sizes[i];
-  }
+  // above every probed size when it did not win at the largest.
+  auto handoff = [&](const std::vector<bool>& wins) {
+    std::size_t h = sizes.empty() ? staged_tuning{}.handoff_to_device_bytes : sizes.back() * 2;
+    for (std::size_t i = sizes.size(); i-- > 0;) {
+      if (!wins[i]) break;
+      h = sizes[i];
+    }
+    return h;
+  };
+  best.handoff_to_device_bytes = handoff(wins_to_device);
+  best.handoff_to_host_bytes = handoff(wins_to_host);
   return best;
 }
 

@@ -13,9 +13,13 @@ namespace xfer::mem {
 
 namespace detail {
 
-// One copy, from submission to completion. The chunk counter is the only
-// thing the threads share while they work (each claims the next chunk with
-// one atomic add): no lock and no wake-up per chunk.
+// One copy, from submission to completion. Its bytes are cut into chunks
+// (one DMA each, through slot c % slots of the ring) and each chunk into
+// pieces (one CPU copy each). The threads claim pieces in order with one
+// atomic add, so they all work on the same chunk or its neighbour and a
+// chunk is ready soon after its first piece was claimed. Per slot, three
+// counters say where it stands; nothing else is shared and no lock is taken
+// but the lane's, once per chunk.
 struct staged_job {
   staged_direction dir{};
   device_ref dev;
@@ -23,9 +27,19 @@ struct staged_job {
   const void* src = nullptr;  // to_device
   void* dst = nullptr;        // to_host
   std::size_t bytes = 0;
-  std::size_t chunk = 0, chunks = 0;
-  unsigned threads = 0, slots_per_thread = 0;
-  std::vector<void*> staging;  // thread t owns [t * slots_per_thread, (t + 1) * slots_per_thread)
+  std::size_t chunk = 0, chunks = 0, piece = 0, pieces_per_chunk = 0, pieces = 0;
+  unsigned slots = 0;
+  std::vector<void*> staging;  // one chunk-sized buffer per slot
+
+  struct slot_state {
+    // Pieces of the slot's current chunk copied (reset when the chunk's DMA
+    // is queued, to_device, or when it has been emptied, to_host).
+    std::atomic<std::size_t> pieces_done{0};
+    // The last chunk whose DMA was queued in this slot, and the last known
+    // to have completed (-1: none).
+    std::atomic<std::int64_t> queued{-1}, landed{-1};
+  };
+  std::unique_ptr<slot_state[]> slot;
 
   std::atomic<std::size_t> next{0};
   std::atomic<bool> abort{false};
@@ -125,14 +139,13 @@ std::size_t staging_alignment(host_resource& r) {
 
 staged_copier::staged_copier(device_step& step, staged_copier_options options)
     : step_(step), tuning_(pick_tuning(step, options)), pool_(step.staging_memory(), default_cache(tuning_, options)) {
-  const unsigned threads = tuning_.effective_threads();
   try {
-    for (unsigned i = 0; i < threads; ++i) lanes_.push_back(step_.open_lane(tuning_.slots_per_thread()));
+    lane_ = step_.open_lane(tuning_.ring_depth);
   } catch (const std::exception& e) {
     throw staged_error(staged_error::reason::device, staged_direction::to_device, 0, 0,
                        fmt::format("opening a {} lane: {}", step_.name(), e.what()));
   }
-  team_ = std::make_unique<thread_team>(threads, options.thread_start);
+  team_ = std::make_unique<thread_team>(tuning_.threads, options.thread_start);
   leader_ = std::thread([this, start = options.thread_start] {
     if (start) start();
     leader_loop();
@@ -147,7 +160,7 @@ staged_copier::~staged_copier() {
   queued_.notify_all();
   leader_.join();  // the leader finishes the queue first
   team_.reset();
-  lanes_.clear();
+  lane_.reset();
 }
 
 void staged_copier::leader_loop() {
@@ -170,9 +183,11 @@ void staged_copier::run_job(staged_job& job) {
   const std::size_t align = staging_alignment(up);
   job.chunk = tuning_.chunk_bytes;
   job.chunks = (job.bytes + job.chunk - 1) / job.chunk;
-  job.threads = static_cast<unsigned>(std::min<std::size_t>(tuning_.effective_threads(), job.chunks));
-  job.slots_per_thread = tuning_.slots_per_thread();
-  const std::size_t slots = std::size_t{job.threads} * job.slots_per_thread;
+  job.piece = tuning_.piece_bytes();
+  job.pieces_per_chunk = (job.chunk + job.piece - 1) / job.piece;
+  job.pieces = job.chunks * job.pieces_per_chunk;  // the last chunk's may be empty: they only count
+  job.slots = static_cast<unsigned>(std::min<std::size_t>(tuning_.ring_depth, job.chunks));
+  job.slot = std::make_unique<staged_job::slot_state[]>(job.slots);
   // Every slot is a whole chunk whatever the copy's size, so every copy
   // asks the pool for the same class and reuses the same cached blocks.
   auto release = [&] {
@@ -180,108 +195,149 @@ void staged_copier::run_job(staged_job& job) {
     job.staging.clear();
   };
   try {
-    job.staging.reserve(slots);
-    for (std::size_t i = 0; i < slots; ++i) job.staging.push_back(pool_.allocate(job.chunk, align));
+    job.staging.reserve(job.slots);
+    for (unsigned i = 0; i < job.slots; ++i) job.staging.push_back(pool_.allocate(job.chunk, align));
   } catch (const std::exception& e) {
     release();
     job.fail(staged_error::reason::staging, 0,
-             fmt::format("no pinned staging memory ({} buffers of {} bytes from {}): {}", slots, job.chunk, up.kind(),
-                         e.what()));
+             fmt::format("no pinned staging memory ({} buffers of {} bytes from {}): {}", job.slots, job.chunk,
+                         up.kind(), e.what()));
     return;
   }
-  team_->run([&](unsigned t) {
-    if (t < job.threads) work(job, t);
-  });
+  const bool to_device = job.dir == staged_direction::to_device;
+  std::size_t offset = 0;  // where a failure is reported
+  try {
+    // Device to host: the first DMAs fill the ring before any thread starts
+    // (each later one is queued as soon as its slot has been emptied).
+    if (!to_device)
+      for (std::size_t c = 0; c < job.slots; ++c) {
+        offset = c * job.chunk;
+        queue_dma(job, static_cast<unsigned>(c), c);
+      }
+  } catch (...) {
+    job.fail_device(offset, std::current_exception());
+  }
+  if (!job.abort.load(std::memory_order_relaxed))
+    team_->run([&](unsigned) { to_device ? fill_pieces(job) : empty_pieces(job); });
+  try {
+    // Host to device: the last DMAs are still running; wait for each slot's
+    // last one, so a DMA failure is reported as this copy's.
+    if (to_device && !job.abort.load(std::memory_order_relaxed))
+      for (unsigned s = 0; s < job.slots; ++s) {
+        const std::int64_t c = job.slot[s].queued.load(std::memory_order_acquire);
+        offset = static_cast<std::size_t>(c < 0 ? 0 : c) * job.chunk;
+        if (c >= 0 && !await_dma(job, s, c)) break;
+      }
+  } catch (...) {
+    job.fail_device(offset, std::current_exception());
+  }
+  // After a failure DMAs may still be queued: none may use a slot that goes
+  // back to the pool.
+  if (job.abort.load(std::memory_order_relaxed)) lane_->drain();
   release();
 }
 
-void staged_copier::work(staged_job& job, unsigned t) {
-  if (job.dir == staged_direction::to_device)
-    work_to_device(job, t);
-  else
-    work_to_host(job, t);
+// Queues chunk c's DMA through slot s and marks it, then publishes it to
+// the threads waiting for it. The lane's lock keeps each DMA and its mark
+// together (a mark taken between another thread's DMA and its mark would
+// only wait longer, but the lane's calls are not all thread-safe: OpenCL's
+// marker replaces the slot's event).
+void staged_copier::queue_dma(staged_job& job, unsigned s, std::size_t c) {
+  const std::size_t off = c * job.chunk, len = std::min(job.chunk, job.bytes - off);
+  {
+    std::lock_guard lock(lane_mutex_);
+    if (job.dir == staged_direction::to_device)
+      lane_->to_device(job.staging[s], job.dev, job.dev_offset + off, len);
+    else
+      lane_->to_host(job.staging[s], job.dev, job.dev_offset + off, len);
+    lane_->record(s);
+  }
+  job.slot[s].queued.store(static_cast<std::int64_t>(c), std::memory_order_release);
 }
 
-// Each thread owns its lane and its slots: it fills a slot, queues the
-// slot's DMA, and moves to its next slot, waiting only when that slot's
-// previous DMA has not finished yet.
-void staged_copier::work_to_device(staged_job& job, unsigned t) {
-  staging_lane& lane = *lanes_[t];
-  void** slot = &job.staging[std::size_t{t} * job.slots_per_thread];
-  const unsigned n = job.slots_per_thread;
-  std::vector<std::size_t> at(n, SIZE_MAX);  // the copy offset each slot holds (SIZE_MAX: idle)
+// Blocks until chunk c's DMA through slot s has completed. False when the
+// copy was given up meanwhile (another thread failed). Throws what the
+// lane's wait throws.
+bool staged_copier::await_dma(staged_job& job, unsigned s, std::size_t c) {
+  auto& st = job.slot[s];
+  const auto want = static_cast<std::int64_t>(c);
+  // Its DMA is queued by whichever thread completes the chunk (to_device) or
+  // empties the slot's previous chunk (to_host): a few microseconds away.
+  while (st.queued.load(std::memory_order_acquire) < want) {
+    if (job.abort.load(std::memory_order_relaxed)) return false;
+    std::this_thread::yield();
+  }
+  if (st.landed.load(std::memory_order_acquire) >= want) return true;
+  // The slot's mark cannot move on to chunk c + slots meanwhile: that needs
+  // this thread's piece first. Several threads may wait on one mark at once.
+  lane_->wait(s);
+  std::int64_t seen = st.landed.load(std::memory_order_relaxed);
+  while (seen < want && !st.landed.compare_exchange_weak(seen, want, std::memory_order_release)) {
+  }
+  return true;
+}
+
+// Host to device: copy a piece of the caller's memory into its chunk's slot
+// (once the slot's previous DMA is done); the thread that completes a chunk
+// queues its DMA.
+void staged_copier::fill_pieces(staged_job& job) {
   const auto* src = static_cast<const unsigned char*>(job.src);
-  std::size_t offset = 0;  // where a failure is reported
+  std::size_t offset = 0;
   try {
-    for (unsigned k = 0;; ++k) {
-      if (job.abort.load(std::memory_order_relaxed)) break;
-      const std::size_t c = job.next.fetch_add(1, std::memory_order_relaxed);
-      if (c >= job.chunks) break;
-      const unsigned s = k % n;
-      if (at[s] != SIZE_MAX) {
-        offset = at[s];
-        lane.wait(s);
-        at[s] = SIZE_MAX;
+    for (;;) {
+      if (job.abort.load(std::memory_order_relaxed)) return;
+      const std::size_t q = job.next.fetch_add(1, std::memory_order_relaxed);
+      if (q >= job.pieces) return;
+      const std::size_t c = q / job.pieces_per_chunk, k = q % job.pieces_per_chunk;
+      const auto s = static_cast<unsigned>(c % job.slots);
+      if (c >= job.slots) {
+        offset = (c - job.slots) * job.chunk;  // a failed wait is that chunk's
+        if (!await_dma(job, s, c - job.slots)) return;
       }
       offset = c * job.chunk;
-      const std::size_t len = std::min(job.chunk, job.bytes - offset);
-      std::memcpy(slot[s], src + offset, len);
-      lane.to_device(slot[s], job.dev, job.dev_offset + offset, len);
-      lane.record(s);
-      at[s] = offset;
-    }
-    for (unsigned s = 0; s < n; ++s)
-      if (at[s] != SIZE_MAX) {
-        offset = at[s];
-        lane.wait(s);
-        at[s] = SIZE_MAX;
+      const std::size_t end = std::min(offset + job.chunk, job.bytes), at = offset + k * job.piece;
+      if (at < end) std::memcpy(static_cast<unsigned char*>(job.staging[s]) + k * job.piece, src + at,
+                                std::min(job.piece, end - at));
+      auto& st = job.slot[s];
+      if (st.pieces_done.fetch_add(1, std::memory_order_acq_rel) + 1 == job.pieces_per_chunk) {
+        st.pieces_done.store(0, std::memory_order_relaxed);  // published by queue_dma's release
+        queue_dma(job, s, c);
       }
+    }
   } catch (...) {
     job.fail_device(offset, std::current_exception());
-    lane.drain();  // no DMA may still read a slot that goes back to the pool
   }
 }
 
-// Each thread keeps all its slots in flight: it queues DMAs into its free
-// slots, then waits for the oldest, copies it out, and queues the next chunk
-// into it, so the device fills slots while the thread empties others.
-void staged_copier::work_to_host(staged_job& job, unsigned t) {
-  staging_lane& lane = *lanes_[t];
-  void** slot = &job.staging[std::size_t{t} * job.slots_per_thread];
-  const unsigned n = job.slots_per_thread;
-  std::vector<std::size_t> at(n);
+// Device to host: once its chunk's DMA is done, copy a piece out of the
+// slot into the caller's memory; the thread that empties a slot queues the
+// DMA of the chunk that reuses it.
+void staged_copier::empty_pieces(staged_job& job) {
   auto* dst = static_cast<unsigned char*>(job.dst);
-  std::size_t issued = 0, retired = 0, offset = 0;
-  bool claimed_all = false;
+  std::size_t offset = 0;
   try {
     for (;;) {
-      while (!claimed_all && issued - retired < n && !job.abort.load(std::memory_order_relaxed)) {
-        const std::size_t c = job.next.fetch_add(1, std::memory_order_relaxed);
-        if (c >= job.chunks) {
-          claimed_all = true;
-          break;
+      if (job.abort.load(std::memory_order_relaxed)) return;
+      const std::size_t q = job.next.fetch_add(1, std::memory_order_relaxed);
+      if (q >= job.pieces) return;
+      const std::size_t c = q / job.pieces_per_chunk, k = q % job.pieces_per_chunk;
+      const auto s = static_cast<unsigned>(c % job.slots);
+      offset = c * job.chunk;
+      if (!await_dma(job, s, c)) return;
+      const std::size_t end = std::min(offset + job.chunk, job.bytes), at = offset + k * job.piece;
+      if (at < end) std::memcpy(dst + at, static_cast<const unsigned char*>(job.staging[s]) + k * job.piece,
+                                std::min(job.piece, end - at));
+      auto& st = job.slot[s];
+      if (st.pieces_done.fetch_add(1, std::memory_order_acq_rel) + 1 == job.pieces_per_chunk) {
+        st.pieces_done.store(0, std::memory_order_relaxed);
+        if (const std::size_t next = c + job.slots; next < job.chunks) {
+          offset = next * job.chunk;
+          queue_dma(job, s, next);
         }
-        const unsigned s = static_cast<unsigned>(issued % n);
-        offset = c * job.chunk;
-        lane.to_host(slot[s], job.dev, job.dev_offset + offset, std::min(job.chunk, job.bytes - offset));
-        lane.record(s);
-        at[s] = offset;
-        ++issued;
       }
-      if (issued == retired) break;
-      if (job.abort.load(std::memory_order_relaxed)) {
-        lane.drain();  // another thread failed: what is in flight is not wanted
-        break;
-      }
-      const unsigned s = static_cast<unsigned>(retired % n);
-      offset = at[s];
-      lane.wait(s);
-      std::memcpy(dst + offset, slot[s], std::min(job.chunk, job.bytes - offset));
-      ++retired;
     }
   } catch (...) {
     job.fail_device(offset, std::current_exception());
-    lane.drain();
   }
 }
 
@@ -327,7 +383,7 @@ staged_completion staged_copier::copy_to_device_async(device_ref dst, std::size_
                                                       std::size_t bytes) {
   if (bytes == 0) return {};
   check(step_, staged_direction::to_device, dst, dst_offset, src, bytes);
-  if (bytes < tuning_.handoff_bytes) {
+  if (bytes < tuning_.handoff_to_device_bytes) {
     try {
       step_.plain_to_device(dst, dst_offset, src, bytes);
     } catch (const std::exception& e) {
@@ -349,7 +405,7 @@ staged_completion staged_copier::copy_to_host_async(void* dst, device_ref src, s
                                                     std::size_t bytes) {
   if (bytes == 0) return {};
   check(step_, staged_direction::to_host, src, src_offset, dst, bytes);
-  if (bytes < tuning_.handoff_bytes) {
+  if (bytes < tuning_.handoff_to_host_bytes) {
     try {
       step_.plain_to_host(dst, src, src_offset, bytes);
     } catch (const std::exception& e) {

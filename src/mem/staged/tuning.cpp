@@ -30,11 +30,11 @@ void staged_tuning::validate() const {
   if (threads > 256) throw std::invalid_argument(fmt::format("staged tuning: {} threads is over 256", threads));
 }
 
-unsigned staged_tuning::effective_threads() const noexcept { return threads < ring_depth ? threads : ring_depth; }
-
-unsigned staged_tuning::slots_per_thread() const noexcept {
-  const unsigned t = effective_threads();
-  return t == 0 ? 1 : (ring_depth / t > 0 ? ring_depth / t : 1);
+std::size_t staged_tuning::piece_bytes() const noexcept {
+  constexpr std::size_t line = 64;
+  const std::size_t t = threads ? threads : 1;
+  const std::size_t piece = (chunk_bytes + t - 1) / t;
+  return (piece + line - 1) / line * line;
 }
 
 namespace {
@@ -65,7 +65,10 @@ std::map<std::string, std::shared_ptr<cache_entry>>& cache() {
   return c;
 }
 
-// The cache file: one line per key, "<key>\t<chunk> <depth> <threads> <handoff>".
+// The cache file: one line per key,
+// "<key>\t<chunk> <depth> <threads> <handoff to device> <handoff to host>".
+// A line of another shape (an older version's four fields) does not parse
+// and is calibrated again.
 std::optional<staged_tuning> read_cached(const std::string& file, const std::string& key) {
   std::ifstream in(file);
   std::string line;
@@ -75,7 +78,11 @@ std::optional<staged_tuning> read_cached(const std::string& file, const std::str
     if (tab == std::string::npos || line.compare(0, tab, key) != 0 || tab != key.size()) continue;
     std::istringstream fields(line.substr(tab + 1));
     staged_tuning t;
-    if (!(fields >> t.chunk_bytes >> t.ring_depth >> t.threads >> t.handoff_bytes)) continue;
+    std::string rest;
+    if (!(fields >> t.chunk_bytes >> t.ring_depth >> t.threads >> t.handoff_to_device_bytes >>
+          t.handoff_to_host_bytes) ||
+        (fields >> rest))
+      continue;
     try {
       t.validate();
     } catch (const std::invalid_argument&) {
@@ -98,7 +105,8 @@ void write_cached(const std::string& file, const std::string& key, const staged_
     while (std::getline(in, line))
       if (line.compare(0, key.size() + 1, key + '\t') != 0) lines.push_back(line);
   }
-  lines.push_back(fmt::format("{}\t{} {} {} {}", key, t.chunk_bytes, t.ring_depth, t.threads, t.handoff_bytes));
+  lines.push_back(fmt::format("{}\t{} {} {} {} {}", key, t.chunk_bytes, t.ring_depth, t.threads,
+                              t.handoff_to_device_bytes, t.handoff_to_host_bytes));
   const std::string tmp = fmt::format("{}.{}.tmp", file, ::getpid());
   {
     std::ofstream out(tmp, std::ios::trunc);
@@ -125,8 +133,11 @@ staged_tuning tuning_from_environment(staged_tuning t) {
   t.chunk_bytes = positive_from_env("XFER_STAGED_CHUNK_BYTES", t.chunk_bytes, std::size_t{1} << 30);
   t.ring_depth = static_cast<unsigned>(positive_from_env("XFER_STAGED_RING_DEPTH", t.ring_depth, u));
   t.threads = static_cast<unsigned>(positive_from_env("XFER_STAGED_THREADS", t.threads, 256));
-  t.handoff_bytes =
-      positive_from_env("XFER_STAGED_HANDOFF_BYTES", t.handoff_bytes, std::numeric_limits<std::size_t>::max());
+  // One variable for both directions: a person forcing the handoff wants it
+  // the same way round both ways.
+  if (const char* v = std::getenv("XFER_STAGED_HANDOFF_BYTES"); v && *v)
+    t.handoff_to_device_bytes = t.handoff_to_host_bytes =
+        positive_from_env("XFER_STAGED_HANDOFF_BYTES", 0, std::numeric_limits<std::size_t>::max());
   return t;
 }
 

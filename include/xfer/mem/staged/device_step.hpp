@@ -59,9 +59,14 @@ class staged_error : public std::runtime_error {
 };
 
 // One in-order queue of the device's copy engine (a CUDA stream, an OpenCL
-// command queue) with a completion marker per staging slot. The copier gives
-// each of its threads a lane of its own: a lane is used by one thread at a
-// time, so it needs no locking.
+// command queue) with a completion marker per staging slot. The copier
+// opens one lane and uses it from all its threads: it calls to_device,
+// to_host and record under its own lock, one thread at a time; wait() runs
+// without that lock, from several threads at once (for one slot or for
+// different ones) and beside the queueing of other slots, never beside a
+// record() of the same slot; drain() only when no copy runs on the lane or
+// after a failure. A lane must make its device current on whichever thread
+// calls it.
 class staging_lane {
  public:
   virtual ~staging_lane() = default;

@@ -8,7 +8,7 @@
 //   xfer::mem::staged_copier copier(*xfer::cuda::make_staged_step(0));
 //   copier.copy_to_device({dev_ptr, dev_bytes}, 0, vec.data(), vec.size());
 //
-// Below tuning().handoff_bytes a copy goes to the plain API instead, where
+// Below tuning().handoff(direction) a copy goes to the plain API instead, where
 // staging would not pay.
 //
 // Thread-safe: any number of threads may copy through one copier at once.
@@ -124,14 +124,17 @@ class staged_copier {
   staged_completion submit(std::shared_ptr<detail::staged_job> job);
   void leader_loop();
   void run_job(detail::staged_job& job);
-  void work(detail::staged_job& job, unsigned thread);
-  void work_to_device(detail::staged_job& job, unsigned thread);
-  void work_to_host(detail::staged_job& job, unsigned thread);
+  void queue_dma(detail::staged_job& job, unsigned slot, std::size_t chunk);
+  bool await_dma(detail::staged_job& job, unsigned slot, std::size_t chunk);
+  void fill_pieces(detail::staged_job& job);
+  void empty_pieces(detail::staged_job& job);
 
   device_step& step_;
   staged_tuning tuning_;
   caching_pool pool_;
-  std::vector<std::unique_ptr<staging_lane>> lanes_;
+  // One lane: the chunks' DMAs in order on one queue of the copy engine.
+  std::unique_ptr<staging_lane> lane_;
+  std::mutex lane_mutex_;  // serializes queueing on the lane (waits need no lock)
   std::unique_ptr<thread_team> team_;  // the leader is its member 0
   std::mutex mutex_;
   std::condition_variable queued_;

@@ -2,7 +2,8 @@
 // How the staged copier cuts a copy: chunk size, ring depth, thread count,
 // and the size below which the plain API is faster. Defaults come from the
 // H100 feasibility probe of issue 15 (8 MiB chunks, a ring of 4 pinned
-// buffers per direction, parallel memcpy: 53 GB/s host-to-device); a
+// buffers, each chunk copied by several threads at once: 53 GB/s
+// host-to-device); a
 // calibration can replace them per machine and device, and the environment
 // or the caller can override any field.
 #include <cstddef>
@@ -17,27 +18,40 @@ namespace xfer::mem {
 class device_step;
 
 struct staged_tuning {
+  // One DMA's size: each staging buffer holds one chunk.
   std::size_t chunk_bytes = std::size_t{8} << 20;
-  // Staging buffers in the ring, all threads together. Each thread owns
-  // ring_depth / threads of them (at least one), so a thread fills one while
-  // the device drains its others and no slot is ever shared between threads.
-  unsigned ring_depth = 8;
+  // Staging buffers in the ring. While the device drains one, the threads
+  // fill the next; more buffers absorb jitter on either side.
+  unsigned ring_depth = 4;
+  // CPU threads copying between the caller's memory and the ring. All of
+  // them work on the same chunk, each on a piece of it (piece_bytes()), so
+  // a chunk is ready for its DMA after 1/threads of one thread's copy time:
+  // a chunk copied by one thread alone kept the copy engine waiting (issue
+  // 15: 31 GB/s on the H100 against 53 for this shape).
   unsigned threads = 4;
-  // Copies smaller than this go to the plain API (device_step::plain_*).
-  std::size_t handoff_bytes = std::size_t{1} << 20;
+  // Copies smaller than these go to the plain API (device_step::plain_*),
+  // one size per direction: the two directions' plain copies from pageable
+  // memory cost differently (on the H100 cudaMemcpy ran 7 GB/s to the device
+  // and 10 to 15 back).
+  std::size_t handoff_to_device_bytes = std::size_t{1} << 20;
+  std::size_t handoff_to_host_bytes = std::size_t{1} << 20;
 
   // Throws std::invalid_argument naming the field when a value is unusable
   // (0 chunk, depth or threads; chunk over 1 GiB; more than 256 threads).
   void validate() const;
-  // threads = min(threads, ring_depth): a thread without a slot would idle.
-  unsigned effective_threads() const noexcept;
-  unsigned slots_per_thread() const noexcept;  // ring_depth / effective_threads(), at least 1
+  // The handoff size for one direction.
+  std::size_t handoff(bool to_device) const noexcept {
+    return to_device ? handoff_to_device_bytes : handoff_to_host_bytes;
+  }
+  // A thread's piece of a chunk: chunk_bytes / threads, rounded up to a
+  // cache line so no two threads write the same line.
+  std::size_t piece_bytes() const noexcept;
   bool operator==(const staged_tuning&) const = default;
 };
 
 // `base` with any of XFER_STAGED_CHUNK_BYTES, XFER_STAGED_RING_DEPTH,
-// XFER_STAGED_THREADS, XFER_STAGED_HANDOFF_BYTES set in the environment
-// applied over it. Throws std::invalid_argument naming the variable when one
+// XFER_STAGED_THREADS, XFER_STAGED_HANDOFF_BYTES (both directions) set in
+// the environment applied over it. Throws std::invalid_argument naming the variable when one
 // is not a positive integer.
 staged_tuning tuning_from_environment(staged_tuning base = {});
 
@@ -59,9 +73,10 @@ std::string tuning_cache_file();
 void forget_cached_tunings();  // this process's cache (the file stays), for tests
 
 // A short calibration: times round trips of probe_bytes through the copier
-// for each chunk size and thread count, keeps the fastest, then finds the
-// size from which staging beats the plain API (handoff: the smallest probed
-// size from which the staged copy was faster at every larger probed size).
+// for each chunk size and thread count, keeps the fastest, then finds per
+// direction the size from which staging beats the plain API (handoff: the
+// smallest probed size from which the staged copy was faster at every
+// larger probed size).
 // Stops trying candidates once budget_s is spent (keeping the best so far).
 // Throws device_step_error / staged_error when the device fails.
 struct staged_calibration_options {
@@ -71,7 +86,7 @@ struct staged_calibration_options {
   // Counts over the CPUs this process may use are left out (but the
   // defaults and the first count are always tried; the defaults first).
   std::vector<unsigned> thread_counts{2, 4, 8};
-  unsigned slots_per_thread = 2;
+  unsigned ring_depth = 4;
   std::vector<std::size_t> handoff_sizes{std::size_t{64} << 10, std::size_t{256} << 10, std::size_t{1} << 20,
                                          std::size_t{4} << 20, std::size_t{16} << 20};
   double budget_s = 1.5;

@@ -1,0 +1,241 @@
+// Is the staged copy ever slower than the plain API from the same pageable
+// buffer? Issue 15 asks for "never slower, at any size from 1 B to 1 GiB":
+// below the handoff the copier calls the plain API itself, above it the
+// pipeline must win. A sweep measures the two routes one after the other,
+// so a machine that drifts between them decides the comparison; here each
+// size interleaves the two (plain, staged, staged, plain, ...) on the same
+// buffers, and the verdict comes from the ratio of each pair.
+//
+//   xfer_bench_staged_vs_plain [--step runtime|driver|host] [--max SIZE]
+//                              [--seconds S] [--json FILE]
+//
+// --seconds is the sampling budget per size and direction (default 0.25).
+// The copier's tuning is the machine's cached calibration (calibrated now
+// if there is none; XFER_STAGED_* override it), printed with the time it
+// took. Every size's data is checked once, both ways.
+#include <algorithm>
+#include <chrono>
+#include <cmath>
+#include <cstdio>
+#include <cstring>
+#include <fstream>
+#include <memory>
+#include <stdexcept>
+#include <string>
+#include <vector>
+#include <fmt/format.h>
+#include <nlohmann/json.hpp>
+#include <xfer/config.hpp>
+#include <xfer/core/size.hpp>
+#include <xfer/mem/staged/host_step.hpp>
+#include <xfer/mem/staged/staged_copier.hpp>
+#if XFER_HAVE_CUDA
+#include <xfer/mem/cuda/staged_step.hpp>
+#endif
+
+namespace {
+
+using clock_type = std::chrono::steady_clock;
+using xfer::mem::device_ref;
+
+double seconds(clock_type::time_point a, clock_type::time_point b) {
+  return std::chrono::duration<double>(b - a).count();
+}
+
+template <class F>
+double timed(F&& f) {
+  const auto t0 = clock_type::now();
+  f();
+  return seconds(t0, clock_type::now());
+}
+
+// The q-quantile (0..1) of sorted values, by the nearest rank.
+double quantile(const std::vector<double>& sorted, double q) {
+  const auto i = static_cast<std::size_t>(std::clamp(q * static_cast<double>(sorted.size() - 1) + 0.5, 0.0,
+                                                     static_cast<double>(sorted.size() - 1)));
+  return sorted[i];
+}
+
+// The median of the pairs' ratios (staged / plain) and its distribution-free
+// 95% interval: the order statistics n/2 -+ 0.98 sqrt(n), as the sweep's CI.
+struct ratio_summary {
+  double median = 0, low = 0, high = 0;
+};
+ratio_summary ratios(std::vector<double> r) {
+  std::sort(r.begin(), r.end());
+  const double n = static_cast<double>(r.size());
+  const double half = 0.98 * std::sqrt(n);
+  auto at = [&](double rank) {
+    return r[static_cast<std::size_t>(std::clamp(std::round(rank), 0.0, n - 1))];
+  };
+  return {quantile(r, 0.5), at(n / 2 - half - 1), at(n / 2 + half)};
+}
+
+std::unique_ptr<xfer::mem::device_step> make_step(const std::string& name) {
+  if (name == "host") return std::make_unique<xfer::mem::host_step>();
+#if XFER_HAVE_CUDA
+  if (name == "runtime") return xfer::cuda::make_staged_step(0, xfer::cuda::allocating_api::runtime);
+  if (name == "driver") return xfer::cuda::make_staged_step(0, xfer::cuda::allocating_api::driver);
+#endif
+  throw std::invalid_argument(fmt::format("unknown or unbuilt step '{}' (runtime, driver, host)", name));
+}
+
+std::vector<std::size_t> sizes_up_to(std::size_t max) {
+  // Powers of four to 16 KiB (the plain API's own range), then every power
+  // of two, where the handoff and the pipeline's ramp lie.
+  std::vector<std::size_t> s;
+  for (std::size_t b = 1; b <= max && b < (std::size_t{64} << 10); b *= 4) s.push_back(b);
+  for (std::size_t b = std::size_t{64} << 10; b <= max; b *= 2) s.push_back(b);
+  return s;
+}
+
+int run(int argc, char** argv) {
+  std::string step_name = XFER_HAVE_CUDA ? "runtime" : "host", json_path;
+  std::size_t max = std::size_t{1} << 30;
+  double budget = 0.25;
+  for (int i = 1; i < argc; ++i) {
+    const std::string a = argv[i];
+    auto value = [&]() -> std::string {
+      if (i + 1 >= argc) throw std::invalid_argument(a + " needs a value");
+      return argv[++i];
+    };
+    if (a == "--step") step_name = value();
+    else if (a == "--max") max = xfer::parse_size(value());
+    else if (a == "--seconds") budget = std::stod(value());
+    else if (a == "--json") json_path = value();
+    else throw std::invalid_argument("unknown option " + a + " (--step, --max, --seconds, --json)");
+  }
+
+  auto step = make_step(step_name);
+  const auto c0 = clock_type::now();
+  const auto tuning = xfer::mem::tuning_for(*step, [](xfer::mem::device_step& s) {
+    return xfer::mem::calibrate_staged(s);
+  });
+  const double tuning_s = seconds(c0, clock_type::now());
+  xfer::mem::staged_copier_options options;
+  options.tuning = tuning;
+  xfer::mem::staged_copier copier(*step, options);
+  std::printf("step %s, device %s: chunk %zu, ring %u, threads %u, handoff to device %zu, to host %zu "
+              "(tuning took %.3f s: a calibration when no cached tuning existed)\n",
+              std::string(step->name()).c_str(), step->device_key().c_str(), tuning.chunk_bytes, tuning.ring_depth,
+              tuning.threads, tuning.handoff_to_device_bytes, tuning.handoff_to_host_bytes, tuning_s);
+
+  // Pageable, touched buffers: what the copier is for.
+  std::vector<unsigned char> src(max), back(max);
+  for (std::size_t i = 0; i < max; ++i) src[i] = static_cast<unsigned char>(i * 31 + (i >> 12));
+  std::memset(back.data(), 0, max);
+  const device_ref dev = step->allocate(max);
+  struct freer {
+    xfer::mem::device_step& s;
+    device_ref d;
+    ~freer() { s.deallocate(d); }
+  } free_dev{*step, dev};
+
+  nlohmann::json out;
+  out["schema"] = "xferbench/staged-vs-plain/v1";
+  out["step"] = std::string(step->name());
+  out["device"] = step->device_key();
+  out["tuning"] = {{"chunk_bytes", tuning.chunk_bytes},
+                   {"ring_depth", tuning.ring_depth},
+                   {"threads", tuning.threads},
+                   {"handoff_to_device_bytes", tuning.handoff_to_device_bytes},
+                   {"handoff_to_host_bytes", tuning.handoff_to_host_bytes}};
+  out["tuning_seconds"] = tuning_s;
+  out["budget_seconds"] = budget;
+  out["points"] = nlohmann::json::array();
+  std::printf("%10s %4s %8s %12s %12s %9s %9s %16s %s\n", "size", "dir", "pairs", "plain GB/s", "staged GB/s",
+              "path", "ratio", "95% interval", "verdict");
+  int slower = 0;
+  for (const std::size_t bytes : sizes_up_to(max)) {
+    for (const bool to_device : {true, false}) {
+      auto plain = [&] {
+        if (to_device) step->plain_to_device(dev, 0, src.data(), bytes);
+        else step->plain_to_host(back.data(), dev, 0, bytes);
+      };
+      auto staged = [&] {
+        if (to_device) copier.copy_to_device(dev, 0, src.data(), bytes);
+        else copier.copy_to_host(back.data(), dev, 0, bytes);
+      };
+      plain();
+      staged();  // warm-up: the ring pinned, the caches and the pool filled
+      std::vector<double> tp, ts, ratio;
+      const auto start = clock_type::now();
+      for (std::size_t pair = 0; pair < 100000; ++pair) {
+        if (pair >= 5 && seconds(start, clock_type::now()) > budget) break;
+        double p, s;
+        if (pair % 2 == 0) {
+          p = timed(plain);
+          s = timed(staged);
+        } else {
+          s = timed(staged);
+          p = timed(plain);
+        }
+        tp.push_back(p);
+        ts.push_back(s);
+        ratio.push_back(s / p);
+      }
+      // The data: the staged copy one way, the plain copy the other.
+      std::memset(back.data(), 0, bytes);
+      if (to_device) {
+        copier.copy_to_device(dev, 0, src.data(), bytes);
+        step->plain_to_host(back.data(), dev, 0, bytes);
+      } else {
+        step->plain_to_device(dev, 0, src.data(), bytes);
+        copier.copy_to_host(back.data(), dev, 0, bytes);
+      }
+      if (std::memcmp(back.data(), src.data(), bytes) != 0)
+        throw std::runtime_error(fmt::format("{} bytes {}: the data did not arrive intact", bytes,
+                                             to_device ? "to the device" : "to the host"));
+
+      std::vector<double> sp = tp, ss = ts;
+      std::sort(sp.begin(), sp.end());
+      std::sort(ss.begin(), ss.end());
+      const auto r = ratios(ratio);
+      const bool handed = bytes < tuning.handoff(to_device);
+      // Slower or faster only when the whole interval says so, by more than
+      // 2% (a clock read and a function call are within that at any size).
+      const char* verdict = r.low > 1.02 ? "SLOWER" : r.high < 0.98 ? "faster" : "same";
+      if (r.low > 1.02) ++slower;
+      const double gbs_p = bytes / quantile(sp, 0.5) / 1e9, gbs_s = bytes / quantile(ss, 0.5) / 1e9;
+      std::printf("%10s %4s %8zu %12.2f %12.2f %9s %9.3f %7.3f-%-8.3f %s\n", xfer::format_size(bytes).c_str(),
+                  to_device ? "h2d" : "d2h", ratio.size(), gbs_p, gbs_s, handed ? "plain" : "staged", r.median,
+                  r.low, r.high, verdict);
+      std::fflush(stdout);
+      out["points"].push_back({{"bytes", bytes},
+                               {"direction", to_device ? "h2d" : "d2h"},
+                               {"staged_path", handed ? "plain (below the handoff)" : "pipeline"},
+                               {"plain_seconds", tp},
+                               {"staged_seconds", ts},
+                               {"ratio_median", r.median},
+                               {"ratio_low", r.low},
+                               {"ratio_high", r.high},
+                               {"verdict", verdict},
+                               {"verified", true}});
+    }
+  }
+  std::printf("%d size/direction pairs slower through the copier\n", slower);
+  if (!json_path.empty()) {
+    const std::string tmp = json_path + ".tmp";
+    {
+      std::ofstream f(tmp);
+      f << out.dump() << '\n';
+      if (!f) throw std::runtime_error("cannot write " + json_path);
+    }
+    if (std::rename(tmp.c_str(), json_path.c_str()) != 0) throw std::runtime_error("cannot write " + json_path);
+  }
+  return slower ? 3 : 0;
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  try {
+    return run(argc, argv);
+  } catch (const std::invalid_argument& e) {
+    std::fprintf(stderr, "xfer_bench_staged_vs_plain: %s\n", e.what());
+    return 2;
+  } catch (const std::exception& e) {
+    std::fprintf(stderr, "xfer_bench_staged_vs_plain: %s\n", e.what());
+    return 1;
+  }
+}
