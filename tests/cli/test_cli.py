@@ -21,6 +21,13 @@ XFERBENCH = os.environ.get("XFERBENCH_BIN")
 if XFERBENCH:
     XFERBENCH = os.path.abspath(XFERBENCH)  # some tests run in a directory of their own
 
+# Route staged's copier (host backend) takes its tuning from the environment
+# when every field is set, and then calibrates nothing: the runs stay quick,
+# and 16 KiB chunks with a 1 KiB handoff put the sizes below through the ring.
+for _name, _value in (("XFER_STAGED_CHUNK_BYTES", "16384"), ("XFER_STAGED_RING_DEPTH", "4"),
+                      ("XFER_STAGED_THREADS", "2"), ("XFER_STAGED_HANDOFF_BYTES", "1024")):
+    os.environ.setdefault(_name, _value)
+
 
 def load(path):
     with open(path) as f:
@@ -306,7 +313,8 @@ class Sweep(unittest.TestCase):
             self.assertIn("argv", doc["config"])
             self.assertIn("cpu_model", doc["system"])
             results = doc["results"]
-            self.assertEqual(len(results), 3 * 30)
+            # memcpy 17, memcpy-mt 13 and staged 8 (h2d, d2h x 4 kinds) per size.
+            self.assertEqual(len(results), 3 * 38)
             for r in results:
                 for key in ("backend", "device", "route", "direction", "host_memory", "bytes", "status", "reason",
                             "samples_s", "median_s", "gbps", "latency_us", "timer"):
@@ -318,6 +326,29 @@ class Sweep(unittest.TestCase):
             rows = load(cs).splitlines()
             self.assertEqual(len(rows), 1 + len(results))
             self.assertEqual(sorted(os.listdir(d)), ["r.csv", "r.json"])
+
+    def test_staged_route_beside_memcpy_in_one_sweep(self):
+        with tempfile.TemporaryDirectory() as d:
+            js = os.path.join(d, "r.json")
+            # 1000 B goes to the plain copy (below the handoff); 16 KiB is one
+            # chunk; 100000 B is six chunks and a partial one.
+            p = run("sweep", "-b", "host", "-r", "memcpy,staged", "-m", "pageable,pageable-unaligned", "-d",
+                    "h2d,d2h", "--sizes", "1000,16K,100000", "--max-time", "0.01", "--json", js)
+            self.assertEqual(p.returncode, 0, p.stderr)
+            results = load(js)["results"]
+            points = {(r["route"], r["direction"], r["host_memory"], r["bytes"]) for r in results}
+            self.assertEqual(len(results), 2 * 2 * 2 * 3)
+            for route in ("memcpy", "staged"):
+                for direction in ("h2d", "d2h"):
+                    for kind in ("pageable", "pageable-unaligned"):
+                        for n in (1000, 16384, 100000):
+                            self.assertIn((route, direction, kind, n), points)
+            for r in results:
+                self.assertEqual(r["status"], "ok", r)
+                self.assertTrue(r["verified"], r)
+                self.assertEqual(r["timer"], "wall")
+                self.assertGreater(r["gbps"], 0)
+            self.assertIn(" staged ", p.stdout)
 
     def interrupt_sweep(self, *signals):
         """Starts a long host sweep, waits until a few points are done, sends

@@ -29,6 +29,7 @@ backend_case cuda_case(const std::string& name) {
   };
   c.routes = {{route_kind::copy_sync, {h2d, d2h, rw, d2d}, true},     {route_kind::copy_async, {h2d, d2h, bidir, rw, d2d}, true},
               {route_kind::staged, {h2d, d2h}, true},
+              {route_kind::batch_any_order, {h2d, d2h}, true},
               {route_kind::kernel_host, {h2d, d2h}, true},            {route_kind::kernel_device, {d2d}, false},
               {route_kind::kernel_device_read, {d2d}, false},         {route_kind::kernel_device_write, {d2d}, false},
               {route_kind::latency, {h2d}, true}};
@@ -36,13 +37,14 @@ backend_case cuda_case(const std::string& name) {
              "managed"};
   c.expect = [](backend&, const point_spec& p) {
     point_expectation e;
-    e.timer = p.route == route_kind::copy_sync || p.route == route_kind::staged ? clock_kind::wall : clock_kind::event;
+    const bool pageable_route = p.route == route_kind::staged || p.route == route_kind::batch_any_order;
+    e.timer = p.route == route_kind::copy_sync || pageable_route ? clock_kind::wall : clock_kind::event;
     e.bytes_per_rep = p.route == route_kind::latency ? 4 : ::xfer::test::two_way_bytes(p);
     const bool zero_copy = p.route == route_kind::kernel_host || p.route == route_kind::latency;
     if (zero_copy && !device_addressable(p.host_memory)) {
       e.runs = false;
       e.skip_mentions = "the device can address";
-    } else if (p.route == route_kind::staged && (device_addressable(p.host_memory))) {
+    } else if (pageable_route && device_addressable(p.host_memory)) {
       e.runs = false;  // pinned kinds and managed memory: copy-async's
       e.skip_mentions = "for pageable memory";
     } else if (p.route == route_kind::latency && p.bytes < 4) {

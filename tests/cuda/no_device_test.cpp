@@ -60,7 +60,8 @@ struct fake_api final : api {
   }
   void make_current(int) override { ++*current_calls; }
   void memory_info(std::size_t& free, std::size_t& t) override { free = t = total; }
-  int driver_version() override { return 13000; }
+  int driver = 13000;
+  int driver_version() override { return driver; }
   int runtime_version() override { return 13000; }
   void* device_alloc(std::size_t) override { nope("device_alloc"); }
   void device_free(void*) noexcept override {}
@@ -113,9 +114,10 @@ struct fake_api final : api {
 struct fake_backend {
   int current_calls = 0;
   std::unique_ptr<cuda_backend> b;
-  explicit fake_backend(bool can_map = true, mem::kind_options kinds = {}) {
+  explicit fake_backend(bool can_map = true, mem::kind_options kinds = {}, int driver = 13000) {
     auto a = std::make_unique<fake_api>(&current_calls);
     a->can_map = can_map;
+    a->driver = driver;
     b = std::make_unique<cuda_backend>("cuda-rt", std::move(a), kinds);
   }
 };
@@ -459,4 +461,43 @@ TEST(CudaHostKindFactory, NamesTheCudaKindsAndMakesThemOrSaysWhyNot) {
     std::memset(p, 1, 1 << 20);
     pinned->deallocate(p, 1 << 20, 4096);
   }
+}
+
+// Route batch-any-order decides before touching the device: pageable kinds
+// only, and only where the driver has cudaMemcpyBatchAsync (CUDA 12.8).
+TEST(CudaBatchRoute, SkipsWithTheReasonBeforeTouchingTheDevice) {
+  auto skip_reason = [](fake_backend& f, const char* kind) {
+    try {
+      (void)f.b->prepare({"cuda-rt", 0, route_kind::batch_any_order, direction::h2d, kind, 4096});
+    } catch (const skip_point& e) {
+      return std::string(e.what());
+    } catch (const std::exception& e) {
+      return std::string("not skipped: ") + e.what();
+    }
+    return std::string("prepared");
+  };
+  fake_backend old_driver(true, {}, 12060);
+  const std::string why = skip_reason(old_driver, "pageable");
+  EXPECT_NE(why.find("cudaMemcpyBatchAsync needs a CUDA 12.8 driver"), std::string::npos) << why;
+  EXPECT_NE(why.find("12.6"), std::string::npos) << why;
+  fake_backend f;
+  for (const char* kind : {"pinned", "registered", "managed"}) {
+    const std::string r = skip_reason(f, kind);
+    EXPECT_NE(r.find("for pageable memory"), std::string::npos) << kind << ": " << r;
+  }
+  // A new enough driver and a pageable kind get past the checks, to the
+  // device (which the fake has not: its streams throw).
+  EXPECT_NE(skip_reason(f, "pageable").find("not skipped"), std::string::npos);
+}
+
+TEST(CudaBatchRoute, IsListedForHostToDeviceAndBack) {
+  fake_backend f;
+  const auto routes = f.b->routes();
+  const auto r = std::find_if(routes.begin(), routes.end(),
+                              [](const route_info& i) { return i.name == route_kind::batch_any_order; });
+  ASSERT_NE(r, routes.end());
+  EXPECT_EQ(r->directions, (std::vector<direction>{direction::h2d, direction::d2h}));
+  EXPECT_NE(r->description.find("cudaMemcpyBatchAsync"), std::string::npos) << r->description;
+  EXPECT_EQ(to_string(route_kind::batch_any_order), std::string("batch-any-order"));
+  EXPECT_EQ(parse_route_kind("batch-any-order"), route_kind::batch_any_order);
 }

@@ -20,7 +20,8 @@ backend_case pocl_case() {
               {route_kind::copy_sync, {h2d, d2h, rw}, true},
               {route_kind::map, {h2d, d2h, rw}, true},
               {route_kind::kernel_host, {h2d, d2h, bidir, rw}, true},
-              {route_kind::kernel_device, {d2d}, false}};
+              {route_kind::kernel_device, {d2d}, false},
+              {route_kind::staged, {h2d, d2h}, true}};
   c.kinds = {"pageable",       "pageable-unaligned", "aligned",    "huge",
              "alloc-host-ptr", "use-host-ptr",       "svm-coarse", "svm-fine"};
   c.expect = [](backend& b, const point_spec& p) {
@@ -36,6 +37,9 @@ backend_case pocl_case() {
     } else if (p.route == route_kind::kernel_host && !is_opencl_kind(p.host_memory)) {
       e.runs = false;
       e.skip_mentions = "cl_mem or SVM";
+    } else if (p.route == route_kind::staged && is_opencl_kind(p.host_memory)) {
+      e.runs = false;  // the API's own memory: copy-sync and copy-async move it
+      e.skip_mentions = "for pageable memory";
     }
     return e;
   };

@@ -35,6 +35,7 @@ enum class route_kind {
   kernel_device_write,  // a kernel writes device memory
   latency,              // one device thread chases a ring of indices in host memory
   staged,               // libxfer's staged copier: any host memory through pinned staging buffers
+  batch_any_order,      // CUDA 12.8's cudaMemcpyBatchAsync, chunks of a pageable buffer, any-order source hint
 };
 const char* to_string(route_kind r);
 // nullopt for a name no route has.

@@ -94,6 +94,11 @@ std::vector<route_info> cuda_backend::routes() const {
        "libxfer's staged copier: pageable memory through a ring of pinned buffers, CPU threads and the copy engine "
        "overlapped (wall clock; the plain API below its handoff size)",
        {h2d, d2h}, true},
+      {route_kind::batch_any_order,
+       fmt::format("{} (CUDA 12.8+) with the any-order source hint: the pageable buffer as one batch of chunk-sized "
+                   "copies (the staged copier's default chunk), the driver staging it its own way; wall clock",
+                   rt ? "cudaMemcpyBatchAsync" : "cuMemcpyBatchAsync"),
+       {h2d, d2h}, true},
       {route_kind::kernel_host,
        "a kernel reads (h2d) or writes (d2h) host memory across the link: zero copy (pinned, pinned-wc, mapped, "
        "registered, managed)",
@@ -146,12 +151,16 @@ std::unique_ptr<transfer> cuda_backend::prepare(const point_spec& p) {
     throw std::logic_error(fmt::format("{} was handed an unplanned point: route '{}', device {}", name_, to_string(p.route), p.device));
   std::unique_ptr<mem::host_resource> kind;
   if (route->uses_host_memory && p.dir != direction::d2d) kind = make_host_kind(p.host_memory, *api_, kinds_);
+  // Before the device is touched: a call this build or driver lacks skips.
+  std::unique_ptr<batch_copy> batch;
+  if (p.route == route_kind::batch_any_order) batch = require_batch_copy(*api_, kind.get());
 
   device_context& ctx = context(p.device);
   if (p.route == route_kind::copy_sync) return make_copy_transfer(ctx, p, std::move(kind), false);
   if (p.route == route_kind::copy_async) return make_copy_transfer(ctx, p, std::move(kind), true);
   if (p.route == route_kind::latency) return make_latency_transfer(ctx, p, std::move(kind));
   if (p.route == route_kind::staged) return make_staged_transfer(ctx, p, std::move(kind));
+  if (p.route == route_kind::batch_any_order) return make_batch_transfer(ctx, p, std::move(kind), std::move(batch));
   return make_kernel_transfer(ctx, p, std::move(kind));
 }
 

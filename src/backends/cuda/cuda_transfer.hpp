@@ -8,6 +8,7 @@
 #include <xfer/mem/buffer.hpp>
 #include <xfer/mem/resource.hpp>
 
+#include "batch_copy.hpp"
 #include "cuda/api.hpp"
 #include "device_context.hpp"
 
@@ -66,6 +67,14 @@ std::unique_ptr<transfer> make_kernel_transfer(device_context& ctx, const point_
 // route staged (h2d, d2h; pageable kinds)
 std::unique_ptr<transfer> make_staged_transfer(device_context& ctx, const point_spec& p,
                                                std::unique_ptr<mem::host_resource> kind);
+// route batch-any-order (h2d, d2h): cudaMemcpyBatchAsync or cuMemcpyBatchAsync.
+// require_batch_copy decides before the device is touched: skip_point for
+// no kind or one that is not pageable, and where this build or the driver
+// lacks the call (with what is missing).
+std::unique_ptr<batch_copy> require_batch_copy(api& a, const mem::host_resource* kind);
+std::unique_ptr<transfer> make_batch_transfer(device_context& ctx, const point_spec& p,
+                                              std::unique_ptr<mem::host_resource> kind,
+                                              std::unique_ptr<batch_copy> batch);
 // route latency
 std::unique_ptr<transfer> make_latency_transfer(device_context& ctx, const point_spec& p,
                                                 std::unique_ptr<mem::host_resource> kind);

@@ -5,7 +5,7 @@
 #include <xfer/core/errors.hpp>
 #include <xfer/core/interrupt.hpp>
 #include <xfer/mem/cuda/staged_step.hpp>
-#include <xfer/mem/staged/tuning.hpp>
+#include <xfer/core/staged_route.hpp>
 #include <xfer/core/size.hpp>
 
 #include "kernels.hpp"
@@ -40,11 +40,7 @@ mem::staged_copier& device_context::staged() {
   // A step that cannot start or calibrate fails the point with its reason:
   // the device works (the other routes use it), so it is a failure, not a skip.
   auto step = make_staged_step(device, a.name() == "driver" ? allocating_api::driver : allocating_api::runtime);
-  mem::staged_copier_options o;
-  o.tuning = mem::tuning_for(*step, [](mem::device_step& s) { return mem::calibrate_staged(s); });
-  // The copier's threads never take SIGINT and friends: the main thread does.
-  o.thread_start = [] { block_stop_signals_in_this_thread(); };
-  copier_ = std::make_unique<mem::staged_copier>(*step, std::move(o));
+  copier_ = make_route_copier(*step);
   staged_step_ = std::move(step);
   return *copier_;
 }

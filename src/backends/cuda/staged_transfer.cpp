@@ -7,6 +7,7 @@
 #include <fmt/format.h>
 #include <xfer/core/errors.hpp>
 #include <xfer/core/pattern.hpp>
+#include <xfer/core/staged_route.hpp>
 #include <xfer/core/timing.hpp>
 #include <xfer/mem/staged/staged_copier.hpp>
 
@@ -83,12 +84,7 @@ class staged_transfer final : public cuda_transfer {
 std::unique_ptr<transfer> make_staged_transfer(device_context& ctx, const point_spec& p,
                                                std::unique_ptr<mem::host_resource> kind) {
   if (!kind) throw skip_point("this route needs a host memory kind");
-  // Staging pays only where the driver would stage itself: pinned memory
-  // already moves at link speed (copy-async), and managed memory is the
-  // driver's to migrate.
-  if (kind->props().pinned || kind->props().device_accessible)
-    throw skip_point(fmt::format("the staged copier is for pageable memory; '{}' is {} (see copy-async)", kind->kind(),
-                                 kind->props().pinned ? "page-locked already" : "managed by the driver"));
+  require_pageable_for_staged(*kind);
   return std::make_unique<staged_transfer>(ctx, p, std::move(kind));
 }
 

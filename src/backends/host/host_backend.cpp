@@ -7,6 +7,7 @@
 #include <xfer/core/errors.hpp>
 #include <xfer/core/pattern.hpp>
 #include <xfer/core/size.hpp>
+#include <xfer/core/staged_route.hpp>
 #include <xfer/core/system_probe.hpp>
 #include <xfer/core/timing.hpp>
 #include <xfer/mem/buffer.hpp>
@@ -33,9 +34,10 @@ void parallel_copy(thread_team& pool, std::byte* dst, const std::byte* src, std:
 
 class host_transfer final : public transfer {
  public:
+  // staged: route staged's copier (h2d and d2h then go through it).
   host_transfer(const point_spec& p, std::unique_ptr<mem::host_resource> host_kind, thread_team* pool,
-                thread_team* duplex)
-      : spec_(p), host_kind_(std::move(host_kind)), pool_(pool), duplex_(duplex) {
+                thread_team* duplex, mem::staged_copier* staged)
+      : spec_(p), host_kind_(std::move(host_kind)), pool_(pool), duplex_(duplex), staged_(staged) {
     const std::size_t n = p.bytes;
     const auto t0 = clock::now();
     // "Device" buffers are page-aligned host memory; host buffers come from the kind under test.
@@ -80,8 +82,8 @@ class host_transfer final : public transfer {
     wall_timer timer;
     return loop_.run(timer, reps, [&](std::size_t, std::size_t) {
       switch (spec_.dir) {
-        case direction::h2d: copy(dev_a_.bytes_ptr(), host_a_.bytes_ptr(), n); break;
-        case direction::d2h: copy(host_a_.bytes_ptr(), dev_a_.bytes_ptr(), n); break;
+        case direction::h2d: to_device(); break;
+        case direction::d2h: to_host(); break;
         case direction::rw:
           copy(dev_a_.bytes_ptr(), host_a_.bytes_ptr(), n);
           copy(host_a_.bytes_ptr(), dev_a_.bytes_ptr(), n);
@@ -149,6 +151,23 @@ class host_transfer final : public transfer {
   }
 
  private:
+  // The "device" buffer is host memory: the host step takes its address as
+  // the device handle.
+  void to_device() {
+    const std::size_t n = spec_.bytes;
+    if (staged_)
+      staged_->copy_to_device({dev_a_.data(), n}, 0, host_a_.data(), n);
+    else
+      copy(dev_a_.bytes_ptr(), host_a_.bytes_ptr(), n);
+  }
+  void to_host() {
+    const std::size_t n = spec_.bytes;
+    if (staged_)
+      staged_->copy_to_host(host_a_.data(), {dev_a_.data(), n}, 0, n);
+    else
+      copy(host_a_.bytes_ptr(), dev_a_.bytes_ptr(), n);
+  }
+
   void copy(std::byte* dst, const std::byte* src, std::size_t n) {
     if (pool_)
       parallel_copy(*pool_, dst, src, n);
@@ -183,6 +202,7 @@ class host_transfer final : public transfer {
   mem::aligned_resource device_mem_{4096};
   thread_team* pool_;
   thread_team* duplex_;
+  mem::staged_copier* staged_;
   mem::buffer host_a_, host_b_, dev_a_, dev_b_;
   first_use costs_;
   no_gate gate_;  // the host does the work itself: nothing to hold
@@ -221,6 +241,10 @@ std::vector<route_info> host_backend::routes() const {
   return {
       {route_kind::memcpy, "one thread's memcpy", {h2d, d2h, bidir, rw, d2d}, true},
       {route_kind::memcpy_mt, fmt::format("memcpy split across {} threads", threads_), {h2d, d2h, rw, d2d}, true},
+      {route_kind::staged,
+       "libxfer's staged copier over the host step: pageable memory through a ring of page-aligned staging buffers, "
+       "CPU threads filling while lane threads drain (the pipeline tested for real; a CPU stand-in, not a link)",
+       {h2d, d2h}, true},
   };
 }
 
@@ -252,7 +276,18 @@ std::unique_ptr<transfer> host_backend::prepare(const point_spec& p) {
     pool = pool_.get();
   }
   if (p.dir == direction::bidir && !duplex_) duplex_ = std::make_unique<thread_team>(2);
-  return std::make_unique<host_transfer>(p, std::move(kind), pool, duplex_.get());
+  mem::staged_copier* staged = nullptr;
+  if (p.route == route_kind::staged) {
+    if (!kind) throw skip_point("route staged needs a host memory kind");
+    require_pageable_for_staged(*kind);
+    if (!copier_) {
+      auto step = std::make_unique<mem::host_step>();
+      copier_ = make_route_copier(*step);
+      staged_step_ = std::move(step);
+    }
+    staged = copier_.get();
+  }
+  return std::make_unique<host_transfer>(p, std::move(kind), pool, duplex_.get(), staged);
 }
 
 }  // namespace xfer::host

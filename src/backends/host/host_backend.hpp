@@ -6,6 +6,8 @@
 #include <xfer/core/backend.hpp>
 #include <xfer/core/thread_team.hpp>
 #include <xfer/mem/kinds.hpp>
+#include <xfer/mem/staged/host_step.hpp>
+#include <xfer/mem/staged/staged_copier.hpp>
 
 namespace xfer::host {
 
@@ -29,6 +31,10 @@ class host_backend final : public backend {
   mem::kind_options kinds_;
   std::unique_ptr<thread_team> pool_;    // memcpy-mt
   std::unique_ptr<thread_team> duplex_;  // bidir: one thread per direction
+  // Route staged: libxfer's copier over the host step (its lanes are threads
+  // standing in for a copy engine), made on first use.
+  std::unique_ptr<mem::host_step> staged_step_;
+  std::unique_ptr<mem::staged_copier> copier_;  // after the step: destroyed first
 };
 
 }  // namespace xfer::host

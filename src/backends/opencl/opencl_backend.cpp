@@ -5,11 +5,13 @@
 #include <fmt/ranges.h>
 #include <xfer/core/errors.hpp>
 #include <xfer/core/size.hpp>
+#include <xfer/core/staged_route.hpp>
 #include <xfer/core/system_probe.hpp>
 #include <xfer/mem/error.hpp>
 
 #include "opencl/cl_host_resource.hpp"
 #include "opencl/host_memory.hpp"
+#include "opencl/shared_context_step.hpp"
 #include "opencl_backends.hpp"
 #include "program.hpp"
 
@@ -142,6 +144,16 @@ const program& opencl_backend::copy_program(int device) {
   return dev.copy_program;
 }
 
+mem::staged_copier& opencl_backend::copier_for(int device) {
+  device_context& dev = context_for(device);
+  if (!dev.staged_copier) {
+    auto step = make_staged_step(platform_, dev.caps, dev.ctx);
+    dev.staged_copier = make_route_copier(*step);
+    dev.staged_step = std::move(step);
+  }
+  return *dev.staged_copier;
+}
+
 // The plan (core/plan.hpp) has checked the device, route, direction, the
 // kind (devices() lists the kinds each device lacks) and the largest
 // allocation; what is left depends on the route and the point's buffers.
@@ -167,7 +179,11 @@ std::unique_ptr<transfer> opencl_backend::prepare(const point_spec& p) {
 
   device_context& dev = context_for(p.device);
   if (*route == route_id::kernel_host || *route == route_id::kernel_device) copy_program(p.device);
+  if (*route == route_id::staged) require_staged_kind(p.host_memory, kinds_);
   try {
+    // A copier that cannot start or calibrate fails the point with its
+    // reason: the device works (the other routes use it).
+    if (*route == route_id::staged) return make_staged_transfer(p, dev, kinds_, copier_for(p.device));
     return make_transfer(p, *route, dev, kinds_);
   } catch (const cl_error& e) {
     if (is_out_of_memory(e.code()))

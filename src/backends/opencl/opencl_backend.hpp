@@ -37,6 +37,9 @@ class opencl_backend final : public backend {
  private:
   // Builds the copy kernels once per device; a failed build fails every kernel point with its log.
   const program& copy_program(int device);
+  // Route staged's copier for the device: made on first use (with its
+  // tuning: cached, else calibrated once), in the device's context.
+  mem::staged_copier& copier_for(int device);
 
   platform_desc platform_;
   std::vector<device_caps> devices_;

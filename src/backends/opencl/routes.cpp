@@ -1,6 +1,10 @@
 #include "routes.hpp"
 
 #include <fmt/format.h>
+#include <xfer/core/errors.hpp>
+#include <xfer/core/staged_route.hpp>
+
+#include "opencl/host_memory.hpp"
 
 namespace xfer::opencl {
 
@@ -21,6 +25,11 @@ const std::vector<route_info>& route_table() {
        {h2d, d2h, bidir, rw},
        true},
       {route_kind::kernel_device, "a kernel copies between two device buffers; profiling events", {d2d}, false},
+      {route_kind::staged,
+       "libxfer's staged copier: pageable memory through a ring of ALLOC_HOST_PTR staging buffers, CPU threads "
+       "filling while a queue per thread drains; wall clock (clEnqueueWrite/ReadBuffer below its handoff size)",
+       {h2d, d2h},
+       true},
   };
   return routes;
 }
@@ -32,6 +41,14 @@ std::optional<route_id> opencl_route(route_kind r) {
 }
 
 bool route_needs_kernel_visible_host(route_id r) { return r == route_id::kernel_host; }
+
+void require_staged_kind(const std::string& kind, const mem::kind_options& kinds) {
+  if (is_opencl_kind(kind))
+    throw skip_point(fmt::format("the staged copier is for pageable memory; '{}' is OpenCL's own host memory "
+                                 "(see copy-sync and copy-async)",
+                                 kind));
+  if (auto k = mem::make_host_kind(kind, kinds)) require_pageable_for_staged(*k);
+}
 
 device_context make_device_context(const device_caps& caps) {
   device_context d;

@@ -7,6 +7,8 @@
 #include <vector>
 #include <xfer/core/backend.hpp>
 #include <xfer/mem/kinds.hpp>
+#include <xfer/mem/staged/device_step.hpp>
+#include <xfer/mem/staged/staged_copier.hpp>
 
 #include "opencl/cl.hpp"
 #include "opencl/platform.hpp"
@@ -19,6 +21,7 @@ namespace xfer::opencl {
 //   map           map the device buffer, memcpy, unmap; wall-timed, each part separately
 //   kernel_host   a kernel copies between host-visible memory and a device buffer
 //   kernel_device a kernel copies between two device buffers
+//   staged        libxfer's staged copier (pageable host memory, h2d and d2h), wall-timed
 using route_id = route_kind;
 
 const std::vector<route_info>& route_table();
@@ -26,14 +29,21 @@ const std::vector<route_info>& route_table();
 std::optional<route_id> opencl_route(route_kind r);
 // kernel-host: the host memory must be a cl_mem or SVM a kernel can take.
 bool route_needs_kernel_visible_host(route_id r);
+// Route staged: skip_point unless `kind` is plain pageable host memory (the
+// OpenCL kinds are the API's own buffers, moved directly by copy-sync/async).
+void require_staged_kind(const std::string& kind, const mem::kind_options& kinds);
 
 // One device's context, with two profiling queues (bidir runs one direction on
-// each) and the copy program once a kernel route has needed it.
+// each), the copy program once a kernel route has needed it, and the staged
+// copier once route staged has (its step works in this context, so the
+// route's buffers are this context's cl_mem like every other route's).
 struct device_context {
   device_caps caps;
   context ctx;
   command_queue queues[2];
   program copy_program;  // empty until built
+  std::unique_ptr<mem::device_step> staged_step;
+  std::unique_ptr<mem::staged_copier> staged_copier;  // after the step: destroyed first
 };
 
 device_context make_device_context(const device_caps& caps);
@@ -42,6 +52,10 @@ device_context make_device_context(const device_caps& caps);
 // Throws cl_error or mem::allocation_error when buffers cannot be had.
 std::unique_ptr<transfer> make_transfer(const point_spec& p, route_id route, const device_context& dev,
                                         const mem::kind_options& kinds);
+
+// Route staged through `copier` (whose step works in dev's context).
+std::unique_ptr<transfer> make_staged_transfer(const point_spec& p, const device_context& dev,
+                                               const mem::kind_options& kinds, mem::staged_copier& copier);
 
 // For tests of check_sample(): flips the byte at `offset` of destination `which` of a
 // transfer make_transfer made (0: the device side where there are two, as in

@@ -11,6 +11,7 @@
 #include "cl.hpp"
 #include "cl_host_resource.hpp"
 #include "platform.hpp"
+#include "shared_context_step.hpp"
 
 namespace xfer::opencl {
 namespace {
@@ -66,11 +67,15 @@ class cl_lane final : public mem::staging_lane {
 
 class cl_step final : public mem::device_step {
  public:
-  cl_step(const platform_desc& p, const device_caps& caps)
-      : caps_(caps), key_(fmt::format("{} {}", p.token, caps.name)) {
-    cl_int rc = CL_SUCCESS;
-    ctx_ = context(clCreateContext(nullptr, 1, &caps_.id, nullptr, nullptr, &rc));
-    check(rc, "clCreateContext", caps_.name);
+  // ctx: a context holding the device (a program's own, so that its buffers
+  // are the step's device memory); null: the step makes one.
+  cl_step(const platform_desc& p, const device_caps& caps, context ctx = {})
+      : caps_(caps), key_(fmt::format("{} {}", p.token, caps.name)), ctx_(std::move(ctx)) {
+    if (!ctx_) {
+      cl_int rc = CL_SUCCESS;
+      ctx_ = context(clCreateContext(nullptr, 1, &caps_.id, nullptr, nullptr, &rc));
+      check(rc, "clCreateContext", caps_.name);
+    }
     queue_ = make_queue(ctx_, caps_, false);
     staging_ = std::make_unique<cl_host_resource>("alloc-host-ptr", caps_,
                                                   documented_pinned("alloc-host-ptr", p.token, caps_.type),
@@ -121,6 +126,11 @@ class cl_step final : public mem::device_step {
 std::unique_ptr<mem::device_step> make_staged_step(std::string_view platform, int device) {
   const auto found = find_device(platform, device);
   return std::make_unique<cl_step>(found.platform, found.device);
+}
+
+std::unique_ptr<mem::device_step> make_staged_step(const platform_desc& platform, const device_caps& device,
+                                                   const context& ctx) {
+  return std::make_unique<cl_step>(platform, device, ctx);
 }
 
 }  // namespace xfer::opencl

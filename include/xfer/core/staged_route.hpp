@@ -1,0 +1,33 @@
+#pragma once
+// What every backend's `staged` route shares (issue 15): which host memory it
+// is for, and how the copier it times is made. Each backend supplies only its
+// device step (xfer/mem/staged/device_step.hpp) and its buffers.
+#include <memory>
+#include <xfer/mem/resource.hpp>
+#include <xfer/mem/staged/device_step.hpp>
+#include <xfer/mem/staged/staged_copier.hpp>
+
+namespace xfer {
+
+// skip_point unless `kind` is pageable: page-locked memory already moves at
+// link speed (copy-async), and memory the device addresses itself (managed)
+// is the driver's to migrate. Staging pays only where the API would stage.
+void require_pageable_for_staged(const mem::host_resource& kind);
+
+// True when the environment sets every field of the tuning
+// (XFER_STAGED_CHUNK_BYTES, _RING_DEPTH, _THREADS, _HANDOFF_BYTES): nothing
+// is left for a calibration to choose.
+bool staged_tuning_set_by_environment();
+
+// The copier a staged route times, over `step` (which must outlive it). Its
+// tuning: the one cached for this machine and device, else a short
+// calibration (mem::calibrate_staged, under 2 s, kept for later runs); with
+// the XFER_STAGED_* overrides on top. Where the environment sets every field
+// nothing is calibrated: CI and tests pin a small chunk and handoff that way,
+// fast, and so cross chunk boundaries at small sizes. The copier's threads
+// never take the stop signals (SIGINT and friends go to the main thread).
+// Throws what the calibration or the copier throws (mem::staged_error,
+// mem::device_step_error, std::invalid_argument for a bad override).
+std::unique_ptr<mem::staged_copier> make_route_copier(mem::device_step& step);
+
+}  // namespace xfer
