@@ -91,7 +91,9 @@ block::~block() {
 int block::device_type() const noexcept { return pool_->device_type; }
 
 nb::object block::as_ndarray(nb::handle self) const {
-  nb::ndarray<> nd(p_, shape_.size(), shape_.data(), self, nullptr, dtype_, pool_->device_type, 0);
+  // array_api: nanobind's own array object, which implements __dlpack__
+  // (the framework-less cast would give a bare capsule).
+  nb::ndarray<nb::array_api> nd(p_, shape_.size(), shape_.data(), self, nullptr, dtype_, pool_->device_type, 0);
   return nb::cast(nd);
 }
 
@@ -178,6 +180,13 @@ void bind_pool(nb::module_& m) {
       .def_prop_ro("dlpack_device_type", &pool::device_type)
       .def_prop_ro("max_cached_bytes", &pool::max_cached_bytes);
 
+  // For the tests on machines without CUDA: the block exported as another
+  // DLPack device type (kDLCUDAHost), to check what consumers make of it.
+  m.def("_export_as", [](const block& b, int device_type) {
+    nb::ndarray<nb::array_api> nd(b.data(), b.shape().size(), b.shape().data(), nb::find(b), nullptr, b.dtype(),
+                                  device_type, 0);
+    return nb::cast(nd);
+  });
   m.def("kind_names", &kind_names);
   m.attr("cuda_compiled") = bool(XFER_HAVE_CUDA);
 }
