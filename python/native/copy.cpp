@@ -39,7 +39,7 @@ bool host_side(int device_type) {
 
 // C order without gaps: the copy moves one run of bytes.
 bool contiguous(const array& a) {
-  if (!a.stride_ptr()) return true;
+  if (!a.stride_ptr() || a.size() == 0) return true;  // an empty array has no bytes to lay out
   std::int64_t expect = 1;
   for (std::size_t i = a.ndim(); i-- > 0;) {
     if (a.shape(i) != 1 && a.stride(i) != expect) return false;
