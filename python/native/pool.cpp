@@ -90,16 +90,16 @@ block::~block() {
 
 int block::device_type() const noexcept { return pool_->device_type; }
 
-nb::object block::as_ndarray(nb::handle self) const {
+nb::object block::as_ndarray(nb::handle self, int device_type) const {
   // array_api: nanobind's own array object, which implements __dlpack__
   // (the framework-less cast would give a bare capsule).
-  nb::ndarray<nb::array_api> nd(p_, shape_.size(), shape_.data(), self, nullptr, dtype_, pool_->device_type, 0);
+  nb::ndarray<nb::array_api> nd(p_, shape_.size(), shape_.data(), self, nullptr, dtype_, device_type, 0);
   return nb::cast(nd);
 }
 
 // ---- pool -------------------------------------------------------------------
 
-pool::pool(const std::string& kind, std::size_t max_cached_bytes, const std::string& api)
+pool::pool(const std::string& kind, std::size_t max_cached_bytes, const std::string& api, bool pinned_as_cpu)
     : state_(std::make_shared<pool_state>()) {
   auto& s = *state_;
   s.kind = kind;
@@ -112,7 +112,8 @@ pool::pool(const std::string& kind, std::size_t max_cached_bytes, const std::str
   // Pinned and mapped blocks are host memory CUDA can DMA: DLPack's
   // kDLCUDAHost (NumPy accepts it as CPU memory; torch makes a pinned CPU
   // tensor of it). Everything else is plain CPU memory.
-  s.device_type = s.upstream->props().pinned ? dl_cuda_host : dl_cpu;
+  // pinned_as_cpu: for consumers that take only kDLCPU.
+  s.device_type = s.upstream->props().pinned && !pinned_as_cpu ? dl_cuda_host : dl_cpu;
 }
 
 block* pool::allocate(std::vector<std::size_t> shape, int code, int bits) {
@@ -163,12 +164,23 @@ void bind_pool(nb::module_& m) {
       .def_prop_ro("ptr", [](const block& b) { return reinterpret_cast<std::uintptr_t>(b.data()); })
       .def("__dlpack_device__", [](const block& b) { return nb::make_tuple(b.device_type(), 0); })
       .def("__dlpack__", [](const block& b, nb::args args, nb::kwargs kwargs) {
-        return b.as_ndarray(nb::find(b)).attr("__dlpack__")(*args, **kwargs);
+        // A consumer may ask for the block as CPU memory (dl_device=(kDLCPU,
+        // 0)): pinned host memory is CPU memory, so it is exported as such
+        // without a copy (torch and CuPy label their own pinned memory kDLCPU).
+        int device_type = b.device_type();
+        if (kwargs.contains("dl_device") && !kwargs["dl_device"].is_none()) {
+          auto want = nb::cast<nb::tuple>(kwargs["dl_device"]);
+          if (want.size() == 2 && nb::cast<int>(want[0]) == dl_cpu && device_type == dl_cuda_host) {
+            device_type = dl_cpu;
+            kwargs["dl_device"] = nb::make_tuple(dl_cpu, nb::cast<int>(want[1]));
+          }
+        }
+        return b.as_ndarray(nb::find(b), device_type).attr("__dlpack__")(*args, **kwargs);
       });
 
   nb::class_<pool>(m, "Pool")
-      .def(nb::init<const std::string&, std::size_t, const std::string&>(), nb::arg("kind"),
-           nb::arg("max_cached_bytes"), nb::arg("api"))
+      .def(nb::init<const std::string&, std::size_t, const std::string&, bool>(), nb::arg("kind"),
+           nb::arg("max_cached_bytes"), nb::arg("api"), nb::arg("pinned_as_cpu"))
       .def("allocate", &pool::allocate, nb::arg("shape"), nb::arg("code"), nb::arg("bits"),
            nb::rv_policy::take_ownership)
       .def("stats", &pool::stats)

@@ -35,7 +35,7 @@ class block {
   int device_type() const noexcept;
   // The block as nanobind's ndarray object (which implements the DLPack
   // protocol), owned by `self`, this block's Python object.
-  nanobind::object as_ndarray(nanobind::handle self) const;
+  nanobind::object as_ndarray(nanobind::handle self, int device_type) const;
 
  private:
   std::shared_ptr<pool_state> pool_;
@@ -47,7 +47,7 @@ class block {
 
 class pool {
  public:
-  pool(const std::string& kind, std::size_t max_cached_bytes, const std::string& api);
+  pool(const std::string& kind, std::size_t max_cached_bytes, const std::string& api, bool pinned_as_cpu);
   block* allocate(std::vector<std::size_t> shape, int code, int bits);
   nanobind::dict stats() const;
   void trim();

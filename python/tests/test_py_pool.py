@@ -138,6 +138,7 @@ def test_closed_pool_refuses_and_live_blocks_return_upstream():
     (dict(kind="pageable", max_cached_bytes=-1), "must not be negative"),
     (dict(kind="pageable", max_cached_bytes=1.5), "must be an int or None"),
     (dict(kind="pageable", api="opencl"), "api must be"),
+    (dict(kind="pageable", dlpack_device="cuda"), "dlpack_device must be"),
 ])
 def test_bad_pool_arguments_raise_value_error(kwargs, match):
     with pytest.raises(ValueError, match=match):
@@ -204,3 +205,19 @@ def test_pinned_kinds_export_cuda_host_blocks(kind):
     again = pool.allocate((256, 1024), "float32")  # re-acquired from the cache
     assert pool.stats()["hits"] == 1
     del again
+
+
+def test_consumer_may_ask_for_cpu_device():
+    block = xferbench.Pool("pageable").allocate(8, "uint8")
+    a = np.from_dlpack(block, device="cpu")  # passes dl_device=(kDLCPU, 0)
+    assert a.ctypes.data == block.ptr
+
+
+@pytest.mark.skipif(not cuda_ready(), reason="no CUDA device here")
+def test_pinned_block_asked_for_as_cpu_is_the_same_memory():
+    pool = xferbench.Pool("pinned")
+    block = pool.allocate(64, "uint8")
+    assert block.__dlpack_device__() == (3, 0)
+    assert np.from_dlpack(block, device="cpu").ctypes.data == block.ptr
+    cpu_pool = xferbench.Pool("pinned", dlpack_device="cpu")
+    assert cpu_pool.allocate(8).__dlpack_device__() == (1, 0)

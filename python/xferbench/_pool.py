@@ -47,13 +47,17 @@ class Pool:
     ``torch.from_dlpack(block)`` and ``cupy.from_dlpack(block)`` use the memory
     without a copy. A block of a pinned kind (pinned, pinned-wc, registered, mapped)
     is DLPack's kDLCUDAHost (NumPy takes it as CPU memory, torch as a pinned CPU
-    tensor); any other kind's is kDLCPU. A block returns to the pool when the last
+    tensor); any other kind's is kDLCPU. A consumer that takes only kDLCPU can ask for
+    it (``__dlpack__(dl_device=(1, 0))``, no copy), or the pool can label its pinned
+    blocks kDLCPU throughout (``dlpack_device="cpu"``), as torch and CuPy label their
+    own pinned memory. A block returns to the pool when the last
     array referring to it is gone, even after the Pool object itself is.
 
     Args:
         kind: one of :func:`kinds` (default "pinned").
         max_cached_bytes: idle bytes the pool keeps for reuse (None: no cap).
         api: which CUDA API allocates the CUDA kinds, "runtime" or "driver".
+        dlpack_device: "auto" (kDLCUDAHost for pinned kinds, kDLCPU otherwise) or "cpu".
 
     Raises:
         ValueError: unknown kind or api, negative cap.
@@ -61,7 +65,8 @@ class Pool:
         NativeModuleMissing: the native module is not built.
     """
 
-    def __init__(self, kind: str = "pinned", *, max_cached_bytes: Optional[int] = None, api: str = "runtime"):
+    def __init__(self, kind: str = "pinned", *, max_cached_bytes: Optional[int] = None, api: str = "runtime",
+                 dlpack_device: str = "auto"):
         if not isinstance(kind, str):
             raise ValueError(f"kind must be a string, not {kind!r}")
         if max_cached_bytes is None:
@@ -76,7 +81,9 @@ class Pool:
             cap = min(cap, _NO_CAP)
         if api not in ("runtime", "driver"):
             raise ValueError(f"api must be 'runtime' or 'driver', not {api!r}")
-        self._pool = native().Pool(kind, cap, api)
+        if dlpack_device not in ("auto", "cpu"):
+            raise ValueError(f"dlpack_device must be 'auto' or 'cpu', not {dlpack_device!r}")
+        self._pool = native().Pool(kind, cap, api, dlpack_device == "cpu")
 
     def allocate(self, shape: Shape, dtype: Any = "uint8"):
         """A block of ``shape`` elements of ``dtype`` (C order), exported through DLPack.
