@@ -2,8 +2,9 @@
 "device memory" is host memory, so it runs here), argument checks, and CUDA's
 absence. GPU copies run on the GPU machine only (test_py_gpu.py)."""
 
-import numpy as np
 import pytest
+
+np = pytest.importorskip("numpy")
 
 import xferbench
 from native_support import cuda_ready, requires_native

@@ -4,8 +4,9 @@ tensors, data verified."""
 
 import gc
 
-import numpy as np
 import pytest
+
+np = pytest.importorskip("numpy")
 
 import xferbench
 from native_support import cuda_ready, requires_native
