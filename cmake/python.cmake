@@ -5,7 +5,7 @@
 # scikit-build-core (pip install ./python) and from a plain cmake build on a
 # machine with no network (the GPU machine has nanobind and no pip access).
 set(XFER_HAVE_PYTHON 0)
-set(_xfer_python_why "")
+set(_xfer_python_why "(XFER_ENABLE_PYTHON=OFF)")
 if(NOT XFER_ENABLE_PYTHON STREQUAL "OFF")
   find_package(Python 3.9 COMPONENTS Interpreter Development.Module)
   if(NOT Python_FOUND)
@@ -30,5 +30,5 @@ endif()
 if(XFER_HAVE_PYTHON)
   message(STATUS "xferbench Python module: yes (${Python_EXECUTABLE}, nanobind ${nanobind_VERSION})")
 else()
-  message(STATUS "xferbench Python module: no ${_xfer_python_why}")
+  message(STATUS "xferbench Python module: no: ${_xfer_python_why}")
 endif()
