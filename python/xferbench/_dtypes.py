@@ -1,6 +1,8 @@
 """Element types as DLPack describes them: (type code, bits). NumPy's dtype when
 NumPy is there (so any spelling NumPy takes works), else a table of names."""
 
+import functools
+
 # DLPack's DLDataTypeCode values.
 _INT, _UINT, _FLOAT, _COMPLEX, _BOOL = 0, 1, 2, 5, 6
 _NUMPY_KIND = {"i": _INT, "u": _UINT, "f": _FLOAT, "c": _COMPLEX, "b": _BOOL}
@@ -15,6 +17,14 @@ _NAMES = {
 
 
 def dlpack_dtype(dtype):
+    """(code, bits) for `dtype` (see _lookup); cached, as a pool's allocate() sits on hot paths."""
+    try:
+        return _cached(dtype)
+    except TypeError:  # unhashable: not cached
+        return _lookup(dtype)
+
+
+def _lookup(dtype):
     """(code, bits) for `dtype`: a NumPy dtype or anything np.dtype() takes, a torch
     dtype, or a name such as "float32". ValueError for anything else."""
     name = str(dtype)
@@ -34,3 +44,6 @@ def dlpack_dtype(dtype):
     if name in _NAMES:
         return _NAMES[name]
     raise ValueError(f"unsupported dtype {dtype!r} (supported: {', '.join(_NAMES)})")
+
+
+_cached = functools.lru_cache(maxsize=64)(_lookup)
