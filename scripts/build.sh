@@ -6,13 +6,17 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 tools=$(scripts/setup.sh)
-{ read -r cmake_bin; read -r _; } <<<"$tools"
+{ read -r cmake_bin; read -r python_bin; } <<<"$tools"
 generator=()
 command -v ninja >/dev/null && generator=(-G Ninja)
+# The Python module is built for setup.sh's python (the one with nanobind and
+# the one test.sh runs pytest with), not whichever python3 CMake finds first.
+python_def=()
+grep -q '^Python_EXECUTABLE:' build/CMakeCache.txt 2>/dev/null || python_def=(-DPython_EXECUTABLE="$python_bin")
 if [ ! -f build/CMakeCache.txt ]; then
-  "$cmake_bin" -S . -B build "${generator[@]}" -DCMAKE_BUILD_TYPE=Release "$@" >&2
-elif [ $# -gt 0 ]; then
-  "$cmake_bin" -S . -B build "$@" >&2
+  "$cmake_bin" -S . -B build "${generator[@]}" -DCMAKE_BUILD_TYPE=Release "${python_def[@]}" "$@" >&2
+elif [ $# -gt 0 ] || [ ${#python_def[@]} -gt 0 ]; then
+  "$cmake_bin" -S . -B build "${python_def[@]}" "$@" >&2
 fi
 # XFER_BUILD_TARGET: build only that target (run.sh needs only the tool).
 "$cmake_bin" --build build -j "$(nproc)" ${XFER_BUILD_TARGET:+--target "$XFER_BUILD_TARGET"} >&2

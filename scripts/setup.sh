@@ -63,6 +63,9 @@ have_header CL/cl.h || missing_pkgs+=(opencl-headers)
 # then failed the check at random even where the library is installed.
 "$(command -v ldconfig || echo /sbin/ldconfig)" -p 2>/dev/null | grep 'libOpenCL.so ' >/dev/null ||
   missing_pkgs+=(ocl-icd-opencl-dev)
+# Python's headers, for the native module (python/native, built with nanobind).
+"${PYTHON:-python3}" -c 'import os, sysconfig, sys; sys.exit(not os.path.exists(os.path.join(sysconfig.get_paths()["include"], "Python.h")))' 2>/dev/null ||
+  missing_pkgs+=(python3-dev)
 if ! ls /etc/OpenCL/vendors/*.icd >/dev/null 2>&1 && [ -z "${OCL_ICD_FILENAMES:-}" ]; then
   missing_pkgs+=(pocl-opencl-icd)
 fi
@@ -152,6 +155,26 @@ if [ ${#py_missing[@]} -gt 0 ]; then
   log "installing ${py_missing[*]} from PyPI into $venv"
   "$python" -m pip install -q "${py_missing[@]}" >&2 || { log "pip install into $venv failed (no network?)"; exit 1; }
   [ -n "$XFER_CMAKE" ] || XFER_CMAKE=$(pick_cmake) || { log "no cmake >= $need_cmake found after installing"; exit 1; }
+fi
+# ---- The Python package's native module: optional, so never a failure ----
+# nanobind builds xferbench._native (cmake/python.cmake finds it through this
+# python), NumPy is what its tests exchange arrays with, scikit-build-core
+# serves `pip install --no-build-isolation ./python` (an isolated pip install
+# fetches it itself). Installed into .venv where missing; where that fails
+# (the GPU machine has no network) the module or its tests are skipped, each
+# saying why, and the rest of the build goes on.
+py_optional=()
+"$python" -c 'import nanobind' 2>/dev/null || py_optional+=("nanobind>=2.2")
+"$python" -c 'import numpy' 2>/dev/null || py_optional+=(numpy)
+"$python" -c 'import scikit_build_core' 2>/dev/null || py_optional+=("scikit-build-core>=0.10")
+if [ ${#py_optional[@]} -gt 0 ]; then
+  if [ "$python" != "$venv/bin/python" ]; then
+    make_venv
+    python=$venv/bin/python
+  fi
+  log "installing ${py_optional[*]} from PyPI into $venv (for the Python package's native module)"
+  "$python" -m pip install -q "${py_optional[@]}" >&2 ||
+    log "could not install ${py_optional[*]} (no network?): the native module or its tests will be skipped"
 fi
 
 printf '%s\n%s\n' "$XFER_CMAKE" "$(command -v "$python")"

@@ -1,0 +1,21 @@
+// xferbench._native: libxfer's caching pool over host memory kinds and its
+// staged copier, for the Python package (python/xferbench wraps these in
+// documented, type-hinted classes; use those).
+#include <nanobind/nanobind.h>
+#include <xfer/config.hpp>
+
+#include "errors.hpp"
+#include "pool.hpp"
+
+namespace nb = nanobind;
+
+namespace xfer::python {
+void bind_copy(nb::module_& m);
+}
+
+NB_MODULE(_native, m) {
+  xfer::python::register_errors();
+  xfer::python::bind_pool(m);
+  xfer::python::bind_copy(m);
+  m.attr("version") = XFER_VERSION;
+}

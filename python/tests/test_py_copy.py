@@ -1,0 +1,113 @@
+"""xferbench.copy and Copier: the staged pipeline through the host step (its
+"device memory" is host memory, so it runs here), argument checks, and CUDA's
+absence. GPU copies run on the GPU machine only (test_py_gpu.py)."""
+
+import pytest
+
+np = pytest.importorskip("numpy")
+
+import xferbench
+from native_support import cuda_ready, requires_native
+
+pytestmark = requires_native
+
+SMALL = dict(chunk_bytes=64 << 10, ring_depth=4, threads=2, handoff_bytes=16 << 10)
+
+
+@pytest.fixture(scope="module")
+def copier():
+    return xferbench.Copier("host", **SMALL)
+
+
+@pytest.mark.parametrize("n", [0, 1000, 3 << 20 | 12345])  # empty, below the handoff, many chunks and a tail
+def test_host_copier_round_trip(copier, n):
+    rng = np.random.default_rng(n)
+    src = rng.integers(0, 255, n, dtype=np.uint8)
+    dev = np.zeros_like(src)
+    copier.to_device(dev, src)
+    back = np.full_like(src, 7)
+    copier.to_host(back, dev)
+    assert np.array_equal(dev, src) and np.array_equal(back, src)
+
+
+def test_host_copier_reports_its_tuning(copier):
+    assert copier.tuning == SMALL
+    assert copier.device == "host"
+
+
+def test_copy_into_a_pool_block():
+    pool = xferbench.Pool("pageable")
+    dst = np.from_dlpack(pool.allocate((64, 64), "float32"))
+    src = np.arange(64 * 64, dtype=np.float32).reshape(64, 64)
+    xferbench.copy(dst, src)
+    assert np.array_equal(dst, src)
+
+
+def test_copy_accepts_buffer_protocol_objects():
+    dst = bytearray(5)
+    xferbench.copy(dst, np.frombuffer(b"hello", dtype=np.uint8))
+    assert dst == bytearray(b"hello")
+
+
+@pytest.mark.parametrize("dst, src, match", [
+    (np.zeros(10, np.float32), np.zeros(11, np.float32), "sizes differ"),
+    (np.zeros(10, np.float32), np.zeros(10, np.int32), "dtypes differ"),
+    (np.zeros(10, np.float32), np.zeros(20, np.float32)[::2], "src is not C-contiguous"),
+    (np.zeros((4, 4), np.float32).T, np.zeros((4, 4), np.float32), "dst is not C-contiguous"),
+])
+def test_bad_pairs_raise_value_error(copier, dst, src, match):
+    with pytest.raises(ValueError, match=match):
+        xferbench.copy(dst, src)
+    with pytest.raises(ValueError, match=match):
+        copier.to_device(dst, src)
+
+
+def test_read_only_destination_and_non_arrays_raise_type_error(copier):
+    ro = np.zeros(4, np.uint8)
+    ro.flags.writeable = False
+    with pytest.raises(TypeError):
+        copier.to_device(ro, np.zeros(4, np.uint8))
+    with pytest.raises(TypeError, match="not an array"):
+        xferbench.copy(object(), np.zeros(4))
+
+
+def test_device_memory_where_host_memory_is_required(copier):
+    # An array labelled as CUDA memory (kDLCUDA) is refused by the host copier
+    # before anything is touched.
+    from xferbench._native_loader import _native
+    block = xferbench.Pool("pageable").allocate(64, "uint8")
+    fake_device = _native._export_as(block, 2)
+    with pytest.raises(ValueError, match="must be host memory"):
+        copier.to_device(fake_device, np.zeros(64, np.uint8))
+    with pytest.raises(ValueError, match="must be host memory"):
+        copier.to_host(np.zeros(64, np.uint8), fake_device)
+
+
+@pytest.mark.parametrize("kwargs, match", [
+    (dict(device=-1), "device must be"),
+    (dict(device="cuda"), "device must be"),
+    (dict(device="host", api="metal"), "api must be"),
+    (dict(device="host", chunk_bytes=0), "chunk_bytes must be a positive int"),
+    (dict(device="host", threads=1000), "threads"),
+])
+def test_bad_copier_arguments(kwargs, match):
+    with pytest.raises(ValueError, match=match):
+        xferbench.Copier(**kwargs)
+
+
+def test_bad_stream_argument(copier):
+    with pytest.raises(ValueError, match="stream must be"):
+        copier.to_device(np.zeros(4, np.uint8), np.zeros(4, np.uint8), stream="default")
+
+
+@pytest.mark.skipif(cuda_ready(), reason="CUDA is available here")
+def test_without_cuda_device_copies_raise_cuda_unavailable():
+    n, why = xferbench.cuda_status()
+    assert n == 0 and why
+    assert not xferbench.cuda_available()
+    with pytest.raises(xferbench.CudaUnavailableError):
+        xferbench.Copier(0)
+    from xferbench._native_loader import _native
+    device_array = _native._export_as(xferbench.Pool("pageable").allocate(8, "uint8"), 2)
+    with pytest.raises(xferbench.CudaUnavailableError):
+        xferbench.copy(device_array, np.zeros(8, np.uint8))

@@ -1,0 +1,79 @@
+"""The Python package on a GPU (the GPU machine's gate; skipped elsewhere): pinned
+pool blocks in torch, and staged copies between pageable and pool memory and CUDA
+tensors, data verified."""
+
+import gc
+
+import pytest
+
+np = pytest.importorskip("numpy")
+
+import xferbench
+from native_support import cuda_ready, requires_native
+
+torch = pytest.importorskip("torch")
+pytestmark = [
+    requires_native,
+    pytest.mark.skipif(not cuda_ready(), reason="no CUDA device here (xferbench.cuda_status())"),
+    pytest.mark.skipif(not torch.cuda.is_available(), reason="torch has no CUDA here"),
+]
+
+N = (8 << 20) + 4099  # several 8 MiB chunks and a tail, above the handoff
+
+
+def test_pinned_block_in_torch_is_pinned_and_shared():
+    pool = xferbench.Pool("pinned")
+    block = pool.allocate(1024, "float32")
+    t = torch.from_dlpack(np.from_dlpack(block))  # through NumPy, which takes kDLCUDAHost
+    t[:] = 2.5
+    assert t.is_pinned() and t.data_ptr() == block.ptr
+    assert float(np.from_dlpack(block).sum()) == 2.5 * 1024
+
+
+@pytest.mark.parametrize("source", ["pageable", "pool"])
+def test_copy_to_cuda_and_back(source):
+    src = torch.randint(0, 255, (N,), dtype=torch.uint8)
+    if source == "pool":
+        pooled = np.from_dlpack(xferbench.Pool("pinned").allocate(N, "uint8"))
+        pooled[:] = src.numpy()
+        src_arr = pooled
+    else:
+        src_arr = src.numpy()
+    dev = torch.empty(N, dtype=torch.uint8, device="cuda")
+    xferbench.copy(dev, src_arr)
+    assert torch.equal(dev.cpu(), src)
+    back = np.zeros(N, np.uint8)
+    xferbench.copy(back, dev)
+    assert np.array_equal(back, src.numpy())
+
+
+def test_copy_waits_for_the_callers_stream():
+    s = torch.cuda.Stream()
+    dev = torch.empty(N, dtype=torch.uint8, device="cuda")
+    with torch.cuda.stream(s):
+        dev.fill_(9)  # queued on s
+        back = np.zeros(N, np.uint8)
+        xferbench.copy(back, dev, stream=s)
+    assert (back == 9).all()
+
+
+def test_device_array_where_host_memory_is_required():
+    dev = torch.zeros(16, dtype=torch.uint8, device="cuda")
+    copier = xferbench.Copier(0)
+    with pytest.raises(ValueError, match="must be host memory"):
+        copier.to_device(dev, torch.zeros(16, dtype=torch.uint8, device="cuda"))
+
+
+def test_device_to_device_is_refused():
+    a = torch.zeros(4, device="cuda")
+    with pytest.raises(ValueError, match="device-to-device"):
+        xferbench.copy(a, torch.ones(4, device="cuda"))
+
+
+def test_pinned_blocks_are_not_leaked():
+    pool = xferbench.Pool("pinned", max_cached_bytes=0)
+    for _ in range(3):
+        a = np.from_dlpack(pool.allocate(1 << 20))
+        del a
+        gc.collect()
+    assert pool.stats()["reserved_bytes"] == 0

@@ -1,0 +1,135 @@
+"""copy(): moving arrays between host and device memory with libxfer's staged copier."""
+
+from __future__ import annotations
+
+import threading
+from typing import Any, Dict, Optional, Tuple, Union
+
+from ._errors import CudaUnavailableError
+from ._native_loader import native
+
+# DLPack device types (dlpack.h).
+_CPU, _CUDA, _CUDA_HOST, _CUDA_MANAGED = 1, 2, 3, 13
+_HOST = (_CPU, _CUDA_HOST, _CUDA_MANAGED)
+
+
+def cuda_status() -> Tuple[int, str]:
+    """(CUDA devices usable here, why none when 0). Never raises for a missing CUDA."""
+    n, why = native().cuda_status()
+    return int(n), str(why)
+
+
+def cuda_available() -> bool:
+    """Whether this build has CUDA and the machine a driver and at least one device."""
+    return cuda_status()[0] > 0
+
+
+class Copier:
+    """libxfer's staged copier on one device: pageable host memory moves at pinned speed
+    through a ring of pinned staging chunks, CPU threads filling chunk i+1 while the copy
+    engine moves chunk i. Below ``handoff_bytes`` the plain API copies instead.
+
+    Args:
+        device: a CUDA device index, or "host" for the host step, whose "device memory"
+            is host memory (the same pipeline with no GPU: for tests and for checking).
+        api: "runtime" or "driver", the CUDA API the copier calls.
+        chunk_bytes, ring_depth, threads, handoff_bytes: override the machine's tuning
+            (by default the calibrated tuning cached per machine and device, else
+            libxfer's defaults).
+
+    Raises:
+        CudaUnavailableError: a CUDA device where CUDA cannot start or there is none.
+        ValueError: an unusable tuning or api.
+    """
+
+    def __init__(self, device: Union[int, str] = 0, *, api: str = "runtime", chunk_bytes: Optional[int] = None,
+                 ring_depth: Optional[int] = None, threads: Optional[int] = None,
+                 handoff_bytes: Optional[int] = None):
+        if device == "host":
+            index = -1
+        elif isinstance(device, int) and not isinstance(device, bool) and device >= 0:
+            index = device
+        else:
+            raise ValueError(f"device must be a CUDA device index (>= 0) or 'host', not {device!r}")
+        if api not in ("runtime", "driver"):
+            raise ValueError(f"api must be 'runtime' or 'driver', not {api!r}")
+        for name, v in (("chunk_bytes", chunk_bytes), ("ring_depth", ring_depth), ("threads", threads),
+                        ("handoff_bytes", handoff_bytes)):
+            if v is not None and (not isinstance(v, int) or isinstance(v, bool) or v <= 0):
+                raise ValueError(f"{name} must be a positive int, not {v!r}")
+        self._c = native().Copier(index, api, chunk_bytes, ring_depth, threads, handoff_bytes)
+
+    def to_device(self, dst: Any, src: Any, stream: Any = None) -> None:
+        """Copies host array ``src`` into device array ``dst`` (same dtype and byte size,
+        both C-contiguous) and returns once the bytes are in device memory.
+
+        stream: the caller's CUDA stream (a torch or CuPy stream, or its handle as an int):
+        work queued on it is waited for first. None waits for the whole device."""
+        self._c.to_device(dst, src, stream)
+
+    def to_host(self, dst: Any, src: Any, stream: Any = None) -> None:
+        """Copies device array ``src`` into host array ``dst``; see to_device."""
+        self._c.to_host(dst, src, stream)
+
+    @property
+    def tuning(self) -> Dict[str, int]:
+        """chunk_bytes, ring_depth, threads and handoff_bytes in use."""
+        return dict(self._c.tuning())
+
+    @property
+    def device(self) -> Union[int, str]:
+        return "host" if self._c.device < 0 else self._c.device
+
+
+_copiers: Dict[int, Copier] = {}
+_lock = threading.Lock()
+
+
+def _default_copier(device: int) -> Copier:
+    with _lock:
+        c = _copiers.get(device)
+        if c is None:
+            c = _copiers[device] = Copier(device)
+        return c
+
+
+def _device_of(a: Any, name: str) -> Tuple[int, int]:
+    if hasattr(a, "__dlpack_device__"):
+        t, i = a.__dlpack_device__()
+        return int(t), int(i)
+    try:
+        memoryview(a)
+    except TypeError:
+        raise TypeError(f"{name} is not an array (it has neither __dlpack__ nor the buffer protocol)") from None
+    return _CPU, 0
+
+
+def copy(dst: Any, src: Any, stream: Any = None) -> None:
+    """Copies ``src`` into ``dst``: any DLPack producers (NumPy, torch, CuPy) of the same
+    dtype and byte size, C-contiguous. Host to device and device to host go through the
+    staged copier of the device (one per device, made on first use); host to host is one
+    memmove. Blocking: returns when the bytes are at ``dst``.
+
+    stream: the caller's CUDA stream (torch/CuPy stream or int handle) whose queued work
+    must finish first; None waits for the whole device.
+
+    Raises:
+        ValueError: mismatched dtype or size, a non-contiguous array, a device-to-device copy.
+        TypeError: an argument that is not an array, a read-only dst.
+        CudaUnavailableError: a device array where CUDA cannot start.
+        CopyError: the copy failed on the way.
+    """
+    (dt, di), (st, si) = _device_of(dst, "dst"), _device_of(src, "src")
+    if dt in _HOST and st in _HOST:
+        native().host_copy(dst, src)
+    elif dt == _CUDA and st in _HOST:
+        _default_copier(di).to_device(dst, src, stream)
+    elif dt in _HOST and st == _CUDA:
+        _default_copier(si).to_host(dst, src, stream)
+    elif dt == _CUDA and st == _CUDA:
+        raise ValueError("a device-to-device copy is not staged: use the framework's own copy")
+    else:
+        raise ValueError(f"unsupported DLPack devices: dst {(dt, di)}, src {(st, si)}")
+
+
+__all__ = ["Copier", "copy", "cuda_available", "cuda_status", "CudaUnavailableError"]
