@@ -100,7 +100,8 @@ class copier {
       if (chunk_bytes) t.chunk_bytes = *chunk_bytes;
       if (ring_depth) t.ring_depth = *ring_depth;
       if (threads) t.threads = *threads;
-      if (handoff_bytes) t.handoff_bytes = *handoff_bytes;
+      // One handoff for both directions, as XFER_STAGED_HANDOFF_BYTES.
+      if (handoff_bytes) t.handoff_to_device_bytes = t.handoff_to_host_bytes = *handoff_bytes;
       t.validate();
       o.tuning = t;
     }
@@ -134,7 +135,8 @@ class copier {
     d["chunk_bytes"] = t.chunk_bytes;
     d["ring_depth"] = t.ring_depth;
     d["threads"] = t.threads;
-    d["handoff_bytes"] = t.handoff_bytes;
+    d["handoff_to_device_bytes"] = t.handoff_to_device_bytes;
+    d["handoff_to_host_bytes"] = t.handoff_to_host_bytes;
     return d;
   }
   int device() const noexcept { return device_; }
