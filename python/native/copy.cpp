@@ -116,6 +116,9 @@ class copier {
     auto s = stream_handle(stream);
     nb::gil_scoped_release release;
     wait_for_stream(s);
+    // An empty array copies nothing, as NumPy's copyto does (the copier
+    // refuses a size of 0: in C++ it is almost always a size gone wrong).
+    if (src.nbytes() == 0) return;
     copier_->copy_to_device({dst.data(), dst.nbytes()}, 0, src.data(), src.nbytes());
   }
 
@@ -126,6 +129,7 @@ class copier {
     auto s = stream_handle(stream);
     nb::gil_scoped_release release;
     wait_for_stream(s);
+    if (src.nbytes() == 0) return;
     copier_->copy_to_host(dst.data(), {const_cast<void*>(src.data()), src.nbytes()}, 0, src.nbytes());
   }
 
