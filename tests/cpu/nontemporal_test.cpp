@@ -6,11 +6,11 @@
 #include <stdexcept>
 #include <vector>
 #include <xfer/core/pattern.hpp>
-#include <xfer/cpu/nontemporal.hpp>
+#include <xfer/mem/nontemporal.hpp>
 
 namespace {
 
-using xfer::cpu::nt_isa;
+using xfer::mem::nt_isa;
 
 const std::size_t sizes[] = {0, 1, 15, 16, 17, 31, 32, 33, 63, 64, 65, 127, 128, 129, 4095, 4096, (1u << 20) + 3};
 const std::size_t src_offsets[] = {0, 1, 7, 16, 33};
@@ -38,13 +38,13 @@ struct guarded {
 std::vector<nt_isa> store_isas() {
   std::vector<nt_isa> v;
   for (nt_isa i : {nt_isa::portable, nt_isa::sse2, nt_isa::avx})
-    if (xfer::cpu::isa_supported(i)) v.push_back(i);
+    if (xfer::mem::isa_supported(i)) v.push_back(i);
   return v;
 }
 
 std::vector<nt_isa> load_isas() {
   std::vector<nt_isa> v{nt_isa::portable};
-  if (xfer::cpu::isa_supported(nt_isa::sse41)) v.push_back(nt_isa::sse41);
+  if (xfer::mem::isa_supported(nt_isa::sse41)) v.push_back(nt_isa::sse41);
   return v;
 }
 
@@ -70,16 +70,16 @@ void check_copies(Copy copy, const char* name) {
 
 TEST(CpuNontemporal, CopyIsExactAtOddSizesAndMisalignedStarts) {
   for (nt_isa isa : store_isas())
-    check_copies([isa](void* d, const void* s, std::size_t n) { xfer::cpu::nontemporal_copy(isa, d, s, n); },
+    check_copies([isa](void* d, const void* s, std::size_t n) { xfer::mem::nontemporal_copy(isa, d, s, n); },
                  std::string(to_string(isa)).c_str());
-  check_copies([](void* d, const void* s, std::size_t n) { xfer::cpu::nontemporal_copy(d, s, n); }, "best");
+  check_copies([](void* d, const void* s, std::size_t n) { xfer::mem::nontemporal_copy(d, s, n); }, "best");
 }
 
 TEST(CpuNontemporal, StreamLoadCopyIsExactAtOddSizesAndMisalignedStarts) {
   for (nt_isa isa : load_isas())
-    check_copies([isa](void* d, const void* s, std::size_t n) { xfer::cpu::stream_load_copy(isa, d, s, n); },
+    check_copies([isa](void* d, const void* s, std::size_t n) { xfer::mem::stream_load_copy(isa, d, s, n); },
                  std::string(to_string(isa)).c_str());
-  check_copies([](void* d, const void* s, std::size_t n) { xfer::cpu::stream_load_copy(d, s, n); }, "best");
+  check_copies([](void* d, const void* s, std::size_t n) { xfer::mem::stream_load_copy(d, s, n); }, "best");
 }
 
 TEST(CpuNontemporal, FillIsExactAtOddSizesAndMisalignedStarts) {
@@ -88,7 +88,7 @@ TEST(CpuNontemporal, FillIsExactAtOddSizesAndMisalignedStarts) {
       for (std::size_t doff : dst_offsets) {
         SCOPED_TRACE(testing::Message() << to_string(isa) << " bytes " << n << " dst+" << doff);
         guarded g(n, doff);
-        xfer::cpu::nontemporal_fill(isa, g.dst, 0x3C, n);
+        xfer::mem::nontemporal_fill(isa, g.dst, 0x3C, n);
         for (std::size_t i = 0; i < n; ++i) ASSERT_EQ(g.dst[i], 0x3C) << "byte " << i;
         g.expect_guards_intact();
         if (::testing::Test::HasFatalFailure()) return;
@@ -96,29 +96,29 @@ TEST(CpuNontemporal, FillIsExactAtOddSizesAndMisalignedStarts) {
 }
 
 TEST(CpuNontemporal, NullPointersWithZeroBytesAreFine) {
-  xfer::cpu::nontemporal_copy(nullptr, nullptr, 0);
-  xfer::cpu::nontemporal_fill(nullptr, 1, 0);
-  xfer::cpu::stream_load_copy(nullptr, nullptr, 0);
+  xfer::mem::nontemporal_copy(nullptr, nullptr, 0);
+  xfer::mem::nontemporal_fill(nullptr, 1, 0);
+  xfer::mem::stream_load_copy(nullptr, nullptr, 0);
 }
 
 TEST(CpuNontemporal, ReportsWhatItUses) {
-  EXPECT_TRUE(xfer::cpu::isa_supported(nt_isa::portable));
-  EXPECT_TRUE(xfer::cpu::isa_supported(xfer::cpu::best_store_isa()));
-  EXPECT_NE(xfer::cpu::best_store_isa(), nt_isa::sse41);
-  const nt_isa load = xfer::cpu::stream_load_isa();
+  EXPECT_TRUE(xfer::mem::isa_supported(nt_isa::portable));
+  EXPECT_TRUE(xfer::mem::isa_supported(xfer::mem::best_store_isa()));
+  EXPECT_NE(xfer::mem::best_store_isa(), nt_isa::sse41);
+  const nt_isa load = xfer::mem::stream_load_isa();
   EXPECT_TRUE(load == nt_isa::sse41 || load == nt_isa::portable);
 #if defined(__x86_64__)
-  EXPECT_NE(xfer::cpu::best_store_isa(), nt_isa::portable) << "every x86-64 CPU has SSE2 streaming stores";
+  EXPECT_NE(xfer::mem::best_store_isa(), nt_isa::portable) << "every x86-64 CPU has SSE2 streaming stores";
 #endif
   EXPECT_EQ(to_string(nt_isa::sse41), "sse4.1");
 }
 
 TEST(CpuNontemporal, RejectsAVariantTheRoutineDoesNotHave) {
   unsigned char a[64]{}, b[64]{};
-  EXPECT_THROW(xfer::cpu::nontemporal_copy(nt_isa::sse41, a, b, 64), std::invalid_argument);
-  EXPECT_THROW(xfer::cpu::stream_load_copy(nt_isa::avx, a, b, 64), std::invalid_argument);
-  if (!xfer::cpu::isa_supported(nt_isa::avx)) {
-    EXPECT_THROW(xfer::cpu::nontemporal_copy(nt_isa::avx, a, b, 64), std::invalid_argument);
+  EXPECT_THROW(xfer::mem::nontemporal_copy(nt_isa::sse41, a, b, 64), std::invalid_argument);
+  EXPECT_THROW(xfer::mem::stream_load_copy(nt_isa::avx, a, b, 64), std::invalid_argument);
+  if (!xfer::mem::isa_supported(nt_isa::avx)) {
+    EXPECT_THROW(xfer::mem::nontemporal_copy(nt_isa::avx, a, b, 64), std::invalid_argument);
   }
 }
 

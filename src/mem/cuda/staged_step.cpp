@@ -18,14 +18,7 @@
 namespace xfer::cuda {
 namespace {
 
-template <class F>
-auto checked(const char* what, F&& f) {
-  try {
-    return f();
-  } catch (const std::exception& e) {
-    throw mem::device_step_error(fmt::format("{}: {}", what, e.what()));
-  }
-}
+using mem::as_step_error;
 
 class cuda_step;
 
@@ -68,19 +61,19 @@ class cuda_step final : public mem::device_step {
   std::unique_ptr<mem::queue_mark> mark(void* queue) override;
 
   void plain_to_device(mem::device_ref dst, std::size_t offset, const void* src, std::size_t bytes) override {
-    checked("plain host-to-device copy", [&] {
+    as_step_error("plain host-to-device copy", [&] {
       make_current();
       api_->copy(static_cast<unsigned char*>(dst.handle) + offset, src, bytes, copy_kind::h2d);
     });
   }
   void plain_to_host(void* dst, mem::device_ref src, std::size_t offset, std::size_t bytes) override {
-    checked("plain device-to-host copy", [&] {
+    as_step_error("plain device-to-host copy", [&] {
       make_current();
       api_->copy(dst, static_cast<const unsigned char*>(src.handle) + offset, bytes, copy_kind::d2h);
     });
   }
   mem::device_ref allocate(std::size_t bytes) override {
-    return checked("device allocation", [&] {
+    return as_step_error("device allocation", [&] {
       make_current();
       return mem::device_ref{api_->device_alloc(bytes ? bytes : 1), bytes};
     });
@@ -147,25 +140,25 @@ class cuda_lane final : public mem::staging_lane {
   ~cuda_lane() override { release(); }
 
   void to_device(const void* staging, mem::device_ref dst, std::size_t offset, std::size_t bytes) override {
-    checked("cudaMemcpyAsync host-to-device", [&] {
+    as_step_error("cudaMemcpyAsync host-to-device", [&] {
       on_this_thread();
       api_.copy_async(static_cast<unsigned char*>(dst.handle) + offset, staging, bytes, copy_kind::h2d, stream_);
     });
   }
   void to_host(void* staging, mem::device_ref src, std::size_t offset, std::size_t bytes) override {
-    checked("cudaMemcpyAsync device-to-host", [&] {
+    as_step_error("cudaMemcpyAsync device-to-host", [&] {
       on_this_thread();
       api_.copy_async(staging, static_cast<const unsigned char*>(src.handle) + offset, bytes, copy_kind::d2h, stream_);
     });
   }
   void record(unsigned slot) override {
-    checked("recording a staging slot's event", [&] {
+    as_step_error("recording a staging slot's event", [&] {
       on_this_thread();
       api_.record(events_.at(slot), stream_);
     });
   }
   void wait(unsigned slot) override {
-    checked("waiting for a staging slot's event", [&] {
+    as_step_error("waiting for a staging slot's event", [&] {
       on_this_thread();
       api_.synchronize_event(events_.at(slot));
     });
@@ -226,7 +219,7 @@ class cuda_mark final : public mem::queue_mark {
   }
   ~cuda_mark() override { api_.destroy_event(event_); }  // a stream still waiting on it keeps what it needs
   void wait() override {
-    checked("waiting for the caller's stream", [&] { api_.synchronize_event(event_); });
+    as_step_error("waiting for the caller's stream", [&] { api_.synchronize_event(event_); });
   }
   event_t event() const noexcept { return event_; }
 
@@ -236,20 +229,20 @@ class cuda_mark final : public mem::queue_mark {
 };
 
 std::unique_ptr<mem::queue_mark> cuda_step::mark(void* queue) {
-  return checked("marking the caller's stream", [&] { return std::make_unique<cuda_mark>(*this, queue); });
+  return as_step_error("marking the caller's stream", [&] { return std::make_unique<cuda_mark>(*this, queue); });
 }
 
 void cuda_lane::wait_for(const mem::queue_mark& m) {
   // Only this step's marks reach its lanes (the copier makes both).
   const auto& mark = static_cast<const cuda_mark&>(m);
-  checked("making the staging stream wait for the caller's", [&] {
+  as_step_error("making the staging stream wait for the caller's", [&] {
     on_this_thread();
     api_.wait(stream_, mark.event());
   });
 }
 
 std::unique_ptr<mem::staging_lane> cuda_step::open_lane(unsigned slots) {
-  return checked("opening a CUDA staging lane", [&] { return std::make_unique<cuda_lane>(*this, slots); });
+  return as_step_error("opening a CUDA staging lane", [&] { return std::make_unique<cuda_lane>(*this, slots); });
 }
 
 }  // namespace

@@ -18,11 +18,7 @@ namespace {
 
 template <class F>
 auto checked(const char* what, F&& f) {
-  try {
-    return f();
-  } catch (const std::exception& e) {
-    throw mem::device_step_error(fmt::format("OpenCL {}: {}", what, e.what()));
-  }
+  return mem::as_step_error(fmt::format("OpenCL {}", what), std::forward<F>(f));
 }
 
 cl_mem as_mem(mem::device_ref d) noexcept { return static_cast<cl_mem>(d.handle); }

@@ -9,7 +9,7 @@
 #include <fmt/format.h>
 #include <xfer/mem/staged/staged_copier.hpp>
 
-#include "stream_copy.hpp"
+#include <xfer/mem/nontemporal.hpp>
 
 namespace xfer::mem {
 
@@ -295,7 +295,7 @@ bool staged_copier::await_dma(staged_job& job, unsigned s, std::size_t c) {
 
 void staged_copier::copy_piece(void* dst, const void* src, std::size_t bytes) const noexcept {
   if (tuning_.stream_stores)
-    detail::stream_copy(dst, src, bytes);
+    nontemporal_copy(dst, src, bytes);
   else
     std::memcpy(dst, src, bytes);
 }

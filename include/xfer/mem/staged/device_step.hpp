@@ -34,6 +34,20 @@ class device_step_error : public std::runtime_error {
   using std::runtime_error::runtime_error;
 };
 
+// Runs f() and returns what it returns, turning a std::exception from the
+// API's wrappers into a device_step_error "<what>: <its message>": how a
+// step reports which of its calls failed.
+template <class F>
+auto as_step_error(const std::string& what, F&& f) -> decltype(f()) {
+  try {
+    return f();
+  } catch (const device_step_error&) {
+    throw;
+  } catch (const std::exception& e) {
+    throw device_step_error(what + ": " + e.what());
+  }
+}
+
 // A staged copy failed or was refused: what() says which direction, the
 // copy's size and the cause in one line; the fields say the same for code.
 class staged_error : public std::runtime_error {

@@ -6,10 +6,20 @@
 #include <cstdint>
 #include <string_view>
 #include <vector>
-#include <xfer/cpu/nontemporal.hpp>
+#include <xfer/mem/nontemporal.hpp>
 #include <xfer/core/thread_team.hpp>
 
 namespace xfer::cpu {
+
+// The streaming copies are libxfer's (the staged copier has them too).
+using mem::best_store_isa;
+using mem::isa_supported;
+using mem::nontemporal_copy;
+using mem::nontemporal_fill;
+using mem::nt_isa;
+using mem::stream_load_copy;
+using mem::stream_load_isa;
+using mem::to_string;
 
 enum class op { write, read, fill };
 enum class method {

@@ -11,7 +11,7 @@
 #include <cstddef>
 #include <string_view>
 
-namespace xfer::cpu {
+namespace xfer::mem {
 
 // The instruction set a non-temporal routine uses.
 enum class nt_isa {
@@ -45,4 +45,4 @@ void nontemporal_fill(nt_isa isa, void* dst, unsigned char value, std::size_t by
 void stream_load_copy(void* dst, const void* src, std::size_t bytes);
 void stream_load_copy(nt_isa isa, void* dst, const void* src, std::size_t bytes);  // isa: portable/sse41
 
-}  // namespace xfer::cpu
+}  // namespace xfer::mem

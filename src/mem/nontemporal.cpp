@@ -2,7 +2,7 @@
 #include <cstring>
 #include <stdexcept>
 #include <string>
-#include <xfer/cpu/nontemporal.hpp>
+#include <xfer/mem/nontemporal.hpp>
 
 #if (defined(__x86_64__) || defined(__i386__)) && defined(__GNUC__)
 #define XFER_CPU_X86 1
@@ -11,7 +11,7 @@
 #define XFER_CPU_X86 0
 #endif
 
-namespace xfer::cpu {
+namespace xfer::mem {
 namespace {
 
 using byte = unsigned char;
@@ -236,4 +236,4 @@ void stream_load_copy(nt_isa isa, void* dst, const void* src, std::size_t bytes)
 #endif
 }
 
-}  // namespace xfer::cpu
+}  // namespace xfer::mem
