@@ -430,15 +430,20 @@ std::unique_ptr<queue_mark> mark_of(device_step& step, staged_direction dir, std
 
 }  // namespace
 
-staged_completion staged_copier::copy_to_device_async(device_ref dst, std::size_t dst_offset, const void* src,
-                                                      std::size_t bytes, void* after_queue) {
-  constexpr auto dir = staged_direction::to_device;
-  check(step_, dir, dst, dst_offset, src, bytes);
+// Both directions: the arguments checked, the caller's queue marked, then
+// the plain API below the handoff or a job for the leader.
+staged_completion staged_copier::start(staged_direction dir, device_ref dev, std::size_t dev_offset, void* host,
+                                       std::size_t bytes, void* after_queue) {
+  const bool to_device = dir == staged_direction::to_device;
+  check(step_, dir, dev, dev_offset, host, bytes);
   auto after = mark_of(step_, dir, bytes, after_queue);
-  if (bytes < tuning_.handoff_to_device_bytes) {
+  if (bytes < tuning_.handoff(to_device)) {
     try {
       if (after) after->wait();
-      step_.plain_to_device(dst, dst_offset, src, bytes);
+      if (to_device)
+        step_.plain_to_device(dev, dev_offset, host, bytes);
+      else
+        step_.plain_to_host(host, dev, dev_offset, bytes);
     } catch (const std::exception& e) {
       throw staged_error(staged_error::reason::device, dir, bytes, 0, fmt::format("plain copy: {}", e.what()));
     }
@@ -446,36 +451,26 @@ staged_completion staged_copier::copy_to_device_async(device_ref dst, std::size_
   }
   auto job = std::make_shared<staged_job>();
   job->dir = dir;
-  job->dev = dst;
-  job->dev_offset = dst_offset;
-  job->src = src;
+  job->dev = dev;
+  job->dev_offset = dev_offset;
+  if (to_device)
+    job->src = host;
+  else
+    job->dst = host;
   job->bytes = bytes;
   job->after = std::move(after);
   return submit(std::move(job));
 }
 
+staged_completion staged_copier::copy_to_device_async(device_ref dst, std::size_t dst_offset, const void* src,
+                                                      std::size_t bytes, void* after_queue) {
+  // The source is only read: the job keeps it as const (staged_job::src).
+  return start(staged_direction::to_device, dst, dst_offset, const_cast<void*>(src), bytes, after_queue);
+}
+
 staged_completion staged_copier::copy_to_host_async(void* dst, device_ref src, std::size_t src_offset,
                                                     std::size_t bytes, void* after_queue) {
-  constexpr auto dir = staged_direction::to_host;
-  check(step_, dir, src, src_offset, dst, bytes);
-  auto after = mark_of(step_, dir, bytes, after_queue);
-  if (bytes < tuning_.handoff_to_host_bytes) {
-    try {
-      if (after) after->wait();
-      step_.plain_to_host(dst, src, src_offset, bytes);
-    } catch (const std::exception& e) {
-      throw staged_error(staged_error::reason::device, dir, bytes, 0, fmt::format("plain copy: {}", e.what()));
-    }
-    return {};
-  }
-  auto job = std::make_shared<staged_job>();
-  job->dir = dir;
-  job->dev = src;
-  job->dev_offset = src_offset;
-  job->dst = dst;
-  job->bytes = bytes;
-  job->after = std::move(after);
-  return submit(std::move(job));
+  return start(staged_direction::to_host, src, src_offset, dst, bytes, after_queue);
 }
 
 void staged_copier::copy_to_device(device_ref dst, std::size_t dst_offset, const void* src, std::size_t bytes) {

@@ -135,6 +135,8 @@ class staged_copier {
   void trim_staging() { pool_.trim(); }
 
  private:
+  staged_completion start(staged_direction dir, device_ref dev, std::size_t dev_offset, void* host, std::size_t bytes,
+                          void* after_queue);
   staged_completion submit(std::shared_ptr<detail::staged_job> job);
   void leader_loop();
   void run_job(detail::staged_job& job);
