@@ -2,11 +2,14 @@
 // Spin, then block: for hand-offs between threads that usually follow each
 // other within microseconds (a copy's chunks, a team's rounds, a queue of
 // copies). Waking a thread that sleeps in the kernel costs tens of
-// microseconds, and far more on a virtual machine, whose idle virtual CPU
-// must be scheduled again by the host: on the H100 machine (a VM) the four
-// wake-ups of one staged copy cost about 300 us, a quarter of a 64 MiB copy.
-// So a waiter polls its condition for a short while first, and only then
-// sleeps; the waker only pays for a notify when someone sleeps.
+// microseconds, and more on a virtual machine, whose idle virtual CPU must
+// be scheduled again by the host. A staged copy hands off four times (to the
+// leader, to the team, back, to the caller); on the H100 machine (a VM) a
+// 4 to 16 MiB staged copy took 200 to 400 us longer than its bytes need
+// (docs/results/h100/staged/study-811093b), part of which these are. So a
+// waiter polls its condition for a short while first, and only then sleeps;
+// the waker only pays for a notify when someone sleeps. (Measured after:
+// 64 MiB did not move beyond the spread between machines.)
 #include <atomic>
 #include <chrono>
 #include <condition_variable>
