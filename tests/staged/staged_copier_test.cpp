@@ -1,3 +1,4 @@
+#include <sched.h>
 // The staged copier on the host step: the pipeline for real (lanes are
 // threads of their own), every fault the issue lists, and bad input.
 #include <dirent.h>
@@ -25,6 +26,19 @@ int thread_count() {
     ::closedir(d);
   }
   return n;
+}
+
+TEST(SpinWait, PollsOnlyWithFourCpusOrMore) {
+  cpu_set_t set;
+  ASSERT_EQ(::sched_getaffinity(0, sizeof set, &set), 0);
+  const auto spin = mem::spin_before_sleep();
+  if (CPU_COUNT(&set) >= 4)
+    EXPECT_EQ(spin.count(), 200);
+  else
+    EXPECT_EQ(spin.count(), 0) << "a poller would hold one of too few CPUs";
+  int calls = 0;
+  EXPECT_FALSE(mem::spin_until([&] { return ++calls > 1000000; }, std::chrono::microseconds{0}));
+  EXPECT_EQ(calls, 1) << "no budget: one look, no polling";
 }
 
 TEST(StagedHost, EveryChunkBoundary) {

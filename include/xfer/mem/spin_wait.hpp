@@ -17,10 +17,13 @@
 
 namespace xfer::mem {
 
-// How long a waiter polls before it sleeps. Long enough to span the gap
-// between back-to-back copies, short enough that idle threads stop costing a
-// CPU soon after the work stops.
-inline constexpr std::chrono::microseconds spin_before_sleep{200};
+// How long a waiter polls before it sleeps: 200 us, long enough to span the
+// gap between back-to-back copies and short enough that idle threads stop
+// costing a CPU soon after the work stops; 0 where this process has fewer
+// than 4 CPUs, where a polling thread would hold a CPU that the thread it
+// waits for needs (CI's 2-CPU machine: a host-step copy whose engine thread
+// could not run while the team polled).
+std::chrono::microseconds spin_before_sleep();
 
 inline void cpu_relax() noexcept {
 #if (defined(__x86_64__) || defined(__i386__)) && defined(__GNUC__)
@@ -32,7 +35,8 @@ inline void cpu_relax() noexcept {
 
 // Polls ready() until it holds or `spin` has passed; true if it held.
 template <class Ready>
-bool spin_until(Ready&& ready, std::chrono::microseconds spin = spin_before_sleep) {
+bool spin_until(Ready&& ready, std::chrono::microseconds spin = spin_before_sleep()) {
+  if (spin.count() <= 0) return ready();
   const auto end = std::chrono::steady_clock::now() + spin;
   for (unsigned i = 0;; ++i) {
     if (ready()) return true;
