@@ -29,7 +29,10 @@ def test_pinned_block_in_torch_is_pinned_and_shared():
     block = pool.allocate(1024, "float32")
     t = torch.from_dlpack(block)
     t[:] = 2.5
-    assert t.is_pinned() and t.data_ptr() == block.ptr
+    assert t.data_ptr() == block.ptr, "torch copied the block"
+    # Failed on the H100 at 146991a (which of the two asserts was not kept):
+    # to be settled at the next gate.
+    assert t.is_pinned(), "torch does not see the block as pinned"
     assert float(np.from_dlpack(block).sum()) == 2.5 * 1024
 
 
