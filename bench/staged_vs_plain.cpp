@@ -18,7 +18,6 @@
 #include <cmath>
 #include <cstdio>
 #include <cstring>
-#include <fstream>
 #include <memory>
 #include <stdexcept>
 #include <string>
@@ -26,6 +25,7 @@
 #include <fmt/format.h>
 #include <nlohmann/json.hpp>
 #include <xfer/config.hpp>
+#include <xfer/core/output_file.hpp>
 #include <xfer/core/size.hpp>
 #include <xfer/mem/staged/host_step.hpp>
 #include <xfer/mem/staged/staged_copier.hpp>
@@ -106,6 +106,8 @@ int run(int argc, char** argv) {
     else throw std::invalid_argument("unknown option " + a + " (--step, --max, --seconds, --json)");
   }
 
+  // An output that cannot be written is refused before anything is measured.
+  if (!json_path.empty()) xfer::check_writable(json_path);
   auto step = make_step(step_name);
   const auto c0 = clock_type::now();
   const auto tuning = xfer::mem::tuning_for(*step, [](xfer::mem::device_step& s) {
@@ -216,15 +218,7 @@ int run(int argc, char** argv) {
     }
   }
   std::printf("%d size/direction pairs slower through the copier\n", slower);
-  if (!json_path.empty()) {
-    const std::string tmp = json_path + ".tmp";
-    {
-      std::ofstream f(tmp);
-      f << out.dump() << '\n';
-      if (!f) throw std::runtime_error("cannot write " + json_path);
-    }
-    if (std::rename(tmp.c_str(), json_path.c_str()) != 0) throw std::runtime_error("cannot write " + json_path);
-  }
+  if (!json_path.empty()) xfer::write_output(json_path, out.dump() + '\n');
   return slower ? 3 : 0;
 }
 
