@@ -79,30 +79,37 @@ def reacquire(iterations=2000):
             "hits": pool.stats()["hits"]}
 
 
-def copy(reps=7):
+def copy(reps=15):
     n = 256 * MiB
     src = torch.randint(0, 256, (n,), dtype=torch.uint8)  # pageable
     dst = torch.empty(n, dtype=torch.uint8, device="cuda")
-    xferbench.copy(dst, src)  # warm-up: the copier, its staging ring
+    xferbench.copy(dst, src)  # warm-up: the copier (its calibration, once per machine), its staging ring
     _ = src.to("cuda")
     torch.cuda.synchronize()
 
-    def timed(f):
-        ts = []
-        for _ in range(reps):
-            torch.cuda.synchronize()
-            t0 = time.perf_counter()
-            f()
-            torch.cuda.synchronize()
-            ts.append(time.perf_counter() - t0)
-        return ts
+    def once(f):
+        torch.cuda.synchronize()
+        t0 = time.perf_counter()
+        f()
+        torch.cuda.synchronize()
+        return time.perf_counter() - t0
 
-    staged = timed(lambda: xferbench.copy(dst, src))
+    # Interleaved, so both see the same machine state (METHOD.md: peers in
+    # the same run); the order flips each round.
+    staged, plain = [], []
+    for i in range(reps):
+        pair = [(staged, lambda: xferbench.copy(dst, src)), (plain, lambda: src.to("cuda"))]
+        for out, f in (pair if i % 2 == 0 else pair[::-1]):
+            out.append(once(f))
+    dst.zero_()
+    xferbench.copy(dst, src)
     verified = bool(torch.equal(dst.cpu(), src))
-    plain = timed(lambda: src.to("cuda"))
     ms, mp = statistics.median(staged), statistics.median(plain)
+    from xferbench._copy import _default_copier
     return {"bytes": n, "staged_s": staged, "to_cuda_s": plain, "staged_gbps": n / ms / 1e9,
-            "to_cuda_gbps": n / mp / 1e9, "speedup": mp / ms, "verified": verified}
+            "to_cuda_gbps": n / mp / 1e9, "speedup": mp / ms, "verified": verified,
+            "tuning": _default_copier(0).tuning,
+            "spread": {"staged_min_max_s": [min(staged), max(staged)], "to_cuda_min_max_s": [min(plain), max(plain)]}}
 
 
 def main():

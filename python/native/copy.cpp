@@ -74,7 +74,7 @@ class copier {
   // device: -1 for the host step, else a CUDA device.
   copier(int device, const std::string& api, std::optional<std::size_t> chunk_bytes,
          std::optional<unsigned> ring_depth, std::optional<unsigned> threads,
-         std::optional<std::size_t> handoff_bytes)
+         std::optional<std::size_t> handoff_bytes, bool calibrate)
       : device_(device) {
     if (device < 0) {
       step_ = std::make_unique<mem::host_step>();
@@ -104,6 +104,13 @@ class copier {
       if (handoff_bytes) t.handoff_to_device_bytes = t.handoff_to_host_bytes = *handoff_bytes;
       t.validate();
       o.tuning = t;
+    } else if (calibrate) {
+      // The machine's tuning: cached per machine and device, else measured
+      // now (about half a second, once; issue 15). Without it a Python
+      // user's first copier would run libxfer's defaults, which are not this
+      // machine's best.
+      nb::gil_scoped_release release;
+      o.tuning = mem::tuning_for(*step_, [](mem::device_step& s) { return mem::calibrate_staged(s); });
     }
     copier_ = std::make_unique<mem::staged_copier>(*step_, std::move(o));
   }
@@ -211,9 +218,9 @@ nb::tuple cuda_status() {
 void bind_copy(nb::module_& m) {
   nb::class_<copier>(m, "Copier")
       .def(nb::init<int, const std::string&, std::optional<std::size_t>, std::optional<unsigned>,
-                    std::optional<unsigned>, std::optional<std::size_t>>(),
+                    std::optional<unsigned>, std::optional<std::size_t>, bool>(),
            nb::arg("device"), nb::arg("api"), nb::arg("chunk_bytes").none(), nb::arg("ring_depth").none(),
-           nb::arg("threads").none(), nb::arg("handoff_bytes").none())
+           nb::arg("threads").none(), nb::arg("handoff_bytes").none(), nb::arg("calibrate") = true)
       .def("to_device", &copier::to_device, nb::arg("dst"), nb::arg("src"), nb::arg("stream").none())
       .def("to_host", &copier::to_host, nb::arg("dst"), nb::arg("src"), nb::arg("stream").none())
       .def("tuning", &copier::tuning)

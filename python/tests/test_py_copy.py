@@ -37,6 +37,26 @@ def test_host_copier_reports_its_tuning(copier):
     assert copier.device == "host"
 
 
+def test_a_copier_without_overrides_runs_the_calibration(tmp_path):
+    # In a process of its own, so no earlier copier has the tuning cached in
+    # memory: the calibration runs and its pick lands in the cache file;
+    # calibrate=False leaves the file alone and gives libxfer's defaults.
+    import json, os, subprocess, sys
+    cache = tmp_path / "tuning"
+    code = ("import json, xferbench; c = xferbench.Copier('host', calibrate={}); "
+            "print(json.dumps(c.tuning))")
+    env = dict(os.environ, XFER_STAGED_TUNING_CACHE=str(cache))
+    plain = json.loads(subprocess.run([sys.executable, "-c", code.format(False)], env=env, check=True,
+                                      capture_output=True, text=True).stdout)
+    assert not cache.exists(), "calibrate=False must not calibrate"
+    assert plain["threads"] >= 4 and plain["chunk_bytes"] == 8 << 20
+    tuned = json.loads(subprocess.run([sys.executable, "-c", code.format(True)], env=env, check=True,
+                                      capture_output=True, text=True).stdout)
+    line = cache.read_text().strip().split("\t")
+    assert line[0].endswith("/host/host"), line
+    assert [int(x) for x in line[1].split()[:3]] == [tuned["chunk_bytes"], tuned["ring_depth"], tuned["threads"]]
+
+
 def test_copy_into_a_pool_block():
     pool = xferbench.Pool("pageable")
     dst = np.from_dlpack(pool.allocate((64, 64), "float32"))

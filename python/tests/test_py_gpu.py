@@ -30,9 +30,12 @@ def test_pinned_block_in_torch_is_pinned_and_shared():
     t = torch.from_dlpack(block)
     t[:] = 2.5
     assert t.data_ptr() == block.ptr, "torch copied the block"
-    # Failed on the H100 at 146991a (which of the two asserts was not kept):
-    # to be settled at the next gate.
-    assert t.is_pinned(), "torch does not see the block as pinned"
+    # torch asks CUDA about the pointer only once its own CUDA state is up
+    # (a program moving tensors to the GPU has it); the answer before is
+    # kept in the message, to say which way it failed at 146991a.
+    before = t.is_pinned()
+    torch.cuda.init()
+    assert t.is_pinned(), f"torch does not see the block as pinned (before torch.cuda.init(): {before})"
     assert float(np.from_dlpack(block).sum()) == 2.5 * 1024
 
 
@@ -61,6 +64,16 @@ def test_copy_waits_for_the_callers_stream():
         back = np.zeros(N, np.uint8)
         xferbench.copy(back, dev, stream=s)
     assert (back == 9).all()
+
+
+def test_a_stream_of_another_device_is_refused():
+    class OtherDevice:  # CuPy's spelling of a stream's device; torch's is .device.index
+        device_id = 7
+        ptr = 0
+    c = xferbench.Copier(0, threads=2)
+    with pytest.raises(ValueError, match="device 7"):
+        c.to_device(torch.empty(4, device="cuda"), np.zeros(4, np.float32), stream=OtherDevice())
+    c.to_device(torch.empty(4, device="cuda"), np.zeros(4, np.float32), stream=torch.cuda.current_stream())
 
 
 def test_device_array_where_host_memory_is_required():

@@ -34,8 +34,11 @@ class Copier:
             is host memory (the same pipeline with no GPU: for tests and for checking).
         api: "runtime" or "driver", the CUDA API the copier calls.
         chunk_bytes, ring_depth, threads, handoff_bytes: override the machine's tuning
-            (by default the calibrated tuning cached per machine and device, else
-            libxfer's defaults).
+            (libxfer's cached tuning for this machine and device, else its defaults,
+            for the fields not given).
+        calibrate: with no override given, use the tuning calibrated for this machine and
+            device: read from libxfer's cache (~/.cache/xfer/staged-tuning), else measured
+            now, about half a second once per machine and device. False: libxfer's defaults.
 
     Raises:
         CudaUnavailableError: a CUDA device where CUDA cannot start or there is none.
@@ -44,7 +47,7 @@ class Copier:
 
     def __init__(self, device: Union[int, str] = 0, *, api: str = "runtime", chunk_bytes: Optional[int] = None,
                  ring_depth: Optional[int] = None, threads: Optional[int] = None,
-                 handoff_bytes: Optional[int] = None):
+                 handoff_bytes: Optional[int] = None, calibrate: bool = True):
         if device == "host":
             index = -1
         elif isinstance(device, int) and not isinstance(device, bool) and device >= 0:
@@ -57,18 +60,33 @@ class Copier:
                         ("handoff_bytes", handoff_bytes)):
             if v is not None and (not isinstance(v, int) or isinstance(v, bool) or v <= 0):
                 raise ValueError(f"{name} must be a positive int, not {v!r}")
-        self._c = native().Copier(index, api, chunk_bytes, ring_depth, threads, handoff_bytes)
+        self._c = native().Copier(index, api, chunk_bytes, ring_depth, threads, handoff_bytes, bool(calibrate))
+
+    def _check_stream(self, stream: Any) -> None:
+        # A torch stream names its device (.device.index), a CuPy one its id
+        # (.device_id); waiting on another device's stream would order
+        # nothing on this one. An int handle carries no device: unchecked.
+        if stream is None or self._c.device < 0:
+            return
+        dev = getattr(getattr(stream, "device", None), "index", None)
+        if dev is None:
+            dev = getattr(stream, "device_id", None)
+        if isinstance(dev, int) and dev != self._c.device:
+            raise ValueError(f"stream belongs to CUDA device {dev}, not to this copier's device {self._c.device}")
 
     def to_device(self, dst: Any, src: Any, stream: Any = None) -> None:
         """Copies host array ``src`` into device array ``dst`` (same dtype and byte size,
         both C-contiguous) and returns once the bytes are in device memory.
 
         stream: the caller's CUDA stream (a torch or CuPy stream, or its handle as an int):
-        work queued on it is waited for first. None waits for the whole device."""
+        work queued on it is waited for first. None waits for the whole device.
+        A torch or CuPy stream of another device raises ValueError."""
+        self._check_stream(stream)
         self._c.to_device(dst, src, stream)
 
     def to_host(self, dst: Any, src: Any, stream: Any = None) -> None:
         """Copies device array ``src`` into host array ``dst``; see to_device."""
+        self._check_stream(stream)
         self._c.to_host(dst, src, stream)
 
     @property

@@ -1,5 +1,6 @@
 #include <gtest/gtest.h>
 
+#include <sched.h>
 #include <unistd.h>
 
 #include <algorithm>
@@ -59,6 +60,32 @@ TEST(StagedTuning, AChunkIsCutIntoOnePiecePerThreadOnCacheLines) {
   t.chunk_bytes = 100;
   t.threads = 8;
   EXPECT_EQ(t.piece_bytes(), 64u) << "never less than a line";
+}
+
+// The default thread count follows the CPUs the calling thread may use:
+// three quarters of them, never under 4 nor over 12.
+TEST(StagedTuning, DefaultThreadsFollowTheUsableCpus) {
+  auto on_cpus = [](unsigned n) {
+    unsigned got = 0;
+    std::thread([&] {
+      cpu_set_t all, some;
+      ASSERT_EQ(::sched_getaffinity(0, sizeof all, &all), 0);
+      CPU_ZERO(&some);
+      for (int cpu = 0, taken = 0; cpu < CPU_SETSIZE && taken < static_cast<int>(n); ++cpu)
+        if (CPU_ISSET(cpu, &all)) CPU_SET(cpu, &some), ++taken;
+      ASSERT_EQ(::sched_setaffinity(0, sizeof some, &some), 0);
+      got = mem::default_staged_threads();
+      EXPECT_EQ(mem::staged_tuning{}.threads, got) << "a default-made tuning uses it";
+    }).join();
+    return got;
+  };
+  EXPECT_EQ(on_cpus(1), 4u) << "never fewer than 4";
+  const unsigned cpus = std::thread::hardware_concurrency();
+  const unsigned all = on_cpus(cpus);
+  EXPECT_GE(all, 4u);
+  EXPECT_LE(all, 12u);
+  if (cpus >= 16) EXPECT_EQ(all, 12u);
+  if (cpus == 8) EXPECT_EQ(all, 6u);
 }
 
 // The cut covers the copy exactly, no chunk exceeds a staging buffer, and

@@ -1,4 +1,7 @@
+#include <sched.h>
 #include <unistd.h>
+
+#include <algorithm>
 
 #include <cerrno>
 #include <cstdlib>
@@ -18,6 +21,13 @@
 #include <xfer/mem/staged/tuning.hpp>
 
 namespace xfer::mem {
+
+unsigned default_staged_threads() noexcept {
+  cpu_set_t set;
+  unsigned cpus = 1;
+  if (::sched_getaffinity(0, sizeof set, &set) == 0) cpus = static_cast<unsigned>(CPU_COUNT(&set));
+  return std::clamp(cpus * 3 / 4, 4u, 12u);
+}
 
 void staged_tuning::validate() const {
   if (chunk_bytes == 0) throw std::invalid_argument("staged tuning: chunk_bytes must be positive");

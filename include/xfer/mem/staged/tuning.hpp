@@ -17,6 +17,12 @@ namespace xfer::mem {
 
 class device_step;
 
+// Three quarters of the CPUs this process may use, from 4 to 12: the copy
+// into the staging ring is memory-bound per thread, and a few CPUs are left
+// for the caller and the device's own threads. Never fewer than 4, so the
+// pipeline's hand-offs between threads are exercised on small machines too.
+unsigned default_staged_threads() noexcept;
+
 struct staged_tuning {
   // One DMA's size: each staging buffer holds one chunk.
   std::size_t chunk_bytes = std::size_t{8} << 20;
@@ -25,15 +31,18 @@ struct staged_tuning {
   unsigned ring_depth = 4;
   // CPU threads copying between the caller's memory and the ring. All of
   // them work on the same chunk, each on a piece of it (piece_bytes()), so
-  // a chunk is ready for its DMA after 1/threads of one thread's copy time:
-  // a chunk copied by one thread alone kept the copy engine waiting (issue
-  // 15: 31 GB/s on the H100 against 53 for this shape).
-  unsigned threads = 4;
+  // a chunk is ready for its DMA after 1/threads of one thread's copy time.
+  // The default follows the CPUs this process may use (default_staged_threads):
+  // on the H100 machine (16 CPUs) 4 threads ran about 31 GB/s and 8 to 12
+  // ran 46 to 51, the calibration's pick being 12 (issue 15).
+  unsigned threads = default_staged_threads();
   // Copies smaller than these go to the plain API (device_step::plain_*),
   // one size per direction: the two directions' plain copies from pageable
-  // memory cost differently (on the H100 cudaMemcpy ran 7 GB/s to the device
-  // and 10 to 15 back).
-  std::size_t handoff_to_device_bytes = std::size_t{1} << 20;
+  // memory cost differently. The defaults are where staging first won on
+  // the H100 with interleaved samples (study-5b9e691, staged-vs-plain-runtime:
+  // to the device 4 MiB, the same as cudaMemcpy at 2 MiB and 5% slower at
+  // 1 MiB; to the host 1 MiB); a calibration replaces them per machine.
+  std::size_t handoff_to_device_bytes = std::size_t{4} << 20;
   std::size_t handoff_to_host_bytes = std::size_t{1} << 20;
   // Copy pieces with non-temporal stores (x86; memcpy elsewhere): no read
   // of each destination line first. Off: on the H100 machine they cut
