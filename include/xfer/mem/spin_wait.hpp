@@ -22,7 +22,8 @@ namespace xfer::mem {
 // costing a CPU soon after the work stops; 0 where this process has fewer
 // than 4 CPUs, where a polling thread would hold a CPU that the thread it
 // waits for needs (CI's 2-CPU machine: a host-step copy whose engine thread
-// could not run while the team polled).
+// could not run while the team polled). XFER_SPIN_US=<microseconds>, read
+// once, overrides both.
 std::chrono::microseconds spin_before_sleep();
 
 inline void cpu_relax() noexcept {

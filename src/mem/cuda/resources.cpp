@@ -1,6 +1,7 @@
 #include "resources.hpp"
 
 #include <algorithm>
+#include <atomic>
 #include <bit>
 #include <fmt/format.h>
 #include <limits>
@@ -60,7 +61,7 @@ std::size_t registered_length(std::size_t bytes) {
 }  // namespace
 
 void* cuda_host_resource::allocate_registered(mem::host_resource& upstream, std::size_t bytes, std::size_t alignment,
-                                              const std::function<void(void*, std::size_t)>& prepare) {
+                                              const preparation& prepare) {
   check_request(bytes, alignment);
   // Room for the upstream's own rounding (up to a huge page).
   if (bytes > std::numeric_limits<std::size_t>::max() - mem::huge_page_resource::huge_page)
@@ -73,13 +74,17 @@ void* cuda_host_resource::allocate_registered(mem::host_resource& upstream, std:
   } catch (const mem::allocation_error& e) {
     fail(bytes, e.cause());
   }
+  std::shared_ptr<void> work;
   try {
-    if (prepare) prepare(p, length);
+    if (prepare) work = prepare(p, length);
     api_.host_register(p, length);
+    work.reset();
   } catch (const api_error& e) {
+    work.reset();  // nothing may touch the block once it is returned
     upstream.deallocate(p, length, alignment);  // a refused registration leaks nothing
     fail(bytes, e.what());
   } catch (...) {
+    work.reset();
     upstream.deallocate(p, length, alignment);
     throw;
   }
@@ -111,41 +116,64 @@ unsigned touch_threads(unsigned asked) {
   return std::clamp(std::thread::hardware_concurrency(), 1u, 16u);
 }
 
-// Faults every page of [p, p + length) in, `threads` slices at once: the
-// kernel zeroes a page on first touch, and zeroing is what makes pinning
-// slow when one thread (the driver's) does it for the whole buffer.
-void touch_pages(void* p, std::size_t length, unsigned threads) {
-  const std::size_t page = mem::page_size();
-  const std::size_t pages = (length + page - 1) / page;
-  const std::size_t n = std::clamp<std::size_t>(length / touch_share_min, 1, threads);
-  auto touch = [&](std::size_t first, std::size_t end) {
-    auto* bytes = static_cast<volatile unsigned char*>(p);
-    for (std::size_t i = first; i < end; ++i) bytes[i * page] = 0;  // a write: reading would map the zero page
-  };
-  std::vector<std::thread> team;
-  const std::size_t per = (pages + n - 1) / n;
-  try {
-    for (std::size_t t = 1; t < n; ++t) team.emplace_back(touch, std::min(pages, t * per), std::min(pages, (t + 1) * per));
-  } catch (const std::system_error&) {
-    // No more threads: the ones started and this one cover the rest.
-    for (std::size_t t = team.size() + 1; t < n; ++t) touch(std::min(pages, t * per), std::min(pages, (t + 1) * per));
+// Faults every page of [p, p + length) in, with up to `threads` threads
+// taking 2 MiB pieces in address order, and is joined on destruction. The
+// kernel zeroes a page on first touch; left to the registration, one thread
+// (the driver's) zeroes the whole block. The registration runs meanwhile
+// and walks the block from its start, behind the touching threads: it finds
+// the pages present and only pins them, so the two costs overlap instead of
+// adding up (issue 15, item 4: touch then register took 6 + 7 ms for 256 MiB
+// on the H100, 19 GB/s; registering 64 MiB pieces behind the touching ran at
+// 32 to 35 GB/s, docs/results/h100/staged/). Where the registration reaches
+// a page first, it faults it in itself: the block is fresh and zero either way.
+class page_toucher {
+ public:
+  page_toucher(void* p, std::size_t length, unsigned threads) : p_(static_cast<unsigned char*>(p)), length_(length) {
+    const std::size_t n = std::clamp<std::size_t>(length / touch_share_min, 1, threads);
+    try {
+      for (std::size_t t = 0; t < n; ++t) team_.emplace_back([this] { touch(); });
+    } catch (const std::system_error&) {
+      if (team_.empty()) touch();  // no thread at all: this one does it, before registering
+    }
   }
-  touch(0, std::min(pages, per));
-  for (auto& t : team) t.join();
-}
+  ~page_toucher() {
+    for (auto& t : team_) t.join();
+  }
+  page_toucher(const page_toucher&) = delete;
+  page_toucher& operator=(const page_toucher&) = delete;
+
+ private:
+  static constexpr std::size_t piece = std::size_t{2} << 20;
+  void touch() noexcept {
+    const std::size_t page = mem::page_size();
+    for (;;) {
+      const std::size_t at = next_.fetch_add(piece, std::memory_order_relaxed);
+      if (at >= length_) return;
+      auto* bytes = reinterpret_cast<volatile unsigned char*>(p_ + at);
+      const std::size_t end = std::min(piece, length_ - at);
+      for (std::size_t i = 0; i < end; i += page) bytes[i] = 0;  // a write: reading would map the zero page
+    }
+  }
+  unsigned char* p_;
+  std::size_t length_;
+  std::atomic<std::size_t> next_{0};
+  std::vector<std::thread> team_;
+};
 }  // namespace
 
 fast_pinned_resource::fast_pinned_resource(api& a, unsigned threads)
     : cuda_host_resource(a), threads_(touch_threads(threads)) {}
 
 std::string fast_pinned_resource::describe() const {
-  return fmt::format("huge-page mmap, pages faulted in by up to {} threads, then {} of the whole block", threads_,
+  return fmt::format("huge-page mmap, pages faulted in by up to {} threads while {} of the whole block follows them",
+                     threads_,
                      runtime(api_) ? "cudaHostRegister" : "cuMemHostRegister");
 }
 
 void* fast_pinned_resource::do_allocate(std::size_t bytes, std::size_t alignment) {
-  return allocate_registered(upstream_, bytes, alignment,
-                             [this](void* p, std::size_t length) { touch_pages(p, length, threads_); });
+  return allocate_registered(upstream_, bytes, alignment, [this](void* p, std::size_t length) {
+    return std::shared_ptr<void>(std::make_shared<page_toucher>(p, length, threads_));
+  });
 }
 
 void fast_pinned_resource::do_deallocate(void* p, std::size_t bytes, std::size_t alignment) noexcept {

@@ -27,11 +27,15 @@ class cuda_host_resource : public mem::host_resource {
   // Alignment a power of two within max_alignment(), else allocation_error.
   void check_request(std::size_t bytes, std::size_t alignment) const;
   [[noreturn]] void fail(std::size_t bytes, const std::string& cause) const;
-  // Whole pages from `upstream`, prepared (pages touched, say) and then
-  // registered with the API; the upstream block is returned when the
-  // registration is refused. For the registered and pinned-fast kinds.
+  // Whole pages from `upstream`, registered with the API; the upstream block
+  // is returned when the registration is refused. For the registered and
+  // pinned-fast kinds. `prepare`, when given, starts work on the block
+  // (threads touching its pages, say) that runs while it is registered: the
+  // handle it returns is released (its work finished) once the registration
+  // has returned, before the block is given back on a failure.
+  using preparation = std::function<std::shared_ptr<void>(void*, std::size_t)>;
   void* allocate_registered(mem::host_resource& upstream, std::size_t bytes, std::size_t alignment,
-                            const std::function<void(void*, std::size_t)>& prepare = {});
+                            const preparation& prepare = {});
   void deallocate_registered(mem::host_resource& upstream, void* p, std::size_t bytes,
                              std::size_t alignment) noexcept;
   bool do_is_equal(const std::pmr::memory_resource& o) const noexcept override { return this == &o; }

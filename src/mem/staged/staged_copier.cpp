@@ -1,5 +1,9 @@
 #include <algorithm>
+#include <array>
 #include <atomic>
+#include <chrono>
+#include <cstdio>
+#include <cstdlib>
 #include <cstdint>
 #include <cstring>
 #include <exception>
@@ -14,6 +18,46 @@
 namespace xfer::mem {
 
 namespace detail {
+
+// XFER_STAGED_TRACE=<file>: each copy appends one line when it is gone,
+// saying when each of its stages began, in microseconds after its
+// submission. For finding where a copy's time goes beyond its bytes (issue
+// 15: a 64 MiB copy took about 0.5 ms longer than its chunks need); off,
+// it costs one branch per stage.
+struct staged_trace {
+  enum mark : unsigned { submitted, picked_up, staging_ready, first_piece, first_dma, pieces_done, dmas_done,
+                         completed, caller_woke, marks };
+  static const char* file() {
+    static const char* f = std::getenv("XFER_STAGED_TRACE");
+    return f && *f ? f : nullptr;
+  }
+  const bool on = file() != nullptr;
+  std::array<std::atomic<std::int64_t>, marks> at{};
+  // The first time a stage is reached counts (several threads may reach it).
+  void note(mark m) noexcept {
+    if (!on) return;
+    const std::int64_t now = std::chrono::steady_clock::now().time_since_epoch().count();
+    std::int64_t none = 0;
+    at[m].compare_exchange_strong(none, now, std::memory_order_relaxed);
+  }
+  void write(bool to_device, std::size_t bytes, std::size_t chunks) const noexcept {
+    if (!on || !at[submitted].load()) return;
+    static std::mutex m;
+    std::lock_guard lock(m);
+    std::FILE* f = std::fopen(file(), "a");
+    if (!f) return;
+    static constexpr const char* names[] = {"submitted", "picked_up", "staging_ready", "first_piece", "first_dma",
+                                            "pieces_done", "dmas_done", "completed", "caller_woke"};
+    std::fprintf(f, "%s %zu bytes %zu chunks", to_device ? "h2d" : "d2h", bytes, chunks);
+    const auto t0 = at[submitted].load();
+    for (unsigned i = 1; i < marks; ++i) {
+      const auto t = at[i].load();
+      if (t) std::fprintf(f, " %s=%.1f", names[i], static_cast<double>(t - t0) / 1e3);
+    }
+    std::fputc('\n', f);
+    std::fclose(f);
+  }
+};
 
 // One copy, from submission to completion. Its bytes are cut into chunks
 // (one DMA each, through slot c % slots of the ring) and each chunk into
@@ -72,6 +116,8 @@ struct staged_job {
   // then sleep (spin_wait.hpp).
   std::atomic<bool> finished{false};
   sleeper finished_waiters;
+  staged_trace trace;
+  ~staged_job() { trace.write(dir == staged_direction::to_device, bytes, chunks); }
 
   // The first failure wins; the others it caused (an aborted neighbour)
   // would only repeat it.
@@ -94,6 +140,7 @@ struct staged_job {
     fail(staged_error::reason::device, at, std::move(cause));
   }
   void complete() {
+    trace.note(staged_trace::completed);
     finished.store(true);
     finished_waiters.wake();
   }
@@ -108,6 +155,7 @@ using detail::staged_job;
 void staged_completion::wait() const {
   if (!job_) return;
   job_->finished_waiters.wait([&] { return job_->finished.load(); });
+  job_->trace.note(detail::staged_trace::caller_woke);
   std::optional<detail::staged_job::failure> f;
   {
     std::lock_guard lock(job_->mutex);
@@ -190,6 +238,7 @@ void staged_copier::leader_loop() {
 }
 
 void staged_copier::run_job(staged_job& job) {
+  job.trace.note(detail::staged_trace::picked_up);
   host_resource& up = step_.staging_memory();
   const std::size_t align = staging_alignment(up);
   job.chunk = tuning_.chunk_bytes;
@@ -215,6 +264,7 @@ void staged_copier::run_job(staged_job& job) {
                          up.kind(), e.what()));
     return;
   }
+  job.trace.note(detail::staged_trace::staging_ready);
   const bool to_device = job.dir == staged_direction::to_device;
   std::size_t offset = 0;  // where a failure is reported
   try {
@@ -235,6 +285,7 @@ void staged_copier::run_job(staged_job& job) {
   }
   if (!job.abort.load(std::memory_order_relaxed))
     team_->run([&](unsigned) { to_device ? fill_pieces(job) : empty_pieces(job); });
+  job.trace.note(detail::staged_trace::pieces_done);
   try {
     // Host to device: the last DMAs are still running; wait for each slot's
     // last one, so a DMA failure is reported as this copy's.
@@ -249,6 +300,7 @@ void staged_copier::run_job(staged_job& job) {
   }
   // After a failure DMAs may still be queued: none may use a slot that goes
   // back to the pool.
+  job.trace.note(detail::staged_trace::dmas_done);
   if (job.abort.load(std::memory_order_relaxed)) lane_->drain();
   release();
 }
@@ -268,6 +320,7 @@ void staged_copier::queue_dma(staged_job& job, unsigned s, std::size_t c) {
       lane_->to_host(job.staging[s], job.dev, job.dev_offset + off, len);
     lane_->record(s);
   }
+  job.trace.note(detail::staged_trace::first_dma);
   job.slot[s].queued.store(static_cast<std::int64_t>(c), std::memory_order_release);
 }
 
@@ -311,6 +364,7 @@ void staged_copier::fill_pieces(staged_job& job) {
       if (job.abort.load(std::memory_order_relaxed)) return;
       const std::size_t q = job.next.fetch_add(1, std::memory_order_relaxed);
       if (q >= job.pieces) return;
+      if (q == 0) job.trace.note(detail::staged_trace::first_piece);
       const std::size_t c = q / job.pieces_per_chunk, k = q % job.pieces_per_chunk;
       const auto s = static_cast<unsigned>(c % job.slots);
       if (c >= job.slots) {
@@ -343,6 +397,7 @@ void staged_copier::empty_pieces(staged_job& job) {
       if (job.abort.load(std::memory_order_relaxed)) return;
       const std::size_t q = job.next.fetch_add(1, std::memory_order_relaxed);
       if (q >= job.pieces) return;
+      if (q == 0) job.trace.note(detail::staged_trace::first_piece);
       const std::size_t c = q / job.pieces_per_chunk, k = q % job.pieces_per_chunk;
       const auto s = static_cast<unsigned>(c % job.slots);
       offset = job.begin(c);
@@ -450,6 +505,7 @@ staged_completion staged_copier::start(staged_direction dir, device_ref dev, std
     return {};
   }
   auto job = std::make_shared<staged_job>();
+  job->trace.note(detail::staged_trace::submitted);
   job->dir = dir;
   job->dev = dev;
   job->dev_offset = dev_offset;
