@@ -94,6 +94,9 @@ struct staged_job {
     // The last chunk whose DMA was queued in this slot, and the last known
     // to have completed (-1: none).
     std::atomic<std::int64_t> queued{-1}, landed{-1};
+    // The last chunk a thread has gone to the lane to wait for: one thread
+    // per chunk waits in the driver, the others watch `landed`.
+    std::atomic<std::int64_t> asked{-1};
   };
   std::unique_ptr<slot_state[]> slot;
 
@@ -337,11 +340,29 @@ bool staged_copier::await_dma(staged_job& job, unsigned s, std::size_t c) {
     std::this_thread::yield();
   }
   if (st.landed.load(std::memory_order_acquire) >= want) return true;
-  // The slot's mark cannot move on to chunk c + slots meanwhile: that needs
-  // this thread's piece first. Several threads may wait on one mark at once.
-  lane_->wait(s);
-  std::int64_t seen = st.landed.load(std::memory_order_relaxed);
-  while (seen < want && !st.landed.compare_exchange_weak(seen, want, std::memory_order_release)) {
+  // One thread per chunk asks the lane; the rest watch for its answer. A
+  // dozen threads polling one event inside the driver would contend with the
+  // thread queueing the next DMA there. The slot's mark cannot move on to
+  // chunk c + slots meanwhile: that needs this thread's piece first.
+  static const bool all_wait = [] {  // EXPERIMENT (to be removed): XFER_STAGED_ALL_WAIT=1, every thread asks the lane
+    const char* e = std::getenv("XFER_STAGED_ALL_WAIT");
+    return e && *e == '1';
+  }();
+  std::int64_t asked = st.asked.load(std::memory_order_relaxed);
+  if (all_wait || (asked < want && st.asked.compare_exchange_strong(asked, want, std::memory_order_acq_rel))) {
+    lane_->wait(s);  // a failure here reaches the watchers as job.abort
+    std::int64_t seen = st.landed.load(std::memory_order_relaxed);
+    while (seen < want && !st.landed.compare_exchange_weak(seen, want, std::memory_order_release)) {
+    }
+    return true;
+  }
+  const bool spin = spin_before_sleep().count() > 0;  // none on small machines: the lane may need this CPU
+  while (st.landed.load(std::memory_order_acquire) < want) {
+    if (job.abort.load(std::memory_order_relaxed)) return false;
+    if (spin)
+      cpu_relax();
+    else
+      std::this_thread::yield();
   }
   return true;
 }
