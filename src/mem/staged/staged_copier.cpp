@@ -341,15 +341,14 @@ bool staged_copier::await_dma(staged_job& job, unsigned s, std::size_t c) {
   }
   if (st.landed.load(std::memory_order_acquire) >= want) return true;
   // One thread per chunk asks the lane; the rest watch for its answer. A
-  // dozen threads polling one event inside the driver would contend with the
-  // thread queueing the next DMA there. The slot's mark cannot move on to
+  // dozen threads polling one event inside the driver contend with the
+  // thread queueing the next DMA there: on the H100, one waiter moved
+  // device-to-host 16 MiB from 19.0-19.4 to 22.1-22.3 GB/s and 64 MiB from
+  // 42.4-43.7 to 45.0-45.6, host-to-device within the noise
+  // (docs/results/h100/staged/one-waiter-*). The slot's mark cannot move on to
   // chunk c + slots meanwhile: that needs this thread's piece first.
-  static const bool all_wait = [] {  // EXPERIMENT (to be removed): XFER_STAGED_ALL_WAIT=1, every thread asks the lane
-    const char* e = std::getenv("XFER_STAGED_ALL_WAIT");
-    return e && *e == '1';
-  }();
   std::int64_t asked = st.asked.load(std::memory_order_relaxed);
-  if (all_wait || (asked < want && st.asked.compare_exchange_strong(asked, want, std::memory_order_acq_rel))) {
+  if (asked < want && st.asked.compare_exchange_strong(asked, want, std::memory_order_acq_rel)) {
     lane_->wait(s);  // a failure here reaches the watchers as job.abort
     std::int64_t seen = st.landed.load(std::memory_order_relaxed);
     while (seen < want && !st.landed.compare_exchange_weak(seen, want, std::memory_order_release)) {
