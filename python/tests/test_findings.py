@@ -103,6 +103,21 @@ def test_a_step_of_a_transfer_is_no_bandwidth_above_the_link(write_result, tmp_p
     assert "a step of the transfer, not a transfer: times only" in row and "13421" not in row
 
 
+def test_staged_and_plain_against_the_drivers_batched_copy(write_result):
+    pts = []
+    for n, ts, tb, tp in ((1 << 20, 60e-6, 82e-6, 80e-6), (1 << 24, 500e-6, 1300e-6, 1300e-6)):
+        for route, t in (("staged", ts), ("batch-any-order", tb), ("copy-sync", tp)):
+            pts.append(dict(point(backend="cuda-rt", route=route, memory="pageable", nbytes=n, samples=[t] * 5),
+                            device_type="gpu"))
+    fs = findings_of(write_result, pts)
+    f = only(fs, "staged vs batch-any-order")
+    assert f.title == "Crossover: cuda-rt h2d: staged vs batch-any-order (pageable)"
+    assert f.text == "staged copy beats the driver's batched copy from 1 MiB on (60.0 us against 82.0 us there)"
+    assert f.evidence == ["run.json#0", "run.json#1"]
+    g = only(fs, "batch-any-order vs copy-sync")
+    assert g.title == "No crossover: cuda-rt h2d: batch-any-order vs copy-sync (pageable)"
+
+
 def test_a_device_clock_that_misses_host_work(write_result):
     n = 16 << 20
     pts = [dict(gbps_point(40, n, backend="opencl:nvidia", route="copy-async"), device_type="gpu", timer="event",

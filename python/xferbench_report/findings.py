@@ -238,9 +238,16 @@ def route_crossover_findings(report):
             continue
         staged = [c for c in cs if "staged" in c.route and c.host_memory == "pageable"]
         plain = next((c for c in cs if c.route == "copy-sync" and c.host_memory == "pageable"), None)
+        # The driver's own answer to pageable memory (cudaMemcpyBatchAsync with
+        # the any-order hint), set against libxfer's and the plain call.
+        batch = next((c for c in cs if c.route == "batch-any-order" and c.host_memory == "pageable"), None)
         for s in staged:
             if plain:
                 out += _crossover_finding(g, d, s, plain, "staged copy beats the plain pageable copy")
+            if batch:
+                out += _crossover_finding(g, d, s, batch, "staged copy beats the driver's batched copy")
+        if batch and plain:
+            out += _crossover_finding(g, d, batch, plain, "the driver's batched copy beats the plain pageable copy")
         kernels = [c for c in cs if c.route == "kernel-host"]
         for k in kernels:
             copy = next((c for c in cs if c.route == "copy-async" and c.host_memory == k.host_memory), None)
