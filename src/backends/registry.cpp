@@ -8,6 +8,9 @@
 #if XFER_HAVE_OPENCL
 #include "opencl/opencl_backends.hpp"
 #endif
+#if XFER_HAVE_XRT
+#include "xrt/xrt_backend.hpp"
+#endif
 
 namespace xfer {
 
@@ -24,6 +27,11 @@ std::vector<backend_entry> make_backends(const backend_options& options) {
   for (auto& e : opencl::make_opencl_backends(options.kinds)) out.push_back(std::move(e));
 #else
   out.push_back({"opencl", nullptr, "not compiled in (configure with OpenCL headers and ICD loader)"});
+#endif
+#if XFER_HAVE_XRT
+  out.push_back(xrt_backend::make_xrt_backend(options.kinds));
+#else
+  out.push_back({"xrt", nullptr, "not compiled in (configure with XRT: Debian's libxrt-dev, XFER_ENABLE_XRT=ON)"});
 #endif
   return out;
 }

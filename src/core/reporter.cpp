@@ -89,7 +89,8 @@ void console_reporter::report(const point_result& r) {
   heads();
   fmt::print(out_, row_format, s.backend, to_string(s.route), to_string(s.dir), s.host_memory, format_size(s.bytes),
              fmt::format("{:.3f}", r.latency_us()), fmt::format("{:.2f}", r.gbps()), ci_text(r), r.stats.count,
-             fmt::format("{}{}{}", r.verified ? "" : "unverified ", r.above_link_limit ? "! above the link's limit" : "",
+             fmt::format("{}{}{}{}", r.verified ? "" : "unverified ", r.above_link_limit ? "! above the link's limit" : "",
+                         r.emulation.empty() ? "" : fmt::format("emulated ({}): no link", r.emulation),
                          r.clock_misses_work()
                              ? fmt::format("! wall clock {:.2f} GB/s: the events miss host work",
                                            r.bytes_per_rep / r.wall_stats.median / 1e9)

@@ -122,6 +122,8 @@ void to_json(nlohmann::json& j, const point_result& r) {
       {"reason", r.reason},
   };
   if (!r.device_pci.empty()) j["device_pci"] = r.device_pci;
+  if (!r.emulation.empty()) j["emulation"] = r.emulation;
+  if (!r.note.empty()) j["note"] = r.note;
   if (r.status == point_status::skipped) return;
   j["timer"] = r.timer_name();
   j["bytes_per_rep"] = r.bytes_per_rep;
@@ -184,6 +186,8 @@ void from_json(const nlohmann::json& j, point_result& r) {
   r.status = status == "ok" ? point_status::ok : status == "skipped" ? point_status::skipped : point_status::failed;
   r.reason = j.at("reason");
   r.device_pci = j.value("device_pci", "");
+  r.emulation = j.value("emulation", "");
+  r.note = j.value("note", "");
   if (r.status == point_status::skipped) return;
   if (const std::string t = j.at("timer"); !t.empty()) r.timer = parse_clock_kind(t);
   r.bytes_per_rep = j.at("bytes_per_rep");

@@ -39,6 +39,11 @@ point_result result_of(const point_spec& p, const device_info& device) {
   r.device_name = device.name;
   r.device_type = device.type;
   r.device_pci = pci_of(device);
+  if (const auto it = device.details.find("emulation"); it != device.details.end()) {
+    r.emulation = it->second;
+    // Kept where the point runs (ok); a skip or a failure replaces it with its own.
+    r.reason = fmt::format("emulated ({}): no data crossed a link; the time is the API's own cost per call", r.emulation);
+  }
   return r;
 }
 
@@ -48,6 +53,7 @@ point_result measure(transfer& t, const point_spec& spec, const device_info& dev
                      const std::atomic<bool>& stop) {
   point_result r = result_of(spec, device);
   r.timer = t.timer_kind();
+  r.note = t.note();
   r.bytes_per_rep = t.bytes_per_rep();
   r.budget_s = options.max_time_s;
   const auto prep0 = clock::now();
@@ -55,7 +61,10 @@ point_result measure(transfer& t, const point_spec& spec, const device_info& dev
   try {
     r.first = t.setup_costs();
     r.first.first_transfer_s = t.run(1).wall_seconds;
-    if (options.verify) {
+    // A route that moves no data here (an emulated DMA) has nothing to
+    // check: never marked verified, its samples never counted as checked.
+    const bool verify = options.verify && t.verifies_data();
+    if (verify) {
       t.verify();
       r.verified = true;
     }
@@ -86,7 +95,7 @@ point_result measure(transfer& t, const point_spec& spec, const device_info& dev
       // of the sampling time; past that (a large buffer checked on one CPU
       // core after a fast PCIe copy) only as many as keep it so, so that the
       // budget goes to samples. The first is always checked.
-      const bool check = options.verify && (r.samples_s.empty() || checking <= options.check_share * sampled);
+      const bool check = verify && (r.samples_s.empty() || checking <= options.check_share * sampled);
       const auto c0 = clock::now();
       if (check) t.poison_sample();
       const double poisoning = seconds_since(c0);

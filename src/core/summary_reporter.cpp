@@ -38,11 +38,14 @@ summary_reporter::row summary_reporter::summarize_curve(const std::vector<point_
   std::sort(sorted.begin(), sorted.end(), [](auto* a, auto* b) { return a->spec.bytes < b->spec.bytes; });
   w.points = sorted.size();
   const point_result* peak = nullptr;
-  const auto trusted = [](const point_result* p) { return !p->above_link_limit && !p->clock_misses_work(); };
+  const auto trusted = [](const point_result* p) {
+    return !p->above_link_limit && !p->clock_misses_work() && p->emulation.empty();
+  };
   for (const auto* p : sorted) {
     w.converged += p->converged;
     w.above_limit += p->above_link_limit;
     w.clock_misses_work += p->clock_misses_work();
+    if (!p->emulation.empty()) w.emulation = p->emulation, ++w.emulated;
     if (trusted(p) && (!peak || p->gbps() > peak->gbps())) peak = p;
   }
   if (!sorted.empty()) {
@@ -95,6 +98,11 @@ void summary_reporter::finalize(bool) {
                    "    {} size(s) where the wall clock took over twice the device events' time (host work the "
                    "events miss): left out of the peak\n",
                    w.clock_misses_work);
+      if (w.emulated)
+        fmt::print(out_,
+                   "    {} size(s) emulated ({}): no data crossed a link, the times are the API's own cost per call; "
+                   "no peak\n",
+                   w.emulated, w.emulation);
     }
   }
   if (!order_.empty()) fmt::print(out_, "\n");

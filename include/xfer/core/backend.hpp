@@ -36,6 +36,8 @@ enum class route_kind {
   latency,              // one device thread chases a ring of indices in host memory
   staged,               // libxfer's staged copier: any host memory through pinned staging buffers
   batch_any_order,      // CUDA 12.8's cudaMemcpyBatchAsync, chunks of a pageable buffer, any-order source hint
+  bo_sync,              // XRT: bo.sync of a buffer object's own host backing, the DMA alone
+  user_ptr,             // XRT: a buffer object over the caller's memory, then bo.sync (the 4 KiB rule applies)
 };
 const char* to_string(route_kind r);
 // nullopt for a name no route has.
@@ -119,6 +121,11 @@ class transfer {
   // land, fails the point instead of passing as a fast one.
   virtual void poison_sample() = 0;
   virtual void check_sample() = 0;
+  // False where the route moves no data that could be checked (XRT's bo.sync
+  // under its no-op emulation): the point is then never marked verified.
+  virtual bool verifies_data() const { return true; }
+  // What the backend says about how this point runs (point_result::note).
+  virtual std::string note() const { return {}; }
   virtual first_use setup_costs() const = 0;
   virtual clock_kind timer_kind() const = 0;
   virtual double timer_resolution_s() const = 0;

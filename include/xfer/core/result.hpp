@@ -24,6 +24,14 @@ struct point_result {
   std::string device_name;
   std::string device_type;
   std::string device_pci;  // PCI address where the backend knows it (matches system.accelerators)
+  // The emulation the device ran under (XRT's "noop"; the device's
+  // details["emulation"]), empty on hardware. An emulated point moved no
+  // data across a link: its time is the API's own cost per call, and it
+  // never enters a peak, a bandwidth plot or a fitted model.
+  std::string emulation;
+  // What the backend says about how this point ran, where that is not
+  // obvious from the route (XRT copying an unaligned user pointer, say).
+  std::string note;
   point_status status = point_status::ok;
   std::string reason;
   std::optional<clock_kind> timer;    // none for a point never measured

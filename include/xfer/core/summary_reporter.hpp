@@ -26,7 +26,8 @@ class summary_reporter final : public reporter {
     double smallest_us = 0;             // time of the smallest transfer
     std::uint64_t smallest_bytes = 0;
     double pct_of_ceiling = -1;         // the peak against its link's ceiling; -1: no link
-    std::size_t points = 0, converged = 0, above_limit = 0, clock_misses_work = 0;
+    std::size_t points = 0, converged = 0, above_limit = 0, clock_misses_work = 0, emulated = 0;
+    std::string emulation;  // the mode of the emulated points
     // A latency route's curve: the range of its access times, no bandwidth.
     bool access_times = false;
     double slowest_us = 0;

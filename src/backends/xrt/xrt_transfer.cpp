@@ -1,0 +1,205 @@
+// The xrt backend's routes. Each repetition is blocking XRT calls, timed by
+// the wall clock: XRT's native API has no event timer for a bo.sync.
+//   copy-sync: bo.write + bo.sync(to device); bo.sync(from device) + bo.read;
+//   bo-sync:   bo.sync alone, of a buffer XRT allocated (bo-normal, bo-host-only);
+//   user-ptr:  bo.sync of a buffer object made over the point's host memory.
+// rw runs the h2d step then the d2h step (seed 002's consecutive WRITE/READ).
+#include "xrt_transfer.hpp"
+
+#include <chrono>
+#include <cstdint>
+#include <cstring>
+#include <fmt/format.h>
+#include <xrt/xrt_bo.h>
+#include <xrt/xrt_device.h>
+
+#include <xfer/core/errors.hpp>
+#include <xfer/core/pattern.hpp>
+#include <xfer/core/size.hpp>
+#include <xfer/core/timing.hpp>
+#include <xfer/mem/buffer.hpp>
+
+namespace xfer::xrt_backend {
+
+const std::vector<bo_kind>& bo_kinds() {
+  static const std::vector<bo_kind> k{
+      {"bo-normal", "xrt::bo::flags::normal: XRT allocates host backing and device memory; bo.sync moves between them"},
+      {"bo-host-only", "xrt::bo::flags::host_only: host memory the device reaches over the link; bo.sync has no copy "
+                       "to make"},
+  };
+  return k;
+}
+
+namespace {
+
+using clock = std::chrono::steady_clock;
+constexpr std::uint64_t seed_h2d = 1, seed_d2h = 2;
+
+bool is_bo_kind(const std::string& k) {
+  for (const auto& b : bo_kinds())
+    if (b.name == k) return true;
+  return false;
+}
+
+class xrt_transfer final : public transfer {
+ public:
+  xrt_transfer(const point_spec& p, const std::string& mode, mem::kind_options kinds)
+      : spec_(p), emulated_(!mode.empty()) {
+    const auto t0 = clock::now();
+    try {
+      dev_ = xrt::device(static_cast<unsigned>(p.device));
+    } catch (const std::exception& e) {
+      throw skip_point(fmt::format("XRT could not open device {}: {}", p.device, e.what()));
+    }
+    const std::size_t n = p.bytes;
+    if (p.route == route_kind::bo_sync) {
+      const auto flags = p.host_memory == "bo-host-only" ? xrt::bo::flags::host_only : xrt::bo::flags::normal;
+      bo_ = make_bo([&] { return xrt::bo(dev_, n, flags, 0); });
+      backing_ = bo_.map<std::byte*>();
+    } else {
+      kind_ = mem::make_host_kind(p.host_memory, kinds);
+      host_ = mem::buffer(*kind_, n, kind_->natural_alignment());
+      if (p.route == route_kind::copy_sync) {
+        bo_ = make_bo([&] { return xrt::bo(dev_, n, xrt::bo::flags::normal, 0); });
+        backing_ = bo_.map<std::byte*>();
+      } else {
+        bo_ = make_user_bo(host_.data(), n);
+        backing_ = bo_.map<std::byte*>();
+        if (backing_ != host_.data())
+          note_ = fmt::format("XRT took the user pointer (address % 4096 = {}) and copies through a buffer of its own",
+                              reinterpret_cast<std::uintptr_t>(host_.data()) % 4096);
+      }
+    }
+    costs_.alloc_s = seconds_since(t0);
+    const auto t1 = clock::now();
+    // The source: the host side for h2d and rw, the device for d2h.
+    std::byte* host_side = p.route == route_kind::copy_sync ? host_.bytes_ptr() : backing_;
+    if (p.dir == direction::d2h) {
+      fill_pattern(backing_, n, seed_d2h);
+      bo_.sync(XCL_BO_SYNC_BO_TO_DEVICE);
+    } else {
+      fill_pattern(host_side, n, seed_h2d);
+    }
+    costs_.touch_s = seconds_since(t1);
+  }
+
+  sample run(std::size_t reps) override {
+    wall_timer timer;
+    return loop_.run(timer, reps, [&](std::size_t, std::size_t) {
+      if (spec_.dir != direction::d2h) to_device();
+      if (spec_.dir != direction::h2d) to_host();
+    });
+  }
+
+  // bo.sync under emulation moves nothing; bo.write/bo.read (copy-sync) do
+  // move bytes, within host memory, and those are checked.
+  bool verifies_data() const override { return !emulated_ || spec_.route == route_kind::copy_sync; }
+
+  void verify() override {
+    poison_sample();
+    run(1);
+    check_sample();
+  }
+
+  // h2d and rw: the device's copy is zeroed (through the backing, which is
+  // then restored where it is the source) and read back after; rw reads back
+  // into the backing too, so its host source stays whole. d2h: the host
+  // destination is zeroed.
+  void poison_sample() override {
+    const std::size_t n = spec_.bytes;
+    if (spec_.dir == direction::d2h) {
+      poison(spec_.route == route_kind::copy_sync ? host_.data() : backing_, n);
+      return;
+    }
+    if (emulated_) {  // nothing reaches a device: only bo.write's destination
+      if (spec_.route == route_kind::copy_sync) poison(backing_, n);
+      return;
+    }
+    poison(backing_, n);
+    bo_.sync(XCL_BO_SYNC_BO_TO_DEVICE);
+    if (spec_.route != route_kind::copy_sync) fill_pattern(backing_, n, seed_h2d);
+  }
+
+  void check_sample() override {
+    const std::size_t n = spec_.bytes;
+    if (spec_.dir == direction::d2h) {
+      check_pattern(spec_.route == route_kind::copy_sync ? host_.data() : backing_, n, seed_d2h, "d2h destination");
+      return;
+    }
+    if (!emulated_ && spec_.dir == direction::h2d) bo_.sync(XCL_BO_SYNC_BO_FROM_DEVICE);  // rw has just done so
+    check_pattern(backing_, n, seed_h2d,
+                  spec_.dir == direction::rw ? "rw read-back (the device's copy)" : "h2d destination (the device's copy)");
+  }
+
+  first_use setup_costs() const override { return costs_; }
+  clock_kind timer_kind() const override { return clock_kind::wall; }
+  double timer_resolution_s() const override { return wall_timer().resolution_s(); }
+  std::uint64_t bytes_per_rep() const override { return spec_.dir == direction::rw ? 2 * spec_.bytes : spec_.bytes; }
+  std::string note() const override { return note_; }
+
+ private:
+  void to_device() {
+    if (spec_.route == route_kind::copy_sync) bo_.write(host_.data());
+    bo_.sync(XCL_BO_SYNC_BO_TO_DEVICE);
+  }
+  void to_host() {
+    bo_.sync(XCL_BO_SYNC_BO_FROM_DEVICE);
+    if (spec_.route == route_kind::copy_sync) bo_.read(host_.data());
+  }
+
+  // A buffer larger than a memory bank, or more than the card holds, is
+  // refused by XRT: a skipped point with its words.
+  template <class Make>
+  xrt::bo make_bo(Make&& make) {
+    try {
+      return make();
+    } catch (const std::exception& e) {
+      throw skip_point(fmt::format("XRT could not allocate a buffer object of {}: {}", format_size(spec_.bytes),
+                                   e.what()));
+    }
+  }
+
+  // Seed 000's question, asked of XRT: a pointer not 4 KiB-aligned is refused
+  // (a skipped point saying so) or copied (the point's note says so, and its
+  // time against an aligned kind's is the cost).
+  xrt::bo make_user_bo(void* p, std::size_t n) {
+    try {
+      return xrt::bo(dev_, p, n, 0);
+    } catch (const std::exception& e) {
+      const auto off = reinterpret_cast<std::uintptr_t>(p) % 4096;
+      if (off)
+        throw skip_point(fmt::format("XRT refused the user pointer, {} B past a 4 KiB boundary ({}): its DMA needs "
+                                     "4 KiB-aligned buffers (seed 000); use an aligned kind or route copy-sync",
+                                     off, e.what()));
+      throw skip_point(fmt::format("XRT refused a buffer object over the host memory: {}", e.what()));
+    }
+  }
+
+  point_spec spec_;
+  bool emulated_;
+  xrt::device dev_;
+  std::unique_ptr<mem::host_resource> kind_;
+  mem::buffer host_;
+  xrt::bo bo_;
+  std::byte* backing_ = nullptr;  // the buffer object's host side
+  std::string note_;
+  first_use costs_;
+  no_gate gate_;  // blocking calls: nothing is queued to hold
+  timed_batches loop_{gate_};
+};
+
+}  // namespace
+
+std::unique_ptr<transfer> make_xrt_transfer(const point_spec& p, const device_info&, const std::string& mode,
+                                            mem::kind_options kinds) {
+  const bool bo_kind = is_bo_kind(p.host_memory);
+  if (p.route == route_kind::bo_sync && !bo_kind)
+    throw skip_point("route bo-sync syncs a buffer XRT allocated: its kinds are bo-normal and bo-host-only");
+  if (p.route != route_kind::bo_sync && bo_kind)
+    throw skip_point(fmt::format("{} is XRT's own buffer: route bo-sync measures it", p.host_memory));
+  if (p.route != route_kind::bo_sync && !mem::make_host_kind(p.host_memory, kinds))
+    throw skip_point(fmt::format("backend xrt has no host memory kind '{}'", p.host_memory));
+  return std::make_unique<xrt_transfer>(p, mode, kinds);
+}
+
+}  // namespace xfer::xrt_backend
