@@ -82,6 +82,23 @@ if [ ${#missing_pkgs[@]} -gt 0 ]; then
   fi
 fi
 
+# ---- XRT, for backend xrt (Xilinx's runtime; CI runs it through its no-op shim) ----
+# Optional like Chromium below: where Debian's libxrt-dev cannot be installed
+# (no network, another distribution) the backend is not built and says so.
+# XFER_NO_XRT=1 leaves it out.
+have_xrt() { [ -f /usr/include/xrt/xrt/xrt_bo.h ] || [ -f /opt/xilinx/xrt/include/xrt/xrt_bo.h ]; }
+if [ -z "${XFER_NO_XRT:-}" ] && ! have_xrt && [ "$(id -u)" = 0 ] && command -v apt-get >/dev/null; then
+  xrt_known() { apt-cache policy libxrt-dev 2>/dev/null | grep -q 'Candidate: [0-9]'; }
+  export DEBIAN_FRONTEND=noninteractive
+  xrt_known || apt_get update -qq || true
+  if xrt_known; then
+    log "installing libxrt-dev for backend xrt (waiting up to ${apt_lock_timeout} s for the apt/dpkg lock)"
+    apt_get install -y -qq libxrt-dev || log "could not install libxrt-dev: backend xrt will not be built"
+  else
+    log "no libxrt-dev package to install: backend xrt will not be built"
+  fi
+fi
+
 # ---- Chromium, for the report's browser test (python/tests/test_browser.py) ----
 # Optional: the test skips where no Chromium is found, so a machine without it
 # (or without network, like the GPU machine) still builds and tests. Debian's

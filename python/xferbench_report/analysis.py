@@ -199,6 +199,7 @@ class Report:
     break_even: list
     api: list
     counts: dict = field(default_factory=dict)
+    emulated: list = field(default_factory=list)  # ok points measured under emulation, kept out of the curves
 
     def curves_for(self, direction, group=None):
         return [c for c in self.curves if c.direction == direction and (group is None or c.group == group)]
@@ -363,6 +364,7 @@ def analyze(runs, reference_backend=None):
     groups = _groups(runs)
     curves = OrderedDict()
     kinds, routes = [], []
+    emulated = []
     for run in runs:
         for p in run.points:
             if p.host_memory not in kinds:
@@ -370,6 +372,9 @@ def analyze(runs, reference_backend=None):
             if p.route not in routes:
                 routes.append(p.route)
             if not p.ok:
+                continue
+            if p.emulation:
+                emulated.append(p)
                 continue
             g = groups[(run.label, p.backend, p.device_index)]
             key = (g, p.route, p.direction, p.host_memory)
@@ -404,6 +409,7 @@ def analyze(runs, reference_backend=None):
     counts = {s: sum(p.status == s for p in all_points) for s in ("ok", "skipped", "failed")}
     counts["not_converged"] = sum(1 for p in all_points if p.ok and not p.converged)
     counts["unverified"] = sum(1 for p in all_points if p.ok and not p.verified)
+    counts["emulated"] = len(emulated)
     return Report(
         runs=runs,
         groups=[g for g in group_list if any(c.group == g for c in ordered)],
@@ -416,4 +422,5 @@ def analyze(runs, reference_backend=None):
         break_even=_break_even(ordered),
         api=_api(ordered, group_list, reference_backend),
         counts=counts,
+        emulated=emulated,
     )

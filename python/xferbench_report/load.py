@@ -72,6 +72,11 @@ class Point:
     first_use: Optional[FirstUse] = None
     parts: dict = field(default_factory=dict)  # name -> {"median_s", "gbps"}
     link_ceiling_gbps: Optional[float] = None  # what the point's link carries in its direction (TLP overhead included)
+    # The emulation the device ran under (XRT's "noop"); "" on hardware. Such a
+    # point moved no data across a link: the report lists it apart, never in a
+    # curve, a peak, a plot or a model.
+    emulation: str = ""
+    note: str = ""
 
     @property
     def ok(self):
@@ -270,6 +275,8 @@ def _point(run, path, i, raw):
         bytes=f.integer("bytes", required=True, positive=True),
         status=f.string("status", required=True, choices=STATUSES),
         reason=f.string("reason", default=""),
+        emulation=f.string("emulation", default=""),
+        note=f.string("note", default=""),
     )
     if not p.ok:
         return p  # only what identifies it and why it did not run is shown

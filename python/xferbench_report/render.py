@@ -285,6 +285,26 @@ def _clock_section(doc, report):
 
 
 
+def _emulated_section(doc, report):
+    """Points measured under emulation (XRT's no-op shim): the API's own cost per call, apart from every curve."""
+    if not report.emulated:
+        return
+    doc.heading(1, "Emulated points (no data crossed a link)", "emulated")
+    doc.para("These ran under an emulation mode: the device's DMA moved nothing, so their times are what the API "
+             "costs per call, not bandwidth. They are in no curve, peak, plot or model.", "note")
+    groups = {}
+    for p in report.emulated:
+        groups.setdefault((p.backend, p.emulation, p.route, p.direction, p.host_memory), []).append(p)
+    rows = []
+    for (backend, mode, route, d, kind), pts in groups.items():
+        pts = sorted(pts, key=lambda p: p.bytes)
+        lo, hi = pts[0], pts[-1]
+        rows.append([backend, mode, route, d, kind, f"{format_size(lo.bytes)}: {format_time(lo.median_s)}",
+                     f"{format_size(hi.bytes)}: {format_time(hi.median_s)}", str(len(pts))])
+    doc.table(["backend", "emulation", "route", "direction", "host memory", "smallest: time per call",
+               "largest: time per call", "sizes"], rows, align="lllllrrr")
+
+
 def _problems_section(doc, report):
     doc.heading(1, "Skipped and failed points", "problems")
     if not report.problems:
@@ -334,7 +354,8 @@ def _summary(report, studies):
     if report:
         c = report.counts
         parts.append(f"{len(report.groups)} backends ({', '.join(g.name for g in report.groups)}), "
-                     f"{c['ok']} ok / {c['skipped']} skipped / {c['failed']} failed points")
+                     f"{c['ok']} ok / {c['skipped']} skipped / {c['failed']} failed points"
+                     + (f" ({c['emulated']} ok under emulation, listed apart)" if c.get("emulated") else ""))
     if studies:
         parts.append("studies: " + ", ".join(st.path.name for st in studies))
     return ". ".join(parts) + "."
@@ -376,6 +397,7 @@ def build_document(report, figures, title=None, studies=(), findings=None):
     _peaks_section(doc, report)
     _runs_section(doc, report)
     _clock_section(doc, report)
+    _emulated_section(doc, report)
     _problems_section(doc, report)
     return doc
 
