@@ -118,6 +118,20 @@ def test_staged_and_plain_against_the_drivers_batched_copy(write_result):
     assert g.title == "No crossover: cuda-rt h2d: batch-any-order vs copy-sync (pageable)"
 
 
+def test_opencl_against_xrt_on_the_same_card(write_result):
+    pts = []
+    for backend, route, kind, t_small, t_big in (("opencl:xilinx", "copy-async", "pinned", 40e-6, 8e-3),
+                                                 ("xrt", "bo-sync", "bo-normal", 20e-6, 6e-3)):
+        for n, t in ((4096, t_small), (64 << 20, t_big)):
+            pts.append(dict(point(backend=backend, route=route, memory=kind, nbytes=n, samples=[t] * 5),
+                            device_type="accelerator", device_pci="0000:3b:00.0"))
+    f = only(findings_of(write_result, pts), "OpenCL against XRT")
+    assert f.title == "OpenCL against XRT (0000:3b:00.0 h2d)"
+    assert f.text == ("one 4 KiB transfer costs 40.0 us through OpenCL and 20.0 us through XRT on the wall clock; "
+                      "peaks: OpenCL 8.39 GB/s (copy-async, pinned, 64 MiB), XRT 11.18 GB/s (bo-sync, bo-normal, 64 MiB)")
+    assert f.evidence == ["run.json#0", "run.json#2", "run.json#1", "run.json#3"]
+
+
 def test_a_device_clock_that_misses_host_work(write_result):
     n = 16 << 20
     pts = [dict(gbps_point(40, n, backend="opencl:nvidia", route="copy-async"), device_type="gpu", timer="event",

@@ -77,6 +77,7 @@ class Point:
     # curve, a peak, a plot or a model.
     emulation: str = ""
     note: str = ""
+    device_pci: str = ""  # the device's PCI address where the backend knew it
 
     @property
     def ok(self):
@@ -277,6 +278,7 @@ def _point(run, path, i, raw):
         reason=f.string("reason", default=""),
         emulation=f.string("emulation", default=""),
         note=f.string("note", default=""),
+        device_pci=f.string("device_pci", default=""),
     )
     if not p.ok:
         return p  # only what identifies it and why it did not run is shown
