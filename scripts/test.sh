@@ -26,7 +26,7 @@ echo "== libxfer installed: examples/ built against it (scripts/test-install.sh)
 scripts/test-install.sh "$cmake_bin" || status=1
 
 # The host code's tests again under AddressSanitizer and UndefinedBehaviorSanitizer
-# (leaks included), in a build of their own without the GPU backends: CUDA's
+# (leaks included), in a build of their own without the GPU backends: CUDA's,
 # OpenCL's and XRT's runtimes are not built for it. XFER_SANITIZERS=off skips it
 # (the GPU gate does: it has nothing GPU-specific, and CI runs it).
 if [ "${XFER_SANITIZERS:-on}" != off ]; then
