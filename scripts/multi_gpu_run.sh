@@ -9,6 +9,10 @@
 #
 #   XFER_BACKEND   the CUDA backend (default cuda-rt)
 #   XFER_SIZES     the at-once sweep's sizes (default 1M,64M,256M)
+#   XFER_ROUTES / XFER_MEMORY  the at-once sweep's routes (copy-async,staged) and host memory (pinned,pageable)
+#   XFER_FLEET_SIZE            fleet mode's --size (default 256M)
+#   XFER_HOST_DEVICES          --host-devices for a try on the host backend (XFER_BACKEND=host)
+#   XFER_NO_MPI=1              fleet as one process per rank with --out-dir even where mpirun is
 #   XFER_PEER_SIZE the peer matrix's copy size (default 256M)
 #
 # Writes: build.log, info.txt, info.json, list.txt, topo.txt (nvidia-smi topo -m where present),
@@ -23,7 +27,7 @@ skip_build=${XFER_SKIP_BUILD:-0}
 for arg in "$@"; do
   case $arg in
     --skip-build) skip_build=1 ;;
-    -h | --help) sed -n '2,22p' "$0"; exit 0 ;;
+    -h | --help) sed -n '2,/^set /p' "$0" | sed '$d'; exit 0 ;;
     *) echo "multi_gpu_run.sh: unknown argument '$arg' (see --help)" >&2; exit 2 ;;
   esac
 done
@@ -33,6 +37,9 @@ mkdir -p "$OUT"
 BUILD=build-gpu
 XB=$PWD/$BUILD/apps/xferbench/xferbench
 B=${XFER_BACKEND:-cuda-rt}
+FS=${XFER_FLEET_SIZE:-256M}
+HD=()
+[ -n "${XFER_HOST_DEVICES:-}" ] && HD=(--host-devices "$XFER_HOST_DEVICES")
 jobs=$(nproc 2>/dev/null || echo 4)
 start=$SECONDS
 failed=0
@@ -71,23 +78,23 @@ fi
 if command -v nvidia-smi >/dev/null; then
   { nvidia-smi -L; echo; nvidia-smi topo -m; echo; nvidia-smi topo -p2p r; } >"$OUT/topo.txt" 2>&1
 fi
-ngpu=$("$XB" list 2>/dev/null | awk -v b="$B:" '$1 == b {on = 1; next} /^[^ ]/ {on = 0} on && /^    [0-9]+: /' | wc -l)
+ngpu=$("$XB" list "${HD[@]}" 2>/dev/null | awk -v b="$B:" '$1 == b {on = 1; next} /^[^ ]/ {on = 0} on && /^    [0-9]+: /' | wc -l)
 log "$B has $ngpu device(s)"
 [ "$ngpu" -ge 1 ] || { log "no device on $B: see $OUT/list.txt"; exit 1; }
 
 # ---- 2. every GPU alone, then all at once: pinned and pageable (copy-async), staged; each direction and both ----
-step together 300 "$XB" sweep -b "$B" -r copy-async,staged -m pinned,pageable -d h2d,d2h,bidir \
-  --sizes "${XFER_SIZES:-1M,64M,256M}" --together --json "$OUT/together.json" --csv "$OUT/together.csv" -q
+step together 300 "$XB" sweep -b "$B" "${HD[@]}" -r "${XFER_ROUTES:-copy-async,staged}" -m "${XFER_MEMORY:-pinned,pageable}" \
+  -d h2d,d2h,bidir --sizes "${XFER_SIZES:-1M,64M,256M}" --together --json "$OUT/together.json" --csv "$OUT/together.csv" -q
 
 # ---- 3. the peer matrix ----
-step peer 150 "$XB" peer -b "$B" --sizes "${XFER_PEER_SIZE:-256M}" --json "$OUT/peer.json" -q
+step peer 150 "$XB" peer -b "$B" "${HD[@]}" --sizes "${XFER_PEER_SIZE:-256M}" --json "$OUT/peer.json" -q
 
 # ---- 4. fleet mode: one rank (the single-GPU gate), then one rank per GPU, with the outlier report ----
-step fleet-1 120 "$XB" fleet -b "$B" --json "$OUT/fleet-1.json" --rank-timeout 100
-if command -v mpirun >/dev/null && "$XB" fleet --help | grep -q "MPI transport: built in"; then
+step fleet-1 120 "$XB" fleet -b "$B" "${HD[@]}" --size "$FS" --json "$OUT/fleet-1.json" --rank-timeout 100
+if [ -z "${XFER_NO_MPI:-}" ] && command -v mpirun >/dev/null && "$XB" fleet --help | grep -q "MPI transport: built in"; then
   # As root Open MPI wants both variables; --bind-to none: xferbench binds each rank near its GPU itself.
   step fleet 200 env OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1 \
-    mpirun --oversubscribe --bind-to none -np "$ngpu" "$XB" fleet -b "$B" --json "$OUT/fleet.json" --rank-timeout 120
+    mpirun --oversubscribe --bind-to none -np "$ngpu" "$XB" fleet -b "$B" "${HD[@]}" --size "$FS" --json "$OUT/fleet.json" --rank-timeout 120
 else
   # No MPI here: one process per rank with the launcher's variables, one file each, merged by the report tool.
   log "no MPI: fleet as $ngpu processes writing $OUT/fleet-ranks/, merged by xferbench-report fleet"
@@ -96,7 +103,7 @@ else
   pids=()
   for r in $(seq 0 $((ngpu - 1))); do
     RANK=$r WORLD_SIZE=$ngpu LOCAL_RANK=$r LOCAL_WORLD_SIZE=$ngpu timeout 200 \
-      "$XB" fleet -b "$B" --out-dir "$OUT/fleet-ranks" >"$OUT/fleet-rank-$r.log" 2>&1 &
+      "$XB" fleet -b "$B" "${HD[@]}" --size "$FS" --out-dir "$OUT/fleet-ranks" >"$OUT/fleet-rank-$r.log" 2>&1 &
     pids+=($!)
   done
   for p in "${pids[@]}"; do wait "$p"; done
