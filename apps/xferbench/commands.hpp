@@ -72,7 +72,7 @@ struct fleet_args {
   double rank_timeout = 300;
   std::string baseline;
   double mad_k = 3, tolerance = 0.10, min_ceiling = 0.5;
-  bool no_alone = false, quiet = false;
+  bool no_alone = false;
   int host_devices = 1;
   std::string out_dir, json;
 };

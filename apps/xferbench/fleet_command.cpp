@@ -67,15 +67,17 @@ backend* default_backend(std::vector<backend_entry>& entries) {
 
 void add_fleet_options(CLI::App& cmd, fleet_args& a) {
   cmd.footer(
-      "Start one rank per device: mpirun -np 4 xferbench fleet --json fleet.json (srun works the same).\n"
+      "Start one rank per device: mpirun -np 4 --bind-to none xferbench fleet --json fleet.json (or srun).\n"
       "Without MPI: a launcher that sets rank variables (SLURM_PROCID, OMPI_COMM_WORLD_RANK, RANK...) and\n"
       "--out-dir DIR: each rank writes DIR/rank-N.json; merge them with `xferbench-report fleet DIR`.\n"
       "Each rank runs the health set (pinned h2d, d2h, both at once at --size, a 4-byte latency, pageable h2d)\n"
       "first one device of each node at a time, then every rank at once; rank 0 writes one file and lists\n"
       "the outliers (fleet median +- MAD, the link's ceiling, --baseline). docs/fleet.md.\n"
       "Exit codes: 0 healthy, 1 runtime failure, 2 bad input, 3 unhealthy (an outlier, a failed point, a link\n"
-      "below its best), 4 a rank missing (died, or hung past --rank-timeout), 5 ranks disagree (versions or\n"
-      "options), 6 more ranks on a node than devices, 7 several ranks but no MPI in this build and no --out-dir.\n" +
+      "below its best), 4 a rank missing (died, or hung past --rank-timeout; for a dying rank Open MPI needs\n"
+      "--mca orte_enable_recovery 1, and then exits 0: `xferbench-report fleet FILE` exits with the verdict),\n"
+      "5 ranks disagree (versions or options), 6 more ranks on a node than devices, 7 several ranks but no MPI\n"
+      "in this build and no --out-dir. Give mpirun --bind-to none: xferbench places each rank near its GPU.\n" +
       std::string(mpi_built() ? "This build's MPI transport: built in." : "This build's MPI transport: not built (no MPI was found)."));
   cmd.add_option("-b,--backend", a.backend, "the backend (default: the first with a GPU, else host)")
       ->multi_option_policy(CLI::MultiOptionPolicy::TakeLast);
@@ -100,7 +102,6 @@ void add_fleet_options(CLI::App& cmd, fleet_args& a) {
   cmd.add_option("--out-dir", a.out_dir, "write this rank's file DIR/rank-N.json instead of gathering over MPI")
       ->check(not_empty());
   cmd.add_option("--json", a.json, "rank 0 writes the fleet's result file here (- for stdout)")->check(not_empty());
-  cmd.add_flag("-q,--quiet", a.quiet, "ranks other than 0 say nothing (the default); rank 0 prints only problems");
 }
 
 int run_fleet_command(const fleet_args& a, const std::vector<std::string>& argv) {
