@@ -113,3 +113,15 @@ def test_baseline(tmp_path):
     _, code, text = merge_dir(str(d), **LENIENT, baseline=str(base))
     assert code == 3
     assert "baseline" in text
+
+
+def test_node_device_view_is_drawn_with_the_outlier_outlined(tmp_path):
+    doc = real_fleet()
+    slow_down(doc, 3, 3.0)
+    split_into_rank_files(doc, tmp_path)
+    svg = tmp_path / "fleet.svg"
+    assert cli.main(["fleet", str(tmp_path), "--svg", str(svg), "--tolerance", "0.35", "--min-ceiling", "0"]) == 3
+    text = svg.read_text()
+    assert text.startswith("<svg") and text.rstrip().endswith("</svg>")
+    assert text.count("rank ") >= 4  # a row per rank
+    assert 'stroke="#c00"' in text  # the outlier's cells

@@ -77,6 +77,7 @@ def _parser():
     fl.add_argument("dir", metavar="DIR", help="the ranks' files; or a fleet result file: print it, exit with its verdict")
     fl.add_argument("-o", "--output", metavar="FILE", help="the merged file (default DIR/fleet.json)")
     fl.add_argument("--baseline", metavar="FILE", help="a known-good fleet result file to compare with")
+    fl.add_argument("--svg", metavar="FILE", help="also draw the node x device view (a heat map, outliers outlined)")
     fl.add_argument("--mad-k", type=float, default=3.0, help="outlier: worse than the median by k x 1.4826 MAD...")
     fl.add_argument("--tolerance", type=float, default=0.10, help="... and by this fraction of it (default 0.10)")
     fl.add_argument("--min-ceiling", type=float, default=0.5,
@@ -157,6 +158,7 @@ def _command(args):
                 code = doc["fleet"]["exit_code"]
             except (OSError, ValueError, KeyError, TypeError) as e:
                 raise BadInput(f"{args.dir}: not a fleet result file: {e}")
+            _write_fleet_svg(doc, args.svg)
             sys.stdout.write(fleet_text(doc))
             return code
         if not os.path.isdir(args.dir):
@@ -164,10 +166,19 @@ def _command(args):
         doc, code, text = merge_dir(args.dir, args.mad_k, args.tolerance, args.min_ceiling, args.baseline)
         out = args.output or os.path.join(args.dir, "fleet.json")
         write_json(doc, out)
+        _write_fleet_svg(doc, args.svg)
         sys.stdout.write(text)
-        print(f"wrote {out}", file=sys.stderr)
+        print(f"wrote {out}" + (f" and {args.svg}" if args.svg else ""), file=sys.stderr)
         return code
     return 2
+
+
+def _write_fleet_svg(doc, path):
+    if not path:
+        return
+    from .fleet import node_device_svg, write_text
+
+    write_text(path, node_device_svg(doc))
 
 
 if __name__ == "__main__":

@@ -207,13 +207,16 @@ def node_device_table(doc):
 
 
 def write_json(doc, path):
-    """Whole or not at all: a temporary file in the same directory, renamed."""
+    write_text(path, json.dumps(doc, indent=2) + "\n")
+
+
+def write_text(path, text):
+    """Whole or not at all: a temporary file in the same directory, synced and renamed."""
     d = os.path.dirname(os.path.abspath(path))
-    fd, tmp = tempfile.mkstemp(dir=d, prefix=".fleet-", suffix=".json")
+    fd, tmp = tempfile.mkstemp(dir=d, prefix=".fleet-", suffix=".tmp")
     try:
         with os.fdopen(fd, "w") as f:
-            json.dump(doc, f, indent=2)
-            f.write("\n")
+            f.write(text)
             f.flush()
             os.fsync(f.fileno())
         os.replace(tmp, path)
@@ -221,3 +224,54 @@ def write_json(doc, path):
         if os.path.exists(tmp):
             os.unlink(tmp)
         raise
+
+
+def node_device_svg(doc):
+    """The node x device view as an SVG heat map: a row per node, rank and device, a column per phase
+    and test; each cell's colour is its figure against the fleet median of its column (red worse,
+    green better), outliers outlined. Plain SVG text: no plotting library needed on a cluster's node."""
+    from html import escape
+
+    flagged = {(f["rank"], f["phase"], f["test"]) for f in doc["fleet"]["findings"]}
+    cols = [(ph, t) for ph in ("alone", "together") for t in TESTS]
+    cells, rows = {}, set()
+    for p in doc["results"]:
+        if "fleet" not in p or p.get("status") != "ok":
+            continue
+        t = _test_of(p)
+        row = (p["fleet"]["node"], p["fleet"]["rank"], p.get("device_index", -1))
+        rows.add(row)
+        cells[(row, p["fleet"]["phase"], t)] = _figure(p, t.startswith("latency"))
+    rows = sorted(rows)
+    medians = {}
+    for ph, t in cols:
+        vals = [v for (r, p, tt), v in cells.items() if p == ph and tt == t]
+        if vals:
+            medians[(ph, t)] = statistics.median(vals)
+    cw, ch, left, top = 96, 22, 230, 52
+    w, h = left + cw * len(cols) + 10, top + ch * len(rows) + 30
+    out = [f'<svg xmlns="http://www.w3.org/2000/svg" width="{w}" height="{h}" font-family="sans-serif" font-size="11">',
+           f'<text x="4" y="14" font-size="13">fleet: node x device (colour: against the column\'s median; '
+           f'outlined: outlier)</text>']
+    for i, (ph, t) in enumerate(cols):
+        x = left + i * cw
+        out.append(f'<text x="{x + 4}" y="{top - 20}">{ph}</text><text x="{x + 4}" y="{top - 6}">{escape(t)}</text>')
+    for j, row in enumerate(rows):
+        y = top + j * ch
+        out.append(f'<text x="4" y="{y + 15}">{escape(str(row[0]))} rank {row[1]} dev {row[2]}</text>')
+        for i, (ph, t) in enumerate(cols):
+            x = left + i * cw
+            v = cells.get((row, ph, t))
+            m = medians.get((ph, t))
+            if v is None or not m:
+                out.append(f'<rect x="{x}" y="{y}" width="{cw - 2}" height="{ch - 2}" fill="#eee"/>')
+                continue
+            ratio = (m / v if t.startswith("latency") else v / m) if v else 0.0
+            # 1.0 white; worse toward red, better toward green (saturating at 50% either way)
+            k = max(-1.0, min(1.0, (ratio - 1) * 2))
+            r, g, b = (255, int(255 * (1 + k)), int(255 * (1 + k))) if k < 0 else (int(255 * (1 - k)), 255, int(255 * (1 - k)))
+            stroke = ' stroke="#c00" stroke-width="2"' if (row[1], ph, t) in flagged else ""
+            out.append(f'<rect x="{x}" y="{y}" width="{cw - 2}" height="{ch - 2}" fill="rgb({r},{g},{b})"{stroke}/>'
+                       f'<text x="{x + 4}" y="{y + 15}">{v:.3g}</text>')
+    out.append(f'<text x="4" y="{h - 8}">GB/s; latency-4B in microseconds</text></svg>')
+    return "\n".join(out) + "\n"
