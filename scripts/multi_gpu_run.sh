@@ -13,13 +13,14 @@
 #   XFER_FLEET_SIZE            fleet mode's --size (default 256M)
 #   XFER_HOST_DEVICES          --host-devices for a try on the host backend (XFER_BACKEND=host)
 #   XFER_NO_MPI=1              fleet as one process per rank with --out-dir even where mpirun is
+#   XFER_GPU_TESTS=0           skip building and running the GPU tests of these modes at the end
 #   XFER_PEER_SIZE the peer matrix's copy size (default 256M)
 #
 # Writes: build.log, info.txt, info.json, list.txt, topo.txt (nvidia-smi topo -m where present),
 # together.json/.csv/.log (each GPU alone, then all at once: pinned, pageable, staged; h2d, d2h, bidir),
 # peer.json/.log (the matrix), fleet-1.json/.log (one rank), fleet.json/.log (one rank per GPU; over MPI
 # where mpirun is found, else one process per rank with --out-dir fleet-ranks/ merged by
-# xferbench-report fleet), steps.txt (each step's exit code and seconds).
+# xferbench-report fleet), gpu-tests.log, steps.txt (each step's exit code and seconds).
 # Exit status: 0 when every step exited 0, else 1 (steps.txt says which; fleet's 3 = an outlier).
 set -uo pipefail
 
@@ -61,8 +62,9 @@ step() {
 
 if [ "$skip_build" != 1 ]; then
   log "configure + build xferbench ($jobs jobs) -> $OUT/build.log"
-  if ! { cmake -S . -B "$BUILD" -G Ninja -DCMAKE_BUILD_TYPE=Release -DXFER_ENABLE_CUDA=ON -DXFER_ENABLE_PYTHON=OFF \
-           -DXFER_BUILD_TESTS=OFF && cmake --build "$BUILD" -j"$jobs" --target xferbench; } >"$OUT/build.log" 2>&1; then
+  # The same configuration as gpu_run.sh (so the two share build-gpu without reconfiguring), one target.
+  if ! { cmake -S . -B "$BUILD" -G Ninja -DCMAKE_BUILD_TYPE=Release -DXFER_ENABLE_CUDA=ON \
+           -DXFER_ENABLE_OPENCL="${XFER_OPENCL:-AUTO}" && cmake --build "$BUILD" -j"$jobs" --target xferbench; } >"$OUT/build.log" 2>&1; then
     tail -40 "$OUT/build.log"
     log "build failed"
     exit 1
@@ -109,6 +111,12 @@ else
   for p in "${pids[@]}"; do wait "$p"; done
   echo "fleet-ranks seconds=$((SECONDS - t0)) :: $ngpu processes, --out-dir" >>"$OUT/steps.txt"
   step fleet 60 env PYTHONPATH="$PWD/python" python3 -m xferbench_report fleet "$OUT/fleet-ranks" -o "$OUT/fleet.json"
+fi
+
+# ---- 5. the GPU tests of these modes (tests/cuda/multi_device_test.cpp), while time is left ----
+if [ "${XFER_GPU_TESTS:-1}" = 1 ] && [ "$skip_build" != 1 ] && [ $((SECONDS - start)) -lt 400 ]; then
+  step gpu-tests 150 bash -c "cmake --build '$BUILD' -j$jobs --target xfer_cuda_tests &&
+    '$BUILD/tests/cuda/xfer_cuda_tests' --gtest_filter='CudaTogether*:CudaPeer*'"
 fi
 
 log "done in $((SECONDS - start)) s; steps:"

@@ -214,9 +214,20 @@ int run_fleet_command(const fleet_args& a, const std::vector<std::string>& argv)
   const auto& stop = install_interrupt_flag();
   std::vector<fleet::health_test> tests;
   if (report.device >= 0) tests = fleet::health_set(*b, report.device, bytes);
+  bool abandoned = false;  // a point's thread is stuck in the backend (the watchdog left it)
   const auto run_point = [&](const fleet::health_test& t, const char* phase) {
     collect out;
-    run_sweep(*b, std::vector<point_spec>{t.spec}, opts, out, stop);
+    if (abandoned) {
+      // The backend still has a thread inside it: measuring on would only hang again.
+      point_result r;
+      r.spec = t.spec;
+      r.device_name = report.device_name;
+      r.status = point_status::skipped;
+      r.reason = "not run: an earlier health point of this rank never returned (the watchdog left it)";
+      out.points.push_back(r);
+    } else {
+      abandoned = run_sweep(*b, std::vector<point_spec>{t.spec}, opts, out, stop).abandoned;
+    }
     for (auto& r : out.points) {
       if (report.link) flag_link_limit(r, *report.link);
       r.fleet = point_result::fleet_tag{me.node, me.rank, me.local_rank, phase};
@@ -277,13 +288,15 @@ int run_fleet_command(const fleet_args& a, const std::vector<std::string>& argv)
     const auto path = std::filesystem::path(a.out_dir) / fmt::format("rank-{:05}.json", me.rank);
     write_output(path, fleet::fleet_json(ctx, one));
     comm->finish();
-    if (report.status == "too many ranks") return fleet::exit_too_many_ranks;
-    return one.exit_code;
+    const int code = report.status == "too many ranks" ? fleet::exit_too_many_ranks : one.exit_code;
+    if (abandoned) std::_Exit(code);
+    return code;
   }
 
   const auto texts = comm->gather(fleet::to_json_text(report), a.rank_timeout);
   if (!root) {
     comm->finish();
+    if (abandoned) std::_Exit(exit_ok);
     return exit_ok;
   }
   std::vector<std::optional<fleet::rank_report>> reports;
@@ -314,8 +327,13 @@ int run_fleet_command(const fleet_args& a, const std::vector<std::string>& argv)
   std::fflush(nullptr);
   if (!m.missing.empty()) comm->abort_all(m.exit_code);
   comm->finish();
-  if (stop.load()) return interrupted_exit_code();
-  return m.exit_code;
+  const int code = stop.load() ? interrupted_exit_code() : m.exit_code;
+  // A backend with a thread stuck inside it cannot be destroyed (it would wait for it).
+  if (abandoned) {
+    std::fflush(nullptr);
+    std::_Exit(code);
+  }
+  return code;
 }
 
 }  // namespace xfer::cli
