@@ -8,7 +8,7 @@
 #   OUT=/some/dir scripts/multi_gpu_run.sh [--skip-build]
 #
 #   XFER_BACKEND   the CUDA backend (default cuda-rt)
-#   XFER_SIZES     the at-once sweep's sizes (default 1M,64M,256M)
+#   XFER_SIZES     the at-once sweep's sizes (default 64M,256M)
 #   XFER_ROUTES / XFER_MEMORY  the at-once sweep's routes (copy-async,staged) and host memory (pinned,pageable)
 #   XFER_FLEET_SIZE            fleet mode's --size (default 256M)
 #   XFER_HOST_DEVICES          --host-devices for a try on the host backend (XFER_BACKEND=host)
@@ -85,8 +85,8 @@ log "$B has $ngpu device(s)"
 [ "$ngpu" -ge 1 ] || { log "no device on $B: see $OUT/list.txt"; exit 1; }
 
 # ---- 2. every GPU alone, then all at once: pinned and pageable (copy-async), staged; each direction and both ----
-step together 300 "$XB" sweep -b "$B" "${HD[@]}" -r "${XFER_ROUTES:-copy-async,staged}" -m "${XFER_MEMORY:-pinned,pageable}" \
-  -d h2d,d2h,bidir --sizes "${XFER_SIZES:-1M,64M,256M}" --together --json "$OUT/together.json" --csv "$OUT/together.csv" -q
+step together 240 "$XB" sweep -b "$B" "${HD[@]}" -r "${XFER_ROUTES:-copy-async,staged}" -m "${XFER_MEMORY:-pinned,pageable}" \
+  -d h2d,d2h,bidir --sizes "${XFER_SIZES:-64M,256M}" --together --json "$OUT/together.json" --csv "$OUT/together.csv" -q
 
 # ---- 3. the peer matrix ----
 step peer 150 "$XB" peer -b "$B" "${HD[@]}" --sizes "${XFER_PEER_SIZE:-256M}" --json "$OUT/peer.json" -q
@@ -114,7 +114,7 @@ else
 fi
 
 # ---- 5. the GPU tests of these modes (tests/cuda/multi_device_test.cpp), while time is left ----
-if [ "${XFER_GPU_TESTS:-1}" = 1 ] && [ "$skip_build" != 1 ] && [ $((SECONDS - start)) -lt 400 ]; then
+if [ "${XFER_GPU_TESTS:-1}" = 1 ] && [ "$skip_build" != 1 ] && [ $((SECONDS - start)) -lt 330 ]; then
   step gpu-tests 150 bash -c "cmake --build '$BUILD' -j$jobs --target xfer_cuda_tests &&
     '$BUILD/tests/cuda/xfer_cuda_tests' --gtest_filter='CudaTogether*:CudaPeer*'"
 fi
