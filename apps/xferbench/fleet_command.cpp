@@ -264,6 +264,11 @@ int run_fleet_command(const fleet_args& a, const std::vector<std::string>& argv)
       for (std::size_t i = 0; i < fleet::health_set(*b, 0, bytes).size() && in_step; ++i)
         if (!comm->barrier(a.rank_timeout)) lost("together");
   }
+  // The link as it reads right after the rank's own transfers: idle, a GPU
+  // lowers its link's generation to save power.
+  if (report.link)
+    for (const auto& l : probe_system().accelerators)
+      if (l.address == report.link->address) report.link = l;
   if (stop.load() && report.status == "ok") {
     report.status = "error";
     report.reason = fmt::format("interrupted by signal {}", interrupt_signal());

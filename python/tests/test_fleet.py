@@ -125,3 +125,14 @@ def test_node_device_view_is_drawn_with_the_outlier_outlined(tmp_path):
     assert text.startswith("<svg") and text.rstrip().endswith("</svg>")
     assert text.count("rank ") >= 4  # a row per rank
     assert 'stroke="#c00"' in text  # the outlier's cells
+
+
+def test_a_link_with_fewer_lanes_is_unhealthy_an_idle_links_lower_generation_is_not():
+    doc = real_fleet()
+    ranks = doc["fleet"]["ranks"]
+    ranks[0]["link"] = {"pci_address": "0000:01:00.0", "link_current": {"gen": 1, "width": 16},
+                        "link_max": {"gen": 5, "width": 16}}
+    ranks[1]["link"] = {"pci_address": "0000:02:00.0", "link_current": {"gen": 5, "width": 8},
+                        "link_max": {"gen": 5, "width": 16}}
+    found = find_outliers(ranks, doc["results"], **LENIENT)
+    assert [(f["rank"], "x8 of x16" in f["why"]) for f in found] == [(1, True)]

@@ -70,10 +70,13 @@ def find_outliers(ranks, points, mad_k=3.0, tolerance=0.10, min_ceiling=0.5, bas
     for r in ranks:
         if r.get("status") != "ok":
             out.append({**where(r), "why": f"rank {r['rank']} reported an error: {r.get('reason', '')}"})
-        link = r.get("link")
-        if link and link.get("degraded"):
+        # Width only, as src/core/fleet.cpp: an idle GPU lowers its link's generation to save power.
+        link = r.get("link") or {}
+        cur, top = link.get("link_current", {}).get("width", 0), link.get("link_max", {}).get("width", 0)
+        if cur and top and cur < top:
             out.append({**where(r, test="link"),
-                        "why": f"PCIe link {link.get('pci_address', '?')} trained below its best: {link['degraded']}"})
+                        "why": f"PCIe link {link.get('pci_address', '?')} trained to fewer lanes than it has: "
+                               f"x{cur} of x{top}"})
         for p in by_rank.get(r["rank"], []):
             f = where(r, p)
             if p.get("status") == "failed":

@@ -200,10 +200,15 @@ std::vector<finding> find_outliers(const std::vector<rank_report>& ranks, const 
       f.why = fmt::format("rank {} reported an error: {}", r.who.rank, r.reason);
       out.push_back(f);
     }
-    if (r.link && !r.link->degraded().empty()) {
+    // Width only: a GPU lowers its link's speed (generation) when idle to
+    // save power, so a Gen1 reading is no fault, while a link trained to
+    // fewer lanes stays so. A link stuck at a lower generation shows in the
+    // bandwidth against the ceiling (Gen4 gives half of Gen5's).
+    if (r.link && r.link->current_width > 0 && r.link->max_width > 0 && r.link->current_width < r.link->max_width) {
       finding f = where(r, nullptr);
       f.test = "link";
-      f.why = fmt::format("PCIe link {} trained below its best: {}", r.link->address, r.link->degraded());
+      f.why = fmt::format("PCIe link {} trained to fewer lanes than it has: x{} of x{}", r.link->address,
+                          r.link->current_width, r.link->max_width);
       out.push_back(f);
     }
     for (const auto& p : r.points) {

@@ -59,6 +59,21 @@ TEST(Fleet, TheBaselineCatchesAWholeFleetThatGotSlower) {
   for (const auto& f : found) EXPECT_NE(f.why.find("baseline"), std::string::npos) << f.why;
 }
 
+TEST(Fleet, ALinkWithFewerLanesIsUnhealthyAnIdleLinksLowerGenerationIsNot) {
+  auto ranks = fixture();
+  pci_link idle, narrow;
+  idle.address = "0000:01:00.0";
+  idle.current_gen = 1, idle.max_gen = 5, idle.current_width = idle.max_width = 16;
+  narrow.address = "0000:02:00.0";
+  narrow.current_gen = narrow.max_gen = 5, narrow.current_width = 8, narrow.max_width = 16;
+  ranks[0].link = idle;
+  ranks[1].link = narrow;
+  const auto found = find_outliers(ranks, lenient);
+  ASSERT_EQ(found.size(), 1u);
+  EXPECT_EQ(found[0].rank, 1);
+  EXPECT_NE(found[0].why.find("x8 of x16"), std::string::npos) << found[0].why;
+}
+
 TEST(Fleet, MissingRanksAndDisagreementsHaveTheirOwnExitCodes) {
   auto ranks = fixture();
   std::vector<std::optional<rank_report>> reports(ranks.begin(), ranks.end());
