@@ -335,6 +335,13 @@ std::vector<point_result> measure_together(backend& b, const std::vector<point_s
     return out;
   }
 
+  // Stopped by a signal mid-group: not a result (run_together leaves it out, as run_sweep does a point).
+  if (g->stopped_by == "interrupted")
+    for (auto& s : g->slots)
+      if (s.result.status == point_status::ok) {
+        s.result.status = point_status::failed;
+        s.result.reason = "interrupted";
+      }
   std::vector<point_result> out;
   std::string skipped, failed;
   bool verified = true;

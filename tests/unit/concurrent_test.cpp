@@ -163,6 +163,27 @@ TEST(Together, AHungDeviceIsLeftBehindAtTheWatchdogsBound) {
   std::this_thread::sleep_for(std::chrono::seconds(1));
 }
 
+TEST(Together, AGroupStoppedBySignalIsNoResult) {
+  test::fake_backend b;
+  b.make = [&](const point_spec&) { return std::make_unique<timed_fake>(); };
+  auto o = quick_options();
+  o.target_ci = 1e-9;  // never converges: only the stop ends it
+  o.max_time_s = 10;
+  std::atomic<bool> stop{false};
+  std::thread stopper([&] {
+    std::this_thread::sleep_for(std::chrono::milliseconds(100));
+    stop = true;
+  });
+  bool abandoned = false;
+  const auto results = measure_together(b, specs_for({0, 1}), o, stop, abandoned);
+  stopper.join();
+  ASSERT_EQ(results.size(), 3u);
+  for (const auto& r : results) {
+    EXPECT_EQ(r.status, point_status::failed);
+    EXPECT_NE(r.reason.find("interrupted"), std::string::npos) << r.reason;
+  }
+}
+
 TEST(Together, GroupsCollectTheSamePointAcrossDevices) {
   std::vector<planned_point> pts;
   for (std::uint64_t bytes : {4096u, 65536u})
