@@ -64,7 +64,10 @@ TEST(Together, BatchesOfEveryDeviceOverlapAndTheAggregateIsAllBytesOverTheWindow
   std::vector<timed_fake::interval> runs[2];
   b.make = [&](const point_spec& p) {
     auto t = std::make_unique<timed_fake>();
-    t->per_rep_s = p.device == 0 ? 1e-3 : 2e-3;  // the second device is slower
+    // The second device is slower. Batches of tens of milliseconds: the
+    // overlap checked below must not depend on how soon a loaded machine
+    // schedules a thread the barrier released (a few ms with 2 busy cores).
+    t->per_rep_s = p.device == 0 ? 30e-3 : 60e-3;
     t->runs = &runs[p.device];
     return t;
   };
