@@ -99,6 +99,26 @@ if [ -z "${XFER_NO_XRT:-}" ] && ! have_xrt && [ "$(id -u)" = 0 ] && command -v a
   fi
 fi
 
+# ---- Open MPI, for fleet mode over MPI (xferbench fleet; tests/cli/test_fleet.py) ----
+# Optional: without it fleet mode runs one rank, or one file per rank, and its
+# mpirun tests skip. A machine without network (the GPU machine) keeps going;
+# XFER_NO_MPI=1 leaves it out.
+if [ -z "${XFER_NO_MPI:-}" ] && ! { command -v mpicc >/dev/null && command -v mpirun >/dev/null; }; then
+  if [ "$(id -u)" = 0 ] && command -v apt-get >/dev/null; then
+    export DEBIAN_FRONTEND=noninteractive
+    mpi_known() { apt-cache policy libopenmpi-dev 2>/dev/null | grep -q 'Candidate: [0-9]'; }
+    mpi_known || apt_get update -qq || true
+    if mpi_known; then
+      log "installing libopenmpi-dev openmpi-bin for fleet mode over MPI"
+      apt_get install -y -qq libopenmpi-dev openmpi-bin || log "could not install Open MPI: fleet mode builds without MPI"
+    else
+      log "no Open MPI package reachable: fleet mode builds without MPI (its mpirun tests skip)"
+    fi
+  else
+    log "no Open MPI (libopenmpi-dev, openmpi-bin): fleet mode builds without MPI and its mpirun tests skip"
+  fi
+fi
+
 # ---- Chromium, for the report's browser test (python/tests/test_browser.py) ----
 # Optional: the test skips where no Chromium is found, so a machine without it
 # (or without network, like the GPU machine) still builds and tests. Debian's

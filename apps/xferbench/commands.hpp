@@ -37,6 +37,8 @@ struct sweep_args {
   std::string alignment = "4K";
   std::size_t unaligned_offset = 16;
   bool no_verify = false, quiet = false, verbose = false, no_affinity = false;
+  bool together = false, together_only = false;  // every selected device of a backend at once
+  int host_devices = 1;
   std::string json, csv;
 };
 void add_sweep_options(CLI::App& cmd, sweep_args& args);
@@ -44,8 +46,38 @@ int run_sweep_command(const sweep_args& args, const std::vector<std::string>& ar
 
 struct list_args {
   unsigned threads = 0;
+  int host_devices = 1;
 };
+
+// --host-devices: how many stand-in devices the host backend shows.
+void add_host_devices_option(CLI::App& cmd, int& n);
 int run_list_command(const list_args& args);
+
+struct peer_args {
+  std::vector<std::string> backends;
+  std::vector<int> devices;
+  std::string sizes;
+  bool quick = false, no_verify = false, quiet = false;
+  std::optional<double> max_time;
+  int host_devices = 1;
+  std::string json, csv;
+};
+void add_peer_options(CLI::App& cmd, peer_args& args);
+int run_peer_command(const peer_args& args, const std::vector<std::string>& argv);
+
+struct fleet_args {
+  std::string backend;
+  std::string size = "256M";
+  double max_time = 0.1;
+  double rank_timeout = 300;
+  std::string baseline;
+  double mad_k = 3, tolerance = 0.10, min_ceiling = 0.5;
+  bool no_alone = false;
+  int host_devices = 1;
+  std::string out_dir, json;
+};
+void add_fleet_options(CLI::App& cmd, fleet_args& args);
+int run_fleet_command(const fleet_args& args, const std::vector<std::string>& argv);
 
 struct info_args {
   bool json = false;

@@ -10,6 +10,7 @@ namespace xfer::cli {
 int run_list_command(const list_args& a) {
   backend_options opts;
   opts.threads = a.threads;
+  opts.host_devices = a.host_devices;
   for (const auto& e : make_backends(opts)) {
     if (!e.impl) {
       fmt::print("{}: unavailable: {}\n\n", e.name, e.reason);

@@ -32,9 +32,19 @@ int main(int argc, char** argv) {
   auto* sweep_cmd = app.add_subcommand("sweep", "measure every selected backend x route x host memory x direction x size");
   add_sweep_options(*sweep_cmd, sweep);
 
+  peer_args peer;
+  auto* peer_cmd = app.add_subcommand("peer", "device-to-device copies between every pair of devices: the peer matrix");
+  add_peer_options(*peer_cmd, peer);
+
+  fleet_args fleet;
+  auto* fleet_cmd = app.add_subcommand(
+      "fleet", "a short health set on every device of a node or cluster, one rank per device (MPI), outliers flagged");
+  add_fleet_options(*fleet_cmd, fleet);
+
   list_args list;
   auto* list_cmd = app.add_subcommand("list", "backends, devices, routes and host memory kinds, and why any is unavailable");
   list_cmd->add_option("--threads", list.threads, "threads the memcpy-mt route would use (0 = all CPUs)");
+  add_host_devices_option(*list_cmd, list.host_devices);
 
   info_args info;
   auto* info_cmd = app.add_subcommand("info", "CPU, OS, memory, NUMA nodes, and each accelerator's PCIe link");
@@ -65,6 +75,8 @@ int main(int argc, char** argv) {
 
     try {
       if (*sweep_cmd) return run_sweep_command(sweep, std::vector<std::string>(argv, argv + argc));
+      if (*fleet_cmd) return run_fleet_command(fleet, std::vector<std::string>(argv, argv + argc));
+      if (*peer_cmd) return run_peer_command(peer, std::vector<std::string>(argv, argv + argc));
       if (*list_cmd) {
         xfer::release_stop_signals();  // nothing to save: Ctrl-C just ends it
         return run_list_command(list);

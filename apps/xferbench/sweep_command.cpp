@@ -23,6 +23,8 @@ void add_sweep_options(CLI::App& cmd, sweep_args& a) {
       "  xferbench sweep --dense -b cuda-rt                 every power of two, 1 B to 256 MiB\n"
       "  xferbench sweep --quick --json r.json             a coarse run in seconds\n"
       "  xferbench sweep -b host -m pageable,aligned -d h2d --sizes 4K,1M,1.5G\n"
+      "  xferbench sweep -b cuda-rt -r copy-async -m pinned --sizes 256M --together\n"
+      "                                                    every GPU alone, then all at once (per GPU + aggregate)\n"
       "Sizes take binary suffixes: 4K = 4096, 1.5G = 1610612736.\n"
       "Exit codes: 0 all points ok or skipped, 1 a point failed or a backend is unavailable,\n"
       "2 bad input, 128 + signal when stopped by SIGINT (130), SIGTERM (143) or SIGHUP (129),\n"
@@ -69,6 +71,12 @@ void add_sweep_options(CLI::App& cmd, sweep_args& a) {
   cmd.add_option("--unaligned-offset", a.unaligned_offset, "offset past a page of 'pageable-unaligned', bytes")
       ->capture_default_str()
       ->multi_option_policy(CLI::MultiOptionPolicy::TakeLast);
+  cmd.add_flag("--together", a.together,
+               "after the sweep, measure each point on every selected device of a backend at once (one thread per "
+               "device, near its NUMA node, samples in shared windows): each device's rate and the aggregate "
+               "(all bytes / the windows' wall time); docs/fleet.md");
+  cmd.add_flag("--together-only", a.together_only, "as --together, without the one-device-at-a-time sweep first");
+  add_host_devices_option(cmd, a.host_devices);
   cmd.add_flag("--no-verify", a.no_verify, "skip checking the data each route moves");
   cmd.add_flag("--no-affinity", a.no_affinity,
                "do not run the measuring thread on the CPUs local to the device and prefer its NUMA node's memory "
@@ -80,6 +88,15 @@ void add_sweep_options(CLI::App& cmd, sweep_args& a) {
   cmd.add_flag("-v,--verbose", a.verbose,
                "a row per point on the console as it completes (default: a summary table per backend at the end; "
                "every point is in the --json and --csv files either way)");
+}
+
+void add_host_devices_option(CLI::App& cmd, int& n) {
+  cmd.add_option("--host-devices", n,
+                 "stand-in devices the host backend shows (each a share of host memory), to try --together, the peer "
+                 "matrix and fleet mode without a GPU")
+      ->check(CLI::Range(1, 64))
+      ->capture_default_str()
+      ->multi_option_policy(CLI::MultiOptionPolicy::TakeLast);
 }
 
 int run_sweep_command(const sweep_args& a, const std::vector<std::string>& argv) {
@@ -122,6 +139,7 @@ int run_sweep_command(const sweep_args& a, const std::vector<std::string>& argv)
 
   backend_options bopts;
   bopts.threads = a.threads;
+  bopts.host_devices = a.host_devices;
   bopts.kinds.alignment = parse_size(a.alignment);
   bopts.kinds.unaligned_offset = a.unaligned_offset;
   // The kinds check their own parameters; checked here, a bad value is one
@@ -160,9 +178,12 @@ int run_sweep_command(const sweep_args& a, const std::vector<std::string>& argv)
                 {"quick", a.quick},
                 {"dense", a.dense},
                 {"alignment", bopts.kinds.alignment},
-                {"unaligned_offset", a.unaligned_offset}};
+                {"unaligned_offset", a.unaligned_offset},
+                {"together", a.together_only ? "only" : a.together ? "after alone" : "no"},
+                {"host_devices", a.host_devices}};
   session run(std::move(ctx), {.json = a.json, .csv = a.csv, .progress = !a.quiet, .verbose = a.verbose});
-  return run.finish(run.run(planned, opts));
+  using mode = session::devices_mode;
+  return run.finish(run.run(planned, opts, a.together_only ? mode::together : a.together ? mode::alone_then_together : mode::alone));
 }
 
 }  // namespace xfer::cli

@@ -8,6 +8,8 @@ file or it is not a valid result file, or render wrote the report but left out
 some files (one line each on stderr says why: unreadable, truncated, unknown or
 future schema, no ok points, another machine); 128 + signal when interrupted by
 SIGINT, SIGTERM or SIGHUP (nothing half written is left behind).
+fleet has the fleet command's own codes (docs/fleet.md): 0 healthy, 2 bad input, 3 unhealthy,
+4 a rank missing, 5 ranks disagree, 6 more ranks on a node than devices.
 """
 
 import argparse
@@ -67,6 +69,19 @@ def _parser():
     c.add_argument("--same-machine", action="store_true",
                    help="refuse (exit 2) files from different machines instead of warning")
     c.add_argument("--changes-only", action="store_true", help="list only points that are not 'same'")
+    fl = sub.add_parser("fleet", help="merge the per-rank files of `xferbench fleet --out-dir DIR` and list the outliers",
+                        description="Merge DIR/rank-*.json (ranks started without MPI) into one fleet result file "
+                                    "and judge it as rank 0 does over MPI (docs/fleet.md): problems and outliers "
+                                    "first, then a node x device table. Exit 0 healthy, 2 bad input, 3 unhealthy, "
+                                    "4 a rank missing, 5 ranks disagree, 6 more ranks on a node than devices.")
+    fl.add_argument("dir", metavar="DIR", help="the ranks' files; or a fleet result file: print it, exit with its verdict")
+    fl.add_argument("-o", "--output", metavar="FILE", help="the merged file (default DIR/fleet.json)")
+    fl.add_argument("--baseline", metavar="FILE", help="a known-good fleet result file to compare with")
+    fl.add_argument("--svg", metavar="FILE", help="also draw the node x device view (a heat map, outliers outlined)")
+    fl.add_argument("--mad-k", type=float, default=3.0, help="outlier: worse than the median by k x 1.4826 MAD...")
+    fl.add_argument("--tolerance", type=float, default=0.10, help="... and by this fraction of it (default 0.10)")
+    fl.add_argument("--min-ceiling", type=float, default=0.5,
+                    help="pinned bandwidth below this fraction of the link's ceiling (default 0.5)")
     return p
 
 
@@ -126,7 +141,44 @@ def _command(args):
                   "differences may be the machines'", file=sys.stderr)
         sys.stdout.write(format_comparison(cmp, changes_only=args.changes_only))
         return 1 if cmp.regressed else 0
+    if args.command == "fleet":
+        import os
+
+        from .fleet import merge_dir, write_json
+
+        if os.path.isfile(args.dir):
+            # A fleet file already merged (rank 0's over MPI): its verdict as the exit code, for a
+            # scheduler whose mpirun exits 0 whatever the ranks returned (Open MPI with recovery on).
+            import json
+
+            from .fleet import fleet_text
+            try:
+                with open(args.dir) as f:
+                    doc = json.load(f)
+                code = doc["fleet"]["exit_code"]
+            except (OSError, ValueError, KeyError, TypeError) as e:
+                raise BadInput(f"{args.dir}: not a fleet result file: {e}")
+            _write_fleet_svg(doc, args.svg)
+            sys.stdout.write(fleet_text(doc))
+            return code
+        if not os.path.isdir(args.dir):
+            raise BadInput(f"{args.dir}: not a directory or a fleet result file")
+        doc, code, text = merge_dir(args.dir, args.mad_k, args.tolerance, args.min_ceiling, args.baseline)
+        out = args.output or os.path.join(args.dir, "fleet.json")
+        write_json(doc, out)
+        _write_fleet_svg(doc, args.svg)
+        sys.stdout.write(text)
+        print(f"wrote {out}" + (f" and {args.svg}" if args.svg else ""), file=sys.stderr)
+        return code
     return 2
+
+
+def _write_fleet_svg(doc, path):
+    if not path:
+        return
+    from .fleet import node_device_svg, write_text
+
+    write_text(path, node_device_svg(doc))
 
 
 if __name__ == "__main__":

@@ -16,7 +16,7 @@ namespace xfer {
 
 std::vector<backend_entry> make_backends(const backend_options& options) {
   std::vector<backend_entry> out;
-  out.push_back({"host", std::make_unique<host::host_backend>(options.threads, options.kinds), ""});
+  out.push_back({"host", std::make_unique<host::host_backend>(options.threads, options.kinds, options.host_devices), ""});
 #if XFER_HAVE_CUDA
   for (auto& e : cuda::make_cuda_backends(options.kinds)) out.push_back(std::move(e));
 #else

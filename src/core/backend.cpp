@@ -22,7 +22,7 @@ const std::vector<route_kind>& all_route_kinds() {
   using enum route_kind;
   static const std::vector<route_kind> all{memcpy,      memcpy_mt,          copy_sync,           copy_async, map,
                                            kernel_host, kernel_device, kernel_device_read, kernel_device_write, latency,
-                                           staged,      batch_any_order, bo_sync, user_ptr};
+                                           staged,      batch_any_order,    bo_sync,            user_ptr,   peer};
   return all;
 }
 
@@ -42,6 +42,7 @@ const char* to_string(route_kind r) {
     case route_kind::batch_any_order: return "batch-any-order";
     case route_kind::bo_sync: return "bo-sync";
     case route_kind::user_ptr: return "user-ptr";
+    case route_kind::peer: return "peer";
   }
   return "?";
 }
@@ -78,6 +79,10 @@ direction parse_direction(const std::string& name) {
 std::unique_ptr<mem::host_resource> backend::host_memory(const std::string& kind) const {
   if (auto r = mem::make_host_kind(kind)) return r;
   throw skip_point(fmt::format("backend {} has no host memory kind '{}'", name(), kind));
+}
+
+backend::peer_copy backend::prepare_peer(const point_spec&) {
+  throw skip_point(fmt::format("backend {} does not copy between its devices", name()));
 }
 
 }  // namespace xfer

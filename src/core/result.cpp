@@ -124,6 +124,17 @@ void to_json(nlohmann::json& j, const point_result& r) {
   if (!r.device_pci.empty()) j["device_pci"] = r.device_pci;
   if (!r.emulation.empty()) j["emulation"] = r.emulation;
   if (!r.note.empty()) j["note"] = r.note;
+  if (r.spec.peer >= 0) j["peer_device_index"] = r.spec.peer;
+  if (!r.peer_path.empty()) j["peer_path"] = r.peer_path;
+  if (r.together) {
+    j["concurrent"] = {{"devices", r.together->devices}, {"role", r.together->aggregate ? "aggregate" : "device"}};
+    if (r.together->aggregate) j["concurrent"]["sum_of_devices_gbps"] = r.together->sum_of_devices_gbps;
+  }
+  if (r.fleet)
+    j["fleet"] = {{"node", r.fleet->node},
+                  {"rank", r.fleet->rank},
+                  {"local_rank", r.fleet->local_rank},
+                  {"phase", r.fleet->phase}};
   if (r.status == point_status::skipped) return;
   j["timer"] = r.timer_name();
   j["bytes_per_rep"] = r.bytes_per_rep;
@@ -188,6 +199,17 @@ void from_json(const nlohmann::json& j, point_result& r) {
   r.device_pci = j.value("device_pci", "");
   r.emulation = j.value("emulation", "");
   r.note = j.value("note", "");
+  r.spec.peer = j.value("peer_device_index", -1);
+  r.peer_path = j.value("peer_path", "");
+  if (const auto c = j.find("concurrent"); c != j.end()) {
+    point_result::concurrency t;
+    t.devices = c->at("devices").get<std::vector<int>>();
+    t.aggregate = c->at("role") == "aggregate";
+    t.sum_of_devices_gbps = c->value("sum_of_devices_gbps", 0.0);
+    r.together = t;
+  }
+  if (const auto f = j.find("fleet"); f != j.end())
+    r.fleet = point_result::fleet_tag{f->at("node"), f->at("rank"), f->at("local_rank"), f->at("phase")};
   if (r.status == point_status::skipped) return;
   if (const std::string t = j.at("timer"); !t.empty()) r.timer = parse_clock_kind(t);
   r.bytes_per_rep = j.at("bytes_per_rep");

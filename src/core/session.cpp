@@ -84,6 +84,9 @@ class link_limit_check final : public reporter {
   }
   void report_context(const run_context& c) override { inner_.report_context(c); }
   void report(const point_result& r) override {
+    // The aggregate of devices at once crosses several links: each device's
+    // own point is checked against its link instead.
+    if (r.together && r.together->aggregate) return inner_.report(r);
     point_result flagged = r;
     const auto link = by_address_.find(lowercase(r.device_pci));
     if (link != by_address_.end() && link->second->theoretical_gbps > 0)
@@ -197,12 +200,13 @@ reporter& session::sink() { return chain_->reader; }
 
 std::ostream& session::console() { return chain_->table; }
 
-sweep_outcome session::run(const plan& p, const measure_options& m) {
+sweep_outcome session::run(const plan& p, const measure_options& m, devices_mode mode) {
   start();
   for (const auto& [name, why] : p.unavailable) fmt::print(console(), "{}: unavailable: {}\n", name, why);
   for (const auto& [name, why] : p.left_out) fmt::print(console(), "{}: not run: {}\n", name, why);
   sweep_outcome all;
-  const std::size_t total = p.size();
+  const std::size_t passes = mode == devices_mode::alone_then_together ? 2 : 1;
+  const std::size_t total = p.size() * passes;
   std::size_t done_before = 0;
   for (const auto& b : p.backends) {
     progress_fn on_progress;
@@ -210,15 +214,21 @@ sweep_outcome session::run(const plan& p, const measure_options& m) {
       on_progress = [&](std::size_t done, std::size_t, const point_spec& spec) {
         if (done < b.points.size()) chain_->progress.show(done_before + done, total, spec);
       };
-    const auto o = run_sweep(*b.impl, b.points, m, sink(), stop(), on_progress);
-    all.ok += o.ok;
-    all.skipped += o.skipped;
-    all.failed += o.failed;
-    all.abandoned = all.abandoned || o.abandoned;
-    done_before += b.points.size();
-    if (o.interrupted) {
-      all.interrupted = true;
-      break;
+    for (std::size_t pass = 0; pass < passes; ++pass) {
+      // A backend abandoned in its first pass (a stuck thread) gets no second.
+      if (pass > 0 && all.abandoned) break;
+      const bool together = mode == devices_mode::together || pass == 1;
+      const auto o = together ? run_together(*b.impl, b.points, m, sink(), stop(), on_progress)
+                              : run_sweep(*b.impl, b.points, m, sink(), stop(), on_progress);
+      all.ok += o.ok;
+      all.skipped += o.skipped;
+      all.failed += o.failed;
+      all.abandoned = all.abandoned || o.abandoned;
+      done_before += b.points.size();
+      if (o.interrupted) {
+        all.interrupted = true;
+        return all;
+      }
     }
   }
   return all;

@@ -11,6 +11,7 @@ namespace xfer {
 
 struct backend_options {
   unsigned threads = 0;  // memcpy-mt workers; 0 = one per logical CPU
+  int host_devices = 1;  // stand-in devices of the host backend (host_backend's constructor)
   mem::kind_options kinds;
 };
 

@@ -38,6 +38,7 @@ enum class route_kind {
   batch_any_order,      // CUDA 12.8's cudaMemcpyBatchAsync, chunks of a pageable buffer, any-order source hint
   bo_sync,              // XRT: bo.sync of a buffer object's own host backing, the DMA alone
   user_ptr,             // XRT: a buffer object over the caller's memory, then bo.sync (the 4 KiB rule applies)
+  peer,                 // device memory of one device to another's (the peer matrix, backend::prepare_peer)
 };
 const char* to_string(route_kind r);
 // nullopt for a name no route has.
@@ -86,6 +87,7 @@ struct point_spec {
   direction dir = direction::h2d;
   std::string host_memory;  // "none" where the route uses none
   std::uint64_t bytes = 0;
+  int peer = -1;  // route peer: the device copied to (device is the source); -1 otherwise
 };
 
 // Costs of first use, measured once per point and never mixed into the samples.
@@ -151,6 +153,15 @@ class backend {
   // Throws skip_point when the point cannot run here (with why); anything
   // else it throws marks the point failed.
   virtual std::unique_ptr<transfer> prepare(const point_spec& point) = 0;
+  // A copy from point.device's memory to point.peer's (route peer, direction
+  // d2d), and how it travels: "peer" (the devices reach each other's memory
+  // directly), or "staged via host" (through a host buffer, where the API
+  // gives no direct path). The default has no peer copies: skip_point.
+  struct peer_copy {
+    std::unique_ptr<transfer> copy;
+    std::string path;
+  };
+  virtual peer_copy prepare_peer(const point_spec& point);
 };
 
 // A backend this build knows, present or not: impl is null when it cannot run

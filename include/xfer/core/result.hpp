@@ -70,6 +70,27 @@ struct point_result {
   // could not hold (core/timing.hpp, timed_batches). Empty: no fallback.
   std::string gate_fallback;
   first_use first;
+  // Measured with other devices at once (core/concurrent.hpp): how many,
+  // which, and whether this is one device's view or the aggregate (all the
+  // devices' bytes over the wall time of the windows they shared).
+  struct concurrency {
+    std::vector<int> devices;
+    bool aggregate = false;
+    // Aggregate: the sum of the devices' own rates in the same windows (what
+    // they would add up to with perfect overlap); the ratio to gbps() shows
+    // how much of the window the slowest device held the others up.
+    double sum_of_devices_gbps = 0;
+  };
+  std::optional<concurrency> together;
+  // Route peer: how the copy travelled ("peer", "staged via host").
+  std::string peer_path;
+  // Fleet mode (core/fleet.hpp): who measured the point and in which phase.
+  struct fleet_tag {
+    std::string node;
+    int rank = -1, local_rank = -1;
+    std::string phase;  // "alone" or "together"
+  };
+  std::optional<fleet_tag> fleet;
   // Where the point's own wall time went (seconds; -1 not measured), so a
   // slow run can be read back to its cause: preparing the buffers (allocate,
   // pin, fill; first transfer and verify included), warming up, the timed

@@ -16,6 +16,7 @@
 #include <string>
 #include <xfer/core/plan.hpp>
 #include <xfer/core/result.hpp>
+#include <xfer/core/concurrent.hpp>
 #include <xfer/core/runner.hpp>
 #include <xfer/core/study.hpp>
 
@@ -61,9 +62,13 @@ class session {
   // result file is written to stdout.
   std::ostream& console();
 
+  // How a plan's devices are driven: one point at a time (a sweep), the
+  // devices of each backend all at once (core/concurrent.hpp), or each alone
+  // and then all at once.
+  enum class devices_mode { alone, together, alone_then_together };
   // start(), then every planned point of every backend in order; stops
   // between points on a stop signal.
-  sweep_outcome run(const plan& p, const measure_options& m);
+  sweep_outcome run(const plan& p, const measure_options& m, devices_mode mode = devices_mode::alone);
   // start(), the study's file shape, then the study; its records are counted
   // by status (a failed one makes finish() return exit_failure).
   sweep_outcome run(study& st);

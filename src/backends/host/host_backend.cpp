@@ -215,8 +215,8 @@ unsigned resolve_threads(unsigned threads) {
 
 }  // namespace
 
-host_backend::host_backend(unsigned threads, mem::kind_options kinds)
-    : threads_(resolve_threads(threads)), kinds_(kinds) {}
+host_backend::host_backend(unsigned threads, mem::kind_options kinds, int devices)
+    : threads_(resolve_threads(threads)), kinds_(kinds), state_(static_cast<std::size_t>(std::max(devices, 1))) {}
 
 host_backend::~host_backend() = default;
 
@@ -226,14 +226,19 @@ std::string host_backend::description() const {
 
 std::vector<device_info> host_backend::devices() const {
   const system_info s = probe_system();
-  device_info d;
-  d.index = 0;
-  d.name = s.cpu_model;
-  d.type = "cpu";
-  d.memory_bytes = s.memory_bytes;
-  d.max_alloc_bytes = s.memory_available_bytes;
-  d.details["logical_cpus"] = std::to_string(s.logical_cpus);
-  return {d};
+  std::vector<device_info> out;
+  for (std::size_t i = 0; i < state_.size(); ++i) {
+    device_info d;
+    d.index = static_cast<int>(i);
+    d.name = s.cpu_model;
+    d.type = "cpu";
+    d.memory_bytes = s.memory_bytes;
+    d.max_alloc_bytes = s.memory_available_bytes;
+    d.details["logical_cpus"] = std::to_string(s.logical_cpus);
+    if (state_.size() > 1) d.details["stand_in"] = fmt::format("{} of {} stand-in devices (--host-devices)", i + 1, state_.size());
+    out.push_back(std::move(d));
+  }
+  return out;
 }
 
 std::vector<route_info> host_backend::routes() const {
@@ -270,24 +275,39 @@ std::unique_ptr<transfer> host_backend::prepare(const point_spec& p) {
   if (available && p.bytes > available / buffers)
     throw skip_point(fmt::format("needs {} buffers of {} ({} B each); only {} B of host memory is available", buffers,
                                  format_size(p.bytes), p.bytes, available));
+  if (p.device < 0 || static_cast<std::size_t>(p.device) >= state_.size())
+    throw std::logic_error(fmt::format("host was handed an unplanned point: device {}", p.device));
+  device_state& dev = state_[static_cast<std::size_t>(p.device)];
   thread_team* pool = nullptr;
   if (p.route == route_kind::memcpy_mt) {
-    if (!pool_) pool_ = std::make_unique<thread_team>(threads_);
-    pool = pool_.get();
+    if (!dev.pool) dev.pool = std::make_unique<thread_team>(threads_);
+    pool = dev.pool.get();
   }
-  if (p.dir == direction::bidir && !duplex_) duplex_ = std::make_unique<thread_team>(2);
+  if (p.dir == direction::bidir && !dev.duplex) dev.duplex = std::make_unique<thread_team>(2);
   mem::staged_copier* staged = nullptr;
   if (p.route == route_kind::staged) {
     if (!kind) throw skip_point("route staged needs a host memory kind");
     require_pageable_for_staged(*kind);
-    if (!copier_) {
+    if (!dev.copier) {
       auto step = std::make_unique<mem::host_step>();
-      copier_ = make_route_copier(*step);
-      staged_step_ = std::move(step);
+      dev.copier = make_route_copier(*step);
+      dev.staged_step = std::move(step);
     }
-    staged = copier_.get();
+    staged = dev.copier.get();
   }
-  return std::make_unique<host_transfer>(p, std::move(kind), pool, duplex_.get(), staged);
+  return std::make_unique<host_transfer>(p, std::move(kind), pool, dev.duplex.get(), staged);
+}
+
+backend::peer_copy host_backend::prepare_peer(const point_spec& p) {
+  const auto n = static_cast<int>(state_.size());
+  if (p.device < 0 || p.device >= n || p.peer < 0 || p.peer >= n)
+    throw std::logic_error(fmt::format("host was handed an unplanned peer copy: {} to {}", p.device, p.peer));
+  point_spec copy = p;
+  copy.route = route_kind::memcpy;
+  copy.dir = direction::d2d;
+  copy.host_memory = "none";
+  return {std::make_unique<host_transfer>(copy, nullptr, nullptr, nullptr, nullptr),
+          "peer (stand-in devices share the host's memory: one memcpy)"};
 }
 
 }  // namespace xfer::host

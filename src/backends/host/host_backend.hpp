@@ -15,7 +15,10 @@ namespace xfer::host {
 class host_backend final : public backend {
  public:
   // threads: workers for the memcpy-mt route (0 = one per logical CPU).
-  host_backend(unsigned threads, mem::kind_options kinds);
+  // devices: how many stand-in devices it shows (each a share of the same
+  // host memory), so modes that drive several devices at once (sweep
+  // --together, the peer matrix, fleet) run and are tested without a GPU.
+  host_backend(unsigned threads, mem::kind_options kinds, int devices = 1);
   ~host_backend() override;
 
   std::string name() const override { return "host"; }
@@ -25,16 +28,24 @@ class host_backend final : public backend {
   std::vector<kind_support> host_memory_kinds() const override;
   std::unique_ptr<mem::host_resource> host_memory(const std::string& kind) const override;
   std::unique_ptr<transfer> prepare(const point_spec& point) override;
+  // Stand-in devices share the host's memory: a memcpy between two "device"
+  // buffers, reported as a peer path.
+  peer_copy prepare_peer(const point_spec& point) override;
 
  private:
   unsigned threads_;
   mem::kind_options kinds_;
-  std::unique_ptr<thread_team> pool_;    // memcpy-mt
-  std::unique_ptr<thread_team> duplex_;  // bidir: one thread per direction
-  // Route staged: libxfer's copier over the host step (its lanes are threads
-  // standing in for a copy engine), made on first use.
-  std::unique_ptr<mem::host_step> staged_step_;
-  std::unique_ptr<mem::staged_copier> copier_;  // after the step: destroyed first
+  // Each stand-in device has its own workers, so devices driven at once
+  // (core/concurrent.hpp) never share a team.
+  struct device_state {
+    std::unique_ptr<thread_team> pool;    // memcpy-mt
+    std::unique_ptr<thread_team> duplex;  // bidir: one thread per direction
+    // Route staged: libxfer's copier over the host step (its lanes are
+    // threads standing in for a copy engine), made on first use.
+    std::unique_ptr<mem::host_step> staged_step;
+    std::unique_ptr<mem::staged_copier> copier;  // after the step: destroyed first
+  };
+  std::vector<device_state> state_;
 };
 
 }  // namespace xfer::host

@@ -195,6 +195,26 @@ std::unique_ptr<transfer> opencl_backend::prepare(const point_spec& p) {
   }
 }
 
+backend::peer_copy opencl_backend::prepare_peer(const point_spec& p) {
+  const auto n = static_cast<int>(devices_.size());
+  if (p.device < 0 || p.device >= n || p.peer < 0 || p.peer >= n)
+    throw std::logic_error(fmt::format("{} was handed an unplanned peer copy: {} to {}", name(), p.device, p.peer));
+  for (int d : {p.device, p.peer})
+    if (p.bytes > devices_[static_cast<std::size_t>(d)].global_mem_bytes)
+      throw skip_point(fmt::format("device {} has {} B (CL_DEVICE_GLOBAL_MEM_SIZE), less than {} B", d,
+                                   devices_[static_cast<std::size_t>(d)].global_mem_bytes, p.bytes));
+  device_context& src = context_for(p.device);
+  device_context& dst = context_for(p.peer);
+  try {
+    if (p.device == p.peer) return {make_peer_transfer(p, src, dst), "local (clEnqueueCopyBuffer on one device)"};
+    return {make_peer_transfer(p, src, dst),
+            "staged via host (each device has its own OpenCL context; a buffer cannot cross contexts)"};
+  } catch (const cl_error& e) {
+    if (is_out_of_memory(e.code())) throw skip_point(fmt::format("the devices could not hold {} B: {}", p.bytes, e.what()));
+    throw;
+  }
+}
+
 std::unique_ptr<mem::host_resource> opencl_backend::host_memory(const std::string& kind) const {
   if (!is_opencl_kind(kind)) {
     if (auto r = mem::make_host_kind(kind, kinds_)) return r;

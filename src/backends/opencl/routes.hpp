@@ -57,6 +57,10 @@ std::unique_ptr<transfer> make_transfer(const point_spec& p, route_id route, con
 std::unique_ptr<transfer> make_staged_transfer(const point_spec& p, const device_context& dev,
                                                const mem::kind_options& kinds, mem::staged_copier& copier);
 
+// Route peer: src's device memory to dst's (staged through a host buffer
+// between two contexts; clEnqueueCopyBuffer when src and dst are one device).
+std::unique_ptr<transfer> make_peer_transfer(const point_spec& p, const device_context& src, const device_context& dst);
+
 // For tests of check_sample(): flips the byte at `offset` of destination `which` of a
 // transfer make_transfer made (0: the device side where there are two, as in
 // bidir and rw; 1: the host side), as a transfer that landed wrong would

@@ -96,6 +96,14 @@ class api {
   virtual void wait(stream_t s, event_t e) = 0;  // s waits for e
   virtual void synchronize_event(event_t e) = 0;
   virtual float elapsed_ms(event_t start, event_t stop) = 0;
+
+  // Peer access (the peer matrix): whether `device` can reach `peer`'s memory
+  // directly, and turning that on for the current device (already on is
+  // fine). Without it a copy between two devices still works (unified
+  // addressing): the driver stages it through host memory. The defaults say
+  // no peer access, for an api that does not offer it.
+  virtual bool can_access_peer(int /*device*/, int /*peer*/) { return false; }
+  virtual void enable_peer_access(int /*peer*/) {}
 };
 
 // Both throw api_error when the API cannot start (no driver, no device).

@@ -37,6 +37,8 @@ struct driver_table {
   XFER_CU_FN(cuDevicePrimaryCtxRelease, 11000)
   XFER_CU_FN(cuCtxSetCurrent, 4000)
   XFER_CU_FN(cuCtxSynchronize, 2000)
+  XFER_CU_FN(cuDeviceCanAccessPeer, 4000)
+  XFER_CU_FN(cuCtxEnablePeerAccess, 4000)
   XFER_CU_FN(cuMemGetInfo, 3020)
   XFER_CU_FN(cuMemAlloc, 3020)
   XFER_CU_FN(cuMemFree, 3020)
@@ -99,6 +101,8 @@ driver_table load_table() {
   XFER_CU_LOAD(cuDevicePrimaryCtxRelease, 11000)
   XFER_CU_LOAD(cuCtxSetCurrent, 4000)
   XFER_CU_LOAD(cuCtxSynchronize, 2000)
+  XFER_CU_LOAD(cuDeviceCanAccessPeer, 4000)
+  XFER_CU_LOAD(cuCtxEnablePeerAccess, 4000)
   XFER_CU_LOAD(cuMemGetInfo, 3020)
   XFER_CU_LOAD(cuMemAlloc, 3020)
   XFER_CU_LOAD(cuMemFree, 3020)
@@ -307,6 +311,26 @@ class driver_api final : public api {
   }
   void synchronize_event(event_t e) override {
     check(cu_.cuEventSynchronize(static_cast<CUevent>(e)), "cuEventSynchronize");
+  }
+  bool can_access_peer(int ordinal, int peer) override {
+    int can = 0;
+    check(cu_.cuDeviceCanAccessPeer(&can, device(ordinal), device(peer)), "cuDeviceCanAccessPeer",
+          fmt::format("{} to {}", ordinal, peer));
+    return can != 0;
+  }
+  // The peer's primary context is retained (as make_current does) without
+  // changing which context is current.
+  void enable_peer_access(int peer) override {
+    auto it = contexts_.find(peer);
+    if (it == contexts_.end()) {
+      CUcontext ctx = nullptr;
+      const CUdevice d = device(peer);
+      check(cu_.cuDevicePrimaryCtxRetain(&ctx, d), "cuDevicePrimaryCtxRetain", fmt::format("device {}", peer));
+      it = contexts_.emplace(peer, std::make_pair(d, ctx)).first;
+    }
+    const CUresult r = cu_.cuCtxEnablePeerAccess(it->second.second, 0);
+    if (r == CUDA_ERROR_PEER_ACCESS_ALREADY_ENABLED) return;
+    check(r, "cuCtxEnablePeerAccess", fmt::format("peer {}", peer));
   }
   float elapsed_ms(event_t start, event_t stop) override {
     float ms = 0;

@@ -138,6 +138,19 @@ class runtime_api final : public api {
   }
   void managed_free(void* p) noexcept override { (void)cudaFree(p); }
 
+  bool can_access_peer(int device, int peer) override {
+    int can = 0;
+    check(cudaDeviceCanAccessPeer(&can, device, peer), "cudaDeviceCanAccessPeer", fmt::format("{} to {}", device, peer));
+    return can != 0;
+  }
+  void enable_peer_access(int peer) override {
+    const cudaError_t e = cudaDeviceEnablePeerAccess(peer, 0);
+    if (e == cudaErrorPeerAccessAlreadyEnabled) {
+      (void)cudaGetLastError();
+      return;
+    }
+    check(e, "cudaDeviceEnablePeerAccess", fmt::format("peer {}", peer));
+  }
   void copy(void* dst, const void* src, std::size_t bytes, copy_kind kind) override {
     check(cudaMemcpy(dst, src, bytes, to_kind(kind)), "cudaMemcpy", bytes_ctx(bytes));
   }

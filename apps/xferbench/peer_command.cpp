@@ -1,0 +1,98 @@
+// xferbench peer: the device-to-device matrix of each selected backend.
+#include <fmt/format.h>
+#include <xfer/backends/registry.hpp>
+#include <xfer/core/errors.hpp>
+#include <xfer/core/peer_matrix.hpp>
+#include <xfer/core/size.hpp>
+#include <xfer/core/system_probe.hpp>
+
+#include "commands.hpp"
+#include "run_info.hpp"
+
+namespace xfer::cli {
+
+void add_peer_options(CLI::App& cmd, peer_args& a) {
+  cmd.footer(
+      "Examples:\n"
+      "  xferbench peer -b cuda-rt                  every GPU to every GPU, 256 MiB copies\n"
+      "  xferbench peer -b opencl:pocl --sizes 1M   (POCL_DEVICES='pthread pthread' for two devices)\n"
+      "Each cell is a copy from the row's device memory to the column's; the diagonal stays on one device.\n"
+      "Each pair says how it travelled: peer access, or staged via host where the API has no direct path.\n"
+      "Exit codes: 0 ok or skipped, 1 a copy failed or a backend is unavailable, 2 bad input,\n"
+      "128 + signal when interrupted.");
+  cmd.add_option("-b,--backend", a.backends, "backends (default: every available one)")->delimiter(',');
+  cmd.add_option("--device", a.devices, "device indices (default: all of each backend)")->delimiter(',');
+  cmd.add_option("--sizes", a.sizes, "comma-separated copy sizes (default: 256M)")
+      ->check(not_empty())
+      ->multi_option_policy(CLI::MultiOptionPolicy::TakeLast);
+  cmd.add_flag("--quick", a.quick, "coarse and fast: 10 ms a point, 5% CI target");
+  cmd.add_option("--max-time", a.max_time, "sampling budget per point, seconds")
+      ->multi_option_policy(CLI::MultiOptionPolicy::TakeLast);
+  add_host_devices_option(cmd, a.host_devices);
+  cmd.add_flag("--no-verify", a.no_verify, "skip checking the copied data");
+  cmd.add_option("--json", a.json, "write the result file (- for stdout)")->check(not_empty());
+  cmd.add_option("--csv", a.csv, "write one CSV row per point (- for stdout)")->check(not_empty());
+  cmd.add_flag("-q,--quiet", a.quiet, "no progress line on stderr");
+}
+
+int run_peer_command(const peer_args& a, const std::vector<std::string>& argv) {
+  measure_options opts = a.quick ? measure_options::quick() : measure_options{};
+  if (a.max_time) {
+    if (!(*a.max_time > 0 && *a.max_time <= 3600))
+      throw usage_error(fmt::format("--max-time {} is out of range (0, 3600] seconds", *a.max_time));
+    opts.max_time_s = *a.max_time;
+  }
+  opts.verify = !a.no_verify;
+  const std::vector<std::uint64_t> sizes = a.sizes.empty() ? std::vector<std::uint64_t>{256ull << 20} : parse_size_list(a.sizes);
+  for (const auto d : a.devices)
+    if (d < 0) throw usage_error(fmt::format("--device {}: device indices are 0 or more", d));
+  backend_options bopts;
+  bopts.host_devices = a.host_devices;
+  auto entries = make_backends(bopts);
+  const auto chosen = select_backends(entries, a.backends);
+  // Which devices of each: the named ones it has (an index no chosen backend
+  // has is bad input), else all.
+  std::vector<std::pair<backend*, std::vector<int>>> runs;
+  std::vector<bool> seen(a.devices.size(), false);
+  for (backend* b : chosen) {
+    std::vector<int> devices;
+    for (const auto& d : b->devices()) {
+      const auto at = std::find(a.devices.begin(), a.devices.end(), d.index);
+      if (a.devices.empty() || at != a.devices.end()) devices.push_back(d.index);
+      if (at != a.devices.end()) seen[static_cast<std::size_t>(at - a.devices.begin())] = true;
+    }
+    if (!devices.empty()) runs.emplace_back(b, devices);
+  }
+  for (std::size_t i = 0; i < seen.size(); ++i)
+    if (!seen[i]) throw usage_error(fmt::format("--device {}: no chosen backend has a device {}", a.devices[i], a.devices[i]));
+
+  run_context ctx = make_context(probe_system(), argv);
+  std::vector<std::string> names;
+  for (const auto& [b, devices] : runs) {
+    names.push_back(b->name());
+    ctx.system.backend_versions[b->name()] = b->versions();
+  }
+  ctx.config["command"] = "peer";
+  ctx.config["backends"] = names;
+  ctx.config["sizes"] = sizes;
+  ctx.config["max_time_s"] = opts.max_time_s;
+  ctx.config["verify"] = opts.verify;
+  session run(std::move(ctx), {.json = a.json, .csv = a.csv, .progress = !a.quiet, .verbose = false});
+  run.start();
+  sweep_outcome all;
+  std::vector<point_result> results;
+  for (const auto& [b, devices] : runs) {
+    const auto o = run_peer_matrix(*b, peer_points(b->name(), devices, sizes), opts, run.sink(), run.stop(), results);
+    all.ok += o.ok;
+    all.skipped += o.skipped;
+    all.failed += o.failed;
+    if (o.interrupted) {
+      all.interrupted = true;
+      break;
+    }
+  }
+  run.console() << peer_matrix_text(results);
+  return run.finish(all);
+}
+
+}  // namespace xfer::cli

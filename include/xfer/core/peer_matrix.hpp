@@ -1,0 +1,34 @@
+#pragma once
+// The device-to-device peer matrix: a copy from every selected device's
+// memory to every other's (and to its own, the diagonal), through the
+// backend's prepare_peer, which says how each pair's copy travels (peer
+// access, or staged via host where the API gives no direct path).
+#include <atomic>
+#include <cstdint>
+#include <string>
+#include <vector>
+#include <xfer/core/backend.hpp>
+#include <xfer/core/result.hpp>
+#include <xfer/core/runner.hpp>
+
+namespace xfer {
+
+class reporter;
+
+// The points of the matrix: for each size, every (source, destination) pair
+// of `devices` in row order. Route peer, direction d2d, no host memory.
+std::vector<point_spec> peer_points(const std::string& backend, const std::vector<int>& devices,
+                                    const std::vector<std::uint64_t>& sizes);
+
+// Measures each point (prepare_peer, then measure) and reports it as it
+// completes, with peer_path set. Returns the counts; stops between points on
+// `stop`. `results` receives every reported point (for the matrix text).
+sweep_outcome run_peer_matrix(backend& b, const std::vector<point_spec>& points, const measure_options& options,
+                              reporter& out, const std::atomic<bool>& stop, std::vector<point_result>& results);
+
+// The matrices as text, one per backend and size: rows are sources, columns
+// destinations, cells GB/s ("-" not ok), then each distinct path and which
+// pairs took it.
+std::string peer_matrix_text(const std::vector<point_result>& results);
+
+}  // namespace xfer

@@ -1,0 +1,402 @@
+#include <algorithm>
+#include <cmath>
+#include <fmt/format.h>
+#include <fstream>
+#include <map>
+#include <set>
+#include <sstream>
+#include <xfer/core/fleet.hpp>
+#include <xfer/core/size.hpp>
+
+#include "result_json.hpp"
+#include "value_json.hpp"
+
+namespace xfer::fleet {
+namespace {
+
+using json = nlohmann::json;
+
+int to_int(const char* s, int fallback) {
+  if (!s || !*s) return fallback;
+  try {
+    std::size_t used = 0;
+    const int v = std::stoi(s, &used);
+    return used == std::char_traits<char>::length(s) && v >= 0 ? v : fallback;
+  } catch (const std::exception&) {
+    return fallback;
+  }
+}
+
+double median_of(std::vector<double> v) {
+  if (v.empty()) return 0;
+  std::sort(v.begin(), v.end());
+  const std::size_t n = v.size();
+  return n % 2 ? v[n / 2] : (v[n / 2 - 1] + v[n / 2]) / 2;
+}
+
+// The figure a test is judged by: GB/s, or latency in microseconds.
+double figure(const point_result& r, bool latency) { return latency ? r.latency_us() : r.gbps(); }
+bool is_latency_test(const std::string& test) { return test.rfind("latency", 0) == 0; }
+
+// The test name of a point (fleet points carry it in their host memory and
+// direction; the name is rebuilt the way health_set names it).
+std::string test_of(const point_result& r) {
+  if (r.spec.bytes <= 64) return "latency-4B";
+  const std::string kind = r.spec.host_memory == "pageable" ? "pageable" : "pinned";
+  return fmt::format("{}-{}", to_string(r.spec.dir), kind);
+}
+
+json link_json(const pci_link& l) {
+  system_info s;
+  s.accelerators = {l};
+  json j = s;
+  return j.at("accelerators").at(0);
+}
+
+pci_link link_from_json(const json& a) {
+  json s = {{"hostname", ""}, {"cpu_model", ""}, {"logical_cpus", 0}, {"os", ""}, {"kernel", ""}, {"memory_bytes", 0},
+            {"memory_available_bytes", 0}, {"numa_nodes", 0}, {"transparent_hugepages", ""}, {"accelerators", json::array({a})}};
+  const system_info si = s.get<system_info>();
+  return si.accelerators.at(0);
+}
+
+json rank_json(const rank_report& r, bool with_points) {
+  json j = {{"rank", r.who.rank},
+            {"size", r.who.size},
+            {"local_rank", r.who.local_rank},
+            {"local_size", r.who.local_size},
+            {"node", r.who.node},
+            {"device", r.device},
+            {"device_name", r.device_name},
+            {"device_pci", r.device_pci},
+            {"version", r.version},
+            {"options", r.options},
+            {"transport", r.transport},
+            {"status", r.status},
+            {"reason", r.reason}};
+  if (r.link) j["link"] = link_json(*r.link);
+  if (with_points) j["points"] = r.points;
+  return j;
+}
+
+rank_report rank_from_json(const json& j) {
+  rank_report r;
+  r.who.rank = j.at("rank");
+  r.who.size = j.at("size");
+  r.who.local_rank = j.at("local_rank");
+  r.who.local_size = j.at("local_size");
+  r.who.node = j.at("node");
+  r.device = j.at("device");
+  r.device_name = j.value("device_name", "");
+  r.device_pci = j.value("device_pci", "");
+  r.version = j.at("version");
+  r.options = j.at("options");
+  r.transport = j.value("transport", "");
+  r.status = j.at("status");
+  r.reason = j.value("reason", "");
+  if (j.contains("link")) r.link = link_from_json(j.at("link"));
+  if (j.contains("points")) r.points = j.at("points").get<std::vector<point_result>>();
+  return r;
+}
+
+std::string route_for(const backend& b) {
+  bool async = false, sync = false, memcpy = false;
+  for (const auto& r : b.routes()) {
+    async = async || r.name == route_kind::copy_async;
+    sync = sync || r.name == route_kind::copy_sync;
+    memcpy = memcpy || r.name == route_kind::memcpy;
+  }
+  return async ? "copy-async" : sync ? "copy-sync" : memcpy ? "memcpy" : "";
+}
+
+}  // namespace
+
+std::optional<identity> identity_from_env(const std::function<const char*(const char*)>& get, const std::string& node) {
+  // Each launcher's (rank, size, local rank, local size), most specific first.
+  struct names {
+    const char *rank, *size, *local_rank, *local_size;
+  };
+  static const names known[] = {
+      {"OMPI_COMM_WORLD_RANK", "OMPI_COMM_WORLD_SIZE", "OMPI_COMM_WORLD_LOCAL_RANK", "OMPI_COMM_WORLD_LOCAL_SIZE"},
+      {"PMIX_RANK", "PMIX_SIZE", "PMIX_LOCAL_RANK", "PMIX_LOCAL_SIZE"},
+      {"SLURM_PROCID", "SLURM_NTASKS", "SLURM_LOCALID", "SLURM_NTASKS_PER_NODE"},
+      {"PMI_RANK", "PMI_SIZE", "MPI_LOCALRANKID", "MPI_LOCALNRANKS"},
+      {"RANK", "WORLD_SIZE", "LOCAL_RANK", "LOCAL_WORLD_SIZE"},
+  };
+  for (const auto& n : known) {
+    const int rank = to_int(get(n.rank), -1);
+    const int size = to_int(get(n.size), -1);
+    if (rank < 0 || size <= 0 || rank >= size) continue;
+    identity id;
+    id.rank = rank;
+    id.size = size;
+    id.local_rank = to_int(get(n.local_rank), rank);
+    id.local_size = to_int(get(n.local_size), size);
+    id.node = node;
+    return id;
+  }
+  return std::nullopt;
+}
+
+std::vector<health_test> health_set(const backend& b, int device, std::uint64_t bytes) {
+  const std::string route_name = route_for(b);
+  const auto route = parse_route_kind(route_name);
+  if (!route) throw std::runtime_error(fmt::format("backend {} has no copy route for the health set", b.name()));
+  std::set<std::string> kinds;
+  for (const auto& k : b.host_memory_kinds())
+    if (k.available) kinds.insert(k.name);
+  const std::string pinned = kinds.count("pinned") ? "pinned" : "aligned";
+  const std::string pageable = "pageable";
+  const auto spec = [&](direction d, const std::string& kind, std::uint64_t n) {
+    return point_spec{b.name(), device, *route, d, kind, n, -1};
+  };
+  return {
+      {"h2d-pinned", spec(direction::h2d, pinned, bytes), false},
+      {"d2h-pinned", spec(direction::d2h, pinned, bytes), false},
+      {"bidir-pinned", spec(direction::bidir, pinned, bytes), false},
+      {"latency-4B", spec(direction::h2d, pinned, 4), true},
+      {"h2d-pageable", spec(direction::h2d, pageable, bytes), false},
+  };
+}
+
+std::string to_json_text(const rank_report& r) { return rank_json(r, true).dump(); }
+
+rank_report rank_report_from_json(const std::string& text) {
+  try {
+    return rank_from_json(json::parse(text));
+  } catch (const json::exception& e) {
+    throw std::runtime_error(fmt::format("not a fleet rank report: {}", e.what()));
+  }
+}
+
+std::vector<finding> find_outliers(const std::vector<rank_report>& ranks, const thresholds& t,
+                                   const std::vector<rank_report>* baseline) {
+  std::vector<finding> out;
+  const auto where = [](const rank_report& r, const point_result* p) {
+    finding f;
+    f.rank = r.who.rank;
+    f.node = r.who.node;
+    f.device = r.device;
+    if (p && p->fleet) f.phase = p->fleet->phase;
+    if (p) f.test = test_of(*p);
+    return f;
+  };
+  // (phase, test) -> figures of the fleet's ok points.
+  std::map<std::pair<std::string, std::string>, std::vector<double>> fleet_figures, base_figures;
+  const auto collect = [](const std::vector<rank_report>& rs, auto& into) {
+    for (const auto& r : rs)
+      for (const auto& p : r.points)
+        if (p.status == point_status::ok && p.fleet) {
+          const std::string test = test_of(p);
+          into[{p.fleet->phase, test}].push_back(figure(p, is_latency_test(test)));
+        }
+  };
+  collect(ranks, fleet_figures);
+  if (baseline) collect(*baseline, base_figures);
+
+  for (const auto& r : ranks) {
+    if (r.status != "ok") {
+      finding f = where(r, nullptr);
+      f.why = fmt::format("rank {} reported an error: {}", r.who.rank, r.reason);
+      out.push_back(f);
+    }
+    // Width only: a GPU lowers its link's speed (generation) when idle to
+    // save power, so a Gen1 reading is no fault, while a link trained to
+    // fewer lanes stays so. A link stuck at a lower generation shows in the
+    // bandwidth against the ceiling (Gen4 gives half of Gen5's).
+    if (r.link && r.link->current_width > 0 && r.link->max_width > 0 && r.link->current_width < r.link->max_width) {
+      finding f = where(r, nullptr);
+      f.test = "link";
+      f.why = fmt::format("PCIe link {} trained to fewer lanes than it has: x{} of x{}", r.link->address,
+                          r.link->current_width, r.link->max_width);
+      out.push_back(f);
+    }
+    for (const auto& p : r.points) {
+      finding f = where(r, &p);
+      if (p.status == point_status::failed) {
+        f.why = fmt::format("health point failed: {}", p.reason);
+        out.push_back(f);
+        continue;
+      }
+      if (p.status != point_status::ok || !p.fleet) continue;
+      const bool latency = is_latency_test(f.test);
+      const double v = figure(p, latency);
+      f.value = v;
+      // Against the fleet: worse than the median by more than k robust
+      // sigmas and by more than the tolerance (identical devices give a MAD
+      // near zero: the tolerance keeps noise from being called an outlier).
+      const auto& all = fleet_figures[{f.phase, f.test}];
+      if (all.size() >= 3) {
+        const double m = median_of(all);
+        std::vector<double> dev;
+        for (double x : all) dev.push_back(std::fabs(x - m));
+        const double sigma = 1.4826 * median_of(dev);
+        const double worse = latency ? v - m : m - v;
+        if (worse > t.mad_k * sigma && worse > t.tolerance * m) {
+          finding o = f;
+          o.reference = m;
+          o.why = fmt::format("{} {:.3g} {} is {:.0f}% {} the fleet median {:.3g} (MAD {:.3g}, {} points)", f.test, v,
+                              latency ? "us" : "GB/s", 100 * worse / m, latency ? "above" : "below", m,
+                              sigma / 1.4826, all.size());
+          out.push_back(o);
+        }
+      }
+      // Against the link: pinned bandwidth far below what the link carries.
+      if (!latency && p.spec.host_memory != "pageable" && p.link_ceiling_gbps > 0 &&
+          v < t.min_ceiling_fraction * p.link_ceiling_gbps) {
+        finding o = f;
+        o.reference = p.link_ceiling_gbps;
+        o.why = fmt::format("{} {:.3g} GB/s is {:.0f}% of the link's ceiling {:.3g} GB/s (below {:.0f}%)", f.test, v,
+                            100 * v / p.link_ceiling_gbps, p.link_ceiling_gbps, 100 * t.min_ceiling_fraction);
+        out.push_back(o);
+      }
+      // Against the known-good fleet.
+      if (baseline) {
+        const auto it = base_figures.find({f.phase, f.test});
+        if (it != base_figures.end() && !it->second.empty()) {
+          const double m = median_of(it->second);
+          const double worse = latency ? v - m : m - v;
+          if (worse > t.tolerance * m) {
+            finding o = f;
+            o.reference = m;
+            o.why = fmt::format("{} {:.3g} {} is {:.0f}% {} the baseline's median {:.3g}", f.test, v,
+                                latency ? "us" : "GB/s", 100 * worse / m, latency ? "above" : "below", m);
+            out.push_back(o);
+          }
+        }
+      }
+    }
+  }
+  return out;
+}
+
+merged merge(std::vector<std::optional<rank_report>> reports, const thresholds& t,
+             const std::vector<rank_report>* baseline, const std::string& missing_why) {
+  merged m;
+  bool disagree = false, too_many = false;
+  const rank_report* first = nullptr;
+  for (std::size_t i = 0; i < reports.size(); ++i) {
+    if (!reports[i]) {
+      m.missing.push_back(static_cast<int>(i));
+      continue;
+    }
+    const rank_report& r = *reports[i];
+    if (!first) first = &r;
+    if (r.version != first->version) {
+      disagree = true;
+      m.problems.push_back(fmt::format("rank {} on {} runs xferbench {}, rank {} runs {}", r.who.rank, r.who.node,
+                                       r.version, first->who.rank, first->version));
+    } else if (r.options != first->options) {
+      disagree = true;
+      m.problems.push_back(fmt::format("rank {} on {} was given other options than rank {}: '{}' against '{}'",
+                                       r.who.rank, r.who.node, first->who.rank, r.options, first->options));
+    }
+    if (r.status == "too many ranks") {
+      too_many = true;
+      m.problems.push_back(fmt::format("rank {} on {}: {}", r.who.rank, r.who.node, r.reason));
+    }
+    m.ranks.push_back(r);
+  }
+  if (!m.missing.empty()) {
+    std::string list;
+    for (int r : m.missing) list += (list.empty() ? "" : ", ") + std::to_string(r);
+    m.problems.push_back(fmt::format("{} of {} rank{} missing ({}): {}; the other ranks' results are kept",
+                                     m.missing.size(), reports.size(), m.missing.size() == 1 ? "" : "s", list,
+                                     missing_why));
+  }
+  m.findings = find_outliers(m.ranks, t, baseline);
+  if (disagree) m.exit_code = exit_disagree;
+  else if (too_many) m.exit_code = exit_too_many_ranks;
+  else if (!m.missing.empty()) m.exit_code = exit_rank_missing;
+  else if (!m.findings.empty()) m.exit_code = exit_unhealthy;
+  return m;
+}
+
+std::string fleet_json(const run_context& c, const merged& m) {
+  json results = json::array();
+  for (const auto& r : m.ranks)
+    for (const auto& p : r.points) results.push_back(p);
+  json ranks = json::array();
+  for (const auto& r : m.ranks) ranks.push_back(rank_json(r, false));
+  json findings = json::array();
+  for (const auto& f : m.findings)
+    findings.push_back({{"rank", f.rank},
+                        {"node", f.node},
+                        {"device", f.device},
+                        {"phase", f.phase},
+                        {"test", f.test},
+                        {"value", f.value},
+                        {"reference", f.reference},
+                        {"why", f.why}});
+  json doc = {{"schema", result_schema},
+              {"tool", {{"name", "xferbench"}, {"version", c.tool_version}}},
+              {"started_at", c.started_at},
+              {"system", c.system},
+              {"config", detail::to_nlohmann(c.config)},
+              {"fleet",
+               {{"findings", findings},
+                {"problems", m.problems},
+                {"missing_ranks", m.missing},
+                {"healthy", m.exit_code == 0},
+                {"exit_code", m.exit_code},
+                {"ranks", ranks}}},
+              {"results", results}};
+  return doc.dump(2) + "\n";
+}
+
+std::vector<rank_report> read_fleet_file(const std::string& path) {
+  std::ifstream f(path);
+  if (!f) throw std::runtime_error(fmt::format("cannot read {}", path));
+  try {
+    const json doc = json::parse(f);
+    const json& fl = doc.at("fleet");
+    std::map<int, rank_report> by_rank;
+    for (const auto& r : fl.at("ranks")) {
+      rank_report rr = rank_from_json(r);
+      by_rank[rr.who.rank] = std::move(rr);
+    }
+    for (const auto& p : doc.at("results")) {
+      point_result pr = p.get<point_result>();
+      if (pr.fleet && by_rank.count(pr.fleet->rank)) by_rank[pr.fleet->rank].points.push_back(std::move(pr));
+    }
+    std::vector<rank_report> out;
+    for (auto& [rank, r] : by_rank) out.push_back(std::move(r));
+    return out;
+  } catch (const json::exception& e) {
+    throw std::runtime_error(fmt::format("{} is not a fleet result file: {}", path, e.what()));
+  }
+}
+
+std::string fleet_text(const merged& m) {
+  std::string s;
+  for (const auto& p : m.problems) s += "problem: " + p + "\n";
+  // "outlier" for a figure judged against a reference (the fleet, the link's
+  // ceiling, the baseline); "unhealthy" for the rest (errors, links, failures).
+  for (const auto& f : m.findings)
+    s += fmt::format("{}: rank {} node {} device {}{}: {}\n", f.reference > 0 ? "outlier" : "unhealthy", f.rank,
+                     f.node, f.device, f.phase.empty() ? "" : " (" + f.phase + ")", f.why);
+  if (m.problems.empty() && m.findings.empty()) s += "healthy: no outliers, every rank reported\n";
+  // node x device table: one row per rank and phase, a column per test.
+  const std::vector<std::string> tests{"h2d-pinned", "d2h-pinned", "bidir-pinned", "latency-4B", "h2d-pageable"};
+  s += fmt::format("{:<20} {:>4} {:>6} {:<9}", "node", "rank", "device", "phase");
+  for (const auto& t : tests) s += fmt::format(" {:>13}", t == "latency-4B" ? "latency-4B us" : t);
+  s += "\n";
+  for (const auto& r : m.ranks)
+    for (const char* phase : {"alone", "together"}) {
+      std::map<std::string, std::string> cells;
+      for (const auto& p : r.points) {
+        if (!p.fleet || p.fleet->phase != phase) continue;
+        const std::string t = test_of(p);
+        cells[t] = p.status == point_status::ok ? fmt::format("{:.3g}", figure(p, is_latency_test(t)))
+                                                : std::string(to_string(p.status));
+      }
+      if (cells.empty()) continue;
+      s += fmt::format("{:<20} {:>4} {:>6} {:<9}", r.who.node, r.who.rank, r.device, phase);
+      // latency in microseconds with three significant digits (a host's is nanoseconds)
+      for (const auto& t : tests) s += fmt::format(" {:>13}", cells.count(t) ? cells[t] : "-");
+      s += "\n";
+    }
+  return s;
+}
+
+}  // namespace xfer::fleet

@@ -1,0 +1,260 @@
+// Every device at once (core/concurrent.hpp): the devices' batches overlap in
+// time, the aggregate is all bytes over the shared windows, and one device's
+// failure or skip is the aggregate's too while the others keep their results.
+#include <gtest/gtest.h>
+#include <mutex>
+#include <xfer/core/concurrent.hpp>
+#include <xfer/core/peer_matrix.hpp>
+#include <xfer/core/reporter.hpp>
+#include <xfer/mem/kinds.hpp>
+
+#include "fake_backend.hpp"
+#include "host/host_backend.hpp"
+
+namespace xfer {
+namespace {
+
+using clock = std::chrono::steady_clock;
+
+// A transfer whose batches take real time (a sleep), recording when each ran.
+struct timed_fake final : transfer {
+  struct interval {
+    clock::time_point start, end;
+  };
+  std::vector<interval>* runs = nullptr;  // owned by the test, one list per device
+  double per_rep_s = 1e-3;
+  bool throw_on_run_after = false;
+  std::size_t calls = 0;
+  sample run(std::size_t reps) override {
+    ++calls;
+    if (throw_on_run_after && calls > 3) throw std::runtime_error("device fell off the bus");
+    const auto s = clock::now();
+    std::this_thread::sleep_for(std::chrono::duration<double>(per_rep_s * static_cast<double>(reps)));
+    const auto e = clock::now();
+    if (runs) runs->push_back({s, e});
+    const double t = std::chrono::duration<double>(e - s).count();
+    return {t, t, {}, {}};
+  }
+  void verify() override {}
+  void poison_sample() override {}
+  void check_sample() override {}
+  first_use setup_costs() const override { return {}; }
+  clock_kind timer_kind() const override { return clock_kind::wall; }
+  double timer_resolution_s() const override { return 1e-7; }
+  std::uint64_t bytes_per_rep() const override { return 1'000'000; }
+};
+
+measure_options quick_options() {
+  measure_options o;
+  o.max_time_s = 0.05;
+  o.warmup_s = 0;
+  o.min_samples = 4;
+  o.target_ci = 0.5;
+  return o;
+}
+
+std::vector<point_spec> specs_for(const std::vector<int>& devices) {
+  std::vector<point_spec> out;
+  for (int d : devices) out.push_back({"fake", d, route_kind::copy_sync, direction::h2d, "pageable", 1'000'000, -1});
+  return out;
+}
+
+TEST(Together, BatchesOfEveryDeviceOverlapAndTheAggregateIsAllBytesOverTheWindows) {
+  test::fake_backend b;
+  std::vector<timed_fake::interval> runs[2];
+  b.make = [&](const point_spec& p) {
+    auto t = std::make_unique<timed_fake>();
+    // The second device is slower. Batches of tens of milliseconds: the
+    // overlap checked below must not depend on how soon a loaded machine
+    // schedules a thread the barrier released (a few ms with 2 busy cores).
+    t->per_rep_s = p.device == 0 ? 30e-3 : 60e-3;
+    t->runs = &runs[p.device];
+    return t;
+  };
+  const std::atomic<bool> stop{false};
+  bool abandoned = true;
+  const auto results = measure_together(b, specs_for({0, 1}), quick_options(), stop, abandoned);
+  EXPECT_FALSE(abandoned);
+  ASSERT_EQ(results.size(), 3u);
+  for (const auto& r : results) ASSERT_EQ(r.status, point_status::ok) << r.reason;
+  EXPECT_EQ(results[0].spec.device, 0);
+  EXPECT_EQ(results[1].spec.device, 1);
+  const point_result& agg = results[2];
+  EXPECT_EQ(agg.spec.device, -1);
+  ASSERT_TRUE(agg.together);
+  EXPECT_TRUE(agg.together->aggregate);
+  EXPECT_EQ(agg.together->devices, (std::vector<int>{0, 1}));
+  ASSERT_TRUE(results[0].together);
+  EXPECT_FALSE(results[0].together->aggregate);
+  // Each device took one sample per round; the aggregate has a window per round.
+  EXPECT_EQ(results[0].samples_s.size(), agg.samples_s.size());
+  EXPECT_EQ(results[1].samples_s.size(), agg.samples_s.size());
+  EXPECT_EQ(agg.bytes_per_rep, results[0].bytes_per_rep * results[0].reps_per_sample +
+                                   results[1].bytes_per_rep * results[1].reps_per_sample);
+  // The rounds' batches overlap: the timed runs after warm-up pair up, and
+  // each pair's intervals intersect.
+  const std::size_t n = agg.samples_s.size();
+  ASSERT_GE(runs[0].size(), n);
+  ASSERT_GE(runs[1].size(), n);
+  for (std::size_t i = 0; i < n; ++i) {
+    const auto& a = runs[0][runs[0].size() - n + i];
+    const auto& c = runs[1][runs[1].size() - n + i];
+    EXPECT_LT(a.start, c.end) << "round " << i;
+    EXPECT_LT(c.start, a.end) << "round " << i;
+  }
+  // A window is at least as long as the slower device's batch in it.
+  for (std::size_t i = 0; i < n; ++i)
+    EXPECT_GE(agg.samples_s[i] * 1.0001, results[1].samples_s[i] * static_cast<double>(results[1].reps_per_sample));
+  // The sum of the devices' own rates is at least the aggregate.
+  EXPECT_GE(agg.together->sum_of_devices_gbps * 1.0001, agg.gbps());
+}
+
+TEST(Together, ADeviceThatFailsFailsTheAggregateAndTheOthersKeepTheirResults) {
+  test::fake_backend b;
+  b.make = [&](const point_spec& p) {
+    auto t = std::make_unique<timed_fake>();
+    t->throw_on_run_after = p.device == 1;
+    return t;
+  };
+  const std::atomic<bool> stop{false};
+  bool abandoned = false;
+  const auto results = measure_together(b, specs_for({0, 1}), quick_options(), stop, abandoned);
+  ASSERT_EQ(results.size(), 3u);
+  EXPECT_EQ(results[0].status, point_status::ok) << results[0].reason;
+  EXPECT_EQ(results[1].status, point_status::failed);
+  EXPECT_NE(results[1].reason.find("fell off the bus"), std::string::npos);
+  EXPECT_EQ(results[2].status, point_status::failed);
+  EXPECT_NE(results[2].reason.find("device 1 failed"), std::string::npos) << results[2].reason;
+}
+
+TEST(Together, ADeviceThatCannotRunSkipsTheAggregate) {
+  test::fake_backend b;
+  b.make = [&](const point_spec& p) -> std::unique_ptr<transfer> {
+    if (p.device == 0) throw skip_point("no pinned memory here");
+    return std::make_unique<timed_fake>();
+  };
+  const std::atomic<bool> stop{false};
+  bool abandoned = false;
+  const auto results = measure_together(b, specs_for({0, 1}), quick_options(), stop, abandoned);
+  ASSERT_EQ(results.size(), 3u);
+  EXPECT_EQ(results[0].status, point_status::skipped);
+  EXPECT_EQ(results[1].status, point_status::ok) << results[1].reason;
+  EXPECT_EQ(results[2].status, point_status::skipped);
+  EXPECT_NE(results[2].reason.find("no pinned memory here"), std::string::npos);
+}
+
+TEST(Together, AHungDeviceIsLeftBehindAtTheWatchdogsBound) {
+  test::fake_backend b;
+  static std::atomic<bool> released{false};  // outlives the abandoned thread
+  b.make = [&](const point_spec& p) {
+    auto t = std::make_unique<test::fake_transfer>();
+    if (p.device == 1) t->released = &released;
+    return t;
+  };
+  auto o = quick_options();
+  o.watchdog_s = 0.5;
+  const std::atomic<bool> stop{false};
+  bool abandoned = false;
+  const auto results = measure_together(b, specs_for({0, 1}), o, stop, abandoned);
+  EXPECT_TRUE(abandoned);
+  ASSERT_EQ(results.size(), 3u);
+  for (const auto& r : results) {
+    EXPECT_EQ(r.status, point_status::failed);
+    EXPECT_NE(r.reason.find("watchdog"), std::string::npos) << r.reason;
+  }
+  released = true;  // let the left-behind thread finish
+  std::this_thread::sleep_for(std::chrono::seconds(1));
+}
+
+TEST(Together, AGroupStoppedBySignalIsNoResult) {
+  test::fake_backend b;
+  b.make = [&](const point_spec&) { return std::make_unique<timed_fake>(); };
+  auto o = quick_options();
+  o.target_ci = 1e-9;  // never converges: only the stop ends it
+  o.max_time_s = 10;
+  std::atomic<bool> stop{false};
+  std::thread stopper([&] {
+    std::this_thread::sleep_for(std::chrono::milliseconds(100));
+    stop = true;
+  });
+  bool abandoned = false;
+  const auto results = measure_together(b, specs_for({0, 1}), o, stop, abandoned);
+  stopper.join();
+  ASSERT_EQ(results.size(), 3u);
+  for (const auto& r : results) {
+    EXPECT_EQ(r.status, point_status::failed);
+    EXPECT_NE(r.reason.find("interrupted"), std::string::npos) << r.reason;
+  }
+}
+
+TEST(Together, GroupsCollectTheSamePointAcrossDevices) {
+  std::vector<planned_point> pts;
+  for (std::uint64_t bytes : {4096u, 65536u})
+    for (int d : {0, 1, 2}) pts.push_back({{"fake", d, route_kind::copy_sync, direction::h2d, "pageable", bytes, -1}, ""});
+  const auto groups = group_across_devices(pts);
+  ASSERT_EQ(groups.size(), 2u);
+  EXPECT_EQ(groups[0].size(), 3u);
+  EXPECT_EQ(groups[0][2].spec.device, 2);
+  EXPECT_EQ(groups[1][0].spec.bytes, 65536u);
+}
+
+// The host backend's stand-in devices, driven at once for real.
+TEST(Together, HostStandInDevicesMoveAndVerifyTheirDataAtOnce) {
+  host::host_backend b(1, mem::kind_options{}, 3);
+  ASSERT_EQ(b.devices().size(), 3u);
+  for (direction d : {direction::h2d, direction::d2h, direction::bidir}) {
+    std::vector<point_spec> specs;
+    for (int dev : {0, 1, 2}) specs.push_back({"host", dev, route_kind::memcpy, d, "pageable", 1 << 20, -1});
+    const std::atomic<bool> stop{false};
+    bool abandoned = false;
+    const auto results = measure_together(b, specs, quick_options(), stop, abandoned);
+    ASSERT_EQ(results.size(), 4u);
+    for (const auto& r : results) {
+      EXPECT_EQ(r.status, point_status::ok) << to_string(d) << ": " << r.reason;
+      EXPECT_TRUE(r.verified);
+      EXPECT_GE(r.samples_checked, 1u);
+    }
+    EXPECT_GT(results[3].gbps(), 0);
+  }
+}
+
+struct collect final : reporter {
+  std::vector<point_result> points;
+  void report_context(const run_context&) override {}
+  void report(const point_result& r) override { points.push_back(r); }
+  void finalize(bool) override {}
+};
+
+TEST(PeerMatrix, HostStandInsCopyBetweenEveryPairAndSayHow) {
+  host::host_backend b(1, mem::kind_options{}, 2);
+  collect out;
+  std::vector<point_result> results;
+  const std::atomic<bool> stop{false};
+  const auto o = run_peer_matrix(b, peer_points("host", {0, 1}, {65536}), quick_options(), out, stop, results);
+  EXPECT_EQ(o.ok, 4u);
+  ASSERT_EQ(results.size(), 4u);
+  for (const auto& r : results) {
+    EXPECT_EQ(r.status, point_status::ok) << r.reason;
+    EXPECT_EQ(r.spec.route, route_kind::peer);
+    EXPECT_TRUE(r.verified);
+    EXPECT_NE(r.peer_path.find("peer"), std::string::npos);
+  }
+  EXPECT_EQ(results[1].spec.device, 0);
+  EXPECT_EQ(results[1].spec.peer, 1);
+  const std::string text = peer_matrix_text(results);
+  EXPECT_NE(text.find("host peer matrix, 64K"), std::string::npos) << text;
+  EXPECT_NE(text.find("0->1"), std::string::npos) << text;
+}
+
+TEST(PeerMatrix, ABackendWithoutPeerCopiesSkipsWithTheReason) {
+  test::fake_backend b;
+  collect out;
+  std::vector<point_result> results;
+  const std::atomic<bool> stop{false};
+  const auto o = run_peer_matrix(b, peer_points("fake", {0, 1}, {4096}), quick_options(), out, stop, results);
+  EXPECT_EQ(o.skipped, 4u);
+  EXPECT_NE(results[0].reason.find("does not copy between its devices"), std::string::npos);
+}
+
+}  // namespace
+}  // namespace xfer

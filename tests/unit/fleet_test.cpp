@@ -1,0 +1,113 @@
+// Fleet mode's judgement (core/fleet.hpp) on a real fleet's results: four
+// ranks of the host backend under mpirun (tests/unit/data/fleet-host-4ranks.json,
+// samples trimmed), with one rank's numbers scaled down.
+#include <gtest/gtest.h>
+#include <set>
+#include <xfer/core/fleet.hpp>
+
+namespace xfer::fleet {
+namespace {
+
+std::vector<rank_report> fixture() { return read_fleet_file(XFER_TEST_DATA "/fleet-host-4ranks.json"); }
+
+// Makes every point of `rank` slower by `factor` (its times longer).
+void slow_down(std::vector<rank_report>& ranks, int rank, double factor) {
+  for (auto& r : ranks)
+    if (r.who.rank == rank)
+      for (auto& p : r.points) p.stats.median *= factor;
+}
+
+// The fixture's figures are the loopback host's, which vary by more than a
+// GPU's: a tolerance above their spread keeps the untouched fleet healthy.
+const thresholds lenient{3, 0.35, 0};
+
+TEST(Fleet, TheRealFleetIsHealthy) {
+  const auto ranks = fixture();
+  ASSERT_EQ(ranks.size(), 4u);
+  for (const auto& r : ranks) EXPECT_EQ(r.points.size(), 10u);
+  const auto found = find_outliers(ranks, lenient);
+  for (const auto& f : found) ADD_FAILURE() << f.why;
+}
+
+TEST(Fleet, OneRankScaledDownIsTheOutlierInEveryTest) {
+  auto ranks = fixture();
+  slow_down(ranks, 2, 3.0);
+  const auto found = find_outliers(ranks, lenient);
+  ASSERT_FALSE(found.empty());
+  std::set<std::pair<std::string, std::string>> tests;
+  for (const auto& f : found) {
+    EXPECT_EQ(f.rank, 2) << f.why;
+    tests.insert({f.phase, f.test});
+  }
+  // Most tests of both phases, latency included. Not all: on the 2-core
+  // machine that made the fixture some tests are bimodal across the healthy
+  // ranks (25 and 33 GB/s), which widens their MAD; a GPU fleet is tighter.
+  EXPECT_GE(tests.size(), 6u);
+  EXPECT_TRUE(tests.count({"together", "latency-4B"}));
+  EXPECT_TRUE(tests.count({"together", "d2h-pinned"}));
+}
+
+TEST(Fleet, TheBaselineCatchesAWholeFleetThatGotSlower) {
+  const auto baseline = fixture();
+  auto ranks = fixture();
+  for (int r = 0; r < 4; ++r) slow_down(ranks, r, 2.0);
+  // Against itself the slow fleet looks uniform...
+  EXPECT_TRUE(find_outliers(ranks, lenient).empty());
+  // ...against the known-good one every point is below.
+  const auto found = find_outliers(ranks, lenient, &baseline);
+  EXPECT_GE(found.size(), 36u);  // of 40 points: those that were fast in the baseline halve to near its median
+  for (const auto& f : found) EXPECT_NE(f.why.find("baseline"), std::string::npos) << f.why;
+}
+
+TEST(Fleet, ALinkWithFewerLanesIsUnhealthyAnIdleLinksLowerGenerationIsNot) {
+  auto ranks = fixture();
+  pci_link idle, narrow;
+  idle.address = "0000:01:00.0";
+  idle.current_gen = 1, idle.max_gen = 5, idle.current_width = idle.max_width = 16;
+  narrow.address = "0000:02:00.0";
+  narrow.current_gen = narrow.max_gen = 5, narrow.current_width = 8, narrow.max_width = 16;
+  ranks[0].link = idle;
+  ranks[1].link = narrow;
+  const auto found = find_outliers(ranks, lenient);
+  ASSERT_EQ(found.size(), 1u);
+  EXPECT_EQ(found[0].rank, 1);
+  EXPECT_NE(found[0].why.find("x8 of x16"), std::string::npos) << found[0].why;
+}
+
+TEST(Fleet, MissingRanksAndDisagreementsHaveTheirOwnExitCodes) {
+  auto ranks = fixture();
+  std::vector<std::optional<rank_report>> reports(ranks.begin(), ranks.end());
+  reports[1].reset();
+  auto m = merge(reports, lenient, nullptr, "died");
+  EXPECT_EQ(m.exit_code, exit_rank_missing);
+  EXPECT_EQ(m.missing, std::vector<int>{1});
+  EXPECT_EQ(m.ranks.size(), 3u);  // the others are kept
+  reports[1] = ranks[1];
+  reports[3]->options += " size=1";
+  m = merge(reports, lenient, nullptr, "died");
+  EXPECT_EQ(m.exit_code, exit_disagree);
+  ASSERT_FALSE(m.problems.empty());
+  EXPECT_NE(m.problems.front().find("rank 3"), std::string::npos);
+}
+
+TEST(Fleet, RankVariablesOfEachLauncher) {
+  std::map<std::string, std::string> env{{"SLURM_PROCID", "5"}, {"SLURM_NTASKS", "8"}, {"SLURM_LOCALID", "1"},
+                                         {"SLURM_NTASKS_PER_NODE", "4"}};
+  const auto get = [&](const char* n) -> const char* {
+    const auto it = env.find(n);
+    return it == env.end() ? nullptr : it->second.c_str();
+  };
+  auto id = identity_from_env(get, "n1");
+  ASSERT_TRUE(id);
+  EXPECT_EQ(id->rank, 5);
+  EXPECT_EQ(id->size, 8);
+  EXPECT_EQ(id->local_rank, 1);
+  EXPECT_EQ(id->node, "n1");
+  env = {{"RANK", "9"}, {"WORLD_SIZE", "4"}};  // a rank beyond the size is no identity
+  EXPECT_FALSE(identity_from_env(get, "n1"));
+  env.clear();
+  EXPECT_FALSE(identity_from_env(get, "n1"));
+}
+
+}  // namespace
+}  // namespace xfer::fleet
