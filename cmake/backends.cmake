@@ -1,4 +1,5 @@
-# Decides XFER_HAVE_CUDA / XFER_HAVE_OPENCL (0/1) from the AUTO|ON|OFF options.
+# Decides XFER_HAVE_CUDA / XFER_HAVE_OPENCL / XFER_HAVE_VULKAN (0/1) from the
+# AUTO|ON|OFF options.
 include(CheckLanguage)
 
 set(XFER_HAVE_CUDA 0)
@@ -41,4 +42,25 @@ if(NOT XFER_ENABLE_OPENCL STREQUAL "OFF")
     message(FATAL_ERROR "XFER_ENABLE_OPENCL=ON but no OpenCL headers/ICD loader were found")
   endif()
 endif()
-message(STATUS "xferbench backends: host CUDA=${XFER_HAVE_CUDA} OpenCL=${XFER_HAVE_OPENCL}")
+# Vulkan: the headers at build time (libvulkan-dev); the loader is opened at
+# run time (dlopen), so a binary built here still starts where no loader is
+# installed and reports the backend unavailable with the reason. The compute
+# shader of route kernel-host is compiled to SPIR-V at build time by glslc
+# (or glslangValidator); without either the backend is built without it and
+# the route is skipped with that reason.
+set(XFER_HAVE_VULKAN 0)
+set(XFER_VULKAN_SPIRV 0)
+if(NOT XFER_ENABLE_VULKAN STREQUAL "OFF")
+  find_package(Vulkan QUIET OPTIONAL_COMPONENTS glslc glslangValidator)
+  if(Vulkan_FOUND)
+    set(XFER_HAVE_VULKAN 1)
+    if(Vulkan_GLSLC_EXECUTABLE OR Vulkan_GLSLANG_VALIDATOR_EXECUTABLE)
+      set(XFER_VULKAN_SPIRV 1)
+    else()
+      message(STATUS "xferbench Vulkan: no glslc or glslangValidator: route kernel-host will be skipped")
+    endif()
+  elseif(XFER_ENABLE_VULKAN STREQUAL "ON")
+    message(FATAL_ERROR "XFER_ENABLE_VULKAN=ON but no Vulkan headers were found (install libvulkan-dev)")
+  endif()
+endif()
+message(STATUS "xferbench backends: host CUDA=${XFER_HAVE_CUDA} OpenCL=${XFER_HAVE_OPENCL} Vulkan=${XFER_HAVE_VULKAN}")

@@ -8,6 +8,9 @@
 #if XFER_HAVE_OPENCL
 #include "opencl/opencl_backends.hpp"
 #endif
+#if XFER_HAVE_VULKAN
+#include "vulkan/vulkan_backends.hpp"
+#endif
 
 namespace xfer {
 
@@ -24,6 +27,11 @@ std::vector<backend_entry> make_backends(const backend_options& options) {
   for (auto& e : opencl::make_opencl_backends(options.kinds)) out.push_back(std::move(e));
 #else
   out.push_back({"opencl", nullptr, "not compiled in (configure with OpenCL headers and ICD loader)"});
+#endif
+#if XFER_HAVE_VULKAN
+  for (auto& e : vulkan::make_vulkan_backends(options.kinds)) out.push_back(std::move(e));
+#else
+  out.push_back({"vulkan", nullptr, "not compiled in (configure with the Vulkan headers: libvulkan-dev)"});
 #endif
   return out;
 }

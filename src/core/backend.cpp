@@ -22,7 +22,7 @@ const std::vector<route_kind>& all_route_kinds() {
   using enum route_kind;
   static const std::vector<route_kind> all{memcpy,      memcpy_mt,          copy_sync,           copy_async, map,
                                            kernel_host, kernel_device, kernel_device_read, kernel_device_write, latency,
-                                           staged,      batch_any_order};
+                                           staged,      batch_any_order, copy};
   return all;
 }
 
@@ -40,6 +40,7 @@ const char* to_string(route_kind r) {
     case route_kind::latency: return "latency";
     case route_kind::staged: return "staged";
     case route_kind::batch_any_order: return "batch-any-order";
+    case route_kind::copy: return "copy";
   }
   return "?";
 }

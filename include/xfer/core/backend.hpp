@@ -36,6 +36,7 @@ enum class route_kind {
   latency,              // one device thread chases a ring of indices in host memory
   staged,               // libxfer's staged copier: any host memory through pinned staging buffers
   batch_any_order,      // CUDA 12.8's cudaMemcpyBatchAsync, chunks of a pageable buffer, any-order source hint
+  copy,                 // Vulkan: vkCmdCopyBuffer (every copy is queued; there is no blocking one)
 };
 const char* to_string(route_kind r);
 // nullopt for a name no route has.
