@@ -22,7 +22,8 @@ const std::vector<route_kind>& all_route_kinds() {
   using enum route_kind;
   static const std::vector<route_kind> all{memcpy,      memcpy_mt,          copy_sync,           copy_async, map,
                                            kernel_host, kernel_device, kernel_device_read, kernel_device_write, latency,
-                                           staged,      batch_any_order, copy};
+                                           staged,      batch_any_order, copy,
+                                           cpu_store,   cpu_store_nt,  cpu_load,           cpu_load_nt};
   return all;
 }
 
@@ -41,6 +42,10 @@ const char* to_string(route_kind r) {
     case route_kind::staged: return "staged";
     case route_kind::batch_any_order: return "batch-any-order";
     case route_kind::copy: return "copy";
+    case route_kind::cpu_store: return "cpu-store";
+    case route_kind::cpu_store_nt: return "cpu-store-nt";
+    case route_kind::cpu_load: return "cpu-load";
+    case route_kind::cpu_load_nt: return "cpu-load-nt";
   }
   return "?";
 }

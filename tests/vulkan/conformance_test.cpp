@@ -16,14 +16,21 @@ backend_case vulkan_case() {
   backend_case c;
   c.name = "vulkan";  // the device under test (device_under_test.hpp)
   c.get = [](std::string& why) -> backend* { return testing::device_under_test(&why); };
-  c.routes = {{route_kind::copy, {h2d, d2h, bidir, rw, d2d}, true}, {route_kind::kernel_host, {h2d, d2h, bidir, rw}, true}};
+  c.routes = {{route_kind::copy, {h2d, d2h, bidir, rw, d2d}, true},
+              {route_kind::kernel_host, {h2d, d2h, bidir, rw}, true},
+              {route_kind::cpu_store, {h2d}, true},
+              {route_kind::cpu_store_nt, {h2d}, true},
+              {route_kind::cpu_load, {d2h}, true},
+              {route_kind::cpu_load_nt, {d2h}, true}};
   c.kinds = {"pageable",    "pageable-unaligned",        "aligned", "huge", "host-coherent",
              "host-cached", "device-local-host-visible", "imported"};
   c.expect = [](backend& b, const point_spec& p) {
     point_expectation e;
     // Pageable kinds are staged by the application, one copy at a time: wall clock.
     const bool staged = p.host_memory != "none" && !is_vulkan_kind(p.host_memory);
-    e.timer = staged ? clock_kind::wall : clock_kind::event;
+    const bool cpu = p.route == route_kind::cpu_store || p.route == route_kind::cpu_store_nt ||
+                     p.route == route_kind::cpu_load || p.route == route_kind::cpu_load_nt;
+    e.timer = staged || cpu ? clock_kind::wall : clock_kind::event;
     e.bytes_per_rep = test::two_way_bytes(p);
     if (p.host_memory == "none") return e;
     const auto& caps = static_cast<vulkan_backend&>(b).caps();
@@ -36,6 +43,9 @@ backend_case vulkan_case() {
     } else if (p.route == route_kind::kernel_host && p.host_memory == "device-local-host-visible") {
       e.runs = false;
       e.skip_mentions = "the device's own memory";
+    } else if (cpu && !kind_class(p.host_memory)) {
+      e.runs = false;  // pageable kinds and imported: the CPU's own memory
+      e.skip_mentions = "memory the device maps";
     }
     return e;
   };

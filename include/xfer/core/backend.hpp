@@ -37,6 +37,10 @@ enum class route_kind {
   staged,               // libxfer's staged copier: any host memory through pinned staging buffers
   batch_any_order,      // CUDA 12.8's cudaMemcpyBatchAsync, chunks of a pageable buffer, any-order source hint
   copy,                 // Vulkan: vkCmdCopyBuffer (every copy is queued; there is no blocking one)
+  cpu_store,            // the CPU stores into memory the device maps (the BAR), memcpy
+  cpu_store_nt,         // the same with non-temporal (streaming) stores
+  cpu_load,             // the CPU loads from memory the device maps, memcpy
+  cpu_load_nt,          // the same with streaming loads (MOVNTDQA)
 };
 const char* to_string(route_kind r);
 // nullopt for a name no route has.

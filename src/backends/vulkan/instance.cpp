@@ -118,6 +118,7 @@ device_caps query(VkPhysicalDevice d, std::uint32_t index) {
   c.max_storage_range = base.limits.maxStorageBufferRange;
   c.max_group_count_x = base.limits.maxComputeWorkGroupCount[0];
   c.non_coherent_atom = std::max<std::uint64_t>(1, base.limits.nonCoherentAtomSize);
+  c.min_map_alignment = std::max<std::uint64_t>(64, base.limits.minMemoryMapAlignment);
   c.import_alignment = c.host_import ? import.minImportedHostPointerAlignment : 0;
   if (pci)
     c.pci_bus_id = fmt::format("{:04x}:{:02x}:{:02x}.{:x}", bus.pciDomain, bus.pciBus, bus.pciDevice, bus.pciFunction);

@@ -56,6 +56,7 @@ struct device_caps {
   std::uint64_t max_storage_range = 0;     // maxStorageBufferRange
   std::uint32_t max_group_count_x = 0;     // maxComputeWorkGroupCount[0]
   std::uint64_t non_coherent_atom = 1;
+  std::uint64_t min_map_alignment = 64;  // minMemoryMapAlignment
   bool timeline_semaphores = false;
   bool host_query_reset = false;          // timestamps are reset from the host (a transfer queue cannot)
   bool host_import = false;                // VK_EXT_external_memory_host

@@ -106,6 +106,9 @@ class vulkan_transfer : public transfer {
 // route copy
 std::unique_ptr<transfer> make_copy_transfer(const point_spec& p, const device_context& dev,
                                              const mem::kind_options& kinds);
+// routes cpu-store(-nt), cpu-load(-nt); require_cpu_route throws skip_point where they cannot run
+void require_cpu_route(const point_spec& p, const device_caps& caps);
+std::unique_ptr<transfer> make_cpu_transfer(const point_spec& p, const device_context& dev);
 // route kernel-host; require_kernel_host throws skip_point where it cannot run
 class copy_pipeline;
 void require_kernel_host(const point_spec& p, const device_caps& caps);

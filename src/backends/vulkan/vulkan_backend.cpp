@@ -7,6 +7,7 @@
 #include <xfer/core/system_probe.hpp>
 #include <xfer/mem/error.hpp>
 
+#include "host_resource.hpp"
 #include "memory.hpp"
 #include "routes.hpp"
 #include "vulkan_backends.hpp"
@@ -82,7 +83,7 @@ std::map<std::string, std::string> vulkan_backend::versions() const {
           {"vulkan_driver", fmt::format("{} {} ({})", caps_.driver_name, caps_.driver_info, caps_.driver_version)}};
 }
 
-device_context& vulkan_backend::context() {
+device_context& vulkan_backend::context() const {
   if (!ctx_) ctx_ = std::make_unique<device_context>(inst_, caps_);
   return *ctx_;
 }
@@ -120,6 +121,22 @@ std::unique_ptr<transfer> vulkan_backend::prepare(const point_spec& p) {
     throw;
   } catch (const mem::allocation_error& e) {
     throw skip_point(e.what());
+  }
+}
+
+std::unique_ptr<mem::host_resource> vulkan_backend::host_memory(const std::string& kind) const {
+  const auto cls = kind_class(kind);
+  if (!cls) {
+    if (auto r = mem::make_host_kind(kind, kinds_)) return r;
+    if (kind == "imported")
+      throw skip_point(fmt::format("{}: imported memory is the CPU's own page-aligned memory ('aligned')", name()));
+    return backend::host_memory(kind);
+  }
+  if (auto why = kind_unavailable_reason(kind, caps_); !why.empty()) throw skip_point(fmt::format("{}: {}", name(), why));
+  try {
+    return std::make_unique<vk_host_resource>(kind, context(), *cls);
+  } catch (const vk_error& e) {
+    throw skip_point(fmt::format("{} memory from {}: {}", kind, name(), e.what()));
   }
 }
 

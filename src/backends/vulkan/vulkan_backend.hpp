@@ -24,17 +24,20 @@ class vulkan_backend final : public backend {
   std::vector<kind_support> host_memory_kinds() const override;
   std::map<std::string, std::string> versions() const override;
   std::unique_ptr<transfer> prepare(const point_spec& point) override;
+  // The core kinds as every backend has them, and the mapped Vulkan kinds as
+  // vk_host_resource (for the CPU study); "imported" is no resource of its own.
+  std::unique_ptr<mem::host_resource> host_memory(const std::string& kind) const override;
 
   const device_caps& caps() const noexcept { return caps_; }
   // The logical device, created on first use.
-  device_context& context();
+  device_context& context() const;
 
  private:
   std::shared_ptr<instance> inst_;
   device_caps caps_;
   std::string token_;
   mem::kind_options kinds_;
-  std::unique_ptr<device_context> ctx_;
+  mutable std::unique_ptr<device_context> ctx_;  // made by the first point or resource that needs it
   std::unique_ptr<copy_pipeline> pipe_;  // after ctx_: destroyed first
   std::string pipe_error_;               // a failed pipeline is not rebuilt per point
 };
