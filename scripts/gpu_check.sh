@@ -30,6 +30,8 @@ if ls .gl/*.deb >/dev/null 2>&1; then
   nvidia_icd=/usr/local/nvidia/share/vulkan/icd.d/nvidia_icd.json
   if [ -z "${VK_DRIVER_FILES:-}${VK_ICD_FILENAMES:-}" ] && [ -f "$nvidia_icd" ]; then
     export VK_DRIVER_FILES=$nvidia_icd
+    # The Vulkan tests (ctest -L vulkan) then run on the GPU instead of lavapipe.
+    export XFER_VULKAN_TEST_DEVICE=${XFER_VULKAN_TEST_DEVICE:-vulkan:nvidia}
   fi
 fi
 # The device machine's copy of the tree may have no .git: XFER_COMMIT names it then.
