@@ -43,9 +43,9 @@ backend_case vulkan_case() {
     } else if (p.route == route_kind::kernel_host && p.host_memory == "device-local-host-visible") {
       e.runs = false;
       e.skip_mentions = "the device's own memory";
-    } else if (cpu && !kind_class(p.host_memory)) {
-      e.runs = false;  // pageable kinds and imported: the CPU's own memory
-      e.skip_mentions = "memory the device maps";
+    } else if (cpu && p.host_memory != "device-local-host-visible") {
+      e.runs = false;  // host memory: the CPU study's, not a route over the link
+      e.skip_mentions = "through the BAR";
     }
     return e;
   };

@@ -25,13 +25,14 @@ const std::vector<route_info>& route_table() {
        {h2d, d2h, bidir, rw},
        true},
       {route_kind::cpu_store,
-       "the CPU stores into memory the device maps (device-local-host-visible: the BAR on a discrete GPU; "
-       "host-coherent; host-cached) with memcpy and a fence; wall clock; checked by the device reading it back",
+       "the CPU stores into device memory it maps (device-local-host-visible: the BAR on a discrete GPU) with "
+       "memcpy and a fence; wall clock; checked by the device reading it back",
        {h2d},
        true},
       {route_kind::cpu_store_nt, "as cpu-store, with non-temporal (streaming) stores and SFENCE", {h2d}, true},
       {route_kind::cpu_load,
-       "the CPU loads from memory the device maps, after the device wrote it, with memcpy; wall clock",
+       "the CPU loads from device memory it maps (device-local-host-visible), after the device wrote it, with "
+       "memcpy; wall clock",
        {d2h},
        true},
       {route_kind::cpu_load_nt, "as cpu-load, with streaming loads (MOVNTDQA, the way to read write-combined memory)",
