@@ -88,7 +88,11 @@ class vulkan_transfer : public transfer {
 
  private:
   void allocate(const mem::kind_options& kinds);
-  std::unique_ptr<host_side> make_host(const mem::kind_options& kinds);
+  // cpu_reads: the CPU reads what lands there (d2h, rw): staged through
+  // host-cached memory, not the uncached host-coherent kind.
+  std::unique_ptr<host_side> make_host(const mem::kind_options& kinds, bool cpu_reads);
+  // Checks a buffer as the device sees it: copied out into host-cached memory first.
+  void check_through_device(const buffer& b, std::uint64_t seed, const char* what);
   void touch();
   void run_step(std::size_t k);  // one op alone, finished before it returns
   const buffer& io(std::uint64_t bytes);  // staging for device buffers the CPU cannot map
