@@ -93,15 +93,21 @@ fi
 vk_missing=()
 have_header vulkan/vulkan_core.h || vk_missing+=(libvulkan-dev)
 command -v glslc >/dev/null || command -v glslangValidator >/dev/null || vk_missing+=(glslc)
-if [ -z "${VK_DRIVER_FILES:-}${VK_ICD_FILENAMES:-}" ] &&
-   ! ls /usr/share/vulkan/icd.d/lvp_icd*.json /etc/vulkan/icd.d/*.json /usr/local/share/vulkan/icd.d/*.json >/dev/null 2>&1; then
-  vk_missing+=(mesa-vulkan-drivers)
-fi
+have_vk_driver() {  # an ICD file where the loader looks, or one named in the environment
+  [ -n "${VK_DRIVER_FILES:-}${VK_ICD_FILENAMES:-}" ] && return 0
+  local f
+  for f in /usr/share/vulkan/icd.d/*.json /etc/vulkan/icd.d/*.json /usr/local/share/vulkan/icd.d/*.json; do
+    [ -e "$f" ] && return 0
+  done
+  return 1
+}
+have_vk_driver || vk_missing+=(mesa-vulkan-drivers)
 # Khronos' validation layer: test vulkan.validation runs the Vulkan tests under it.
 ls /usr/share/vulkan/explicit_layer.d/VkLayer_khronos_validation.json >/dev/null 2>&1 ||
   vk_missing+=(vulkan-validationlayers)
 if [ ${#vk_missing[@]} -gt 0 ] && [ -z "${XFER_NO_VULKAN:-}" ]; then
-  vk_known() { apt-cache policy "$1" 2>/dev/null | grep -q 'Candidate: [0-9]'; }
+  # grep reads all of it (no -q): apt-cache cut off by SIGPIPE would fail the pipe under pipefail.
+  vk_known() { apt-cache policy "$1" 2>/dev/null | grep 'Candidate: [0-9]' >/dev/null; }
   if [ "$(id -u)" = 0 ] && command -v apt-get >/dev/null; then
     export DEBIAN_FRONTEND=noninteractive
     vk_known "${vk_missing[0]}" || apt_get update -qq || true
