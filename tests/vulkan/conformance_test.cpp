@@ -3,6 +3,7 @@
 // verifies and times, or is skipped for the reason the backend gives for it.
 #include "../conformance/backend_conformance.hpp"
 #include "device_under_test.hpp"
+#include "vulkan/kernel.hpp"
 #include "vulkan/memory.hpp"
 
 namespace xfer::vulkan {
@@ -43,6 +44,9 @@ backend_case vulkan_case() {
     } else if (p.route == route_kind::kernel_host && p.host_memory == "device-local-host-visible") {
       e.runs = false;
       e.skip_mentions = "the device's own memory";
+    } else if (p.route == route_kind::kernel_host && copy_shader_spirv().empty()) {
+      e.runs = false;  // built without a SPIR-V compiler
+      e.skip_mentions = "no SPIR-V";
     } else if (cpu && p.host_memory != "device-local-host-visible") {
       e.runs = false;  // host memory: the CPU study's, not a route over the link
       e.skip_mentions = "through the BAR";

@@ -132,7 +132,9 @@ void require_cpu_route(const point_spec& p, const device_caps& caps) {
     throw skip_point(fmt::format("route {} stores into or loads from device memory through the BAR "
                                  "(device-local-host-visible); {} is host memory: `xferbench cpu --kinds {}` "
                                  "measures the CPU on it",
-                                 to_string(p.route), p.host_memory, p.host_memory));
+                                 to_string(p.route), p.host_memory,
+                                 // imported memory is the CPU's own page-aligned memory
+                                 p.host_memory == "imported" ? "aligned" : p.host_memory));
 }
 
 std::unique_ptr<transfer> make_cpu_transfer(const point_spec& p, const device_context& dev) {

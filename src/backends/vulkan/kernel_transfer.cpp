@@ -50,14 +50,14 @@ class kernel_transfer final : public vulkan_transfer {
 }  // namespace
 
 void require_kernel_host(const point_spec& p, const device_caps& caps) {
-  if (copy_shader_spirv().empty())
-    throw skip_point("this build has no SPIR-V for the compute shader (no glslc or glslangValidator at configure time)");
   if (p.host_memory == "device-local-host-visible")
     throw skip_point("device-local-host-visible is the device's own memory: route kernel-host reads and writes host memory");
   if (!is_vulkan_kind(p.host_memory))
     throw skip_point(fmt::format("a shader cannot reach {} memory: it needs host memory the device maps "
                                  "(host-coherent, host-cached, imported)",
                                  p.host_memory));
+  if (copy_shader_spirv().empty())
+    throw skip_point("this build has no SPIR-V for the compute shader (no glslc or glslangValidator at configure time)");
   const std::uint64_t words = (p.bytes + 3) / 4 * 4;
   if (caps.max_storage_range && words > caps.max_storage_range)
     throw skip_point(fmt::format("{} B is more than one storage buffer may span on this device (maxStorageBufferRange {} B)",
