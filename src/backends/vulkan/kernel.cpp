@@ -5,16 +5,16 @@
 
 namespace xfer::vulkan {
 
-copy_pipeline::copy_pipeline(const device_context& dev)
-    : dev_(dev.get()), max_groups_(std::max<std::uint32_t>(1, dev.caps().max_group_count_x)) {
+compute_pipeline::compute_pipeline(const device_context& dev, std::span<const std::uint32_t> code, const char* what,
+                                   std::uint32_t push_bytes)
+    : dev_(dev.get()), max_groups_(std::max<std::uint32_t>(1, dev.caps().max_group_count_x)), push_bytes_(push_bytes) {
   const api& a = vk();
-  const auto code = copy_shader_spirv();
-  if (code.empty()) throw std::logic_error("copy_pipeline: this build has no SPIR-V");
+  if (code.empty()) throw std::logic_error(std::string("compute_pipeline: this build has no SPIR-V for ") + what);
   try {
     VkShaderModuleCreateInfo mi{VK_STRUCTURE_TYPE_SHADER_MODULE_CREATE_INFO};
     mi.codeSize = code.size_bytes();
     mi.pCode = code.data();
-    check(a.vkCreateShaderModule(dev_, &mi, nullptr, &module_), "vkCreateShaderModule", "copy.comp");
+    check(a.vkCreateShaderModule(dev_, &mi, nullptr, &module_), "vkCreateShaderModule", what);
 
     VkDescriptorSetLayoutBinding binds[2]{};
     for (std::uint32_t i = 0; i < 2; ++i) {
@@ -28,7 +28,7 @@ copy_pipeline::copy_pipeline(const device_context& dev)
     li.pBindings = binds;
     check(a.vkCreateDescriptorSetLayout(dev_, &li, nullptr, &set_layout_), "vkCreateDescriptorSetLayout");
 
-    VkPushConstantRange pc{VK_SHADER_STAGE_COMPUTE_BIT, 0, 2 * sizeof(std::uint32_t)};
+    VkPushConstantRange pc{VK_SHADER_STAGE_COMPUTE_BIT, 0, push_bytes_};
     VkPipelineLayoutCreateInfo pli{VK_STRUCTURE_TYPE_PIPELINE_LAYOUT_CREATE_INFO};
     pli.setLayoutCount = 1;
     pli.pSetLayouts = &set_layout_;
@@ -43,7 +43,7 @@ copy_pipeline::copy_pipeline(const device_context& dev)
     ci.stage.pName = "main";
     ci.layout = layout_;
     check(a.vkCreateComputePipelines(dev_, VK_NULL_HANDLE, 1, &ci, nullptr, &pipeline_), "vkCreateComputePipelines",
-          "copy.comp");
+          what);
 
     VkDescriptorPoolSize size{VK_DESCRIPTOR_TYPE_STORAGE_BUFFER, 2 * max_sets};
     VkDescriptorPoolCreateInfo di{VK_STRUCTURE_TYPE_DESCRIPTOR_POOL_CREATE_INFO};
@@ -58,9 +58,9 @@ copy_pipeline::copy_pipeline(const device_context& dev)
   }
 }
 
-copy_pipeline::~copy_pipeline() { destroy(); }
+compute_pipeline::~compute_pipeline() { destroy(); }
 
-void copy_pipeline::destroy() noexcept {
+void compute_pipeline::destroy() noexcept {
   const api& a = vk();
   if (pool_) a.vkDestroyDescriptorPool(dev_, pool_, nullptr);
   if (pipeline_) a.vkDestroyPipeline(dev_, pipeline_, nullptr);
@@ -74,7 +74,7 @@ void copy_pipeline::destroy() noexcept {
   module_ = VK_NULL_HANDLE;
 }
 
-VkDescriptorSet copy_pipeline::bind(VkBuffer src, VkBuffer dst, std::uint64_t bytes) {
+VkDescriptorSet compute_pipeline::bind(VkBuffer a_buf, VkDeviceSize a_range, VkBuffer b_buf, VkDeviceSize b_range) {
   const api& a = vk();
   VkDescriptorSetAllocateInfo ai{VK_STRUCTURE_TYPE_DESCRIPTOR_SET_ALLOCATE_INFO};
   ai.descriptorPool = pool_;
@@ -82,9 +82,7 @@ VkDescriptorSet copy_pipeline::bind(VkBuffer src, VkBuffer dst, std::uint64_t by
   ai.pSetLayouts = &set_layout_;
   VkDescriptorSet set = VK_NULL_HANDLE;
   check(a.vkAllocateDescriptorSets(dev_, &ai, &set), "vkAllocateDescriptorSets");
-  // Whole words: the shader reads the last partial word and keeps its extra bytes.
-  const VkDeviceSize range = (bytes + 3) / 4 * 4;
-  VkDescriptorBufferInfo infos[2] = {{src, 0, range}, {dst, 0, range}};
+  VkDescriptorBufferInfo infos[2] = {{a_buf, 0, a_range}, {b_buf, 0, b_range}};
   VkWriteDescriptorSet w[2]{};
   for (std::uint32_t i = 0; i < 2; ++i) {
     w[i].sType = VK_STRUCTURE_TYPE_WRITE_DESCRIPTOR_SET;
@@ -98,17 +96,27 @@ VkDescriptorSet copy_pipeline::bind(VkBuffer src, VkBuffer dst, std::uint64_t by
   return set;
 }
 
-void copy_pipeline::release(VkDescriptorSet set) noexcept { vk().vkFreeDescriptorSets(dev_, pool_, 1, &set); }
+void compute_pipeline::release(VkDescriptorSet set) noexcept { vk().vkFreeDescriptorSets(dev_, pool_, 1, &set); }
 
-void copy_pipeline::record(VkCommandBuffer cb, VkDescriptorSet set, std::uint64_t bytes) const {
+void compute_pipeline::dispatch(VkCommandBuffer cb, VkDescriptorSet set, const void* push, std::uint32_t groups) const {
   const api& a = vk();
-  const std::uint32_t range[2] = {static_cast<std::uint32_t>(bytes / 4), static_cast<std::uint32_t>(bytes % 4)};
   a.vkCmdBindPipeline(cb, VK_PIPELINE_BIND_POINT_COMPUTE, pipeline_);
   a.vkCmdBindDescriptorSets(cb, VK_PIPELINE_BIND_POINT_COMPUTE, layout_, 0, 1, &set, 0, nullptr);
-  a.vkCmdPushConstants(cb, layout_, VK_SHADER_STAGE_COMPUTE_BIT, 0, sizeof range, range);
+  a.vkCmdPushConstants(cb, layout_, VK_SHADER_STAGE_COMPUTE_BIT, 0, push_bytes_, push);
+  a.vkCmdDispatch(cb, std::clamp<std::uint32_t>(groups, 1, max_groups_), 1, 1);
+}
+
+VkDescriptorSet bind_copy(compute_pipeline& p, VkBuffer src, VkBuffer dst, std::uint64_t bytes) {
+  // Whole words: the shader reads the last partial word and keeps its extra bytes.
+  const VkDeviceSize range = (bytes + 3) / 4 * 4;
+  return p.bind(src, range, dst, range);
+}
+
+void record_copy(const compute_pipeline& p, VkCommandBuffer cb, VkDescriptorSet set, std::uint64_t bytes) {
+  const std::uint32_t range[2] = {static_cast<std::uint32_t>(bytes / 4), static_cast<std::uint32_t>(bytes % 4)};
   // Enough groups to fill a large GPU (each invocation strides), no more than the device allows.
-  const std::uint64_t groups = std::clamp<std::uint64_t>((range[0] + local_size - 1) / local_size, 1, 4096);
-  a.vkCmdDispatch(cb, static_cast<std::uint32_t>(std::min<std::uint64_t>(groups, max_groups_)), 1, 1);
+  const std::uint64_t groups = std::clamp<std::uint64_t>((range[0] + copy_local_size - 1) / copy_local_size, 1, 4096);
+  p.dispatch(cb, set, range, static_cast<std::uint32_t>(groups));
 }
 
 }  // namespace xfer::vulkan

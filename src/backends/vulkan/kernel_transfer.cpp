@@ -19,7 +19,7 @@ std::vector<queue_ref> compute_lanes(const point_spec& p, const device_context& 
 
 class kernel_transfer final : public vulkan_transfer {
  public:
-  kernel_transfer(const point_spec& p, const device_context& dev, const mem::kind_options& kinds, copy_pipeline& pipe)
+  kernel_transfer(const point_spec& p, const device_context& dev, const mem::kind_options& kinds, compute_pipeline& pipe)
       : vulkan_transfer(p, dev, kinds, compute_lanes(p, dev)), pipe_(pipe) {
     switch (spec_.dir) {
       case direction::h2d: set_ops({dispatch(0, host_a_->buf, dev_a_)}); break;
@@ -37,13 +37,13 @@ class kernel_transfer final : public vulkan_transfer {
 
  private:
   op dispatch(std::size_t lane, const buffer& src, const buffer& dst) {
-    const VkDescriptorSet set = pipe_.bind(src.get(), dst.get(), spec_.bytes);
+    const VkDescriptorSet set = bind_copy(pipe_, src.get(), dst.get(), spec_.bytes);
     sets_.push_back(set);
     const std::uint64_t n = spec_.bytes;
-    return {lane, [this, set, n](VkCommandBuffer cb) { pipe_.record(cb, set, n); }, {}, {}};
+    return {lane, [this, set, n](VkCommandBuffer cb) { record_copy(pipe_, cb, set, n); }, {}, {}};
   }
 
-  copy_pipeline& pipe_;
+  compute_pipeline& pipe_;
   std::vector<VkDescriptorSet> sets_;
 };
 
@@ -65,7 +65,7 @@ void require_kernel_host(const point_spec& p, const device_caps& caps) {
 }
 
 std::unique_ptr<transfer> make_kernel_transfer(const point_spec& p, const device_context& dev,
-                                               const mem::kind_options& kinds, copy_pipeline& pipe) {
+                                               const mem::kind_options& kinds, compute_pipeline& pipe) {
   return std::make_unique<kernel_transfer>(p, dev, kinds, pipe);
 }
 

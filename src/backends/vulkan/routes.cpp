@@ -60,7 +60,7 @@ void require_route(const point_spec& p, const device_caps& caps) {
 }
 
 std::unique_ptr<transfer> make_transfer(const point_spec& p, device_context& dev, const mem::kind_options& kinds,
-                                        copy_pipeline* pipe) {
+                                        compute_pipeline* pipe) {
   switch (p.route) {
     case route_kind::copy: return make_copy_transfer(p, dev, kinds);
     case route_kind::kernel_host:

@@ -19,9 +19,9 @@ bool is_cpu_route(route_kind r);
 // skip_point where the route cannot take the point on this device (a kind
 // the route cannot use, a size beyond a limit, no SPIR-V in this build).
 void require_route(const point_spec& p, const device_caps& caps);
-class copy_pipeline;
+class compute_pipeline;
 // pipe: the compute pipeline, for kernel-host (made by the backend on first use).
 std::unique_ptr<transfer> make_transfer(const point_spec& p, device_context& dev, const mem::kind_options& kinds,
-                                        copy_pipeline* pipe);
+                                        compute_pipeline* pipe);
 
 }  // namespace xfer::vulkan

@@ -114,9 +114,9 @@ std::unique_ptr<transfer> make_copy_transfer(const point_spec& p, const device_c
 void require_cpu_route(const point_spec& p, const device_caps& caps);
 std::unique_ptr<transfer> make_cpu_transfer(const point_spec& p, const device_context& dev);
 // route kernel-host; require_kernel_host throws skip_point where it cannot run
-class copy_pipeline;
+class compute_pipeline;
 void require_kernel_host(const point_spec& p, const device_caps& caps);
 std::unique_ptr<transfer> make_kernel_transfer(const point_spec& p, const device_context& dev,
-                                               const mem::kind_options& kinds, copy_pipeline& pipe);
+                                               const mem::kind_options& kinds, compute_pipeline& pipe);
 
 }  // namespace xfer::vulkan

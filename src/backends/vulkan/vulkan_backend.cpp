@@ -107,7 +107,7 @@ std::unique_ptr<transfer> vulkan_backend::prepare(const point_spec& p) {
   if (p.route == route_kind::kernel_host && !pipe_) {
     if (!pipe_error_.empty()) throw std::runtime_error(pipe_error_);
     try {
-      pipe_ = std::make_unique<copy_pipeline>(dev);
+      pipe_ = std::make_unique<compute_pipeline>(dev, copy_shader_spirv(), "shaders/copy.comp", 8);
     } catch (const std::exception& e) {
       pipe_error_ = fmt::format("the compute pipeline could not be made: {}", e.what());
       throw std::runtime_error(pipe_error_);

@@ -38,7 +38,7 @@ class vulkan_backend final : public backend {
   std::string token_;
   mem::kind_options kinds_;
   mutable std::unique_ptr<device_context> ctx_;  // made by the first point or resource that needs it
-  std::unique_ptr<copy_pipeline> pipe_;  // after ctx_: destroyed first
+  std::unique_ptr<compute_pipeline> pipe_;  // after ctx_: destroyed first
   std::string pipe_error_;               // a failed pipeline is not rebuilt per point
 };
 
