@@ -1,4 +1,5 @@
-# Decides XFER_HAVE_CUDA / XFER_HAVE_OPENCL (0/1) from the AUTO|ON|OFF options.
+# Decides XFER_HAVE_CUDA / XFER_HAVE_OPENCL / XFER_HAVE_VULKAN (0/1) from the
+# AUTO|ON|OFF options.
 include(CheckLanguage)
 
 set(XFER_HAVE_CUDA 0)
@@ -67,4 +68,39 @@ if(NOT XFER_ENABLE_MPI STREQUAL "OFF")
     message(FATAL_ERROR "XFER_ENABLE_MPI=ON but no MPI was found (Debian: apt-get install libopenmpi-dev openmpi-bin)")
   endif()
 endif()
-message(STATUS "xferbench backends: host CUDA=${XFER_HAVE_CUDA} OpenCL=${XFER_HAVE_OPENCL} XRT=${XFER_HAVE_XRT}; fleet over MPI=${XFER_HAVE_MPI}")
+
+# Vulkan: the headers at build time (libvulkan-dev); the loader is opened at
+# run time (dlopen), so a binary built here still starts where no loader is
+# installed and reports the backend unavailable with the reason. The compute
+# shader of route kernel-host is compiled to SPIR-V at build time by glslc
+# (or glslangValidator); without either the backend is built without it and
+# the route is skipped with that reason.
+set(XFER_HAVE_VULKAN 0)
+set(XFER_VULKAN_SPIRV 0)
+if(NOT XFER_ENABLE_VULKAN STREQUAL "OFF")
+  find_package(Vulkan QUIET OPTIONAL_COMPONENTS glslc glslangValidator)
+  if(Vulkan_FOUND)
+    set(XFER_HAVE_VULKAN 1)
+    # A compiler carried from another distribution may not run here (its
+    # libshaderc missing, a newer glibc): one that does not answer --version
+    # counts as absent, so the build goes on without the shader.
+    foreach(_xfer_spvc Vulkan_GLSLC_EXECUTABLE Vulkan_GLSLANG_VALIDATOR_EXECUTABLE)
+      if(${_xfer_spvc})
+        execute_process(COMMAND ${${_xfer_spvc}} --version RESULT_VARIABLE _xfer_spvc_rc OUTPUT_QUIET ERROR_QUIET)
+        if(NOT _xfer_spvc_rc EQUAL 0)
+          message(STATUS "xferbench Vulkan: ${${_xfer_spvc}} does not run here (exit ${_xfer_spvc_rc}); not using it")
+          unset(${_xfer_spvc})
+          unset(${_xfer_spvc} CACHE)
+        endif()
+      endif()
+    endforeach()
+    if(Vulkan_GLSLC_EXECUTABLE OR Vulkan_GLSLANG_VALIDATOR_EXECUTABLE)
+      set(XFER_VULKAN_SPIRV 1)
+    else()
+      message(STATUS "xferbench Vulkan: no glslc or glslangValidator: route kernel-host will be skipped")
+    endif()
+  elseif(XFER_ENABLE_VULKAN STREQUAL "ON")
+    message(FATAL_ERROR "XFER_ENABLE_VULKAN=ON but no Vulkan headers were found (install libvulkan-dev)")
+  endif()
+endif()
+message(STATUS "xferbench backends: host CUDA=${XFER_HAVE_CUDA} OpenCL=${XFER_HAVE_OPENCL} Vulkan=${XFER_HAVE_VULKAN} XRT=${XFER_HAVE_XRT}; fleet over MPI=${XFER_HAVE_MPI}")

@@ -119,6 +119,47 @@ if [ -z "${XFER_NO_MPI:-}" ] && ! { command -v mpicc >/dev/null && command -v mp
   fi
 fi
 
+# ---- Vulkan: headers, a SPIR-V compiler and lavapipe (optional) ----
+# The Vulkan backend builds where the headers are (libvulkan-dev, which brings
+# the loader libvulkan1), compiles its compute shader with glslc, and runs its
+# tests on lavapipe (mesa-vulkan-drivers: Vulkan on the CPU) where no other
+# driver is installed. Optional, so never a failure: without them the backend
+# (or its kernel-host route) is left out and says why. A driver named through
+# VK_DRIVER_FILES / VK_ICD_FILENAMES (the GPU machine's NVIDIA ICD) counts as one;
+# Khronos' validation layer checks the backend's use of the API in its tests.
+vk_missing=()
+have_header vulkan/vulkan_core.h || vk_missing+=(libvulkan-dev)
+command -v glslc >/dev/null || command -v glslangValidator >/dev/null || vk_missing+=(glslc)
+have_vk_driver() {  # an ICD file where the loader looks, or one named in the environment
+  [ -n "${VK_DRIVER_FILES:-}${VK_ICD_FILENAMES:-}" ] && return 0
+  local f
+  for f in /usr/share/vulkan/icd.d/*.json /etc/vulkan/icd.d/*.json /usr/local/share/vulkan/icd.d/*.json; do
+    [ -e "$f" ] && return 0
+  done
+  return 1
+}
+have_vk_driver || vk_missing+=(mesa-vulkan-drivers)
+# Khronos' validation layer: test vulkan.validation runs the Vulkan tests under it.
+ls /usr/share/vulkan/explicit_layer.d/VkLayer_khronos_validation.json >/dev/null 2>&1 ||
+  vk_missing+=(vulkan-validationlayers)
+if [ ${#vk_missing[@]} -gt 0 ] && [ -z "${XFER_NO_VULKAN:-}" ]; then
+  # grep reads all of it (no -q): apt-cache cut off by SIGPIPE would fail the pipe under pipefail.
+  vk_known() { apt-cache policy "$1" 2>/dev/null | grep 'Candidate: [0-9]' >/dev/null; }
+  if [ "$(id -u)" = 0 ] && command -v apt-get >/dev/null; then
+    export DEBIAN_FRONTEND=noninteractive
+    vk_known "${vk_missing[0]}" || apt_get update -qq || true
+    if vk_known "${vk_missing[0]}"; then
+      log "installing ${vk_missing[*]} for the Vulkan backend (waiting up to ${apt_lock_timeout} s for the apt/dpkg lock)"
+      apt_get install -y -qq --no-install-recommends "${vk_missing[@]}" ||
+        log "could not install ${vk_missing[*]}: the Vulkan backend may be left out"
+    else
+      log "no package lists for ${vk_missing[*]} (no network?): the Vulkan backend may be left out"
+    fi
+  else
+    log "missing for the Vulkan backend: ${vk_missing[*]} (optional; it is left out without them)"
+  fi
+fi
+
 # ---- Chromium, for the report's browser test (python/tests/test_browser.py) ----
 # Optional: the test skips where no Chromium is found, so a machine without it
 # (or without network, like the GPU machine) still builds and tests. Debian's

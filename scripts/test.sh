@@ -35,7 +35,7 @@ if [ "${XFER_SANITIZERS:-on}" != off ]; then
   command -v ninja >/dev/null && generator=(-G Ninja)
   asan_log=build/asan-build.log
   if "$cmake_bin" -S . -B build-asan "${generator[@]}" -DCMAKE_BUILD_TYPE=RelWithDebInfo \
-       -DXFER_SANITIZE=address,undefined -DXFER_ENABLE_CUDA=OFF -DXFER_ENABLE_OPENCL=OFF -DXFER_ENABLE_XRT=OFF >"$asan_log" 2>&1 &&
+       -DXFER_SANITIZE=address,undefined -DXFER_ENABLE_CUDA=OFF -DXFER_ENABLE_OPENCL=OFF -DXFER_ENABLE_XRT=OFF -DXFER_ENABLE_VULKAN=OFF >"$asan_log" 2>&1 &&
      "$cmake_bin" --build build-asan -j "$(nproc)" --target xfer_unit_tests xfer_conformance_tests xfer_backend_conformance_tests xfer_cpu_tests \
        xfer_staged_tests xferbench xfer_fault_shim xfer_example_pool xfer_example_staged >>"$asan_log" 2>&1; then
     # allocator_may_return_null: tests ask for absurd sizes on purpose and
@@ -58,7 +58,7 @@ if [ "${XFER_SANITIZERS:-on}" != off ]; then
   echo "== staged copier tests under TSan =="
   tsan_log=build/tsan-build.log
   if "$cmake_bin" -S . -B build-tsan "${generator[@]}" -DCMAKE_BUILD_TYPE=RelWithDebInfo \
-       -DXFER_SANITIZE=thread -DXFER_ENABLE_CUDA=OFF -DXFER_ENABLE_OPENCL=OFF -DXFER_ENABLE_XRT=OFF >"$tsan_log" 2>&1 &&
+       -DXFER_SANITIZE=thread -DXFER_ENABLE_CUDA=OFF -DXFER_ENABLE_OPENCL=OFF -DXFER_ENABLE_XRT=OFF -DXFER_ENABLE_VULKAN=OFF >"$tsan_log" 2>&1 &&
      "$cmake_bin" --build build-tsan -j "$(nproc)" --target xfer_staged_tests >>"$tsan_log" 2>&1; then
     # halt_on_error: the first race fails its test at once, with its report.
     (cd build-tsan && TSAN_OPTIONS=halt_on_error=1:second_deadlock_stack=1 \

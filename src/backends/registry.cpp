@@ -11,6 +11,9 @@
 #if XFER_HAVE_XRT
 #include "xrt/xrt_backend.hpp"
 #endif
+#if XFER_HAVE_VULKAN
+#include "vulkan/vulkan_backends.hpp"
+#endif
 
 namespace xfer {
 
@@ -32,6 +35,11 @@ std::vector<backend_entry> make_backends(const backend_options& options) {
   out.push_back(xrt_backend::make_xrt_backend(options.kinds));
 #else
   out.push_back({"xrt", nullptr, "not compiled in (configure with XRT: Debian's libxrt-dev, XFER_ENABLE_XRT=ON)"});
+#endif
+#if XFER_HAVE_VULKAN
+  for (auto& e : vulkan::make_vulkan_backends(options.kinds)) out.push_back(std::move(e));
+#else
+  out.push_back({"vulkan", nullptr, "not compiled in (configure with the Vulkan headers: libvulkan-dev)"});
 #endif
   return out;
 }

@@ -22,7 +22,8 @@ const std::vector<route_kind>& all_route_kinds() {
   using enum route_kind;
   static const std::vector<route_kind> all{memcpy,      memcpy_mt,          copy_sync,           copy_async, map,
                                            kernel_host, kernel_device, kernel_device_read, kernel_device_write, latency,
-                                           staged,      batch_any_order,    bo_sync,            user_ptr,   peer};
+                                           staged,      batch_any_order,    bo_sync,            user_ptr,   peer,
+                                           copy,        cpu_store,          cpu_store_nt,       cpu_load,   cpu_load_nt};
   return all;
 }
 
@@ -43,6 +44,11 @@ const char* to_string(route_kind r) {
     case route_kind::bo_sync: return "bo-sync";
     case route_kind::user_ptr: return "user-ptr";
     case route_kind::peer: return "peer";
+    case route_kind::copy: return "copy";
+    case route_kind::cpu_store: return "cpu-store";
+    case route_kind::cpu_store_nt: return "cpu-store-nt";
+    case route_kind::cpu_load: return "cpu-load";
+    case route_kind::cpu_load_nt: return "cpu-load-nt";
   }
   return "?";
 }

@@ -39,6 +39,11 @@ enum class route_kind {
   bo_sync,              // XRT: bo.sync of a buffer object's own host backing, the DMA alone
   user_ptr,             // XRT: a buffer object over the caller's memory, then bo.sync (the 4 KiB rule applies)
   peer,                 // device memory of one device to another's (the peer matrix, backend::prepare_peer)
+  copy,                 // Vulkan: vkCmdCopyBuffer (every copy is queued; there is no blocking one)
+  cpu_store,            // the CPU stores into memory the device maps (the BAR), memcpy
+  cpu_store_nt,         // the same with non-temporal (streaming) stores
+  cpu_load,             // the CPU loads from memory the device maps, memcpy
+  cpu_load_nt,          // the same with streaming loads (MOVNTDQA)
 };
 const char* to_string(route_kind r);
 // nullopt for a name no route has.

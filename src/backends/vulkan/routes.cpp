@@ -1,0 +1,78 @@
+#include "routes.hpp"
+
+#include <fmt/format.h>
+#include <stdexcept>
+#include <xfer/config.hpp>
+#include <xfer/core/errors.hpp>
+
+#include "memory.hpp"
+#include "transfer.hpp"
+
+namespace xfer::vulkan {
+
+const std::vector<route_info>& route_table() {
+  using enum direction;
+  static const std::vector<route_info> routes{
+      {route_kind::copy,
+       "vkCmdCopyBuffer on the device's transfer-only queue family where it has one (a copy engine), recorded behind a "
+       "timeline-semaphore gate; timestamp queries around the batch, wall clock beside. Pageable kinds are staged by "
+       "the application through a host-coherent buffer, one copy at a time, by the wall clock",
+       {h2d, d2h, bidir, rw, d2d},
+       true},
+      {route_kind::kernel_host,
+       "a compute shader (SPIR-V built with glslc) copies 32-bit words between host memory the device maps "
+       "(host-coherent, host-cached, imported) and a device buffer over the link; timestamps, wall clock beside",
+       {h2d, d2h, bidir, rw},
+       true},
+      {route_kind::cpu_store,
+       "the CPU stores into device memory it maps (device-local-host-visible: the BAR on a discrete GPU) with "
+       "memcpy and a fence; wall clock; checked by the device reading it back",
+       {h2d},
+       true},
+      {route_kind::cpu_store_nt, "as cpu-store, with non-temporal (streaming) stores and SFENCE", {h2d}, true},
+      {route_kind::cpu_load,
+       "the CPU loads from device memory it maps (device-local-host-visible), after the device wrote it, with "
+       "memcpy; wall clock",
+       {d2h},
+       true},
+      {route_kind::cpu_load_nt, "as cpu-load, with streaming loads (MOVNTDQA, the way to read write-combined memory)",
+       {d2h},
+       true},
+  };
+  return routes;
+}
+
+bool is_cpu_route(route_kind r) {
+  return r == route_kind::cpu_store || r == route_kind::cpu_store_nt || r == route_kind::cpu_load ||
+         r == route_kind::cpu_load_nt;
+}
+
+std::optional<route_kind> vulkan_route(route_kind r) {
+  for (const auto& info : route_table())
+    if (info.name == r) return r;
+  return std::nullopt;
+}
+
+void require_route(const point_spec& p, const device_caps& caps) {
+  if (p.bytes == 0) throw skip_point("a copy of 0 bytes is not a Vulkan command (VkBufferCopy.size must be > 0)");
+  if (p.route == route_kind::kernel_host) require_kernel_host(p, caps);
+  if (is_cpu_route(p.route)) require_cpu_route(p, caps);
+}
+
+std::unique_ptr<transfer> make_transfer(const point_spec& p, device_context& dev, const mem::kind_options& kinds,
+                                        compute_pipeline* pipe) {
+  switch (p.route) {
+    case route_kind::copy: return make_copy_transfer(p, dev, kinds);
+    case route_kind::kernel_host:
+      if (!pipe) throw std::logic_error("kernel-host prepared without its pipeline");
+      return make_kernel_transfer(p, dev, kinds, *pipe);
+    case route_kind::cpu_store:
+    case route_kind::cpu_store_nt:
+    case route_kind::cpu_load:
+    case route_kind::cpu_load_nt: return make_cpu_transfer(p, dev);
+    default: break;
+  }
+  throw std::logic_error(std::string("make_transfer: Vulkan has no route ") + to_string(p.route));
+}
+
+}  // namespace xfer::vulkan

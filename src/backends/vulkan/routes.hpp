@@ -1,0 +1,27 @@
+#pragma once
+// The Vulkan backend's routes, by core's names (route_kind):
+//   copy         vkCmdCopyBuffer on a transfer-only queue where the device has one
+//   kernel_host  a compute shader copies between host-visible memory and a device buffer
+//   cpu_store(_nt), cpu_load(_nt)  the CPU writes into / reads from memory the device maps
+#include <memory>
+#include <optional>
+#include <vector>
+#include <xfer/core/backend.hpp>
+#include <xfer/mem/kinds.hpp>
+
+#include "device.hpp"
+
+namespace xfer::vulkan {
+
+const std::vector<route_info>& route_table();
+std::optional<route_kind> vulkan_route(route_kind r);
+bool is_cpu_route(route_kind r);
+// skip_point where the route cannot take the point on this device (a kind
+// the route cannot use, a size beyond a limit, no SPIR-V in this build).
+void require_route(const point_spec& p, const device_caps& caps);
+class compute_pipeline;
+// pipe: the compute pipeline, for kernel-host (made by the backend on first use).
+std::unique_ptr<transfer> make_transfer(const point_spec& p, device_context& dev, const mem::kind_options& kinds,
+                                        compute_pipeline* pipe);
+
+}  // namespace xfer::vulkan

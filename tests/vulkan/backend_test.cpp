@@ -1,0 +1,129 @@
+// The Vulkan backend's own promises on the device under test (lavapipe in
+// CI, device_under_test.hpp): what it names and reports,
+// the import rule, the memory types each kind picks, and the gate.
+#include <chrono>
+#include <cstdlib>
+#include <cstring>
+#include <thread>
+#include <gtest/gtest.h>
+#include <memory>
+#include <xfer/core/errors.hpp>
+#include <xfer/mem/kinds.hpp>
+
+#include "device_under_test.hpp"
+#include "vulkan/memory.hpp"
+#include "vulkan/timing.hpp"
+
+namespace xfer::vulkan {
+namespace {
+
+#define REQUIRE_DEVICE(b)                                            \
+  std::string why_;                                                  \
+  auto* b = ::xfer::vulkan::testing::device_under_test(&why_);        \
+  if (!b) GTEST_SKIP() << why_
+
+TEST(VulkanBackend, NamesItselfByDriverAndSaysItIsACpuDevice) {
+  REQUIRE_DEVICE(b);
+  if (b->name() != "vulkan:llvmpipe") GTEST_SKIP() << "lavapipe's own names; the device under test is " << b->name();
+  EXPECT_EQ(b->name(), "vulkan:llvmpipe");
+  EXPECT_EQ(b->caps().type, "cpu");
+  EXPECT_NE(b->description().find("CPU device"), std::string::npos) << b->description();
+  const auto d = b->devices();
+  ASSERT_EQ(d.size(), 1u);
+  EXPECT_GT(d[0].memory_bytes, 0u);
+  EXPECT_FALSE(d[0].details.at("memory_types").empty());
+  EXPECT_FALSE(b->versions().at("vulkan_driver").empty());
+}
+
+TEST(VulkanBackend, DeviceTokensAreUniqueAndLowerCase) {
+  device_caps a, c;
+  a.driver_name = "NVIDIA";
+  c.driver_name = "NVIDIA";
+  const auto t = device_tokens({a, c});
+  EXPECT_EQ(t[0], "nvidia");
+  EXPECT_EQ(t[1], "nvidia-1");
+}
+
+TEST(VulkanMemory, KindsPickATypeWithTheirFlags) {
+  REQUIRE_DEVICE(b);
+  const auto& caps = b->caps();
+  for (auto cls : {mem_class::host_coherent, mem_class::host_cached, mem_class::device_local_host_visible, mem_class::device}) {
+    const auto t = find_memory_type(caps, cls);
+    ASSERT_TRUE(t.has_value());
+  }
+  const auto hc = caps.memory.memoryTypes[*find_memory_type(caps, mem_class::host_coherent)].propertyFlags;
+  EXPECT_TRUE(hc & VK_MEMORY_PROPERTY_HOST_VISIBLE_BIT);
+  EXPECT_TRUE(hc & VK_MEMORY_PROPERTY_HOST_COHERENT_BIT);
+  const auto dl = caps.memory.memoryTypes[*find_memory_type(caps, mem_class::device_local_host_visible)].propertyFlags;
+  EXPECT_TRUE(dl & VK_MEMORY_PROPERTY_DEVICE_LOCAL_BIT);
+}
+
+TEST(VulkanMemory, AMissingTypeIsUnavailableWithTheReason) {
+  device_caps c;  // no memory types at all
+  c.memory.memoryTypeCount = 1;
+  c.memory.memoryTypes[0].propertyFlags = VK_MEMORY_PROPERTY_DEVICE_LOCAL_BIT;
+  EXPECT_NE(kind_unavailable_reason("device-local-host-visible", c).find("no DEVICE_LOCAL|HOST_VISIBLE"), std::string::npos);
+  EXPECT_NE(kind_unavailable_reason("imported", c).find("VK_EXT_external_memory_host"), std::string::npos);
+  EXPECT_EQ(kind_unavailable_reason("pageable", c), "");
+}
+
+TEST(VulkanMemory, AnUnalignedPointerIsRefusedWithTheDriversRule) {
+  REQUIRE_DEVICE(b);
+  if (!b->caps().host_import) GTEST_SKIP() << "the device has no VK_EXT_external_memory_host";
+  const std::size_t align = b->caps().import_alignment;
+  ASSERT_GT(align, 1u);
+  void* p = std::aligned_alloc(align, 4 * align);
+  ASSERT_NE(p, nullptr);
+  auto* bytes = static_cast<std::byte*>(p);
+  try {
+    (void)buffer::import(b->context(), bytes + 16, align);
+    ADD_FAILURE() << "an unaligned pointer was imported";
+  } catch (const skip_point& e) {
+    EXPECT_NE(std::string(e.what()).find("minImportedHostPointerAlignment"), std::string::npos) << e.what();
+    EXPECT_NE(std::string(e.what()).find("16 B past"), std::string::npos) << e.what();
+  }
+  EXPECT_THROW((void)buffer::import(b->context(), bytes, align + 4), skip_point);  // size, too
+  {
+    buffer ok = buffer::import(b->context(), bytes, 2 * align);
+    EXPECT_TRUE(ok);
+  }
+  std::free(p);
+}
+
+TEST(VulkanRoutes, ZeroBytesAndPageableKernelPointsAreSkippedWithAReason) {
+  REQUIRE_DEVICE(b);
+  EXPECT_THROW(b->prepare({b->name(), 0, route_kind::copy, direction::h2d, "host-coherent", 0}), skip_point);
+  try {
+    b->prepare({b->name(), 0, route_kind::kernel_host, direction::h2d, "pageable", 4096});
+    ADD_FAILURE() << "kernel-host prepared on pageable memory";
+  } catch (const skip_point& e) {
+    EXPECT_NE(std::string(e.what()).find("host-coherent"), std::string::npos) << e.what();
+  }
+}
+
+// The gate holds a submission until it opens: nothing runs while it is closed.
+TEST(VulkanGate, HoldsTheQueueUntilItOpens) {
+  REQUIRE_DEVICE(b);
+  device_context& dev = b->context();
+  timeline_gate g(dev);
+  batch_timer t(dev, {dev.copy_queue(0)}, &g);
+  buffer src = buffer::allocate(dev, 4096, mem_class::host_coherent);
+  buffer dst = buffer::allocate(dev, 4096, mem_class::host_coherent);
+  std::memset(src.mapped(), 0x5a, 4096);
+  std::memset(dst.mapped(), 0, 4096);
+  g.close();
+  t.start();
+  VkBufferCopy region{0, 0, 4096};
+  vk().vkCmdCopyBuffer(t.cmd(0), src.get(), dst.get(), 1, &region);
+  t.stop();
+  // Give a device that ignored the gate time to run the copy.
+  std::this_thread::sleep_for(std::chrono::milliseconds(50));
+  EXPECT_EQ(static_cast<unsigned char>(dst.mapped()[0]), 0u) << "the copy ran behind a closed gate";
+  g.open();
+  EXPECT_GE(t.seconds(), 0.0);
+  EXPECT_EQ(static_cast<unsigned char>(dst.mapped()[4095]), 0x5au);
+  EXPECT_EQ(t.kind(), clock_kind::event);
+}
+
+}  // namespace
+}  // namespace xfer::vulkan

@@ -1,0 +1,70 @@
+// The backend conformance suite (tests/conformance/backend_conformance.hpp)
+// over Vulkan on the device under test (lavapipe in CI): every route x direction x host kind either
+// verifies and times, or is skipped for the reason the backend gives for it.
+#include "../conformance/backend_conformance.hpp"
+#include "device_under_test.hpp"
+#include "vulkan/kernel.hpp"
+#include "vulkan/memory.hpp"
+
+namespace xfer::vulkan {
+namespace {
+
+using test::backend_case;
+using test::point_expectation;
+
+backend_case vulkan_case() {
+  using enum direction;
+  backend_case c;
+  c.name = "vulkan";  // the device under test (device_under_test.hpp)
+  c.get = [](std::string& why) -> backend* { return testing::device_under_test(&why); };
+  c.routes = {{route_kind::copy, {h2d, d2h, bidir, rw, d2d}, true},
+              {route_kind::kernel_host, {h2d, d2h, bidir, rw}, true},
+              {route_kind::cpu_store, {h2d}, true},
+              {route_kind::cpu_store_nt, {h2d}, true},
+              {route_kind::cpu_load, {d2h}, true},
+              {route_kind::cpu_load_nt, {d2h}, true}};
+  c.kinds = {"pageable",    "pageable-unaligned",        "aligned", "huge", "host-coherent",
+             "host-cached", "device-local-host-visible", "imported"};
+  c.expect = [](backend& b, const point_spec& p) {
+    point_expectation e;
+    // Pageable kinds are staged by the application, one copy at a time: wall clock.
+    const bool staged = p.host_memory != "none" && !is_vulkan_kind(p.host_memory);
+    const bool cpu = p.route == route_kind::cpu_store || p.route == route_kind::cpu_store_nt ||
+                     p.route == route_kind::cpu_load || p.route == route_kind::cpu_load_nt;
+    e.timer = staged || cpu ? clock_kind::wall : clock_kind::event;
+    e.bytes_per_rep = test::two_way_bytes(p);
+    if (p.host_memory == "none") return e;
+    const auto& caps = static_cast<vulkan_backend&>(b).caps();
+    if (const std::string why = kind_unavailable_reason(p.host_memory, caps); !why.empty()) {
+      e.runs = false;
+      e.skip_mentions = why;
+    } else if (p.route == route_kind::kernel_host && !is_vulkan_kind(p.host_memory)) {
+      e.runs = false;
+      e.skip_mentions = "a shader cannot reach";
+    } else if (p.route == route_kind::kernel_host && p.host_memory == "device-local-host-visible") {
+      e.runs = false;
+      e.skip_mentions = "the device's own memory";
+    } else if (p.route == route_kind::kernel_host && copy_shader_spirv().empty()) {
+      e.runs = false;  // built without a SPIR-V compiler
+      e.skip_mentions = "no SPIR-V";
+    } else if (cpu && p.host_memory != "device-local-host-visible") {
+      e.runs = false;  // host memory: the CPU study's, not a route over the link
+      e.skip_mentions = "through the BAR";
+    }
+    return e;
+  };
+  return c;
+}
+
+}  // namespace
+}  // namespace xfer::vulkan
+
+namespace xfer::test {
+
+INSTANTIATE_TEST_SUITE_P(Vulkan, BackendContract,
+                         ::testing::Values(std::make_shared<const backend_case>(vulkan::vulkan_case())),
+                         backend_case_name);
+INSTANTIATE_TEST_SUITE_P(Vulkan, BackendConformance, ::testing::ValuesIn(route_cases(vulkan::vulkan_case())),
+                         route_case_name);
+
+}  // namespace xfer::test
