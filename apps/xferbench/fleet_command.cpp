@@ -305,15 +305,17 @@ int run_fleet_command(const fleet_args& a, const std::vector<std::string>& argv)
     return exit_ok;
   }
   std::vector<std::optional<fleet::rank_report>> reports;
-  for (const auto& t : texts) {
-    if (!t) {
+  for (std::size_t i = 0; i < texts.size(); ++i) {
+    if (!texts[i]) {
       reports.emplace_back();
       continue;
     }
     try {
-      reports.push_back(fleet::rank_report_from_json(*t));
-    } catch (const std::exception&) {
-      reports.emplace_back();  // garbled: counted missing
+      reports.push_back(fleet::rank_report_from_json(*texts[i]));
+    } catch (const std::exception& e) {
+      // Garbled: counted missing, and said why (else it reads as a rank that died).
+      fmt::print(stderr, "xferbench: rank {}'s report could not be read: {}\n", i, e.what());
+      reports.emplace_back();
     }
   }
   const fleet::merged m = fleet::merge(std::move(reports), th, baseline.empty() ? nullptr : &baseline, missing_why);

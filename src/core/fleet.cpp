@@ -54,10 +54,11 @@ json link_json(const pci_link& l) {
 }
 
 pci_link link_from_json(const json& a) {
-  json s = {{"hostname", ""}, {"cpu_model", ""}, {"logical_cpus", 0}, {"os", ""}, {"kernel", ""}, {"memory_bytes", 0},
-            {"memory_available_bytes", 0}, {"numa_nodes", 0}, {"transparent_hugepages", ""}, {"accelerators", json::array({a})}};
-  const system_info si = s.get<system_info>();
-  return si.accelerators.at(0);
+  // Through system_info's own parser, the one place a link is read: an
+  // empty system (every key it requires, from its writer) around this link.
+  json s = system_info{};
+  s["accelerators"] = json::array({a});
+  return s.get<system_info>().accelerators.at(0);
 }
 
 json rank_json(const rank_report& r, bool with_points) {

@@ -74,6 +74,24 @@ TEST(Fleet, ALinkWithFewerLanesIsUnhealthyAnIdleLinksLowerGenerationIsNot) {
   EXPECT_NE(found[0].why.find("x8 of x16"), std::string::npos) << found[0].why;
 }
 
+// What a rank sends rank 0 survives the trip with its link (a GPU rank has
+// one; the H100 run at f020e10 lost every rank here, counted missing).
+TEST(Fleet, ARanksReportWithItsLinkRoundTrips) {
+  auto r = fixture().at(0);
+  pci_link l;
+  l.address = "0000:00:06.0";
+  l.current_gen = l.max_gen = 5, l.current_width = l.max_width = 16;
+  l.ceiling_h2d_gbps = 58.45, l.numa_node = 1;
+  r.link = l;
+  const rank_report back = rank_report_from_json(to_json_text(r));
+  ASSERT_TRUE(back.link.has_value());
+  EXPECT_EQ(back.link->address, l.address);
+  EXPECT_EQ(back.link->max_width, 16);
+  EXPECT_DOUBLE_EQ(back.link->ceiling_h2d_gbps, 58.45);
+  EXPECT_EQ(back.link->numa_node, 1);
+  EXPECT_EQ(back.points.size(), r.points.size());
+}
+
 TEST(Fleet, MissingRanksAndDisagreementsHaveTheirOwnExitCodes) {
   auto ranks = fixture();
   std::vector<std::optional<rank_report>> reports(ranks.begin(), ranks.end());
