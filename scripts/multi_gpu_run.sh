@@ -15,6 +15,7 @@
 #   XFER_NO_MPI=1              fleet as one process per rank with --out-dir even where mpirun is
 #   XFER_GPU_TESTS=0           skip building and running the GPU tests of these modes at the end
 #   XFER_PEER_SIZE the peer matrix's copy size (default 256M)
+#   XFER_BUNDLE=1  pack $OUT into multi-gpu.tar.gz (beside steps.txt) at the end
 #
 # Writes: build.log, info.txt, info.json, list.txt, topo.txt (nvidia-smi topo -m where present),
 # together.json/.csv/.log (each GPU alone, then all at once: pinned, pageable, staged; h2d, d2h, bidir),
@@ -121,4 +122,10 @@ fi
 
 log "done in $((SECONDS - start)) s; steps:"
 cat "$OUT/steps.txt"
+# XFER_BUNDLE=1: everything in one archive beside steps.txt (the device tool
+# brings back only a few files from a command).
+if [ "${XFER_BUNDLE:-0}" = 1 ]; then
+  bundle=$(mktemp -d)/multi-gpu.tar.gz
+  tar -czf "$bundle" -C "$OUT" . && find "$OUT" -mindepth 1 ! -name steps.txt -delete && mv "$bundle" "$OUT/"
+fi
 exit $failed
