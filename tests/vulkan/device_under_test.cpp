@@ -12,8 +12,10 @@ std::string device_under_test_name() {
 }
 
 vulkan_backend* device_under_test(std::string* why) {
-  // Built once per process: every test shares the device.
-  static std::vector<backend_entry> entries = make_vulkan_backends({});
+  // Built once per process: every test shares the device. Never destroyed:
+  // a device destroyed from a static destructor runs after NVIDIA's driver
+  // has torn itself down (every test process crashed at exit on the H100).
+  static auto& entries = *new std::vector<backend_entry>(make_vulkan_backends({}));
   const std::string name = device_under_test_name();
   for (auto& e : entries)
     if (e.name == name && e.impl) return static_cast<vulkan_backend*>(e.impl.get());
