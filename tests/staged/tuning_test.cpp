@@ -84,8 +84,12 @@ TEST(StagedTuning, DefaultThreadsFollowTheUsableCpus) {
   const unsigned all = on_cpus(cpus);
   EXPECT_GE(all, 4u);
   EXPECT_LE(all, 12u);
-  if (cpus >= 16) EXPECT_EQ(all, 12u);
-  if (cpus == 8) EXPECT_EQ(all, 6u);
+  if (cpus >= 16) {
+    EXPECT_EQ(all, 12u);
+  }
+  if (cpus == 8) {
+    EXPECT_EQ(all, 6u);
+  }
 }
 
 // The cut covers the copy exactly, no chunk exceeds a staging buffer, and
