@@ -42,7 +42,9 @@ TEST(VulkanHostResource, DeclaresWhatItsMemoryTypeIs) {
   EXPECT_TRUE(r->props().pinned);
   EXPECT_NE(r->describe().find("DEVICE_LOCAL"), std::string::npos) << r->describe();
   // lavapipe's only type is HOST_CACHED: nothing there is write-combined.
-  if (b->name() == "vulkan:llvmpipe") EXPECT_FALSE(r->props().write_combined);
+  if (b->name() == "vulkan:llvmpipe") {
+    EXPECT_FALSE(r->props().write_combined);
+  }
   EXPECT_THROW((void)b->host_memory("imported"), skip_point);
   EXPECT_EQ(b->host_memory("pageable")->kind(), "pageable");
 }
