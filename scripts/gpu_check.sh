@@ -7,9 +7,9 @@
 #
 #   scripts/gpu_check.sh          (writes under $OUT, or results/gate/ without it)
 #
-# Writes: test.log, run.log, sweep.json, gate-summary.txt (the summary is also
-# the last thing printed). Exit 0 only when every test passed and the run
-# ended with no failed point.
+# Writes: test.log, run.log, sweep.json, fleet.log, fleet-1.json, gate-summary.txt
+# (the summary is also the last thing printed). Exit 0 only when every test
+# passed, the run ended with no failed point and fleet mode's one rank was healthy.
 set -uo pipefail
 cd "$(dirname "$0")/.."
 OUT=${OUT:-$PWD/results/gate}
@@ -53,6 +53,18 @@ run_s=$((SECONDS - t0))
 result_dir=$(sed -n 's/^results: //p' "$OUT/run.log" | tail -n1)
 [ -n "$result_dir" ] || result_dir=$(ls -td results/2*/ 2>/dev/null | head -n1)
 [ -n "$result_dir" ] && [ -f "$result_dir/sweep.json" ] && cp "$result_dir/sweep.json" "$OUT/sweep.json"
+# Fleet mode with one rank on the default backend (issue 20: the gate runs
+# it): the health set, judged; its verdict line goes into the summary.
+t0=$SECONDS
+fleet_rc=127
+if [ -x build/apps/xferbench/xferbench ]; then
+  timeout "${XFER_GATE_FLEET_S:-60}" build/apps/xferbench/xferbench fleet --size 256M --json "$OUT/fleet-1.json" \
+    >"$OUT/fleet.log" 2>&1
+  fleet_rc=$?
+fi
+fleet_s=$((SECONDS - t0))
+fleet_line=$(grep -m1 -E "^fleet (healthy|unhealthy)|^healthy|^xferbench:" "$OUT/fleet.log" 2>/dev/null || echo "no output")
+
 # The accelerators' configuration space, kept as test fixtures for the link
 # ceilings (core/pcie_link.hpp): what a real device's capability list looks like.
 for dev in /sys/bus/pci/devices/*; do
@@ -98,5 +110,6 @@ for name, c in sorted(backends.items()):
 for r in [r for r in res if r["status"] == "failed"][:8]:
     print(f"  FAILED {r['backend']} {r['route']} {r['direction']} {r['host_memory']} {r['bytes']} B: {r.get('reason', '')[:160]}")
 PY
+echo "fleet (xferbench fleet, one rank, exit $fleet_rc, $fleet_s s): $fleet_line" | tee -a "$OUT/gate-summary.txt"
 
-[ "$test_rc" = 0 ] && [ "$run_rc" = 0 ]
+[ "$test_rc" = 0 ] && [ "$run_rc" = 0 ] && [ "$fleet_rc" = 0 ]
