@@ -27,7 +27,8 @@ scripts/test-install.sh "$cmake_bin" || status=1
 
 # The host code's tests again under AddressSanitizer and UndefinedBehaviorSanitizer
 # (leaks included), in a build of their own without the GPU backends: CUDA's,
-# OpenCL's and XRT's runtimes are not built for it. XFER_SANITIZERS=off skips it
+# OpenCL's, Vulkan's and XRT's runtimes are not built for it, and Open MPI's own
+# allocations would read as leaks. XFER_SANITIZERS=off skips it
 # (the GPU gate does: it has nothing GPU-specific, and CI runs it).
 if [ "${XFER_SANITIZERS:-on}" != off ]; then
   echo "== C++ tests under ASan+UBSan (unit, conformance, cpu, staged, CLI) =="
@@ -35,7 +36,7 @@ if [ "${XFER_SANITIZERS:-on}" != off ]; then
   command -v ninja >/dev/null && generator=(-G Ninja)
   asan_log=build/asan-build.log
   if "$cmake_bin" -S . -B build-asan "${generator[@]}" -DCMAKE_BUILD_TYPE=RelWithDebInfo \
-       -DXFER_SANITIZE=address,undefined -DXFER_ENABLE_CUDA=OFF -DXFER_ENABLE_OPENCL=OFF -DXFER_ENABLE_XRT=OFF -DXFER_ENABLE_VULKAN=OFF >"$asan_log" 2>&1 &&
+       -DXFER_SANITIZE=address,undefined -DXFER_ENABLE_CUDA=OFF -DXFER_ENABLE_OPENCL=OFF -DXFER_ENABLE_XRT=OFF -DXFER_ENABLE_VULKAN=OFF -DXFER_ENABLE_MPI=OFF >"$asan_log" 2>&1 &&
      "$cmake_bin" --build build-asan -j "$(nproc)" --target xfer_unit_tests xfer_conformance_tests xfer_backend_conformance_tests xfer_cpu_tests \
        xfer_staged_tests xferbench xfer_fault_shim xfer_example_pool xfer_example_staged >>"$asan_log" 2>&1; then
     # allocator_may_return_null: tests ask for absurd sizes on purpose and
@@ -58,7 +59,7 @@ if [ "${XFER_SANITIZERS:-on}" != off ]; then
   echo "== staged copier tests under TSan =="
   tsan_log=build/tsan-build.log
   if "$cmake_bin" -S . -B build-tsan "${generator[@]}" -DCMAKE_BUILD_TYPE=RelWithDebInfo \
-       -DXFER_SANITIZE=thread -DXFER_ENABLE_CUDA=OFF -DXFER_ENABLE_OPENCL=OFF -DXFER_ENABLE_XRT=OFF -DXFER_ENABLE_VULKAN=OFF >"$tsan_log" 2>&1 &&
+       -DXFER_SANITIZE=thread -DXFER_ENABLE_CUDA=OFF -DXFER_ENABLE_OPENCL=OFF -DXFER_ENABLE_XRT=OFF -DXFER_ENABLE_VULKAN=OFF -DXFER_ENABLE_MPI=OFF >"$tsan_log" 2>&1 &&
      "$cmake_bin" --build build-tsan -j "$(nproc)" --target xfer_staged_tests >>"$tsan_log" 2>&1; then
     # halt_on_error: the first race fails its test at once, with its report.
     (cd build-tsan && TSAN_OPTIONS=halt_on_error=1:second_deadlock_stack=1 \
