@@ -3,15 +3,31 @@
 // engine), recorded behind the timeline gate and timed by timestamps. Plain
 // pageable memory is staged by the application: memcpy into a host-coherent
 // buffer, then the copy (or the reverse), by the wall clock.
+#include <algorithm>
+#include <cstdlib>
 #include <memory>
+#include <string>
 
 #include "transfer.hpp"
 
 namespace xfer::vulkan {
 namespace {
 
+std::string knob(const char* name, const char* fallback) {
+  const char* v = std::getenv(name);
+  return v && *v ? v : fallback;
+}
+
+// EXPERIMENT (issue 18): XFER_VK_COPY_SPLIT=1: h2d and d2h as two halves, one on each lane.
+bool split() { return knob("XFER_VK_COPY_SPLIT", "0") == "1"; }
+
+// EXPERIMENT (issue 18): XFER_VK_COPY_QUEUES = transfer | compute | mixed (bidir: h2d on the
+// transfer family, d2h on the compute family).
 std::vector<queue_ref> copy_lanes(const point_spec& p, const device_context& dev) {
-  if (p.dir == direction::bidir) return {dev.copy_queue(0), dev.copy_queue(1)};
+  const std::string q = knob("XFER_VK_COPY_QUEUES", "transfer");
+  if (q == "compute") return {dev.compute_queue(0), dev.compute_queue(1)};
+  if (q == "mixed") return {dev.copy_queue(0), dev.compute_queue(0)};
+  if (p.dir == direction::bidir || split()) return {dev.copy_queue(0), dev.copy_queue(1)};
   return {dev.copy_queue(0)};
 }
 
@@ -20,8 +36,20 @@ class copy_transfer final : public vulkan_transfer {
   copy_transfer(const point_spec& p, const device_context& dev, const mem::kind_options& kinds)
       : vulkan_transfer(p, dev, kinds, copy_lanes(p, dev)) {
     switch (spec_.dir) {
-      case direction::h2d: set_ops({to_device(0, *host_a_, dev_a_)}); break;
-      case direction::d2h: set_ops({to_host(0, dev_a_, *host_a_)}); break;
+      case direction::h2d:
+        if (split() && !staged_) {
+          set_ops({half(0, host_a_->buf, dev_a_), half(1, host_a_->buf, dev_a_)});
+          break;
+        }
+        set_ops({to_device(0, *host_a_, dev_a_)});
+        break;
+      case direction::d2h:
+        if (split() && !staged_) {
+          set_ops({half(0, dev_a_, host_a_->buf), half(1, dev_a_, host_a_->buf)});
+          break;
+        }
+        set_ops({to_host(0, dev_a_, *host_a_)});
+        break;
       case direction::rw: set_ops({to_device(0, *host_a_, dev_a_), to_host(0, dev_a_, *host_a_)}); break;
       case direction::bidir: set_ops({to_device(0, *host_a_, dev_a_), to_host(1, dev_b_, *host_b_)}); break;
       case direction::d2d: set_ops({{0, [this](VkCommandBuffer cb) { copy_cmd(cb, dev_a_, dev_b_); }, {}, {}}}); break;
@@ -29,11 +57,27 @@ class copy_transfer final : public vulkan_transfer {
   }
 
  private:
+  // EXPERIMENT (issue 18): XFER_VK_COPY_CHUNK = bytes per region (0: one region).
+  void chunked(VkCommandBuffer cb, const buffer& src, const buffer& dst) const {
+    const std::uint64_t chunk = std::strtoull(knob("XFER_VK_COPY_CHUNK", "0").c_str(), nullptr, 0);
+    if (!chunk || chunk >= spec_.bytes) return copy_cmd(cb, src, dst);
+    std::vector<VkBufferCopy> regions;
+    for (std::uint64_t off = 0; off < spec_.bytes; off += chunk)
+      regions.push_back({off, off, std::min(chunk, spec_.bytes - off)});
+    vk().vkCmdCopyBuffer(cb, src.get(), dst.get(), static_cast<std::uint32_t>(regions.size()), regions.data());
+  }
+  op half(std::size_t lane, const buffer& src, const buffer& dst) {
+    return {lane, [this, lane, &src, &dst](VkCommandBuffer cb) {
+              const std::uint64_t h = spec_.bytes / 2, off = lane ? h : 0, n = lane ? spec_.bytes - h : h;
+              VkBufferCopy region{off, off, n};
+              vk().vkCmdCopyBuffer(cb, src.get(), dst.get(), 1, &region);
+            }, {}, {}};
+  }
   op to_device(std::size_t lane, host_side& h, const buffer& d) {
-    return {lane, [this, &h, &d](VkCommandBuffer cb) { copy_cmd(cb, h.buf, d); }, stage_in(h), {}};
+    return {lane, [this, &h, &d](VkCommandBuffer cb) { chunked(cb, h.buf, d); }, stage_in(h), {}};
   }
   op to_host(std::size_t lane, const buffer& d, host_side& h) {
-    return {lane, [this, &h, &d](VkCommandBuffer cb) { copy_cmd(cb, d, h.buf); }, {}, stage_out(h)};
+    return {lane, [this, &h, &d](VkCommandBuffer cb) { chunked(cb, d, h.buf); }, {}, stage_out(h)};
   }
 };
 

@@ -1,3 +1,4 @@
+#include <cstdlib>
 #include "memory.hpp"
 
 #include <algorithm>
@@ -157,7 +158,8 @@ constexpr VkBufferUsageFlags usage =
 // without transferring its ownership.
 void share(VkBufferCreateInfo& bi, const device_context& dev) {
   const auto& f = dev.families();
-  if (f.size() > 1) {
+  const char* excl = std::getenv("XFER_VK_EXCLUSIVE");  // EXPERIMENT (issue 18)
+  if (f.size() > 1 && !(excl && *excl == '1')) {
     bi.sharingMode = VK_SHARING_MODE_CONCURRENT;
     bi.queueFamilyIndexCount = static_cast<std::uint32_t>(f.size());
     bi.pQueueFamilyIndices = f.data();
@@ -196,6 +198,10 @@ buffer buffer::allocate(const device_context& dev, std::uint64_t bytes, mem_clas
   VkMemoryAllocateInfo ai{VK_STRUCTURE_TYPE_MEMORY_ALLOCATE_INFO};
   ai.allocationSize = req.size;
   ai.memoryTypeIndex = *type;
+  VkMemoryDedicatedAllocateInfo ded{VK_STRUCTURE_TYPE_MEMORY_DEDICATED_ALLOCATE_INFO};
+  ded.buffer = b.buf_;
+  const char* dedicated = std::getenv("XFER_VK_DEDICATED");  // EXPERIMENT (issue 18)
+  if (dedicated && *dedicated == '1') ai.pNext = &ded;
   check(a.vkAllocateMemory(b.dev_, &ai, nullptr, &b.mem_), "vkAllocateMemory",
         fmt::format("{} B of type {} ({})", req.size, *type, memory_flags_text(t.propertyFlags)));
   check(a.vkBindBufferMemory(b.dev_, b.buf_, b.mem_, 0), "vkBindBufferMemory");
