@@ -7,7 +7,7 @@
 #
 #   OUT=dir bench/vulkan_copy_probe.sh [BUILD_DIR]     (default build-vk)
 #
-#   XFER_PROBE_ROUND=2: the second round (split over two queues, dedicated allocation, exclusive sharing)
+#   XFER_PROBE_ROUND=2: the second round (one copy split over two queues; the CPU study)
 #
 # Writes probe-<variant>.json and .txt per variant, build.log, and probe.tar.gz of them all.
 set -uo pipefail
@@ -50,12 +50,10 @@ variant chunk16M XFER_VK_COPY_CHUNK=16777216 -- "${peer[@]}" -m host-coherent,pi
 variant chunk2M XFER_VK_COPY_CHUNK=2097152 -- "${peer[@]}" -m host-coherent,pinned -d h2d,d2h
 variant compute-chunk16M XFER_VK_COPY_QUEUES=compute XFER_VK_COPY_CHUNK=16777216 -- "${peer[@]}" -m host-coherent,pinned -d h2d,d2h
 else
-# Round 2: one direction's copy split over two queues; a dedicated allocation; exclusive sharing.
+# Round 2: one direction's copy split over two queues; the CPU study with Vulkan's kinds.
 variant split XFER_VK_COPY_SPLIT=1 -- "${peer[@]}" -m host-coherent,pinned -d h2d,d2h
 variant split-mixed XFER_VK_COPY_SPLIT=1 XFER_VK_COPY_QUEUES=mixed -- "${peer[@]}" -m host-coherent,pinned -d h2d,d2h
-variant dedicated XFER_VK_DEDICATED=1 -- "${peer[@]}" -m host-coherent,pinned -d h2d,d2h,bidir
-variant exclusive XFER_VK_EXCLUSIVE=1 -- "${peer[@]}" -m host-coherent,pinned -d h2d,d2h
-variant dedicated-exclusive XFER_VK_DEDICATED=1 XFER_VK_EXCLUSIVE=1 -- "${peer[@]}" -m host-coherent,pinned -d h2d,d2h,bidir
+# (At d2353bc round 2 also tried a dedicated allocation and exclusive sharing: no change; those knobs are gone.)
 log "the CPU study with Vulkan's kinds"
 timeout -s INT -k 10 150 "$XB" cpu --kinds pageable,pinned,pinned-wc,host-coherent,host-cached,device-local-host-visible \
   --sizes 4K,256K,4M --runs 3 --json "$OUT/probe-cpu.json" >"$OUT/probe-cpu.txt" 2>&1

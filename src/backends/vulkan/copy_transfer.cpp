@@ -7,28 +7,36 @@
 #include <cstdlib>
 #include <memory>
 #include <string>
+#include <fmt/format.h>
+#include <xfer/core/errors.hpp>
 
 #include "transfer.hpp"
 
 namespace xfer::vulkan {
 namespace {
 
+// Knobs of bench/vulkan_copy_probe.sh, which looked for why this route trails
+// CUDA's copy on NVIDIA (docs/results/h100/vulkan/copy-probe-d2353bc/); the
+// defaults are what a Vulkan program does.
 std::string knob(const char* name, const char* fallback) {
   const char* v = std::getenv(name);
   return v && *v ? v : fallback;
 }
 
-// EXPERIMENT (issue 18): XFER_VK_COPY_SPLIT=1: h2d and d2h as two halves, one on each lane.
+// XFER_VK_COPY_SPLIT=1: h2d and d2h as two halves, one on each of two queues.
 bool split() { return knob("XFER_VK_COPY_SPLIT", "0") == "1"; }
 
-// EXPERIMENT (issue 18): XFER_VK_COPY_QUEUES = transfer | compute | mixed (bidir: h2d on the
-// transfer family, d2h on the compute family).
+// XFER_VK_COPY_QUEUES: transfer (the transfer-only family, else compute),
+// compute (the compute family), mixed (the transfer family's queue first, the
+// compute family's second). bidir and the split use two.
 std::vector<queue_ref> copy_lanes(const point_spec& p, const device_context& dev) {
   const std::string q = knob("XFER_VK_COPY_QUEUES", "transfer");
-  if (q == "compute") return {dev.compute_queue(0), dev.compute_queue(1)};
-  if (q == "mixed") return {dev.copy_queue(0), dev.compute_queue(0)};
-  if (p.dir == direction::bidir || split()) return {dev.copy_queue(0), dev.copy_queue(1)};
-  return {dev.copy_queue(0)};
+  if (q != "transfer" && q != "compute" && q != "mixed")
+    throw skip_point(fmt::format("XFER_VK_COPY_QUEUES is '{}': transfer, compute or mixed", q));
+  const queue_ref& first = q == "compute" ? dev.compute_queue(0) : dev.copy_queue(0);
+  if (p.dir != direction::bidir && !split()) return {first};
+  const queue_ref& second = q == "transfer" ? dev.copy_queue(1) : dev.compute_queue(q == "mixed" ? 0 : 1);
+  return {first, second};
 }
 
 class copy_transfer final : public vulkan_transfer {
@@ -57,7 +65,7 @@ class copy_transfer final : public vulkan_transfer {
   }
 
  private:
-  // EXPERIMENT (issue 18): XFER_VK_COPY_CHUNK = bytes per region (0: one region).
+  // XFER_VK_COPY_CHUNK: bytes per VkBufferCopy region (0, the default: one region).
   void chunked(VkCommandBuffer cb, const buffer& src, const buffer& dst) const {
     const std::uint64_t chunk = std::strtoull(knob("XFER_VK_COPY_CHUNK", "0").c_str(), nullptr, 0);
     if (!chunk || chunk >= spec_.bytes) return copy_cmd(cb, src, dst);

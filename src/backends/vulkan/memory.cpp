@@ -1,4 +1,3 @@
-#include <cstdlib>
 #include "memory.hpp"
 
 #include <algorithm>
@@ -158,8 +157,7 @@ constexpr VkBufferUsageFlags usage =
 // without transferring its ownership.
 void share(VkBufferCreateInfo& bi, const device_context& dev) {
   const auto& f = dev.families();
-  const char* excl = std::getenv("XFER_VK_EXCLUSIVE");  // EXPERIMENT (issue 18)
-  if (f.size() > 1 && !(excl && *excl == '1')) {
+  if (f.size() > 1) {
     bi.sharingMode = VK_SHARING_MODE_CONCURRENT;
     bi.queueFamilyIndexCount = static_cast<std::uint32_t>(f.size());
     bi.pQueueFamilyIndices = f.data();
@@ -198,10 +196,6 @@ buffer buffer::allocate(const device_context& dev, std::uint64_t bytes, mem_clas
   VkMemoryAllocateInfo ai{VK_STRUCTURE_TYPE_MEMORY_ALLOCATE_INFO};
   ai.allocationSize = req.size;
   ai.memoryTypeIndex = *type;
-  VkMemoryDedicatedAllocateInfo ded{VK_STRUCTURE_TYPE_MEMORY_DEDICATED_ALLOCATE_INFO};
-  ded.buffer = b.buf_;
-  const char* dedicated = std::getenv("XFER_VK_DEDICATED");  // EXPERIMENT (issue 18)
-  if (dedicated && *dedicated == '1') ai.pNext = &ded;
   check(a.vkAllocateMemory(b.dev_, &ai, nullptr, &b.mem_), "vkAllocateMemory",
         fmt::format("{} B of type {} ({})", req.size, *type, memory_flags_text(t.propertyFlags)));
   check(a.vkBindBufferMemory(b.dev_, b.buf_, b.mem_, 0), "vkBindBufferMemory");
