@@ -7,17 +7,30 @@
 #
 #   scripts/gpu_check.sh          (writes under $OUT, or results/gate/ without it)
 #
+#   XFER_GATE_PHASE=tests|run     one half only (default: all). On a machine with several
+#                                 GPUs the whole gate outlasts one 10-minute device command
+#                                 (issue 21: on two H100s the tests ran past 330 s and the run
+#                                 past 235 s): run `tests`, then `run` on the same warm machine
+#                                 (it reuses the build), and commit both summaries.
+#   XFER_GATE_TEST_S / XFER_GATE_RUN_S / XFER_GATE_FLEET_S   each phase's bound in seconds
+#
 # Writes: test.log, run.log, sweep.json, fleet.log, fleet-1.json, gate-summary.txt
 # (the summary is also the last thing printed). Exit 0 only when every test
 # passed, the run ended with no failed point and fleet mode's one rank was healthy.
 set -uo pipefail
 cd "$(dirname "$0")/.."
 OUT=${OUT:-$PWD/results/gate}
+phase=${XFER_GATE_PHASE:-all}
+case $phase in
+  all | tests | run) ;;
+  *) echo "gpu_check.sh: XFER_GATE_PHASE is '$phase': all, tests or run" >&2; exit 2 ;;
+esac
 mkdir -p "$OUT"
 start=$SECONDS
 # From a tree with no build: a warm machine keeps an earlier call's build/,
-# whose configuration (tests off, say) scripts/build.sh would keep.
-rm -rf build
+# whose configuration (tests off, say) scripts/build.sh would keep. The run
+# phase alone keeps the tests phase's build.
+[ "$phase" = run ] || rm -rf build
 # The Vulkan loader and headers are not installed on the GPU machine: where
 # the lead carried Debian's packages in .gl/ (libvulkan1, libvulkan-dev,
 # glslc, libshaderc1; see the device README), unpack them before the build so
@@ -37,33 +50,38 @@ fi
 # The device machine's copy of the tree may have no .git: XFER_COMMIT names it then.
 commit=${XFER_COMMIT:-$(git rev-parse --short HEAD 2>/dev/null || echo "unknown")}
 
-# Each phase gets its own bound so that a hang still leaves a summary.
-t0=$SECONDS
-# The sanitizer stage of test.sh is host code only, and CI runs it: left out
-# here, where the gate's ten minutes go to the GPU.
-XFER_SANITIZERS=off timeout "${XFER_GATE_TEST_S:-330}" scripts/test.sh >"$OUT/test.log" 2>&1
-test_rc=$?
-test_s=$((SECONDS - t0))
-
-t0=$SECONDS
-timeout "${XFER_GATE_RUN_S:-250}" scripts/run.sh >"$OUT/run.log" 2>&1
-run_rc=$?
-run_s=$((SECONDS - t0))
-# run.sh names its folder last; if it was cut short, its newest folder.
-result_dir=$(sed -n 's/^results: //p' "$OUT/run.log" | tail -n1)
-[ -n "$result_dir" ] || result_dir=$(ls -td results/2*/ 2>/dev/null | head -n1)
-[ -n "$result_dir" ] && [ -f "$result_dir/sweep.json" ] && cp "$result_dir/sweep.json" "$OUT/sweep.json"
-# Fleet mode with one rank on the default backend (issue 20: the gate runs
-# it): the health set, judged; its verdict line goes into the summary.
-t0=$SECONDS
-fleet_rc=127
-if [ -x build/apps/xferbench/xferbench ]; then
-  timeout "${XFER_GATE_FLEET_S:-60}" build/apps/xferbench/xferbench fleet --size 256M --json "$OUT/fleet-1.json" \
-    >"$OUT/fleet.log" 2>&1
-  fleet_rc=$?
+# Each step gets its own bound so that a hang still leaves a summary.
+test_rc=0 test_s=0 run_rc=0 run_s=0 fleet_rc=0 fleet_s=0 fleet_line="not in this phase"
+if [ "$phase" != run ]; then
+  t0=$SECONDS
+  # The sanitizer stage of test.sh is host code only, and CI runs it: left out
+  # here, where the gate's ten minutes go to the GPU.
+  XFER_SANITIZERS=off timeout "${XFER_GATE_TEST_S:-330}" scripts/test.sh >"$OUT/test.log" 2>&1
+  test_rc=$?
+  test_s=$((SECONDS - t0))
 fi
-fleet_s=$((SECONDS - t0))
-fleet_line=$(grep -m1 -E "^fleet (healthy|unhealthy)|^healthy|^xferbench:" "$OUT/fleet.log" 2>/dev/null || echo "no output")
+
+if [ "$phase" != tests ]; then
+  t0=$SECONDS
+  timeout "${XFER_GATE_RUN_S:-250}" scripts/run.sh >"$OUT/run.log" 2>&1
+  run_rc=$?
+  run_s=$((SECONDS - t0))
+  # run.sh names its folder last; if it was cut short, its newest folder.
+  result_dir=$(sed -n 's/^results: //p' "$OUT/run.log" | tail -n1)
+  [ -n "$result_dir" ] || result_dir=$(ls -td results/2*/ 2>/dev/null | head -n1)
+  [ -n "$result_dir" ] && [ -f "$result_dir/sweep.json" ] && cp "$result_dir/sweep.json" "$OUT/sweep.json"
+  # Fleet mode with one rank on the default backend (issue 20: the gate runs
+  # it): the health set, judged; its verdict line goes into the summary.
+  t0=$SECONDS
+  fleet_rc=127
+  if [ -x build/apps/xferbench/xferbench ]; then
+    timeout "${XFER_GATE_FLEET_S:-60}" build/apps/xferbench/xferbench fleet --size 256M --json "$OUT/fleet-1.json" \
+      >"$OUT/fleet.log" 2>&1
+    fleet_rc=$?
+  fi
+  fleet_s=$((SECONDS - t0))
+  fleet_line=$(grep -m1 -E "^fleet (healthy|unhealthy)|^healthy|^xferbench:" "$OUT/fleet.log" 2>/dev/null || echo "no output")
+fi
 
 # The accelerators' configuration space, kept as test fixtures for the link
 # ceilings (core/pcie_link.hpp): what a real device's capability list looks like.
@@ -72,11 +90,19 @@ for dev in /sys/bus/pci/devices/*; do
   [ "$(cat "$dev/vendor" 2>/dev/null)" = 0x10de ] && cp "$dev/config" "$OUT/pci-config-$(basename "$dev" | tr : _).bin" 2>/dev/null
 done
 
-python3 - "$OUT" "$commit" "$test_rc" "$test_s" "$run_rc" "$run_s" "$((SECONDS - start))" <<'PY' | tee "$OUT/gate-summary.txt"
+python3 - "$OUT" "$commit" "$test_rc" "$test_s" "$run_rc" "$run_s" "$((SECONDS - start))" "$phase" <<'PY' | tee "$OUT/gate-summary.txt"
 import json, os, re, sys
-out, commit, test_rc, test_s, run_rc, run_s, total_s = sys.argv[1:8]
-log = open(os.path.join(out, "test.log"), errors="replace").read()
-print(f"== GPU gate at {commit}: {total_s} s in all ==")
+out, commit, test_rc, test_s, run_rc, run_s, total_s, phase = sys.argv[1:9]
+print(f"== GPU gate at {commit}: {total_s} s in all" + ("" if phase == "all" else f" (phase {phase} only)") + " ==")
+def run_summary():
+    if phase == "tests":
+        print("run: not in this phase (XFER_GATE_PHASE=tests)")
+        sys.exit(0)
+if phase == "run":
+    print("tests: not in this phase (XFER_GATE_PHASE=run)")
+    log = ""
+else:
+    log = open(os.path.join(out, "test.log"), errors="replace").read()
 # ctest: "100% tests passed, 0 tests failed out of 412"; pytest: "70 passed, 1 skipped in 28.03s"
 ctest = re.findall(r"(\d+)% tests passed(?:, (\d+) tests? failed)? out of (\d+)", log)
 passed = sum(int(n) - int(f or 0) for _, f, n in ctest)
@@ -85,10 +111,12 @@ skipped = len(re.findall(r"^\s*\d+ - \S+ \(Skipped\)", log, re.M))
 py = re.findall(r"^(?:=+ )?(\d+) passed(?:, (\d+) failed)?(?:, (\d+) skipped)?", log, re.M)
 py_passed = sum(int(p) for p, _, _ in py)
 py_failed = sum(int(f or 0) for _, f, _ in py) + len(re.findall(r"^(?:=+ )?(\d+) failed", log, re.M))
-print(f"tests (scripts/test.sh, exit {test_rc}, {test_s} s): ctest {passed} passed, {failed} failed "
-      f"({skipped} skipped); pytest {py_passed} passed, {py_failed} failed")
+if phase != "run":
+    print(f"tests (scripts/test.sh, exit {test_rc}, {test_s} s): ctest {passed} passed, {failed} failed "
+          f"({skipped} skipped); pytest {py_passed} passed, {py_failed} failed")
 for name in re.findall(r"\d+ - (\S+) \((?:Failed|Timeout|SEGFAULT|Subprocess aborted)\)", log)[:12]:
     print(f"  FAILED {name}")
+run_summary()
 try:
     doc = json.load(open(os.path.join(out, "sweep.json")))
 except (OSError, ValueError) as e:
