@@ -313,36 +313,51 @@ def api_overhead_findings(report):
     return out
 
 
-def opencl_vs_xrt_findings(report):
-    """Seed 002's comparison: the generic API (OpenCL) against the vendor's (XRT) on the same device (the same PCI
-    address): the cost of one small transfer on the wall clock, and the peak, each API's best route and kind."""
+def _api(backend):
+    """The API a backend speaks, for the same-device comparisons."""
+    for prefix, name in (("xrt", "XRT"), ("opencl", "OpenCL"), ("vulkan", "Vulkan"), ("cuda", "CUDA")):
+        if backend.startswith(prefix):
+            return name
+    return None
+
+
+# A generic API against the vendor's on one device: seed 002's OpenCL against XRT, and issue 18's Vulkan
+# against CUDA.
+API_PAIRS = (("OpenCL", "XRT"), ("Vulkan", "CUDA"))
+
+
+def api_pair_findings(report):
+    """A generic API against the vendor's on the same device (the same PCI address): the cost of one small
+    transfer on the wall clock, and the peak, each API's best route and kind. The CPU's own stores and loads
+    (routes cpu-*) are left out: their time ends before the device has the data, unlike a copy's."""
     by = {}
     for c in report.curves:
         pci = next((p.device_pci for p in c.points if p.device_pci), "")
-        api = "XRT" if c.group.backend == "xrt" else "OpenCL" if c.group.backend.startswith("opencl") else None
-        if pci and api and c.direction in ("h2d", "d2h") and not c.part:
+        api = _api(c.group.backend)
+        if pci and api and c.direction in ("h2d", "d2h") and not c.part and not c.route.startswith("cpu-"):
             by.setdefault((pci, c.direction), {}).setdefault(api, []).append(c)
     out = []
     for (pci, d), apis in by.items():
-        if len(apis) < 2:
-            continue
-        pts = {a: [(c, p) for c in cs for p in c.trusted] for a, cs in apis.items()}
-        common = set.intersection(*({p.bytes for _, p in v} for v in pts.values()))
-        if not common:
-            continue
-        n = min(common)
-        small = {a: min((cp for cp in v if cp[1].bytes == n), key=lambda cp: _wall(cp[1])) for a, v in pts.items()}
-        peak = {a: max(v, key=lambda cp: cp[0].gbps(cp[1])) for a, v in pts.items()}
+        for generic, vendor in API_PAIRS:
+            if generic not in apis or vendor not in apis:
+                continue
+            pts = {a: [(c, p) for c in apis[a] for p in c.trusted] for a in (generic, vendor)}
+            common = set.intersection(*({p.bytes for _, p in v} for v in pts.values()))
+            if not common:
+                continue
+            n = min(common)
+            small = {a: min((cp for cp in v if cp[1].bytes == n), key=lambda cp: _wall(cp[1])) for a, v in pts.items()}
+            peak = {a: max(v, key=lambda cp: cp[0].gbps(cp[1])) for a, v in pts.items()}
 
-        def best(a):
-            c, p = peak[a]
-            return f"{a} {format_gbps(c.gbps(p))} GB/s ({c.route}, {c.host_memory}, {format_size(p.bytes)})"
+            def best(a):
+                c, p = peak[a]
+                return f"{a} {format_gbps(c.gbps(p))} GB/s ({c.route}, {c.host_memory}, {format_size(p.bytes)})"
 
-        text = (f"one {format_size(n)} transfer costs {format_time(_wall(small['OpenCL'][1]))} through OpenCL and "
-                f"{format_time(_wall(small['XRT'][1]))} through XRT on the wall clock; peaks: {best('OpenCL')}, "
-                f"{best('XRT')}")
-        out.append(Finding("guide", f"OpenCL against XRT ({pci} {d})", text,
-                           cite(small["OpenCL"][1], small["XRT"][1], peak["OpenCL"][1], peak["XRT"][1]), weight=3))
+            text = (f"one {format_size(n)} transfer costs {format_time(_wall(small[generic][1]))} through {generic} "
+                    f"and {format_time(_wall(small[vendor][1]))} through {vendor} on the wall clock; peaks: "
+                    f"{best(generic)}, {best(vendor)}")
+            out.append(Finding("guide", f"{generic} against {vendor} ({pci} {d})", text,
+                               cite(small[generic][1], small[vendor][1], peak[generic][1], peak[vendor][1]), weight=3))
     return out
 
 
@@ -366,7 +381,7 @@ def sweep_findings(report):
     """Every finding from the sweep analysis: anomalies first, then guidance, each by weight."""
     fs = (link_findings(report) + above_ceiling_findings(report) + clock_findings(report) + collapse_findings(report)
           + convergence_findings(report) + misalignment_findings(report) + pinned_break_even_findings(report)
-          + route_crossover_findings(report) + api_overhead_findings(report) + opencl_vs_xrt_findings(report))
+          + route_crossover_findings(report) + api_overhead_findings(report) + api_pair_findings(report))
     return order(fs)
 
 

@@ -1,7 +1,9 @@
+#include <algorithm>
 #include <gtest/gtest.h>
 #include <vector>
 #include <xfer/core/errors.hpp>
 #include <xfer/core/pattern.hpp>
+#include <xfer/core/sample_check.hpp>
 
 using namespace xfer;
 
@@ -36,4 +38,29 @@ TEST(Pattern, SeedsAndPositionsDiffer) {
   EXPECT_NE(a, b);
   // A buffer shifted by one word must not verify (catches offset bugs).
   EXPECT_TRUE(find_pattern_mismatch(a.data() + 8, 56, 1).has_value());
+}
+
+// The table the OpenCL and Vulkan transfers poison and check by.
+TEST(SampleDestinations, EachDirectionChecksWhatItsSampleWrites) {
+  for (direction d : {direction::h2d, direction::d2h, direction::rw, direction::bidir, direction::d2d}) {
+    const auto dests = sample_destinations(d);
+    ASSERT_FALSE(dests.empty()) << to_string(d);
+    // Something is poisoned, or a copy that never ran could pass on what an earlier one left.
+    EXPECT_TRUE(std::any_of(dests.begin(), dests.end(), [](const auto& x) { return x.poisoned; })) << to_string(d);
+  }
+  EXPECT_TRUE(sample_destinations(direction::h2d)[0].on_device);
+  EXPECT_FALSE(sample_destinations(direction::d2h)[0].on_device);
+  // rw reads back into its own source: its host side keeps the pattern, unpoisoned.
+  const auto rw = sample_destinations(direction::rw);
+  ASSERT_EQ(rw.size(), 2u);
+  EXPECT_FALSE(rw[1].on_device);
+  EXPECT_FALSE(rw[1].poisoned);
+  EXPECT_EQ(rw[1].seed, seed_h2d);
+  // bidir: each direction lands on its own side with its own source's seed.
+  const auto bidir = sample_destinations(direction::bidir);
+  ASSERT_EQ(bidir.size(), 2u);
+  EXPECT_NE(bidir[0].on_device, bidir[1].on_device);
+  EXPECT_NE(bidir[0].seed, bidir[1].seed);
+  EXPECT_EQ(bidir[1].buffer, 1);  // host b: host a is the h2d source
+  EXPECT_EQ(sample_destinations(direction::d2d)[0].buffer, 1);
 }

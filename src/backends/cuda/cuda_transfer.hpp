@@ -5,6 +5,7 @@
 #include <memory>
 #include <string>
 #include <xfer/core/backend.hpp>
+#include <xfer/core/sample_check.hpp>
 #include <xfer/mem/buffer.hpp>
 #include <xfer/mem/resource.hpp>
 
@@ -14,8 +15,9 @@
 
 namespace xfer::cuda {
 
-// Pattern seeds: each source gets its own, so a copy from the wrong buffer is caught.
-inline constexpr std::uint64_t seed_h2d = 1, seed_d2h = 2, seed_device = 3;
+// Core's seeds (seed_h2d, seed_d2h), and one for a device buffer that is a
+// source of its own.
+inline constexpr std::uint64_t seed_device = 3;
 
 class cuda_transfer : public transfer {
  public:

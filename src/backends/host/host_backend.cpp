@@ -6,6 +6,7 @@
 #include <thread>
 #include <xfer/core/errors.hpp>
 #include <xfer/core/pattern.hpp>
+#include <xfer/core/sample_check.hpp>
 #include <xfer/core/size.hpp>
 #include <xfer/core/staged_route.hpp>
 #include <xfer/core/system_probe.hpp>
@@ -18,8 +19,6 @@ namespace xfer::host {
 namespace {
 
 using clock = std::chrono::steady_clock;
-
-constexpr std::uint64_t seed_h2d = 1, seed_d2h = 2;
 
 // Splits one copy across the pool's workers in cache-line-aligned chunks.
 void parallel_copy(thread_team& pool, std::byte* dst, const std::byte* src, std::size_t n) {

@@ -112,42 +112,24 @@ void opencl_transfer::verify() {
   check_host(*host_a_, seed_h2d, "rw read-back destination (host memory)");
 }
 
-// What a sample writes, poisoned through the same helpers verify uses: a
-// map of the device buffer, or the host block (opened for the CPU and
-// closed again where the route keeps it unmapped, as kernel-host does).
+// What a sample writes (core's sample_destinations), poisoned through the
+// same helpers verify uses: a map of the device buffer, or the host block
+// (opened for the CPU and closed again where the route keeps it unmapped, as
+// kernel-host does).
 void opencl_transfer::poison_sample() {
-  switch (spec_.dir) {
-    case direction::h2d:
-    // rw reads back into its own source, which must keep the pattern: only
-    // the write side can be poisoned.
-    case direction::rw: poison_device(dev_a_); break;
-    case direction::d2h: poison_host(*host_a_); break;
-    case direction::bidir:
-      poison_device(dev_a_);
-      poison_host(*host_b_);
-      break;
-    case direction::d2d: poison_device(dev_b_); break;
+  for (const auto& d : sample_destinations(spec_.dir)) {
+    if (!d.poisoned) continue;
+    if (d.on_device) poison_device(d.buffer ? dev_b_ : dev_a_);
+    else poison_host(d.buffer ? *host_b_ : *host_a_);
   }
 }
 
 // What the batch's last transfer left; run() has waited for the batch
 // (every lane), so nothing still writes here.
 void opencl_transfer::check_sample() {
-  switch (spec_.dir) {
-    case direction::h2d: check_device(dev_a_, seed_h2d, "h2d destination (device buffer)"); break;
-    case direction::d2h: check_host(*host_a_, seed_d2h, "d2h destination (host memory)"); break;
-    case direction::rw:
-      // The device side tells a write that did not land; the host side a
-      // read-back that brought something else (one that never ran leaves
-      // the source there, which no check after the fact can tell).
-      check_device(dev_a_, seed_h2d, "rw write destination (device buffer)");
-      check_host(*host_a_, seed_h2d, "rw read-back destination (host memory)");
-      break;
-    case direction::bidir:
-      check_device(dev_a_, seed_h2d, "bidir h2d destination (device buffer)");
-      check_host(*host_b_, seed_d2h, "bidir d2h destination (host memory)");
-      break;
-    case direction::d2d: check_device(dev_b_, seed_d2h, "d2d destination (device buffer)"); break;
+  for (const auto& d : sample_destinations(spec_.dir)) {
+    if (d.on_device) check_device(d.buffer ? dev_b_ : dev_a_, d.seed, d.what);
+    else check_host(d.buffer ? *host_b_ : *host_a_, d.seed, d.what);
   }
 }
 

@@ -13,6 +13,7 @@
 #include <string>
 #include <vector>
 #include <xfer/core/backend.hpp>
+#include <xfer/core/sample_check.hpp>
 #include <xfer/core/timing.hpp>
 #include <xfer/mem/kinds.hpp>
 
@@ -22,9 +23,6 @@
 #include "routes.hpp"
 
 namespace xfer::opencl {
-
-// Pattern seeds: each source gets its own, so a copy from the wrong buffer is caught.
-inline constexpr std::uint64_t seed_h2d = 1, seed_d2h = 2;
 
 class opencl_transfer : public transfer {
  public:

@@ -7,6 +7,7 @@
 #include <fmt/format.h>
 #include <xfer/core/errors.hpp>
 #include <xfer/core/pattern.hpp>
+#include <xfer/core/sample_check.hpp>
 
 namespace xfer::vulkan {
 namespace {
@@ -212,31 +213,17 @@ void vulkan_transfer::verify() {
 }
 
 void vulkan_transfer::poison_sample() {
-  switch (spec_.dir) {
-    case direction::h2d:
-    case direction::rw: poison_device(dev_a_); break;
-    case direction::d2h: poison_host(*host_a_); break;
-    case direction::bidir:
-      poison_device(dev_a_);
-      poison_host(*host_b_);
-      break;
-    case direction::d2d: poison_device(dev_b_); break;
+  for (const auto& d : sample_destinations(spec_.dir)) {
+    if (!d.poisoned) continue;
+    if (d.on_device) poison_device(d.buffer ? dev_b_ : dev_a_);
+    else poison_host(d.buffer ? *host_b_ : *host_a_);
   }
 }
 
 void vulkan_transfer::check_sample() {
-  switch (spec_.dir) {
-    case direction::h2d: check_device(dev_a_, seed_h2d, "h2d destination (device buffer)"); break;
-    case direction::d2h: check_host(*host_a_, seed_d2h, "d2h destination (host memory)"); break;
-    case direction::rw:
-      check_device(dev_a_, seed_h2d, "rw write destination (device buffer)");
-      check_host(*host_a_, seed_h2d, "rw read-back destination (host memory)");
-      break;
-    case direction::bidir:
-      check_device(dev_a_, seed_h2d, "bidir h2d destination (device buffer)");
-      check_host(*host_b_, seed_d2h, "bidir d2h destination (host memory)");
-      break;
-    case direction::d2d: check_device(dev_b_, seed_d2h, "d2d destination (device buffer)"); break;
+  for (const auto& d : sample_destinations(spec_.dir)) {
+    if (d.on_device) check_device(d.buffer ? dev_b_ : dev_a_, d.seed, d.what);
+    else check_host(d.buffer ? *host_b_ : *host_a_, d.seed, d.what);
   }
 }
 

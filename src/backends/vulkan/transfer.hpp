@@ -12,6 +12,7 @@
 #include <string>
 #include <vector>
 #include <xfer/core/backend.hpp>
+#include <xfer/core/sample_check.hpp>
 #include <xfer/core/timing.hpp>
 #include <xfer/mem/kinds.hpp>
 
@@ -19,8 +20,6 @@
 #include "timing.hpp"
 
 namespace xfer::vulkan {
-
-inline constexpr std::uint64_t seed_h2d = 1, seed_d2h = 2;
 
 // One host buffer of a point. `buf` is what the device reads or writes: the
 // kind's own memory (mapped), an import of `block`, or (staged) a

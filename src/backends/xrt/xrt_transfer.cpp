@@ -15,6 +15,7 @@
 
 #include <xfer/core/errors.hpp>
 #include <xfer/core/pattern.hpp>
+#include <xfer/core/sample_check.hpp>
 #include <xfer/core/size.hpp>
 #include <xfer/core/timing.hpp>
 #include <xfer/mem/buffer.hpp>
@@ -33,7 +34,6 @@ const std::vector<bo_kind>& bo_kinds() {
 namespace {
 
 using clock = std::chrono::steady_clock;
-constexpr std::uint64_t seed_h2d = 1, seed_d2h = 2;
 
 bool is_bo_kind(const std::string& k) {
   for (const auto& b : bo_kinds())

@@ -1,0 +1,30 @@
+#pragma once
+// What one sample of a transfer writes, by direction, and the pattern each of
+// those places must hold afterwards. The backends whose transfers keep "a" and
+// "b" buffers on each side (OpenCL, Vulkan) poison these before a checked
+// sample and check them after it, through their own ways of reaching device
+// and host memory; the table of which place holds what lives here, once.
+#include <cstdint>
+#include <span>
+#include <xfer/core/backend.hpp>
+
+namespace xfer {
+
+// Pattern seeds: each source gets its own, so a copy from the wrong buffer is caught.
+inline constexpr std::uint64_t seed_h2d = 1, seed_d2h = 2;
+
+struct sample_destination {
+  bool on_device;      // a device buffer, else host memory
+  int buffer;          // 0: the side's first buffer ("a"), 1: its second ("b")
+  std::uint64_t seed;  // the pattern it holds after the sample
+  // Poisoned before the sample. rw's read-back lands in its own source, which
+  // must keep the pattern: only its write side can be poisoned.
+  bool poisoned;
+  const char* what;    // names the place in a failed check
+};
+
+// h2d: device a; d2h: host a; rw: device a, then host a (not poisoned);
+// bidir: device a (from host a) and host b (from device b); d2d: device b.
+std::span<const sample_destination> sample_destinations(direction d);
+
+}  // namespace xfer
