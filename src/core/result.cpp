@@ -83,6 +83,12 @@ void flag_link_limit(point_result& r, const pci_link& link) {
   if (r.link_ceiling_gbps > 0) flag_above(r, r.link_ceiling_gbps);
 }
 
+void flag_aggregate_limit(point_result& r, double ceiling_gbps) {
+  if (!crosses_link(r) || ceiling_gbps <= 0) return;
+  r.link_ceiling_gbps = ceiling_gbps;
+  flag_above(r, ceiling_gbps);
+}
+
 namespace {
 
 // JSON has no infinity: an unbounded CI is written as null and read back as infinity.

@@ -84,15 +84,19 @@ class link_limit_check final : public reporter {
   }
   void report_context(const run_context& c) override { inner_.report_context(c); }
   void report(const point_result& r) override {
-    // The aggregate of devices at once crosses several links: each device's
-    // own point is checked against its link instead.
-    if (r.together && r.together->aggregate) return inner_.report(r);
     point_result flagged = r;
+    if (r.together && r.together->aggregate) {
+      flag_aggregate(flagged);
+      return inner_.report(flagged);
+    }
     const auto link = by_address_.find(lowercase(r.device_pci));
     if (link != by_address_.end() && link->second->theoretical_gbps > 0)
       flag_link_limit(flagged, *link->second);
     else if (fastest_)
       flag_link_limit(flagged, *fastest_);
+    // A group's devices are reported before its aggregate: their ceilings
+    // (0 where unknown or not measured) are what the aggregate is held to.
+    if (r.together) group_ceilings_[{r.spec.backend, r.spec.device}] = flagged.link_ceiling_gbps;
     inner_.report(flagged);
   }
   void report_study(const study_info& info) override { inner_.report_study(info); }
@@ -100,9 +104,22 @@ class link_limit_check final : public reporter {
   void finalize(bool interrupted) override { inner_.finalize(interrupted); }
 
  private:
+  // The aggregate of devices at once crosses each device's link: its ceiling
+  // is their sum, where every one of them is known.
+  void flag_aggregate(point_result& a) const {
+    double sum = 0;
+    for (int d : a.together->devices) {
+      const auto c = group_ceilings_.find({a.spec.backend, d});
+      if (c == group_ceilings_.end() || c->second <= 0) return;
+      sum += c->second;
+    }
+    flag_aggregate_limit(a, sum);
+  }
+
   reporter& inner_;
   const pci_link* fastest_ = nullptr;
   std::map<std::string, const pci_link*> by_address_;
+  std::map<std::pair<std::string, int>, double> group_ceilings_;  // (backend, device) -> its last together point's
 };
 
 // The console's reader went away (`xferbench sweep | head` once head has

@@ -1,11 +1,13 @@
 // The session: every command's outputs are checked before anything runs, its
 // results reach the files, and its outcome maps to one exit code.
 #include <filesystem>
+#include <fmt/format.h>
 #include <fstream>
 #include <gtest/gtest.h>
 #include <nlohmann/json.hpp>
 #include <unistd.h>
 #include <xfer/core/errors.hpp>
+#include <xfer/core/reporter.hpp>
 #include <xfer/core/session.hpp>
 
 #include "fake_backend.hpp"
@@ -64,5 +66,56 @@ TEST(Session, RunsThePlanAndWritesEveryPointToTheFile) {
   EXPECT_EQ(doc["results"][2]["status"], "skipped");
   EXPECT_EQ(doc["results"][2]["reason"], "no driver");
   EXPECT_EQ(doc["interrupted"], false);
+  fs::remove_all(file.parent_path());
+}
+
+// Devices at once: each device's point is held to its own link, the aggregate
+// to the sum of theirs (issue 20's leftover: the aggregate was not checked).
+TEST(Session, TheAggregateOfDevicesAtOnceIsHeldToTheSumOfTheirLinks) {
+  run_context ctx = context();
+  for (const char* address : {"0000:01:00.0", "0000:02:00.0"}) {
+    pci_link l;
+    l.address = address;
+    l.theoretical_gbps = 32;
+    l.ceiling_h2d_gbps = 25;
+    l.ceiling_d2h_gbps = 25;
+    ctx.system.accelerators.push_back(l);
+  }
+  auto point = [](int device, double gbps, bool aggregate) {
+    point_result r;
+    r.spec.backend = "fake";
+    r.spec.device = aggregate ? -1 : device;
+    r.spec.dir = direction::h2d;
+    r.spec.host_memory = "pinned";
+    r.spec.bytes = 1 << 20;
+    r.bytes_per_rep = r.spec.bytes;
+    r.status = point_status::ok;
+    r.device_type = "gpu";
+    r.device_pci = aggregate ? "" : fmt::format("0000:0{}:00.0", device + 1);
+    r.stats.median = r.bytes_per_rep / (gbps * 1e9);
+    r.samples_s = {r.stats.median};
+    r.together = point_result::concurrency{{0, 1}, aggregate, 0};
+    return r;
+  };
+  const auto file = temp_dir() / "together.json";
+  {
+    session run(ctx, {.json = file.string(), .csv = "", .progress = false});
+    run.start();
+    run.sink().report(point(0, 20, false));
+    run.sink().report(point(1, 20, false));
+    run.sink().report(point(-1, 40, true));  // within 2 x 25
+    run.sink().report(point(0, 24, false));
+    run.sink().report(point(1, 24, false));
+    run.sink().report(point(-1, 60, true));  // above 2 x 25: did not all cross the links
+    run.finish({.ok = 6});
+  }
+  std::ifstream in(file);
+  const auto doc = nlohmann::json::parse(in);
+  ASSERT_EQ(doc["results"].size(), 6u);
+  EXPECT_DOUBLE_EQ(doc["results"][0]["link_ceiling_gbps"].get<double>(), 25);
+  EXPECT_DOUBLE_EQ(doc["results"][2]["link_ceiling_gbps"].get<double>(), 50);
+  EXPECT_FALSE(doc["results"][2].value("above_link_limit", false));
+  EXPECT_DOUBLE_EQ(doc["results"][5]["link_ceiling_gbps"].get<double>(), 50);
+  EXPECT_TRUE(doc["results"][5].value("above_link_limit", false));
   fs::remove_all(file.parent_path());
 }

@@ -164,6 +164,9 @@ void flag_link_limit(point_result& r, double link_gbps);
 // The same against the ceiling of the point's direction on `link`, which it
 // records in r.link_ceiling_gbps.
 void flag_link_limit(point_result& r, const pci_link& link);
+// Devices at once: the aggregate crosses each device's link, so its ceiling is
+// the sum of theirs (`ceiling_gbps`); records it and flags a rate above it.
+void flag_aggregate_limit(point_result& r, double ceiling_gbps);
 
 // The system as the result file's "system" object, as JSON text (indent < 0:
 // one line). The JSON conversions themselves are in src/core/result_json.hpp.
