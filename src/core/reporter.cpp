@@ -1,6 +1,7 @@
 #include <cmath>
 #include <cstdio>
 #include <fmt/format.h>
+#include <fmt/ranges.h>
 #include <fmt/ostream.h>
 #include <ostream>
 #include <xfer/core/reporter.hpp>
@@ -176,7 +177,8 @@ csv_reporter::csv_reporter(std::filesystem::path path) : path_(std::move(path)) 
 std::string csv_reporter::header() {
   return "backend,device,device_index,route,direction,host_memory,bytes,status,timer,count,median_s,min_s,mean_s,"
          "p95_s,max_s,stddev_s,gbps,latency_us,wall_median_s,ci_rel,converged,verified,alloc_s,touch_s,"
-         "first_transfer_s,reason\n";
+         "first_transfer_s,link_ceiling_gbps,above_link_limit,concurrent_role,concurrent_devices,peer_device_index,"
+         "peer_path,fleet_rank,fleet_phase,reason\n";
 }
 
 std::string csv_reporter::row(const point_result& r) {
@@ -184,13 +186,27 @@ std::string csv_reporter::row(const point_result& r) {
   const auto& t = r.stats;
   const bool ok = r.status == point_status::ok;
   const auto num = [&](double v) { return ok ? fmt::format("{:.6g}", v) : std::string(); };
-  return fmt::format("{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{}\n",
+  // Devices at once, route peer and fleet mode: empty where the point has none of them.
+  std::string role, devices, rank, phase;
+  if (r.together) {
+    role = r.together->aggregate ? "aggregate" : "device";
+    devices = fmt::format("{}", fmt::join(r.together->devices, ";"));
+  }
+  if (r.fleet) {
+    rank = std::to_string(r.fleet->rank);
+    phase = r.fleet->phase;
+  }
+  return fmt::format("{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{}\n",
                      csv_quote(s.backend), csv_quote(r.device_name), s.device, csv_quote(to_string(s.route)), to_string(s.dir),
                      csv_quote(s.host_memory), s.bytes, to_string(r.status), r.timer_name(), t.count, num(t.median),
                      num(t.min), num(t.mean), num(t.p95), num(t.max), num(t.stddev), num(r.gbps()),
                      num(r.latency_us()), num(r.wall_stats.median), ok && std::isfinite(r.ci_rel) ? num(r.ci_rel) : "",
                      ok ? (r.converged ? "1" : "0") : "", ok ? (r.verified ? "1" : "0") : "", num(r.first.alloc_s),
-                     num(r.first.touch_s), num(r.first.first_transfer_s), csv_quote(r.reason));
+                     num(r.first.touch_s), num(r.first.first_transfer_s),
+                     r.link_ceiling_gbps > 0 ? fmt::format("{:.6g}", r.link_ceiling_gbps) : std::string(),
+                     ok ? (r.above_link_limit ? "1" : "0") : "", role, devices,
+                     s.peer >= 0 ? std::to_string(s.peer) : std::string(), csv_quote(r.peer_path), rank,
+                     csv_quote(phase), csv_quote(r.reason));
 }
 
 void csv_reporter::report_context(const run_context&) { body_ = header(); }
