@@ -23,7 +23,8 @@ const std::vector<route_kind>& all_route_kinds() {
   static const std::vector<route_kind> all{memcpy,      memcpy_mt,          copy_sync,           copy_async, map,
                                            kernel_host, kernel_device, kernel_device_read, kernel_device_write, latency,
                                            staged,      batch_any_order,    bo_sync,            user_ptr,   peer,
-                                           copy,        cpu_store,          cpu_store_nt,       cpu_load,   cpu_load_nt};
+                                           copy,        cpu_store,          cpu_store_nt,       cpu_load,   cpu_load_nt,
+                                           cpu_store_latency, cpu_store_nt_latency};
   return all;
 }
 
@@ -49,6 +50,8 @@ const char* to_string(route_kind r) {
     case route_kind::cpu_store_nt: return "cpu-store-nt";
     case route_kind::cpu_load: return "cpu-load";
     case route_kind::cpu_load_nt: return "cpu-load-nt";
+    case route_kind::cpu_store_latency: return "cpu-store-latency";
+    case route_kind::cpu_store_nt_latency: return "cpu-store-nt-latency";
   }
   return "?";
 }

@@ -5,6 +5,7 @@
 #include "device_under_test.hpp"
 #include "vulkan/kernel.hpp"
 #include "vulkan/memory.hpp"
+#include "vulkan/store_latency.hpp"
 
 namespace xfer::vulkan {
 namespace {
@@ -22,7 +23,9 @@ backend_case vulkan_case() {
               {route_kind::cpu_store, {h2d}, true},
               {route_kind::cpu_store_nt, {h2d}, true},
               {route_kind::cpu_load, {d2h}, true},
-              {route_kind::cpu_load_nt, {d2h}, true}};
+              {route_kind::cpu_load_nt, {d2h}, true},
+              {route_kind::cpu_store_latency, {h2d}, true},
+              {route_kind::cpu_store_nt_latency, {h2d}, true}};
   c.kinds = {"pageable",    "pageable-unaligned",        "aligned", "huge", "host-coherent",
              "host-cached", "device-local-host-visible", "imported"};
   c.expect = [](backend& b, const point_spec& p) {
@@ -31,7 +34,8 @@ backend_case vulkan_case() {
     const bool staged = p.host_memory != "none" && !is_vulkan_kind(p.host_memory);
     const bool cpu = p.route == route_kind::cpu_store || p.route == route_kind::cpu_store_nt ||
                      p.route == route_kind::cpu_load || p.route == route_kind::cpu_load_nt;
-    e.timer = staged || cpu ? clock_kind::wall : clock_kind::event;
+    const bool latency = is_store_latency_route(p.route);
+    e.timer = staged || cpu || latency ? clock_kind::wall : clock_kind::event;
     e.bytes_per_rep = test::two_way_bytes(p);
     if (p.host_memory == "none") return e;
     const auto& caps = static_cast<vulkan_backend&>(b).caps();
@@ -47,9 +51,15 @@ backend_case vulkan_case() {
     } else if (p.route == route_kind::kernel_host && copy_shader_spirv().empty()) {
       e.runs = false;  // built without a SPIR-V compiler
       e.skip_mentions = "no SPIR-V";
-    } else if (cpu && p.host_memory != "device-local-host-visible") {
+    } else if ((cpu || latency) && p.host_memory != "device-local-host-visible") {
       e.runs = false;  // host memory: the CPU study's, not a route over the link
       e.skip_mentions = "through the BAR";
+    } else if (latency && p.bytes > store_latency_max_bytes) {
+      e.runs = false;  // a message, not a stream
+      e.skip_mentions = "up to 4096 B";
+    } else if (latency && poll_shader_spirv().empty()) {
+      e.runs = false;  // built without a SPIR-V compiler
+      e.skip_mentions = "no SPIR-V";
     }
     return e;
   };

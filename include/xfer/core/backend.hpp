@@ -44,6 +44,8 @@ enum class route_kind {
   cpu_store_nt,         // the same with non-temporal (streaming) stores
   cpu_load,             // the CPU loads from memory the device maps, memcpy
   cpu_load_nt,          // the same with streaming loads (MOVNTDQA)
+  cpu_store_latency,     // a CPU store into memory the device maps, until a device reader answers (round trip)
+  cpu_store_nt_latency,  // the same with non-temporal stores and SFENCE
 };
 const char* to_string(route_kind r);
 // nullopt for a name no route has.

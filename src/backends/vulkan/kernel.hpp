@@ -1,7 +1,8 @@
 #pragma once
 // The compute pipelines: shaders/copy.comp (route kernel-host) and
-// shaders/poll.comp (route cpu-store-latency), compiled to SPIR-V at build
-// time, each over two storage buffers and a few push constants.
+// shaders/poll.comp (routes cpu-store(-nt)-latency, store_latency.hpp),
+// compiled to SPIR-V at build time, each over two storage buffers and a few
+// push constants.
 #include <cstdint>
 #include <span>
 

@@ -6,6 +6,7 @@
 #include <xfer/core/errors.hpp>
 
 #include "memory.hpp"
+#include "store_latency.hpp"
 #include "transfer.hpp"
 
 namespace xfer::vulkan {
@@ -38,6 +39,18 @@ const std::vector<route_info>& route_table() {
       {route_kind::cpu_load_nt, "as cpu-load, with streaming loads (MOVNTDQA, the way to read write-combined memory)",
        {d2h},
        true},
+      {route_kind::cpu_store_latency,
+       "a round trip per store: the CPU stores N bytes (1 to 4096) into device memory it maps "
+       "(device-local-host-visible: the BAR on a discrete GPU) with memcpy and a fence; one shader invocation polls "
+       "them until all N bytes show the round's number (its check of the data) and answers in host memory the CPU "
+       "polls; many rounds in one dispatch, wall clock. The time is the store made visible to the device plus the "
+       "answer back: an upper bound of the store's visibility time",
+       {h2d},
+       true},
+      {route_kind::cpu_store_nt_latency,
+       "as cpu-store-latency (a round trip), with non-temporal stores (MOVNTI below 16 B) and SFENCE",
+       {h2d},
+       true},
   };
   return routes;
 }
@@ -57,10 +70,11 @@ void require_route(const point_spec& p, const device_caps& caps) {
   if (p.bytes == 0) throw skip_point("a copy of 0 bytes is not a Vulkan command (VkBufferCopy.size must be > 0)");
   if (p.route == route_kind::kernel_host) require_kernel_host(p, caps);
   if (is_cpu_route(p.route)) require_cpu_route(p, caps);
+  if (is_store_latency_route(p.route)) require_store_latency(p);
 }
 
 std::unique_ptr<transfer> make_transfer(const point_spec& p, device_context& dev, const mem::kind_options& kinds,
-                                        compute_pipeline* pipe) {
+                                        compute_pipeline* pipe, compute_pipeline* poll) {
   switch (p.route) {
     case route_kind::copy: return make_copy_transfer(p, dev, kinds);
     case route_kind::kernel_host:
@@ -70,6 +84,10 @@ std::unique_ptr<transfer> make_transfer(const point_spec& p, device_context& dev
     case route_kind::cpu_store_nt:
     case route_kind::cpu_load:
     case route_kind::cpu_load_nt: return make_cpu_transfer(p, dev);
+    case route_kind::cpu_store_latency:
+    case route_kind::cpu_store_nt_latency:
+      if (!poll) throw std::logic_error("cpu-store-latency prepared without its pipeline");
+      return make_store_latency_transfer(p, dev, *poll);
     default: break;
   }
   throw std::logic_error(std::string("make_transfer: Vulkan has no route ") + to_string(p.route));

@@ -10,6 +10,7 @@
 #include "host_resource.hpp"
 #include "memory.hpp"
 #include "routes.hpp"
+#include "store_latency.hpp"
 #include "vulkan_backends.hpp"
 
 namespace xfer::vulkan {
@@ -104,17 +105,24 @@ std::unique_ptr<transfer> vulkan_backend::prepare(const point_spec& p) {
   if (const std::uint64_t available = available_memory_bytes(); available && host_bytes > available)
     throw skip_point(fmt::format("needs about {} B of host memory; only {} B is available", host_bytes, available));
   device_context& dev = context();
-  if (p.route == route_kind::kernel_host && !pipe_) {
-    if (!pipe_error_.empty()) throw std::runtime_error(pipe_error_);
+  // Each shader's pipeline once, on the first point that needs it; one that
+  // failed fails its later points with the same reason, untried.
+  const auto ensure = [&](std::unique_ptr<compute_pipeline>& pipe, std::string& error,
+                          std::span<const std::uint32_t> spirv, const char* what, std::uint32_t push_bytes) {
+    if (pipe) return;
+    if (!error.empty()) throw std::runtime_error(error);
     try {
-      pipe_ = std::make_unique<compute_pipeline>(dev, copy_shader_spirv(), "shaders/copy.comp", 8);
+      pipe = std::make_unique<compute_pipeline>(dev, spirv, what, push_bytes);
     } catch (const std::exception& e) {
-      pipe_error_ = fmt::format("the compute pipeline could not be made: {}", e.what());
-      throw std::runtime_error(pipe_error_);
+      error = fmt::format("the compute pipeline ({}) could not be made: {}", what, e.what());
+      throw std::runtime_error(error);
     }
-  }
+  };
+  if (p.route == route_kind::kernel_host) ensure(pipe_, pipe_error_, copy_shader_spirv(), "shaders/copy.comp", 8);
+  if (p.route == route_kind::cpu_store_latency || p.route == route_kind::cpu_store_nt_latency)
+    ensure(poll_pipe_, poll_pipe_error_, poll_shader_spirv(), "shaders/poll.comp", 20);
   try {
-    return make_transfer(p, dev, kinds_, pipe_.get());
+    return make_transfer(p, dev, kinds_, pipe_.get(), poll_pipe_.get());
   } catch (const vk_error& e) {
     if (is_out_of_memory(e.code()))
       throw skip_point(fmt::format("the device could not hold this point's buffers of {} B: {}", p.bytes, e.what()));

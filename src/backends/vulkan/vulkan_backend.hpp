@@ -40,6 +40,8 @@ class vulkan_backend final : public backend {
   mutable std::unique_ptr<device_context> ctx_;  // made by the first point or resource that needs it
   std::unique_ptr<compute_pipeline> pipe_;  // after ctx_: destroyed first
   std::string pipe_error_;               // a failed pipeline is not rebuilt per point
+  std::unique_ptr<compute_pipeline> poll_pipe_;  // cpu-store(-nt)-latency's, likewise
+  std::string poll_pipe_error_;
 };
 
 }  // namespace xfer::vulkan
