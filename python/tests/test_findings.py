@@ -170,3 +170,56 @@ def test_vulkan_against_cuda_on_the_same_gpu_leaves_the_cpu_stores_out(write_res
                       "peaks: Vulkan 49.71 GB/s (copy, host-coherent, 256 MiB), "
                       "CUDA 54.78 GB/s (copy-async, pinned, 256 MiB)")
     assert f.evidence == ["run.json#0", "run.json#2", "run.json#1", "run.json#3"]
+
+
+def bar_points(latency=True, store=True, cuda=True, pci="0000:00:06.0"):
+    """Vulkan's BAR routes and CUDA's copies on one GPU, as issue 18's H100 sweep writes them."""
+    pts = []
+
+    def add(backend, route, memory, nbytes, t, **kw):
+        pts.append(dict(point(backend=backend, route=route, memory=memory, nbytes=nbytes, samples=[t] * 5, **kw),
+                        device_type="gpu", device_pci=pci))
+
+    if latency:  # round trips: the store made visible plus the device's answer
+        for n, t_plain, t_nt in ((8, 1.5e-6, 1.4e-6), (64, 1.9e-6, 1.7e-6)):
+            add("vulkan:nvidia", "cpu-store-latency", "device-local-host-visible", n, t_plain)
+            add("vulkan:nvidia", "cpu-store-nt-latency", "device-local-host-visible", n, t_nt)
+    if store:  # the CPU's time to store N bytes
+        for n, t in ((8, 0.16e-6), (64, 0.2e-6), (4096, 1e-6), (65536, 12e-6), (1 << 20, 200e-6)):
+            add("vulkan:nvidia", "cpu-store", "device-local-host-visible", n, t)
+    if cuda:  # copy-async timed by events, its wall clock beside
+        for n, t_sync, t_async in ((4, 4.2e-6, 5e-6), (8, 4.2e-6, 5e-6), (64, 4.3e-6, 5e-6), (4096, 5e-6, 6e-6),
+                                   (65536, 8e-6, 9e-6), (1 << 20, 40e-6, 30e-6)):
+            add("cuda-rt", "copy-sync", "pinned", n, t_sync)
+            add("cuda-rt", "copy-async", "pinned", n, 2e-6, timer="event",
+                wall_stats={"median": t_async, "count": 5})
+    return pts
+
+
+def test_bar_store_against_cudas_copy_says_where_each_wins(write_result):
+    pts = bar_points()
+    f = only(findings_of(write_result, pts), "BAR store")
+    assert f.title == "BAR store against CUDA's copy (0000:00:06.0 h2d)"
+    # 4 KiB: cpu-store's 1 us plus the 8 B round trip (1.4 us) = 2.4 us < 5 us; 64 KiB: 13.4 us > 8 us (copy-sync);
+    # copy-async's 2 us on its event clock never counts: what a program waits for is its wall clock.
+    assert f.text == ("a CPU store of 8 B into device memory is seen by the device within 1.40 us "
+                      "(cpu-store-nt-latency: a round trip, an upper bound) against 4.20 us for CUDA's 8 B copy (copy-sync, pinned, wall "
+                      "clock); the BAR store is faster up to 4 KiB (2.40 us against 5.00 us), CUDA's copy from "
+                      "64 KiB (8.00 us against 13.4 us); above 64 B the BAR's time is cpu-store's plus the 8 B "
+                      "round trip")
+    idx = {(p["route"], p["bytes"]): i for i, p in enumerate(pts)}
+    want = [idx[("cpu-store-nt-latency", 8)], idx[("copy-sync", 8)], idx[("cpu-store", 4096)],
+            idx[("copy-sync", 4096)], idx[("cpu-store", 65536)], idx[("copy-sync", 65536)]]
+    assert f.evidence == [f"run.json#{i}" for i in want]
+
+
+def test_bar_store_needs_both_sides_on_the_same_gpu(write_result):
+    for pts in (bar_points(latency=False), bar_points(cuda=False),
+                bar_points(cuda=False) + [p for p in bar_points(latency=False, store=False)
+                                          if p.update(device_pci="0000:41:00.0") is None]):
+        assert not [f for f in findings_of(write_result, pts) if "BAR store" in f.title]
+
+
+def test_bar_store_faster_at_every_common_size_without_the_bandwidth_curve(write_result):
+    f = only(findings_of(write_result, bar_points(store=False)), "BAR store")
+    assert f.text.endswith("the BAR store is faster up to 64 B (1.70 us against 4.30 us), at every size both measured")

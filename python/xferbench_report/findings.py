@@ -361,6 +361,89 @@ def api_pair_findings(report):
     return out
 
 
+# A CPU store into device memory through the BAR (Vulkan's device-local-host-visible memory) against CUDA's copy.
+BAR_KIND = "device-local-host-visible"
+BAR_STORE_ROUTES = ("cpu-store", "cpu-store-nt")  # the CPU's time to store N bytes (and fence): bandwidth by size
+BAR_LATENCY_ROUTES = ("cpu-store-latency", "cpu-store-nt-latency")  # until a device reader answers: a round trip
+CUDA_COPY_ROUTES = ("copy-sync", "copy-async")
+CUDA_COPY_KINDS = ("pinned", "pinned-wc")
+
+
+def bar_store_findings(report):
+    """Issue 18: where a CPU store into device memory through the BAR beats CUDA's copy of the same size (pinned
+    memory, the wall clock: what a program waits for), on the same GPU (the same PCI address). The BAR's time at a
+    size is the round trip of cpu-store-latency where that size was measured (the store made visible to a device
+    reader plus the reader's answer: an upper bound), else the CPU's time to store it (cpu-store) plus the smallest
+    measured store's round trip (the last bytes' way to the reader, bounded above). No latency, no CUDA copy: no
+    finding."""
+    sides = {}  # pci -> {"latency"|"store"|"cuda": {bytes: (curve, point)}}
+    for c in report.curves:
+        if c.direction != "h2d" or c.part:
+            continue
+        b = c.group.backend
+        if b.startswith("vulkan") and c.host_memory == BAR_KIND and c.route in BAR_LATENCY_ROUTES:
+            side, t = "latency", (lambda p: p.median_s)
+        elif b.startswith("vulkan") and c.host_memory == BAR_KIND and c.route in BAR_STORE_ROUTES:
+            side, t = "store", (lambda p: p.median_s)
+        elif b.startswith("cuda") and c.route in CUDA_COPY_ROUTES and c.host_memory in CUDA_COPY_KINDS:
+            side, t = "cuda", _wall
+        else:
+            continue
+        for p in c.trusted:
+            if not p.device_pci:
+                continue
+            best = sides.setdefault(p.device_pci, {}).setdefault(side, {})
+            if p.bytes not in best or t(p) < t(best[p.bytes][1]):
+                best[p.bytes] = (c, p)
+    out = []
+    for pci, got in sorted(sides.items()):
+        lat, store, cuda = got.get("latency"), got.get("store", {}), got.get("cuda")
+        if not lat or not cuda:
+            continue
+        n0 = min(lat)  # the smallest store timed to the reader
+        bar = {n: (lat[n][1].median_s, [lat[n][1]]) for n in lat}
+        for n, (_, p) in store.items():
+            if n not in bar:
+                bar[n] = (p.median_s + lat[n0][1].median_s, [p, lat[n0][1]])
+        common = sorted(set(bar) & set(cuda))
+        if not common:
+            continue
+        cu = {n: _wall(cuda[n][1]) for n in cuda}
+        # The opening comparison: the smallest store timed to the reader, against CUDA's copy of that size
+        # (or, where CUDA has no such point, its smallest).
+        nc = n0 if n0 in cuda else min(cuda)
+        cc, cp = cuda[nc]
+        text = (f"a CPU store of {format_size(n0)} into device memory is seen by the device within "
+                f"{format_time(lat[n0][1].median_s)} ({lat[n0][0].route}: a round trip, an upper bound) against "
+                f"{format_time(cu[nc])} for CUDA's {format_size(nc)} copy ({cc.route}, {cc.host_memory}, wall clock)")
+        wins = 0
+        while wins < len(common) and bar[common[wins]][0] < cu[common[wins]]:
+            wins += 1
+        evidence = [lat[n0][1], cp]
+        if wins == 0:
+            text += (f"; CUDA's copy is faster from {format_size(common[0])} on "
+                     f"({format_time(cu[common[0]])} against {format_time(bar[common[0]][0])} through the BAR)")
+            evidence += bar[common[0]][1] + [cuda[common[0]][1]]
+        else:
+            hi = common[wins - 1]
+            text += (f"; the BAR store is faster up to {format_size(hi)} ({format_time(bar[hi][0])} against "
+                     f"{format_time(cu[hi])})")
+            evidence += bar[hi][1] + [cuda[hi][1]]
+            if wins < len(common):
+                lo = common[wins]
+                text += (f", CUDA's copy from {format_size(lo)} ({format_time(cu[lo])} against "
+                         f"{format_time(bar[lo][0])})")
+                evidence += bar[lo][1] + [cuda[lo][1]]
+            else:
+                text += ", at every size both measured"
+        if any(n > max(lat) for n in common[:wins + 1]):
+            text += (f"; above {format_size(max(lat))} the BAR's time is cpu-store's plus the {format_size(n0)} "
+                     f"round trip")
+        once = list({id(p): p for p in evidence}.values())
+        out.append(Finding("guide", f"BAR store against CUDA's copy ({pci} h2d)", text, cite(*once), weight=3))
+    return out
+
+
 def convergence_findings(report):
     out = []
     by = {}
@@ -381,7 +464,8 @@ def sweep_findings(report):
     """Every finding from the sweep analysis: anomalies first, then guidance, each by weight."""
     fs = (link_findings(report) + above_ceiling_findings(report) + clock_findings(report) + collapse_findings(report)
           + convergence_findings(report) + misalignment_findings(report) + pinned_break_even_findings(report)
-          + route_crossover_findings(report) + api_overhead_findings(report) + api_pair_findings(report))
+          + route_crossover_findings(report) + api_overhead_findings(report) + api_pair_findings(report)
+          + bar_store_findings(report))
     return order(fs)
 
 
@@ -394,7 +478,7 @@ HEADLINES = 9
 
 TOPICS = ("downtrained", "above the link ceiling", "clock misses", "below the link ceiling", "collapse", "unconverged",
           "Write-combining", "misaligns", "API overhead", "Crossover", "break-even", "Misalignment", "vadd",
-          "at the link ceiling")
+          "at the link ceiling", "BAR store")
 
 
 def headlines(findings):

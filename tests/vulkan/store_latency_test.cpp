@@ -36,7 +36,9 @@ std::unique_ptr<store_latency_transfer> prepare(vulkan_backend& b, route_kind r,
     GTEST_SKIP() << e.what();                           \
   }
 
-bool mentions(const std::exception& e, const char* what) { return std::string(e.what()).find(what) != std::string::npos; }
+bool mentions(const std::exception& e, const char* what) {
+  return std::string(e.what()).find(what) != std::string::npos;
+}
 
 TEST(VulkanStoreLatency, EightAndSixtyFourBytesRoundTripAndAreChecked) {
   REQUIRE_DEVICE(b);
@@ -105,7 +107,8 @@ TEST(VulkanStoreLatency, TheShadersBoundEndsARoundNeverStored) {
   } catch (const verification_error& e) {
     ADD_FAILURE() << "a missing store is a timeout, not wrong data: " << e.what();
   } catch (const std::runtime_error& e) {
-    EXPECT_TRUE(mentions(e, "did not become visible to the device within the shader's bound of 1000 polls")) << e.what();
+    EXPECT_TRUE(mentions(e, "did not become visible to the device within the shader's bound of 1000 polls"))
+        << e.what();
   }
 }
 

@@ -304,7 +304,8 @@ class latency_transfer final : public store_latency_transfer {
         // The dispatch ended without answering: its loop was cut after an answer.
         if (!cuts_loops_) {
           finish();
-          throw std::runtime_error(fmt::format("the polling dispatch ended without answering round {} of {}", r, rounds));
+          throw std::runtime_error(
+              fmt::format("the polling dispatch ended without answering round {} of {}", r, rounds));
         }
         finish();
         answer a{};
@@ -329,7 +330,8 @@ class latency_transfer final : public store_latency_transfer {
                                            "(only lavapipe's is known to, and is relaunched)",
                                            r, rounds));
     }
-    if (a.why == 2) throw std::runtime_error(fmt::format("round {} of {}: the shader stopped on the abort word", r, rounds));
+    if (a.why == 2)
+      throw std::runtime_error(fmt::format("round {} of {}: the shader stopped on the abort word", r, rounds));
     const std::uint32_t before = word_of(s - 1, a.word) & word_mask(a.word);
     if (a.seen == before)
       throw std::runtime_error(fmt::format(
@@ -504,7 +506,8 @@ void require_store_latency(const point_spec& p) {
                                  "by size); {} B asked",
                                  to_string(p.route), store_latency_max_bytes, p.bytes));
   if (poll_shader_spirv().empty())
-    throw skip_point("this build has no SPIR-V for the polling shader (no glslc or glslangValidator at configure time)");
+    throw skip_point(
+        "this build has no SPIR-V for the polling shader (no glslc or glslangValidator at configure time)");
 }
 
 std::unique_ptr<store_latency_transfer> make_store_latency_transfer(const point_spec& p, const device_context& dev,
