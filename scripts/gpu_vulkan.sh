@@ -10,10 +10,12 @@
 #   XFER_VK_ROUTE_SIZES  sizes of the other routes (default 8,64,4K,1M,64M)
 #   XFER_MAX_TIME / XFER_TARGET_CI   per-point budget
 #
-# Writes (7 files): vk_build.log, vk_ctest.log, vk_list.txt, vk_vs_cuda.json
+# Writes (8 files): vk_build.log, vk_ctest.log, vk_list.txt, vk_vs_cuda.json
 # (vulkan copy on host-coherent memory beside cuda-rt copy-async on pinned),
 # vk_routes.json (kernel-host, cpu-store/-nt into the BAR, cpu-load/-nt),
-# vk_cpu.json (the CPU study with Vulkan's kinds), vk_summary.txt.
+# vk_bar.json (cpu-store(-nt)-latency's round trips and cpu-store(-nt) beside
+# cuda-rt's pinned copies, small sizes: the report's "BAR store against
+# CUDA's copy"), vk_cpu.json (the CPU study with Vulkan's kinds), vk_summary.txt.
 # Budget: about 5 minutes on an H100 (most of it the build).
 set -uo pipefail
 
@@ -68,6 +70,11 @@ log "the other routes"
 timeout -s INT -k 20 200 "$XB" sweep -b vulkan:nvidia -r kernel-host,cpu-store,cpu-store-nt,cpu-load,cpu-load-nt,copy \
   -m host-coherent,host-cached,imported,device-local-host-visible,pageable -d h2d,d2h \
   --sizes "${XFER_VK_ROUTE_SIZES:-8,64,4K,1M,64M}" --max-time 0.02 --target-ci 0.02 -q --json "$OUT/vk_routes.json" | tail -24
+log "BAR stores (round trip to a device reader, and bandwidth) against cuda-rt's copies"
+timeout -s INT -k 20 200 "$XB" sweep -b vulkan:nvidia,cuda-rt \
+  -r cpu-store-latency,cpu-store-nt-latency,cpu-store,cpu-store-nt,copy-sync,copy-async \
+  -m device-local-host-visible,pinned -d h2d --sizes "${XFER_VK_BAR_SIZES:-4,8,64,4K,64K,1M}" \
+  --max-time 0.1 --target-ci 0.02 -q --json "$OUT/vk_bar.json" | tail -16
 log "the CPU study with Vulkan's kinds"
 timeout -s INT -k 20 120 "$XB" cpu --kinds pageable,pinned,pinned-wc,host-coherent,host-cached,device-local-host-visible \
   --sizes 4K,1M,32M --runs 5 -q --json "$OUT/vk_cpu.json" | tail -40
@@ -92,7 +99,7 @@ for d in ("h2d", "d2h", "bidir"):
         if vk and cu:
             v, c = vk[0]["gbps"], cu[0]["gbps"]
             print(f"  {d:5} {b >> 20:5} MiB  vulkan {v:6.2f}  cuda {c:6.2f}  ratio {v / c:5.3f}")
-for name in ("vk_vs_cuda.json", "vk_routes.json"):
+for name in ("vk_vs_cuda.json", "vk_routes.json", "vk_bar.json"):
     rs = load(name)
     count = {}
     for r in rs: count[r["status"]] = count.get(r["status"], 0) + 1
@@ -102,6 +109,11 @@ for name in ("vk_vs_cuda.json", "vk_routes.json"):
 rs = [r for r in load("vk_routes.json") if r["status"] == "ok" and r["route"].startswith("cpu-") and r["bytes"] <= 64]
 for r in rs:
     print(f"  {r['route']:13} {r['direction']} {r['bytes']:3} B: {r['median_s'] * 1e6:.3f} us a repetition (wall)")
+print("BAR store round trips (store made visible to a device reader + its answer) and cuda-rt copies, us (wall):")
+for r in load("vk_bar.json"):
+    if r["status"] == "ok" and r["bytes"] <= 64:
+        wall = (r.get("wall_stats") or {}).get("median") or r["median_s"]
+        print(f"  {r['backend']:13} {r['route']:20} {r['host_memory']:25} {r['bytes']:3} B: {wall * 1e6:.3f}")
 PY
 log "done"
 [ "$test_rc" = 0 ]
