@@ -126,6 +126,7 @@ int run_sweep_command(const sweep_args& a, const std::vector<std::string>& argv)
     sel.sizes = pow2_range(a.min ? parse_size(*a.min) : default_min_size, a.max ? parse_size(*a.max) : default_max_size);
   else
     sel.sizes = default_sizes(a.quick ? size_grid::quick : a.dense ? size_grid::dense : size_grid::overview);
+  sel.sizes_given = !a.sizes.empty() || a.min || a.max;
   const system_info sys = probe_system();
   for (auto s : sel.sizes)
     if (sys.memory_bytes && s > sys.memory_bytes)

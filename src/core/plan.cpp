@@ -150,6 +150,7 @@ plan make_plan(std::vector<backend_entry>& entries, const selection& s) {
     spec.routes = keep_known(s.routes, route_names);
     spec.host_memory = keep_known(s.host_memory, kind_names);
     spec.sizes = s.sizes;
+    spec.sizes_given = s.sizes_given;
     if ((!s.routes.empty() && spec.routes.empty()) || (!s.host_memory.empty() && spec.host_memory.empty())) continue;
     // Directions: those some selected route of this backend moves.
     for (direction d : without_repeats(s.directions))

@@ -91,8 +91,9 @@ std::vector<point_spec> expand(const backend& b, const sweep_spec& spec) {
       for (direction d : dirs) {
         if (!contains(route.directions, d)) continue;
         const bool host_side = route.uses_host_memory && d != direction::d2d;
+        const auto& route_sizes = !spec.sizes_given && !route.default_sizes.empty() ? route.default_sizes : sizes;
         for (const auto& kind : host_side ? chosen_kinds : none)
-          for (auto bytes : sizes) points.push_back({b.name(), dev, route.name, d, kind, bytes});
+          for (auto bytes : route_sizes) points.push_back({b.name(), dev, route.name, d, kind, bytes});
       }
     }
   }

@@ -44,6 +44,19 @@ if(NOT timer STREQUAL "event" OR NOT verified)
 endif()
 message(STATUS "ok: result file names the timer (${timer}) and bidir's parts")
 
+# The round trip of a store into the BAR: given no sizes, an 8-byte and a 64-byte store, checked.
+run_xferbench(rc text ${XFERBENCH} sweep -b vulkan:llvmpipe -r cpu-store-latency -m device-local-host-visible
+              --max-time 0.02 -q --json ${WORK}/latency.json)
+expect("sweep cpu-store-latency" "${rc}" "${text}" 0 "points: 2 ok (" ", 0 skipped, 0 failed")
+file(READ ${WORK}/latency.json json)
+string(JSON b0 GET "${json}" results 0 bytes)
+string(JSON b1 GET "${json}" results 1 bytes)
+string(JSON verified GET "${json}" results 0 verified)
+if(NOT b0 EQUAL 8 OR NOT b1 EQUAL 64 OR NOT verified)
+  message(FATAL_ERROR "cpu-store-latency without --sizes: sizes ${b0}, ${b1}, verified '${verified}'; expected 8, 64, true")
+endif()
+message(STATUS "ok: cpu-store-latency measures 8 and 64 B by default, verified")
+
 # A name that matches nothing: usage error.
 run_xferbench(rc text ${XFERBENCH} sweep -b vulkan:nope --sizes 4K -q)
 expect("unknown device" "${rc}" "${text}" 2 "unknown backend 'vulkan:nope'" "vulkan:llvmpipe")

@@ -3,9 +3,12 @@
 // a poisoned answer fails the point, and every bounded wait ends with its
 // reason instead of hanging. Each test is a few rounds: well under a second.
 #include <gtest/gtest.h>
+#include <map>
 #include <memory>
 #include <string>
+#include <vector>
 #include <xfer/core/errors.hpp>
+#include <xfer/core/sweep.hpp>
 
 #include "device_under_test.hpp"
 #include "vulkan/store_latency.hpp"
@@ -131,6 +134,28 @@ TEST(VulkanStoreLatency, TheCpusBoundEndsARoundNeverAnsweredAndStopsTheShader) {
   }
   t->set_limits(usual);
   EXPECT_NO_THROW(t->verify()) << "the dispatch ended, and the next one runs";
+}
+
+// Issue 18 asks for an 8-byte and a 64-byte store: what a sweep given no
+// sizes measures these routes at; sizes asked for are measured as asked.
+TEST(VulkanStoreLatency, ASweepGivenNoSizesMeasuresEightAndSixtyFourBytes) {
+  REQUIRE_DEVICE(b);
+  sweep_spec s;
+  s.routes = {"cpu-store-latency", "cpu-store-nt-latency", "cpu-store"};
+  s.host_memory = {"device-local-host-visible"};
+  s.sizes = default_sizes();
+  s.sizes_given = false;
+  std::map<route_kind, std::vector<std::uint64_t>> sizes;
+  for (const auto& p : expand(*b, s)) sizes[p.route].push_back(p.bytes);
+  const std::vector<std::uint64_t> eight_and_64{8, 64};
+  EXPECT_EQ(sizes[route_kind::cpu_store_latency], eight_and_64);
+  EXPECT_EQ(sizes[route_kind::cpu_store_nt_latency], eight_and_64);
+  EXPECT_EQ(sizes[route_kind::cpu_store], default_sizes()) << "a curve keeps the sweep's grid";
+  s.sizes = {4, 4096};
+  s.sizes_given = true;
+  sizes.clear();
+  for (const auto& p : expand(*b, s)) sizes[p.route].push_back(p.bytes);
+  EXPECT_EQ(sizes[route_kind::cpu_store_latency], s.sizes);
 }
 
 TEST(VulkanStoreLatency, OtherKindsAndLargeStoresAreSkippedWithTheReason) {

@@ -78,6 +78,9 @@ struct route_info {
   std::string description;
   std::vector<direction> directions;
   bool uses_host_memory = true;  // false: the host memory axis does not apply
+  // The sizes a sweep measures this route at when it was given none (a route
+  // that times a few message sizes, not a curve); empty: the sweep's own.
+  std::vector<std::uint64_t> default_sizes = {};
 };
 
 struct kind_support {

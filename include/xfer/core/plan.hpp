@@ -21,6 +21,7 @@ struct selection {
   std::vector<std::string> host_memory;
   std::vector<direction> directions;
   std::vector<std::uint64_t> sizes;
+  bool sizes_given = true;  // false: `sizes` is the default grid (sweep_spec::sizes_given)
 };
 
 // A name that selects backends: the exact name ("opencl:pocl") or its family

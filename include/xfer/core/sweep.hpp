@@ -16,6 +16,9 @@ struct sweep_spec {
   std::vector<std::string> host_memory;
   std::vector<direction> directions;
   std::vector<std::uint64_t> sizes;
+  // False where `sizes` is the default grid (none were asked for): a route
+  // with default_sizes of its own is measured at those instead.
+  bool sizes_given = true;
 };
 
 // Points for one backend, nested device > route > direction > host kind > size;

@@ -44,13 +44,16 @@ const std::vector<route_info>& route_table() {
        "(device-local-host-visible: the BAR on a discrete GPU) with memcpy and a fence; one shader invocation polls "
        "them until all N bytes show the round's number (its check of the data) and answers in host memory the CPU "
        "polls; many rounds in one dispatch, wall clock. The time is the store made visible to the device plus the "
-       "answer back: an upper bound of the store's visibility time",
+       "answer back: an upper bound of the store's visibility time. Sizes: 8 and 64 B unless --sizes/--min/--max "
+       "say otherwise",
        {h2d},
-       true},
+       true,
+       {8, 64}},
       {route_kind::cpu_store_nt_latency,
        "as cpu-store-latency (a round trip), with non-temporal stores (MOVNTI below 16 B) and SFENCE",
        {h2d},
-       true},
+       true,
+       {8, 64}},
   };
   return routes;
 }
