@@ -279,8 +279,6 @@ class latency_transfer final : public store_latency_transfer {
     }
   }
 
-  // True once round s is answered; false where the dispatch ran out of its
-  // loop budget (and has ended); throws on anything else.
   // Empty once round s is answered; where the driver cut the dispatch short
   // (it has ended), what it last saw; throws on anything else.
   std::optional<answer> wait_answer(std::uint32_t s, std::uint32_t r, std::uint32_t rounds,
