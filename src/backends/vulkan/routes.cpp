@@ -41,11 +41,11 @@ const std::vector<route_info>& route_table() {
        true},
       {route_kind::cpu_store_latency,
        "a round trip per store: the CPU stores N bytes (1 to 4096) into device memory it maps "
-       "(device-local-host-visible: the BAR on a discrete GPU) with memcpy and a fence; one shader invocation polls "
-       "them until all N bytes show the round's number (its check of the data) and answers in host memory the CPU "
-       "polls; many rounds in one dispatch, wall clock. The time is the store made visible to the device plus the "
-       "answer back: an upper bound of the store's visibility time. Sizes: 8 and 64 B unless --sizes/--min/--max "
-       "say otherwise",
+       "(device-local-host-visible: the BAR on a discrete GPU) with memcpy, the last word after a fence; one shader "
+       "invocation polls that word until it shows the round's number (the whole store is then visible) and answers "
+       "in host memory the CPU polls; many rounds in one dispatch, wall clock; the bytes are checked after each "
+       "sample. The time is the store made visible to the device plus the answer back: an upper bound of the "
+       "store's visibility time. Sizes: 8 and 64 B unless --sizes/--min/--max say otherwise",
        {h2d},
        true,
        {8, 64}},
