@@ -18,7 +18,7 @@ lap() {  # lap NAME: the wall seconds since the previous lap, printed and kept f
   laps+=("$(printf '%6s s  %s' "$s" "$1")")
 }
 
-tools=$(scripts/build.sh) || exit 1
+tools=$(scripts/build.sh) || { lap "build/ (scripts/build.sh): FAILED"; exit 1; }
 lap "build/ (scripts/build.sh: setup, configure, build)"
 { read -r cmake_bin; read -r python_bin; } <<<"$tools"  # setup.sh's picks: a .venv's python where it made one
 ctest_bin="$(dirname "$cmake_bin")/ctest"
