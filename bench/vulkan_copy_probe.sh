@@ -17,12 +17,7 @@ OUT=${OUT:-$PWD/results/vk-probe}
 mkdir -p "$OUT"
 start=$SECONDS
 log() { echo "[vk-probe +$((SECONDS - start))s] $*"; }
-if ls .gl/*.deb >/dev/null 2>&1; then
-  for f in .gl/*.deb; do dpkg -x "$f" /; done
-  ldconfig
-fi
-nvidia_icd=/usr/local/nvidia/share/vulkan/icd.d/nvidia_icd.json
-[ -z "${VK_DRIVER_FILES:-}${VK_ICD_FILENAMES:-}" ] && [ -f "$nvidia_icd" ] && export VK_DRIVER_FILES=$nvidia_icd
+. scripts/lib/vulkan_loader.sh  # the loader from .gl/, NVIDIA's ICD named
 if ! { cmake -S . -B "$BUILD" -G Ninja -DCMAKE_BUILD_TYPE=Release -DXFER_ENABLE_CUDA=ON -DXFER_ENABLE_VULKAN=ON \
          -DXFER_ENABLE_PYTHON=OFF -DXFER_BUILD_TESTS=OFF && cmake --build "$BUILD" -j"$(nproc)" --target xferbench; } >"$OUT/build.log" 2>&1; then
   tail -30 "$OUT/build.log"; exit 1

@@ -31,21 +31,12 @@ start=$SECONDS
 # whose configuration (tests off, say) scripts/build.sh would keep. The run
 # phase alone keeps the tests phase's build.
 [ "$phase" = run ] || rm -rf build
-# The Vulkan loader and headers are not installed on the GPU machine: where
-# the lead carried Debian's packages in .gl/ (libvulkan1, libvulkan-dev,
-# glslc, libshaderc1; see the device README), unpack them before the build so
-# the Vulkan backend is built and finds NVIDIA's ICD. Nothing happens without
-# .gl/. VK_DRIVER_FILES is set only where the loader's own search would not
-# find the ICD (the driver's folder is /usr/local/nvidia, outside it).
-if ls .gl/*.deb >/dev/null 2>&1; then
-  for f in .gl/*.deb; do dpkg -x "$f" /; done
-  ldconfig
-  nvidia_icd=/usr/local/nvidia/share/vulkan/icd.d/nvidia_icd.json
-  if [ -z "${VK_DRIVER_FILES:-}${VK_ICD_FILENAMES:-}" ] && [ -f "$nvidia_icd" ]; then
-    export VK_DRIVER_FILES=$nvidia_icd
-    # The Vulkan tests (ctest -L vulkan) then run on the GPU instead of lavapipe.
-    export XFER_VULKAN_TEST_DEVICE=${XFER_VULKAN_TEST_DEVICE:-vulkan:nvidia}
-  fi
+# The Vulkan loader from .gl/ where the lead carried it, NVIDIA's ICD named
+# (scripts/lib/vulkan_loader.sh says how); the Vulkan tests (ctest -L vulkan)
+# then run on the GPU instead of lavapipe.
+. scripts/lib/vulkan_loader.sh
+if [ "$vulkan_loader_named_nvidia" = 1 ]; then
+  export XFER_VULKAN_TEST_DEVICE=${XFER_VULKAN_TEST_DEVICE:-vulkan:nvidia}
 fi
 # The device machine's copy of the tree may have no .git: XFER_COMMIT names it then.
 commit=${XFER_COMMIT:-$(git rev-parse --short HEAD 2>/dev/null || echo "unknown")}

@@ -26,16 +26,9 @@ mkdir -p "$OUT"
 start=$SECONDS
 log() { echo "[gpu_vulkan +$((SECONDS - start))s] $*"; }
 
-# The loader and headers: unpacked from .gl/ where carried (nothing else is
-# unpacked into /), NVIDIA's ICD named where the loader would not look.
-if ls .gl/*.deb >/dev/null 2>&1; then
-  for f in .gl/*.deb; do dpkg -x "$f" /; done
-  ldconfig
-fi
-nvidia_icd=/usr/local/nvidia/share/vulkan/icd.d/nvidia_icd.json
-if [ -z "${VK_DRIVER_FILES:-}${VK_ICD_FILENAMES:-}" ] && [ -f "$nvidia_icd" ]; then
-  export VK_DRIVER_FILES=$nvidia_icd
-fi
+# The loader and headers from .gl/ where carried, NVIDIA's ICD named where
+# the loader would not look (scripts/lib/vulkan_loader.sh).
+. scripts/lib/vulkan_loader.sh
 export XFER_VULKAN_TEST_DEVICE=${XFER_VULKAN_TEST_DEVICE:-vulkan:nvidia}
 log "VK_DRIVER_FILES=${VK_DRIVER_FILES:-<unset>}; loader: $(ldconfig -p | grep -c 'libvulkan.so.1') found"
 

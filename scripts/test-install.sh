@@ -37,16 +37,27 @@ fail() {
 
 "$cmake_bin" --install build --prefix "$work/prefix" >>"$log" 2>&1 || fail "installing build/"
 # Each installed header compiles on its own with only the prefix's include/
-# on the path: none needs a header of the source or build tree.
+# on the path: none needs a header of the source or build tree. As many
+# compilers at once as there are cores: one after another, the headers took
+# most of this stage's time.
 cxx=$(cache CMAKE_CXX_COMPILER)
-headers=0
-while IFS= read -r h; do
-  printf '#include <%s>\n' "${h#"$work/prefix/include/"}" >"$work/header.cpp"
-  "${cxx:-c++}" -std=c++20 -fsyntax-only -I"$work/prefix/include" "$work/header.cpp" >>"$log" 2>&1 ||
-    fail "compiling the installed ${h#"$work/prefix/"} on its own"
-  headers=$((headers + 1))
-done < <(find "$work/prefix/include" -name '*.hpp' | sort)
+mapfile -t hdrs < <(find "$work/prefix/include" -name '*.hpp' | sort)
+headers=${#hdrs[@]}
 [ "$headers" -gt 0 ] || fail "looking for installed headers (none)"
+check_header() {  # check_header INDEX PATH: leaves header-INDEX.ok beside its log when it compiles
+  printf '#include <%s>\n' "${2#"$work/prefix/include/"}" >"$work/header-$1.cpp"
+  "${cxx:-c++}" -std=c++20 -fsyntax-only -I"$work/prefix/include" "$work/header-$1.cpp" >"$work/header-$1.log" 2>&1 &&
+    : >"$work/header-$1.ok"
+}
+for i in "${!hdrs[@]}"; do
+  while [ "$(jobs -rp | wc -l)" -ge "$(nproc)" ]; do wait -n; done
+  check_header "$i" "${hdrs[$i]}" &
+done
+wait
+for i in "${!hdrs[@]}"; do
+  cat "$work/header-$i.log" >>"$log"
+  [ -f "$work/header-$i.ok" ] || fail "compiling the installed ${hdrs[$i]#"$work/prefix/"} on its own"
+done
 "$cmake_bin" -S examples -B "$work/examples" "${args[@]}" >>"$log" 2>&1 || fail "configuring examples/ against the install"
 "$cmake_bin" --build "$work/examples" >>"$log" 2>&1 || fail "building examples/ against the install"
 (cd "$work/examples" && "$ctest_bin" --output-on-failure --timeout 60) >>"$log" 2>&1 || fail "running the examples"

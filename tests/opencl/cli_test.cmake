@@ -1,26 +1,7 @@
 # End-to-end checks of `xferbench` with OpenCL: picking platforms by name, a
 # name that matches nothing, and a machine with no OpenCL platform at all.
 # Run as: cmake -DXFERBENCH=... -DWORK=... -DNO_ICD=<empty dir> -P cli_test.cmake
-file(MAKE_DIRECTORY ${WORK})
-
-function(run_xferbench out_rc out_text)
-  execute_process(COMMAND ${ARGN} RESULT_VARIABLE rc OUTPUT_VARIABLE o ERROR_VARIABLE e TIMEOUT 100)
-  set(${out_rc} "${rc}" PARENT_SCOPE)
-  set(${out_text} "${o}${e}" PARENT_SCOPE)
-endfunction()
-
-function(expect what rc text want_rc)
-  if(NOT "${rc}" STREQUAL "${want_rc}")
-    message(FATAL_ERROR "${what}: exit ${rc}, expected ${want_rc}\n${text}")
-  endif()
-  foreach(needle IN LISTS ARGN)
-    string(FIND "${text}" "${needle}" at)
-    if(at EQUAL -1)
-      message(FATAL_ERROR "${what}: output lacks '${needle}'\n${text}")
-    endif()
-  endforeach()
-  message(STATUS "ok: ${what}")
-endfunction()
+include(${CMAKE_CURRENT_LIST_DIR}/../cli/cli_expect.cmake)
 
 # A platform name that matches nothing: usage error listing what exists.
 run_xferbench(rc text ${XFERBENCH} sweep -b opencl:nope --sizes 4K -q)

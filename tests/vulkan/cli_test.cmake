@@ -1,26 +1,7 @@
 # End-to-end checks of `xferbench` with Vulkan on lavapipe: the backend by
 # name in list and sweep, its result file, and a machine with no driver.
 # Run as: cmake -DXFERBENCH=... -DWORK=... -P cli_test.cmake
-file(MAKE_DIRECTORY ${WORK})
-
-function(run_xferbench out_rc out_text)
-  execute_process(COMMAND ${ARGN} RESULT_VARIABLE rc OUTPUT_VARIABLE o ERROR_VARIABLE e TIMEOUT 100)
-  set(${out_rc} "${rc}" PARENT_SCOPE)
-  set(${out_text} "${o}${e}" PARENT_SCOPE)
-endfunction()
-
-function(expect what rc text want_rc)
-  if(NOT "${rc}" STREQUAL "${want_rc}")
-    message(FATAL_ERROR "${what}: exit ${rc}, expected ${want_rc}\n${text}")
-  endif()
-  foreach(needle IN LISTS ARGN)
-    string(FIND "${text}" "${needle}" at)
-    if(at EQUAL -1)
-      message(FATAL_ERROR "${what}: output lacks '${needle}'\n${text}")
-    endif()
-  endforeach()
-  message(STATUS "ok: ${what}")
-endfunction()
+include(${CMAKE_CURRENT_LIST_DIR}/../cli/cli_expect.cmake)
 
 run_xferbench(rc text ${XFERBENCH} list)
 string(FIND "${text}" "vulkan:llvmpipe" at)

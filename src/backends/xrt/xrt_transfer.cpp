@@ -9,6 +9,7 @@
 #include <chrono>
 #include <cstdint>
 #include <cstring>
+#include <utility>
 #include <fmt/format.h>
 #include <xrt/xrt_bo.h>
 #include <xrt/xrt_device.h>
@@ -43,8 +44,10 @@ bool is_bo_kind(const std::string& k) {
 
 class xrt_transfer final : public transfer {
  public:
-  xrt_transfer(const point_spec& p, const std::string& mode, mem::kind_options kinds)
-      : spec_(p), emulated_(!mode.empty()) {
+  // kind: the point's host memory, made by make_xrt_transfer when it checked
+  // the kind exists (null for bo-sync, whose memory XRT allocates).
+  xrt_transfer(const point_spec& p, const std::string& mode, std::unique_ptr<mem::host_resource> kind)
+      : spec_(p), emulated_(!mode.empty()), kind_(std::move(kind)) {
     const auto t0 = clock::now();
     try {
       dev_ = xrt::device(static_cast<unsigned>(p.device));
@@ -57,7 +60,6 @@ class xrt_transfer final : public transfer {
       bo_ = make_bo([&] { return xrt::bo(dev_, n, flags, 0); });
       backing_ = bo_.map<std::byte*>();
     } else {
-      kind_ = mem::make_host_kind(p.host_memory, kinds);
       host_ = mem::buffer(*kind_, n, kind_->natural_alignment());
       if (p.route == route_kind::copy_sync) {
         bo_ = make_bo([&] { return xrt::bo(dev_, n, xrt::bo::flags::normal, 0); });
@@ -197,9 +199,13 @@ std::unique_ptr<transfer> make_xrt_transfer(const point_spec& p, const device_in
     throw skip_point("route bo-sync syncs a buffer XRT allocated: its kinds are bo-normal and bo-host-only");
   if (p.route != route_kind::bo_sync && bo_kind)
     throw skip_point(fmt::format("{} is XRT's own buffer: route bo-sync measures it", p.host_memory));
-  if (p.route != route_kind::bo_sync && !mem::make_host_kind(p.host_memory, kinds))
-    throw skip_point(fmt::format("backend xrt has no host memory kind '{}'", p.host_memory));
-  return std::make_unique<xrt_transfer>(p, mode, kinds);
+  // The kind is made once: the check that it exists hands it to the transfer.
+  std::unique_ptr<mem::host_resource> kind;
+  if (p.route != route_kind::bo_sync) {
+    kind = mem::make_host_kind(p.host_memory, kinds);
+    if (!kind) throw skip_point(fmt::format("backend xrt has no host memory kind '{}'", p.host_memory));
+  }
+  return std::make_unique<xrt_transfer>(p, mode, std::move(kind));
 }
 
 }  // namespace xfer::xrt_backend
