@@ -4,8 +4,10 @@
 #include <dirent.h>
 #include <gtest/gtest.h>
 
+#include <chrono>
 #include <cstdlib>
 #include <string>
+#include <thread>
 #include <xfer/mem/staged/host_step.hpp>
 
 #include "faulty_step.hpp"
@@ -24,6 +26,20 @@ int thread_count() {
     while (dirent* e = ::readdir(d))
       if (e->d_name[0] != '.') ++n;
     ::closedir(d);
+  }
+  return n;
+}
+
+// A joined thread can stay listed in /proc/self/task for a moment while the
+// kernel finishes its exit (the gate at 21246e0 counted one copier thread
+// after the copier had joined it): the count is read until it is down to
+// `want`, for up to 2 s; a thread that really outlives the copier stays.
+int thread_count_down_to(int want) {
+  const auto until = std::chrono::steady_clock::now() + std::chrono::seconds(2);
+  int n = thread_count();
+  while (n > want && std::chrono::steady_clock::now() < until) {
+    std::this_thread::sleep_for(std::chrono::milliseconds(1));
+    n = thread_count();
   }
   return n;
 }
@@ -243,6 +259,7 @@ TEST_P(StagedFault, ErrorInAMiddleChunk) {
   // ThreadSanitizer starts a thread of its own at the process's first
   // thread creation: start (and end) one before counting.
   std::thread([] {}).join();
+  // (That one may still be listed: the count after is held to at most this.)
   const int threads_before = thread_count();
   {
     faulty_step step;
@@ -274,7 +291,7 @@ TEST_P(StagedFault, ErrorInAMiddleChunk) {
     step.fail(SIZE_MAX, when);
     round_trip(c, bytes, 0, 0, 9);  // usable afterwards
   }
-  EXPECT_EQ(thread_count(), threads_before) << "a thread outlived the copier";
+  EXPECT_LE(thread_count_down_to(threads_before), threads_before) << "a thread outlived the copier";
 }
 
 INSTANTIATE_TEST_SUITE_P(Faults, StagedFault,
