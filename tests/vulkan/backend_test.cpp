@@ -101,6 +101,22 @@ TEST(VulkanRoutes, ZeroBytesAndPageableKernelPointsAreSkippedWithAReason) {
   }
 }
 
+// The copy route's probe knob (bench/vulkan_copy_probe.sh): a value it does
+// not know skips the point with the values it takes; a known one runs.
+TEST(VulkanRoutes, AnUnknownCopyQueueKnobIsSkippedWithTheValuesItTakes) {
+  REQUIRE_DEVICE(b);
+  ::setenv("XFER_VK_COPY_QUEUES", "bogus", 1);
+  try {
+    b->prepare({b->name(), 0, route_kind::copy, direction::h2d, "host-coherent", 4096});
+    ADD_FAILURE() << "a copy prepared with XFER_VK_COPY_QUEUES=bogus";
+  } catch (const skip_point& e) {
+    EXPECT_NE(std::string(e.what()).find("transfer, compute or mixed"), std::string::npos) << e.what();
+  }
+  ::setenv("XFER_VK_COPY_QUEUES", "mixed", 1);
+  EXPECT_NO_THROW(b->prepare({b->name(), 0, route_kind::copy, direction::bidir, "host-coherent", 4096}));
+  ::unsetenv("XFER_VK_COPY_QUEUES");
+}
+
 // The gate holds a submission until it opens: nothing runs while it is closed.
 TEST(VulkanGate, HoldsTheQueueUntilItOpens) {
   REQUIRE_DEVICE(b);
