@@ -17,11 +17,6 @@
 namespace xfer::vulkan {
 namespace {
 
-#define REQUIRE_DEVICE(b)                                            \
-  std::string why_;                                                  \
-  auto* b = ::xfer::vulkan::testing::device_under_test(&why_);        \
-  if (!b) GTEST_SKIP() << why_
-
 TEST(VulkanBackend, NamesItselfByDriverAndSaysItIsACpuDevice) {
   REQUIRE_DEVICE(b);
   if (b->name() != "vulkan:llvmpipe") GTEST_SKIP() << "lavapipe's own names; the device under test is " << b->name();

@@ -15,3 +15,9 @@ std::string device_under_test_name();
 vulkan_backend* device_under_test(std::string* why = nullptr);
 
 }  // namespace xfer::vulkan::testing
+
+// Declares `b`, the device under test, or skips the test with the reason.
+#define REQUIRE_DEVICE(b)                                      \
+  std::string why_;                                            \
+  auto* b = ::xfer::vulkan::testing::device_under_test(&why_); \
+  if (!b) GTEST_SKIP() << why_

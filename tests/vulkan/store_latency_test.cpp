@@ -16,11 +16,6 @@
 namespace xfer::vulkan {
 namespace {
 
-#define REQUIRE_DEVICE(b)                                     \
-  std::string why_;                                           \
-  auto* b = ::xfer::vulkan::testing::device_under_test(&why_); \
-  if (!b) GTEST_SKIP() << why_
-
 // The route's transfer, with its limits at hand; skips where the device
 // cannot take the point (no BAR type, no SPIR-V in this build).
 std::unique_ptr<store_latency_transfer> prepare(vulkan_backend& b, route_kind r, std::uint64_t bytes) {
