@@ -322,7 +322,11 @@ class Sweep(unittest.TestCase):
                 self.assertEqual(r["status"], "ok", r)
                 self.assertTrue(r["verified"])
                 self.assertGreater(r["gbps"], 0)
-                self.assertGreaterEqual(len(r["samples_s"]), 3)
+                # A few samples to take a median of, unless the runner's hard stop at four times
+                # --max-time came first (a loaded 2-CPU machine: CI at 1a5a88a stopped one point at 2).
+                self.assertGreaterEqual(len(r["samples_s"]), 1)
+                if r["stopped_by"] != "budget x4":
+                    self.assertGreaterEqual(len(r["samples_s"]), 3, r)
             rows = load(cs).splitlines()
             self.assertEqual(len(rows), 1 + len(results))
             self.assertEqual(sorted(os.listdir(d)), ["r.csv", "r.json"])
