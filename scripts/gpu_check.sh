@@ -12,6 +12,10 @@
 #                                 (issue 21: on two H100s the tests ran past 330 s and the run
 #                                 past 235 s): run `tests`, then `run` on the same warm machine
 #                                 (it reuses the build), and commit both summaries.
+#   XFER_GATE_RUN_ARGS="-b host cuda-rt"   arguments for run.sh's sweep (default: none, the
+#                                 README's command). On four GPUs the default sweep alone outlasts
+#                                 a device command (about 140 s a GPU on the H100): split the run
+#                                 phase by backend, every backend in one of the parts.
 #   XFER_GATE_TEST_S / XFER_GATE_RUN_S / XFER_GATE_FLEET_S   each phase's bound in seconds
 #
 # Writes: test.log, run.log, sweep.json, fleet.log, fleet-1.json, gate-summary.txt
@@ -54,7 +58,9 @@ fi
 
 if [ "$phase" != tests ]; then
   t0=$SECONDS
-  timeout "${XFER_GATE_RUN_S:-250}" scripts/run.sh >"$OUT/run.log" 2>&1
+  # Unquoted on purpose: the arguments are words for the sweep.
+  # shellcheck disable=SC2086
+  timeout "${XFER_GATE_RUN_S:-250}" scripts/run.sh ${XFER_GATE_RUN_ARGS:-} >"$OUT/run.log" 2>&1
   run_rc=$?
   run_s=$((SECONDS - t0))
   # run.sh names its folder last; if it was cut short, its newest folder.
@@ -81,10 +87,11 @@ for dev in /sys/bus/pci/devices/*; do
   [ "$(cat "$dev/vendor" 2>/dev/null)" = 0x10de ] && cp "$dev/config" "$OUT/pci-config-$(basename "$dev" | tr : _).bin" 2>/dev/null
 done
 
-python3 - "$OUT" "$commit" "$test_rc" "$test_s" "$run_rc" "$run_s" "$((SECONDS - start))" "$phase" <<'PY' | tee "$OUT/gate-summary.txt"
+python3 - "$OUT" "$commit" "$test_rc" "$test_s" "$run_rc" "$run_s" "$((SECONDS - start))" "$phase" "${XFER_GATE_RUN_ARGS:-}" <<'PY' | tee "$OUT/gate-summary.txt"
 import json, os, re, sys
-out, commit, test_rc, test_s, run_rc, run_s, total_s, phase = sys.argv[1:9]
-print(f"== GPU gate at {commit}: {total_s} s in all" + ("" if phase == "all" else f" (phase {phase} only)") + " ==")
+out, commit, test_rc, test_s, run_rc, run_s, total_s, phase, run_args = sys.argv[1:10]
+print(f"== GPU gate at {commit}: {total_s} s in all" + ("" if phase == "all" else f" (phase {phase} only)")
+      + (f"; run.sh {run_args}" if run_args and phase != "tests" else "") + " ==")
 def run_summary():
     if phase == "tests":
         print("run: not in this phase (XFER_GATE_PHASE=tests)")

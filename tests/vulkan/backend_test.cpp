@@ -112,6 +112,26 @@ TEST(VulkanRoutes, AnUnknownCopyQueueKnobIsSkippedWithTheValuesItTakes) {
   ::unsetenv("XFER_VK_COPY_QUEUES");
 }
 
+// XFER_VK_COPY_CHUNK cuts the copy into regions: a region size that does not
+// divide the buffer still moves every byte; a value that is no byte count
+// skips the point and says what it takes.
+TEST(VulkanRoutes, TheCopyChunkKnobMovesEveryByteAndRefusesAMalformedValue) {
+  REQUIRE_DEVICE(b);
+  ::setenv("XFER_VK_COPY_CHUNK", "1000", 1);
+  for (direction d : {direction::h2d, direction::d2h}) {
+    auto t = b->prepare({b->name(), 0, route_kind::copy, d, "host-coherent", 4096});
+    EXPECT_NO_THROW(t->verify());
+  }
+  ::setenv("XFER_VK_COPY_CHUNK", "4k", 1);
+  try {
+    b->prepare({b->name(), 0, route_kind::copy, direction::h2d, "host-coherent", 4096});
+    ADD_FAILURE() << "a copy prepared with XFER_VK_COPY_CHUNK=4k";
+  } catch (const skip_point& e) {
+    EXPECT_NE(std::string(e.what()).find("a byte count"), std::string::npos) << e.what();
+  }
+  ::unsetenv("XFER_VK_COPY_CHUNK");
+}
+
 // The gate holds a submission until it opens: nothing runs while it is closed.
 TEST(VulkanGate, HoldsTheQueueUntilItOpens) {
   REQUIRE_DEVICE(b);

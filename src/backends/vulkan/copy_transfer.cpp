@@ -4,6 +4,7 @@
 // pageable memory is staged by the application: memcpy into a host-coherent
 // buffer, then the copy (or the reverse), by the wall clock.
 #include <algorithm>
+#include <charconv>
 #include <cstdlib>
 #include <memory>
 #include <string>
@@ -39,10 +40,21 @@ std::vector<queue_ref> copy_lanes(const point_spec& p, const device_context& dev
   return {first, second};
 }
 
+// XFER_VK_COPY_CHUNK: bytes per VkBufferCopy region (0, the default: one region).
+// Read once, when the point is built: recording happens inside the timed batch.
+std::uint64_t copy_chunk() {
+  const std::string v = knob("XFER_VK_COPY_CHUNK", "0");
+  std::uint64_t n = 0;
+  const auto [end, ec] = std::from_chars(v.data(), v.data() + v.size(), n);
+  if (ec != std::errc{} || end != v.data() + v.size())
+    throw skip_point(fmt::format("XFER_VK_COPY_CHUNK is '{}': a byte count (0: one region)", v));
+  return n;
+}
+
 class copy_transfer final : public vulkan_transfer {
  public:
   copy_transfer(const point_spec& p, const device_context& dev, const mem::kind_options& kinds)
-      : vulkan_transfer(p, dev, kinds, copy_lanes(p, dev)) {
+      : vulkan_transfer(p, dev, kinds, copy_lanes(p, dev)), chunk_(copy_chunk()) {
     switch (spec_.dir) {
       case direction::h2d:
         if (split() && !staged_) {
@@ -65,13 +77,13 @@ class copy_transfer final : public vulkan_transfer {
   }
 
  private:
-  // XFER_VK_COPY_CHUNK: bytes per VkBufferCopy region (0, the default: one region).
+  const std::uint64_t chunk_;
+
   void chunked(VkCommandBuffer cb, const buffer& src, const buffer& dst) const {
-    const std::uint64_t chunk = std::strtoull(knob("XFER_VK_COPY_CHUNK", "0").c_str(), nullptr, 0);
-    if (!chunk || chunk >= spec_.bytes) return copy_cmd(cb, src, dst);
+    if (!chunk_ || chunk_ >= spec_.bytes) return copy_cmd(cb, src, dst);
     std::vector<VkBufferCopy> regions;
-    for (std::uint64_t off = 0; off < spec_.bytes; off += chunk)
-      regions.push_back({off, off, std::min(chunk, spec_.bytes - off)});
+    for (std::uint64_t off = 0; off < spec_.bytes; off += chunk_)
+      regions.push_back({off, off, std::min(chunk_, spec_.bytes - off)});
     vk().vkCmdCopyBuffer(cb, src.get(), dst.get(), static_cast<std::uint32_t>(regions.size()), regions.data());
   }
   op half(std::size_t lane, const buffer& src, const buffer& dst) {
