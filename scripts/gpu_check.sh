@@ -12,6 +12,11 @@
 #                                 (issue 21: on two H100s the tests ran past 330 s and the run
 #                                 past 235 s): run `tests`, then `run` on the same warm machine
 #                                 (it reuses the build), and commit both summaries.
+#   XFER_GATE_PHASE=tests-host|tests-gpu   the tests phase in two (scripts/test.sh's
+#                                 XFER_GPU_TESTS=off, then =only on the same warm machine,
+#                                 reusing the build): on four H100s the host tests took 170 s and
+#                                 the GPU tests about 1.7 s each (216 of them), past one command
+#                                 with the build (docs/results/nvidia-h100-x4/gate-2d8fe7e/).
 #   XFER_GATE_RUN_ARGS="-b host cuda-rt"   arguments for run.sh's sweep (default: none, the
 #                                 README's command). On four GPUs the default sweep alone outlasts
 #                                 a device command (about 140 s a GPU on the H100): split the run
@@ -26,15 +31,15 @@ cd "$(dirname "$0")/.."
 OUT=${OUT:-$PWD/results/gate}
 phase=${XFER_GATE_PHASE:-all}
 case $phase in
-  all | tests | run) ;;
-  *) echo "gpu_check.sh: XFER_GATE_PHASE is '$phase': all, tests or run" >&2; exit 2 ;;
+  all | tests | tests-host | tests-gpu | run) ;;
+  *) echo "gpu_check.sh: XFER_GATE_PHASE is '$phase': all, tests, tests-host, tests-gpu or run" >&2; exit 2 ;;
 esac
 mkdir -p "$OUT"
 start=$SECONDS
 # From a tree with no build: a warm machine keeps an earlier call's build/,
 # whose configuration (tests off, say) scripts/build.sh would keep. The run
-# phase alone keeps the tests phase's build.
-[ "$phase" = run ] || rm -rf build
+# and tests-gpu phases keep the build of the phase before them.
+case $phase in run | tests-gpu) ;; *) rm -rf build ;; esac
 # The Vulkan loader from .gl/ where the lead carried it, NVIDIA's ICD named
 # (scripts/lib/vulkan_loader.sh says how); the Vulkan tests (ctest -L vulkan)
 # then run on the GPU instead of lavapipe.
@@ -51,12 +56,14 @@ if [ "$phase" != run ]; then
   t0=$SECONDS
   # The sanitizer stage of test.sh is host code only, and CI runs it: left out
   # here, where the gate's ten minutes go to the GPU.
-  XFER_SANITIZERS=off timeout "${XFER_GATE_TEST_S:-330}" scripts/test.sh >"$OUT/test.log" 2>&1
+  gpu_tests=on
+  case $phase in tests-host) gpu_tests=off ;; tests-gpu) gpu_tests=only ;; esac
+  XFER_GPU_TESTS=$gpu_tests XFER_SANITIZERS=off timeout "${XFER_GATE_TEST_S:-330}" scripts/test.sh >"$OUT/test.log" 2>&1
   test_rc=$?
   test_s=$((SECONDS - t0))
 fi
 
-if [ "$phase" != tests ]; then
+if [ "$phase" = all ] || [ "$phase" = run ]; then
   t0=$SECONDS
   # Unquoted on purpose: the arguments are words for the sweep.
   # shellcheck disable=SC2086
@@ -91,10 +98,10 @@ python3 - "$OUT" "$commit" "$test_rc" "$test_s" "$run_rc" "$run_s" "$((SECONDS -
 import json, os, re, sys
 out, commit, test_rc, test_s, run_rc, run_s, total_s, phase, run_args = sys.argv[1:10]
 print(f"== GPU gate at {commit}: {total_s} s in all" + ("" if phase == "all" else f" (phase {phase} only)")
-      + (f"; run.sh {run_args}" if run_args and phase != "tests" else "") + " ==")
+      + (f"; run.sh {run_args}" if run_args and not phase.startswith("tests") else "") + " ==")
 def run_summary():
-    if phase == "tests":
-        print("run: not in this phase (XFER_GATE_PHASE=tests)")
+    if phase.startswith("tests"):
+        print(f"run: not in this phase (XFER_GATE_PHASE={phase})")
         sys.exit(0)
 if phase == "run":
     print("tests: not in this phase (XFER_GATE_PHASE=run)")

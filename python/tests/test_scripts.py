@@ -1,0 +1,25 @@
+"""The device-side scripts refuse a value they do not know, with one line and
+exit 2, before they build or measure anything (the GPU gate's phases and the
+test stages it picks run only on the GPU machine, so this is what CI can check)."""
+import os
+import subprocess
+from pathlib import Path
+
+import pytest
+
+ROOT = Path(__file__).resolve().parents[2]
+
+
+@pytest.mark.parametrize("script, env, args, names", [
+    ("scripts/gpu_check.sh", {"XFER_GATE_PHASE": "bogus"}, [], "tests-host, tests-gpu or run"),
+    ("scripts/test.sh", {"XFER_GPU_TESTS": "bogus"}, [], "on, off or only"),
+    ("scripts/multi_gpu_run.sh", {}, ["--bogus"], "unknown argument"),
+])
+def test_an_unknown_value_is_one_line_and_exit_2(tmp_path, script, env, args, names):
+    p = subprocess.run([str(ROOT / script), *args], capture_output=True, text=True, timeout=60, cwd=tmp_path,
+                       env={**os.environ, "OUT": str(tmp_path / "out"), **env})
+    assert p.returncode == 2, p.stderr
+    lines = p.stderr.strip().splitlines()
+    assert len(lines) == 1 and "bogus" in lines[0] and names in lines[0], p.stderr
+    assert p.stdout == ""
+    assert not (tmp_path / "out").exists()  # nothing written before the refusal
