@@ -8,7 +8,7 @@
 #   XFER_GPU_TESTS=on|off|only   the `gpu`-labelled tests too (on, the default), all but them
 #                                (off), or the build and them alone (only). The GPU gate runs
 #                                the two halves as two device commands where one test stage
-#                                outlasts a command (four H100s: about 700 s, scripts/gpu_check.sh).
+#                                outlasts a command (four H100s: docs/results/nvidia-h100-x4/gate-2d8fe7e/).
 set -uo pipefail
 cd "$(dirname "$0")/.."
 gpu_tests=${XFER_GPU_TESTS:-on}
