@@ -228,3 +228,17 @@ def test_unreadable_or_malformed_files_exit_3_in_one_line(data, tmp_path, monkey
     big = tmp_path / "big.json"
     big.write_bytes(b" " * 5000)  # over the bound before any decompression
     assert main(["compare", good, str(big)]) == 3 and "larger than" in capsys.readouterr().err
+
+
+def test_points_at_once_are_compared_with_their_own_kind(write_result):
+    """A device's share at once (sweep --together) is not the same measurement as the device alone: each is
+    matched with its own kind in the other file, and every point gets a row."""
+    at = {"devices": [0, 1]}
+    pts = [point(nbytes=1 << 20, samples=noisy(1e-4, 0.01), device_index=d) for d in (0, 1)]
+    pts += [point(nbytes=1 << 20, samples=noisy(2e-4, 0.01, seed=d), device_index=d,
+                  concurrent=dict(at, role="device")) for d in (0, 1)]
+    pts.append(point(nbytes=1 << 20, samples=noisy(1e-4, 0.01), device_index=-1, concurrent=dict(at, role="aggregate")))
+    cmp = compare_runs(run_of(write_result, "b.json", pts), run_of(write_result, "n.json", pts))
+    assert len(cmp.rows) == 5
+    assert sorted(r.key[0] for r in cmp.rows) == ["host", "host", "host all at once", "host at once", "host at once"]
+    assert all(r.verdict == "same" for r in cmp.rows)

@@ -223,3 +223,62 @@ def test_bar_store_needs_both_sides_on_the_same_gpu(write_result):
 def test_bar_store_faster_at_every_common_size_without_the_bandwidth_curve(write_result):
     f = only(findings_of(write_result, bar_points(store=False)), "BAR store")
     assert f.text.endswith("the BAR store is faster up to 64 B (1.70 us against 4.30 us), at every size both measured")
+
+
+def together_points(alone=True, agg=(30.0, 50.0), shares=((15.0, 25.0), (15.0, 25.0)), alone_gbps=(28.0, 28.0)):
+    """`sweep --together` on two GPUs (copy-async, pinned, h2d, 1 and 16 MiB): each alone, then each device's share
+    at once and the aggregate (device -1), as the C++ tool writes them."""
+    pts = []
+    sizes = (1 << 20, 1 << 24)
+    at = {"devices": [0, 1]}
+    base = dict(backend="cuda-rt", route="copy-async", memory="pinned")
+    if alone:
+        for dev, g in enumerate(alone_gbps):
+            pts += [dict(gbps_point(g * (0.5 if n == sizes[0] else 1), n, **base), device_index=dev,
+                         device_type="gpu") for n in sizes]
+    for k, n in enumerate(sizes):
+        pts += [dict(gbps_point(shares[dev][k], n, **base), device_index=dev, device_type="gpu",
+                     concurrent=dict(at, role="device")) for dev in (0, 1)]
+        pts.append(dict(gbps_point(agg[k], n, **base), device_index=-1, device="2 devices at once",
+                        device_type="gpu", concurrent=dict(at, role="aggregate", sum_of_devices_gbps=sum(
+                            s[k] for s in shares))))
+    return pts
+
+
+def test_devices_at_once_against_their_sum_alone(write_result):
+    pts = together_points()
+    fs = findings_of(write_result, pts, system=gpu_system(31.5))
+    f = only(fs, "devices at once")
+    assert f.kind == "guide" and "is the limit" not in f.text  # 89% scales (AT_ONCE_SCALES: 80%)
+    assert f.title == "cuda-rt h2d, 2 devices at once: 89% of their sum alone"
+    assert f.text.startswith("2 devices at once move 50.00 GB/s in all (copy-async · pinned, 16 MiB), 89% of the "
+                             "56.00 GB/s they reach one at a time (28.00 each); at once each ran 25.00.")
+    # The aggregate, the two alone and the two shares at 16 MiB: positions in the file.
+    assert f.evidence == ["run.json#9", "run.json#1", "run.json#3", "run.json#7", "run.json#8"]
+    # 50 GB/s in all is over one link's 31.5 but under the two links': not a point above the ceiling.
+    assert not [x for x in fs if "above the link ceiling" in x.title]
+
+
+def test_devices_at_once_that_share_a_bottleneck_are_an_anomaly(write_result):
+    pts = together_points(agg=(20.0, 30.0), shares=((10.0, 15.0), (10.0, 15.0)))
+    f = only(findings_of(write_result, pts, system=gpu_system(31.5)), "devices at once")
+    assert f.kind == "anomaly" and "54%" in f.title  # 30 of 56
+    assert "something they share (host memory, the root complex, the CPUs) is the limit" in f.text
+
+
+def test_together_only_has_no_sum_to_hold_the_aggregate_to(write_result):
+    pts = together_points(alone=False)
+    f = only(findings_of(write_result, pts, system=gpu_system(31.5)), "devices at once")
+    assert f.title == "cuda-rt h2d, 2 devices at once" and f.kind == "guide"
+    assert "one at a time was not measured (--together-only)" in f.text
+
+
+def test_points_at_once_stay_out_of_the_devices_own_curves(write_result):
+    report = analyze(load_runs([write_result("run.json", together_points(), system=gpu_system(31.5))]))
+    names = [g.name for g in report.groups]
+    assert names == ["cuda-rt dev0", "cuda-rt dev1", "cuda-rt dev0 (2 at once)", "cuda-rt dev1 (2 at once)",
+                     "cuda-rt all 2 at once"]
+    alone0 = next(c for c in report.curves if c.group.name == "cuda-rt dev0")
+    assert [round(alone0.gbps(p), 2) for p in alone0.points] == [14.0, 28.0]  # alone, not its share at once
+    agg = next(c for c in report.curves if c.group.at_once == "aggregate")
+    assert agg.link_limit == 2 * alone0.link_limit

@@ -75,6 +75,12 @@ def load_mutated(tmp_path, mutate):
     (lambda d: d["results"][0].update(median_s=0), "an ok point needs a positive median time"),
     (lambda d: d.pop("schema"), "no 'schema' key"),
     (lambda d: d.update(results=[1]), "results[0]: expected an object"),
+    (lambda d: d["results"][0].update(concurrent={"role": "both", "devices": [0, 1]}),
+     "results[0].concurrent.role: unknown"),
+    (lambda d: d["results"][0].update(concurrent={"role": "device", "devices": []}),
+     "results[0].concurrent.devices: must be a non-empty array of device indices"),
+    (lambda d: d["results"][0].update(concurrent={"role": "device", "devices": [0, "1"]}),
+     "results[0].concurrent.devices: must be a non-empty array of device indices"),
 ])
 def test_schema_violations(tmp_path, mutate, message):
     _, error = load_mutated(tmp_path, mutate)

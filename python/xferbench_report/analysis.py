@@ -50,6 +50,8 @@ class Group:
     name: str
     device: str
     device_type: str
+    at_once: str = ""  # "device" / "aggregate": `sweep --together`'s points (Point.at_once)
+    at_once_devices: tuple = ()
 
 
 @dataclass
@@ -213,26 +215,36 @@ class Report:
 
 
 def _groups(runs):
-    """Names each (run, backend, device) so that names are unique yet short."""
+    """Names each (run, backend, device, at once) so that names are unique yet short."""
     runs_per_backend = {}
     devices_per_backend = {}
     for run in runs:
         for p in run.points:
             runs_per_backend.setdefault(p.backend, set()).add(run.label)
-            devices_per_backend.setdefault((run.label, p.backend), set()).add(p.device_index)
+            if p.at_once != "aggregate":
+                devices_per_backend.setdefault((run.label, p.backend), set()).add(p.device_index)
     groups = OrderedDict()
     for run in runs:
         for p in run.points:
-            key = (run.label, p.backend, p.device_index)
+            key = _group_key(run, p)
             if key in groups:
                 continue
             name = p.backend
-            if len(devices_per_backend[(run.label, p.backend)]) > 1:
+            if p.at_once == "aggregate":
+                name += f" all {len(p.at_once_devices)} at once"
+            elif len(devices_per_backend[(run.label, p.backend)]) > 1:
                 name += f" dev{p.device_index}"
+            if p.at_once == "device":
+                name += f" ({len(p.at_once_devices)} at once)"
             if len(runs_per_backend[p.backend]) > 1:
                 name += f" [{run.label}]"
-            groups[key] = Group(run.label, p.backend, p.device_index, name, p.device, p.device_type)
+            groups[key] = Group(run.label, p.backend, p.device_index, name, p.device, p.device_type, p.at_once,
+                                p.at_once_devices)
     return groups
+
+
+def _group_key(run, p):
+    return (run.label, p.backend, p.device_index, p.at_once)
 
 
 def _link_limit(run, device_type, direction):
@@ -253,7 +265,7 @@ def _problems(runs, groups):
             if p.ok:
                 current = None
                 continue
-            g = groups[(run.label, p.backend, p.device_index)]
+            g = groups[_group_key(run, p)]
             key = (g.name, p.route, p.direction, p.host_memory, p.status, p.reason)
             if current is not None and current[0] == key:
                 current[1].sizes.append(p.bytes)
@@ -376,11 +388,13 @@ def analyze(runs, reference_backend=None):
             if p.emulation:
                 emulated.append(p)
                 continue
-            g = groups[(run.label, p.backend, p.device_index)]
+            g = groups[_group_key(run, p)]
             key = (g, p.route, p.direction, p.host_memory)
             if key not in curves:
-                curves[key] = Curve(g, p.route, p.direction, p.host_memory, [],
-                                    link_limit=_link_limit(run, g.device_type, p.direction))
+                limit = _link_limit(run, g.device_type, p.direction)
+                if limit and g.at_once == "aggregate":  # all the devices' bytes: each over its own link
+                    limit *= len(g.at_once_devices)
+                curves[key] = Curve(g, p.route, p.direction, p.host_memory, [], link_limit=limit)
             curves[key].points.append(p)
     ordered = []
     group_list = list(groups.values())

@@ -7,6 +7,7 @@ A finding names its evidence as "file#index" (the point's position in the
 result file's results array), so a reader can check the number in the JSON.
 """
 
+import dataclasses
 import math
 from dataclasses import dataclass, field
 
@@ -22,6 +23,8 @@ COLLAPSE = 4.0
 # Misalignment is reported where the unaligned kind takes this much longer.
 MISALIGN_MIN = 1.10
 MISALIGN_MIN_BYTES = 4096
+# Devices at once "scale" when their aggregate reaches this share of the sum of their figures alone.
+AT_ONCE_SCALES = 0.8
 
 
 @dataclass
@@ -460,12 +463,78 @@ def convergence_findings(report):
     return out
 
 
+def _range(values):
+    lo, hi = min(values), max(values)
+    return format_gbps(lo) if f"{lo:.2f}" == f"{hi:.2f}" else f"{format_gbps(lo)}-{format_gbps(hi)}"
+
+
+def at_once_findings(report):
+    """`sweep --together`: the devices' aggregate at once against the sum of their figures alone, at the largest size
+    the aggregate was measured, per backend and direction: the route and kind that moved the most in all, and the
+    one that scaled worst where it differs. Each device's share at once says whether they shared evenly."""
+    curves = {(c.group.run_label, c.group.backend, c.group.device_index, c.group.at_once, c.route, c.direction,
+               c.host_memory): c for c in report.curves}
+
+    def at(run, backend, index, role, c, n):
+        other = curves.get((run, backend, index, role, c.route, c.direction, c.host_memory))
+        return next((p for p in other.trusted if p.bytes == n), None) if other else None
+
+    rows = {}  # (run, backend, direction) -> [(aggregate curve, point, alone points, at-once points)]
+    for c in report.curves:
+        g = c.group
+        if g.at_once != "aggregate" or not c.trusted:
+            continue
+        p = c.trusted[-1]  # the largest size: the least fixed cost
+        alone = [at(g.run_label, g.backend, d, "", c, p.bytes) for d in g.at_once_devices]
+        shares = [at(g.run_label, g.backend, d, "device", c, p.bytes) for d in g.at_once_devices]
+        rows.setdefault((g.run_label, g.backend, c.direction), []).append((c, p, alone, shares))
+    out = []
+    for (_, backend, d), got in rows.items():
+        def ratio(row):
+            c, p, alone, _ = row
+            return c.gbps(p) / sum(a.gbps for a in alone) if all(alone) else None
+
+        best = max(got, key=lambda row: row[0].gbps(row[1]))
+        c, p, alone, shares = best
+        n = len(c.group.at_once_devices)
+        text = (f"{n} devices at once move {format_gbps(c.gbps(p))} GB/s in all ({c.route} · {c.host_memory}, "
+                f"{format_size(p.bytes)})")
+        r = ratio(best)
+        if r is not None:
+            text += (f", {100 * r:.0f}% of the {format_gbps(sum(a.gbps for a in alone))} GB/s they reach one at a "
+                     f"time ({_range([a.gbps for a in alone])} each)")
+        else:
+            text += "; one at a time was not measured (--together-only), so there is no sum to hold it to"
+        if all(shares):
+            text += f"; at once each ran {_range([s.gbps for s in shares])}"
+        evidence = [p] + [a for a in alone if a] + [s for s in shares if s]
+        short = r is not None and r < AT_ONCE_SCALES
+        if short:
+            text += ": something they share (host memory, the root complex, the CPUs) is the limit, not their links"
+        text += "."
+        rated = [row for row in got if ratio(row) is not None]
+        worst = min(rated, key=ratio, default=None)
+        if worst is not None and worst is not best and ratio(worst) < AT_ONCE_SCALES:
+            wc, wp, walone, _ = worst
+            text += (f" Scales least: {wc.route} · {wc.host_memory}, {format_gbps(wc.gbps(wp))} GB/s in all against "
+                     f"{format_gbps(sum(a.gbps for a in walone))} alone ({100 * ratio(worst):.0f}%).")
+            evidence.append(wp)
+        title = f"{backend} {d}, {n} devices at once" + (f": {100 * r:.0f}% of their sum alone" if r else "")
+        out.append(Finding("anomaly" if short else "guide", title, text, cite(*evidence),
+                           weight=40 * (1 - r) if short else 2))
+    return out
+
+
 def sweep_findings(report):
-    """Every finding from the sweep analysis: anomalies first, then guidance, each by weight."""
-    fs = (link_findings(report) + above_ceiling_findings(report) + clock_findings(report) + collapse_findings(report)
-          + convergence_findings(report) + misalignment_findings(report) + pinned_break_even_findings(report)
-          + route_crossover_findings(report) + api_overhead_findings(report) + api_pair_findings(report)
-          + bar_store_findings(report))
+    """Every finding from the sweep analysis: anomalies first, then guidance, each by weight. The findings about
+    one device's curves read the devices alone; those measured at once (`--together`) have their own."""
+    alone = dataclasses.replace(report, groups=[g for g in report.groups if not g.at_once],
+                                curves=[c for c in report.curves if not c.group.at_once],
+                                part_curves=[c for c in report.part_curves if not c.group.at_once])
+    fs = (link_findings(alone) + above_ceiling_findings(report) + clock_findings(report) + collapse_findings(alone)
+          + convergence_findings(report) + misalignment_findings(alone) + pinned_break_even_findings(alone)
+          + route_crossover_findings(alone) + api_overhead_findings(alone) + api_pair_findings(alone)
+          + bar_store_findings(alone) + at_once_findings(report))
     return order(fs)
 
 

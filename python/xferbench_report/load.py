@@ -78,14 +78,19 @@ class Point:
     emulation: str = ""
     note: str = ""
     device_pci: str = ""  # the device's PCI address where the backend knew it
+    # `sweep --together`: "device" (one device's share while all ran at once), "aggregate" (all their bytes over
+    # the shared windows; device_index -1), "" (the device alone); and the devices that ran at once.
+    at_once: str = ""
+    at_once_devices: tuple = ()
 
     @property
     def ok(self):
         return self.status == "ok"
 
     def key(self):
-        """What identifies a measurement across runs (the device by index, not name)."""
-        return (self.backend, self.device_index, self.route, self.direction, self.host_memory, self.bytes)
+        """What identifies a measurement across runs (the device by index, not name; at once apart from alone)."""
+        backend = self.backend + {"": "", "device": " at once", "aggregate": " all at once"}[self.at_once]
+        return (backend, self.device_index, self.route, self.direction, self.host_memory, self.bytes)
 
     def describe(self):
         from .units import format_size
@@ -280,6 +285,13 @@ def _point(run, path, i, raw):
         note=f.string("note", default=""),
         device_pci=f.string("device_pci", default=""),
     )
+    together = f.object("concurrent")
+    if together:
+        p.at_once = together.string("role", required=True, choices=("device", "aggregate"))
+        devices = together.array("devices", required=True)
+        if not devices or not all(isinstance(d, int) and not isinstance(d, bool) and d >= 0 for d in devices):
+            together.fail("must be a non-empty array of device indices", "devices")
+        p.at_once_devices = tuple(devices)
     if not p.ok:
         return p  # only what identifies it and why it did not run is shown
     p.timer = f.string("timer", required=True, choices=TIMERS)
