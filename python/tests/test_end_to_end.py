@@ -34,3 +34,19 @@ def test_host_sweep_renders_and_compares_with_itself(tmp_path, capsys):
     assert main(["compare", str(result), str(result)]) == 0
     out_text = capsys.readouterr().out
     assert " 0 faster, 0 slower," in out_text
+
+
+@pytest.mark.skipif(not BIN, reason="XFERBENCH_BIN is not set (path to the xferbench binary)")
+def test_devices_at_once_render_as_their_own_panels_with_the_aggregate_finding(tmp_path):
+    """sweep --together on two stand-in devices of the host backend: the report names each device's share at once
+    and the aggregate apart from the devices alone, and holds the aggregate to their sum alone."""
+    result = tmp_path / "together.json"
+    subprocess.run([BIN, "sweep", "-b", "host", "--host-devices", "2", "-r", "memcpy", "-m", "pageable", "-d", "h2d",
+                    "--sizes", "1M", "--max-time", "0.01", "--together", "-q", "--json", str(result)], check=True,
+                   stdout=subprocess.DEVNULL, timeout=120)
+    out = tmp_path / "report"
+    assert main(["render", str(result), "-o", str(out)]) == 0
+    md = (out / "summary.md").read_text()
+    assert "host dev0, host dev1, host dev0 (2 at once), host dev1 (2 at once), host all 2 at once" in md
+    assert "host h2d, 2 devices at once" in md
+    assert "2 devices at once move" in md and "they reach one at a time" in md
