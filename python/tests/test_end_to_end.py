@@ -50,3 +50,17 @@ def test_devices_at_once_render_as_their_own_panels_with_the_aggregate_finding(t
     assert "host dev0, host dev1, host dev0 (2 at once), host dev1 (2 at once), host all 2 at once" in md
     assert "host h2d, 2 devices at once" in md
     assert "2 devices at once move" in md and "they reach one at a time" in md
+
+
+@pytest.mark.skipif(not BIN, reason="XFERBENCH_BIN is not set (path to the xferbench binary)")
+def test_a_peer_matrix_renders_as_a_table_with_its_finding(tmp_path):
+    result = tmp_path / "peer.json"
+    subprocess.run([BIN, "peer", "-b", "host", "--host-devices", "2", "--sizes", "1M", "-q", "--json", str(result)],
+                   check=True, stdout=subprocess.DEVNULL, timeout=120)
+    out = tmp_path / "report"
+    assert main(["render", str(result), "-o", str(out)]) == 0
+    md = (out / "summary.md").read_text()
+    assert "## Peer matrix" in md and "| host, 1 MiB: from (row) to (column) | dev0 | dev1 |" in md
+    rows = [line for line in md.splitlines() if line.startswith("| dev")]
+    assert len(rows) == 2 and all(line.count("|") == 4 and " - " not in line for line in rows)
+    assert "host peer matrix (2 devices): between two devices" in md

@@ -282,3 +282,30 @@ def test_points_at_once_stay_out_of_the_devices_own_curves(write_result):
     assert [round(alone0.gbps(p), 2) for p in alone0.points] == [14.0, 28.0]  # alone, not its share at once
     agg = next(c for c in report.curves if c.group.at_once == "aggregate")
     assert agg.link_limit == 2 * alone0.link_limit
+
+
+def peer_points(rates, path="peer (peer access on: the devices' own link)"):
+    """`xferbench peer` as the C++ tool writes it: one d2d point per (source, destination), 256 MiB."""
+    return [dict(gbps_point(g, 1 << 28, backend="cuda-rt", route="peer", direction="d2d", memory="none"),
+                 device_index=a, peer_device_index=b, device_type="gpu",
+                 peer_path="local (device memory to device memory on one device)" if a == b else path)
+            for (a, b), g in rates.items()]
+
+
+def test_the_peer_matrix_keeps_every_pair_and_names_a_slow_one(write_result):
+    rates = {(a, b): (1400.0 if a == b else 390.0) for a in range(3) for b in range(3)}
+    rates[(1, 2)] = 50.0  # through the host, say
+    report = analyze(load_runs([write_result("run.json", peer_points(rates))]))
+    assert sum(len(c.points) for c in report.curves) == 9  # no pair dropped behind another at the same size
+    f = only(sweep_findings(report), "peer matrix")
+    assert f.title == "cuda-rt peer matrix (3 devices)" and f.kind == "anomaly"
+    assert f.text.startswith("between two devices 50.00-390.0 GB/s (256 MiB copies; peer (peer access on: the "
+                             "devices' own link)); within one device 1400.0 GB/s. 1 of 6 pairs run under 80% of the "
+                             "pairs' median (390.0 GB/s); the slowest, dev1 to dev2, at 50.00")
+    assert f.evidence == ["run.json#5"]
+
+
+def test_an_even_peer_matrix_is_guidance(write_result):
+    rates = {(a, b): (1400.0 if a == b else 390.0 + a + b) for a in range(2) for b in range(2)}
+    f = only(findings_of(write_result, peer_points(rates)), "peer matrix")
+    assert f.kind == "guide" and "between two devices 391.0 GB/s" in f.text and "slowest" not in f.text

@@ -79,6 +79,7 @@ def load_mutated(tmp_path, mutate):
      "results[0].concurrent.role: unknown"),
     (lambda d: d["results"][0].update(concurrent={"role": "device", "devices": []}),
      "results[0].concurrent.devices: must be a non-empty array of device indices"),
+    (lambda d: d["results"][0].update(peer_device_index=-1), "results[0].peer_device_index: cannot be negative, got -1"),
     (lambda d: d["results"][0].update(concurrent={"role": "device", "devices": [0, "1"]}),
      "results[0].concurrent.devices: must be a non-empty array of device indices"),
 ])

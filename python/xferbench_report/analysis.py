@@ -389,12 +389,15 @@ def analyze(runs, reference_backend=None):
                 emulated.append(p)
                 continue
             g = groups[_group_key(run, p)]
-            key = (g, p.route, p.direction, p.host_memory)
+            route = p.curve_route
+            if route not in routes:
+                routes.append(route)
+            key = (g, route, p.direction, p.host_memory)
             if key not in curves:
                 limit = _link_limit(run, g.device_type, p.direction)
                 if limit and g.at_once == "aggregate":  # all the devices' bytes: each over its own link
                     limit *= len(g.at_once_devices)
-                curves[key] = Curve(g, p.route, p.direction, p.host_memory, [], link_limit=limit)
+                curves[key] = Curve(g, route, p.direction, p.host_memory, [], link_limit=limit)
             curves[key].points.append(p)
     ordered = []
     group_list = list(groups.values())

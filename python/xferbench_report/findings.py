@@ -23,6 +23,8 @@ COLLAPSE = 4.0
 # Misalignment is reported where the unaligned kind takes this much longer.
 MISALIGN_MIN = 1.10
 MISALIGN_MIN_BYTES = 4096
+# A peer pair is "slow" below this share of the median of the pairs between two devices.
+PEER_SLOW = 0.8
 # Devices at once "scale" when their aggregate reaches this share of the sum of their figures alone.
 AT_ONCE_SCALES = 0.8
 
@@ -525,6 +527,60 @@ def at_once_findings(report):
     return out
 
 
+def peer_matrix(report):
+    """`xferbench peer` files: per (run, backend), {(source, destination): (curve, point)} at the largest size every
+    pair of the matrix measured."""
+    out = {}
+    for c in report.curves:
+        for p in c.trusted:
+            if p.peer_device_index is not None:
+                out.setdefault((c.group.run_label, c.group.backend), {}).setdefault(
+                    (c.group.device_index, p.peer_device_index), {})[p.bytes] = (c, p)
+    matrices = {}
+    for key, pairs in out.items():
+        common = set.intersection(*(set(by) for by in pairs.values()))
+        if common:
+            n = max(common)
+            matrices[key] = {pair: by[n] for pair, by in pairs.items()}
+    return matrices
+
+
+def peer_findings(report):
+    """The peer matrix: the copies between two devices (the range, and how they travelled) and within one; a pair
+    under PEER_SLOW of the pairs' median is named: its devices are joined differently from the rest, or its link is
+    degraded."""
+    out = []
+    for (_, backend), m in peer_matrix(report).items():
+        between = {pair: cp for pair, cp in m.items() if pair[0] != pair[1]}
+        within = [cp for pair, cp in m.items() if pair[0] == pair[1]]
+        size = format_size(next(iter(m.values()))[1].bytes)
+        devices = len({d for pair in m for d in pair})
+        parts = []
+        if between:
+            rates = sorted(c.gbps(p) for c, p in between.values())
+            paths = sorted({p.peer_path for _, p in between.values() if p.peer_path})
+            parts.append(f"between two devices {_range(rates)} GB/s ({size} copies"
+                         + (f"; {', '.join(paths)}" if paths else "") + ")")
+        if within:
+            parts.append(f"within one device {_range([c.gbps(p) for c, p in within])} GB/s")
+        text = "; ".join(parts)
+        slow = []
+        if len(between) >= 3:
+            median = sorted(c.gbps(p) for c, p in between.values())[len(between) // 2]
+            slow = sorted(((pair, cp) for pair, cp in between.items() if cp[0].gbps(cp[1]) < PEER_SLOW * median),
+                          key=lambda x: x[1][0].gbps(x[1][1]))
+            if slow:
+                (a, b), (c, p) = slow[0]
+                text += (f". {len(slow)} of {len(between)} pairs run under {100 * PEER_SLOW:.0f}% of the pairs' median "
+                         f"({format_gbps(median)} GB/s); the slowest, dev{a} to dev{b}, at {format_gbps(c.gbps(p))}"
+                         + (f" ({p.peer_path})" if p.peer_path else "")
+                         + ": those devices are joined differently from the rest (nvidia-smi topo -m shows how)")
+        evidence = [cp[1] for _, cp in slow[:4]] or [p for _, p in list(m.values())[:4]]
+        out.append(Finding("anomaly" if slow else "guide", f"{backend} peer matrix ({devices} devices)", text + ".",
+                           cite(*evidence), weight=30 if slow else 2))
+    return out
+
+
 def sweep_findings(report):
     """Every finding from the sweep analysis: anomalies first, then guidance, each by weight. The findings about
     one device's curves read the devices alone; those measured at once (`--together`) have their own."""
@@ -534,7 +590,7 @@ def sweep_findings(report):
     fs = (link_findings(alone) + above_ceiling_findings(report) + clock_findings(report) + collapse_findings(alone)
           + convergence_findings(report) + misalignment_findings(alone) + pinned_break_even_findings(alone)
           + route_crossover_findings(alone) + api_overhead_findings(alone) + api_pair_findings(alone)
-          + bar_store_findings(alone) + at_once_findings(report))
+          + bar_store_findings(alone) + at_once_findings(report) + peer_findings(report))
     return order(fs)
 
 

@@ -82,15 +82,23 @@ class Point:
     # the shared windows; device_index -1), "" (the device alone); and the devices that ran at once.
     at_once: str = ""
     at_once_devices: tuple = ()
+    # `xferbench peer`: the device the copy went to (device_index is where it came from), and how it travelled.
+    peer_device_index: Optional[int] = None
+    peer_path: str = ""
 
     @property
     def ok(self):
         return self.status == "ok"
 
+    @property
+    def curve_route(self):
+        """The route as a curve names it: a peer copy's destination makes a curve of its own."""
+        return self.route if self.peer_device_index is None else f"{self.route} to dev{self.peer_device_index}"
+
     def key(self):
         """What identifies a measurement across runs (the device by index, not name; at once apart from alone)."""
         backend = self.backend + {"": "", "device": " at once", "aggregate": " all at once"}[self.at_once]
-        return (backend, self.device_index, self.route, self.direction, self.host_memory, self.bytes)
+        return (backend, self.device_index, self.curve_route, self.direction, self.host_memory, self.bytes)
 
     def describe(self):
         from .units import format_size
@@ -284,6 +292,8 @@ def _point(run, path, i, raw):
         emulation=f.string("emulation", default=""),
         note=f.string("note", default=""),
         device_pci=f.string("device_pci", default=""),
+        peer_device_index=f.integer("peer_device_index", nonnegative=True),
+        peer_path=f.string("peer_path", default=""),
     )
     together = f.object("concurrent")
     if together:

@@ -15,7 +15,7 @@ from . import __version__, signals
 from .analysis import MISSED_WORK_FACTOR, analyze, direction_sort_key, direction_title, is_transfer_part
 from .document import Document, to_html, to_markdown
 from .errors import BadInput
-from .findings import order, render_findings, sweep_findings
+from .findings import order, peer_matrix, render_findings, sweep_findings
 from .inputs import sort_inputs
 from .studies import render_studies, study_findings
 from .units import format_gbps, format_size, format_time, format_us
@@ -118,6 +118,24 @@ def _notes(curve):
     if len(curve.points) == 1:
         notes.append("one size only")
     return ", ".join(notes)
+
+
+def _peer_section(doc, report):
+    """`xferbench peer`: the matrix, a row per source device and a column per destination."""
+    matrices = peer_matrix(report)
+    if not matrices:
+        return
+    doc.heading(1, "Peer matrix", "peer")
+    doc.para("GB/s of one copy from the row's device memory to the column's (the diagonal: within one device), "
+             "at the largest size every pair measured; how each copy travelled is its point's peer_path.")
+    for (run, backend), m in matrices.items():
+        devices = sorted({d for pair in m for d in pair})
+        rows = [[f"dev{a}"] + [format_gbps(m[(a, b)][0].gbps(m[(a, b)][1])) if (a, b) in m else "-" for b in devices]
+                for a in devices]
+        size = format_size(next(iter(m.values()))[1].bytes)
+        label = backend if len(report.runs) == 1 else f"{backend} [{run}]"
+        doc.table([f"{label}, {size}: from (row) to (column)"] + [f"dev{b}" for b in devices], rows,
+                  align="l" + "r" * len(devices))
 
 
 def _peaks_section(doc, report):
@@ -395,6 +413,7 @@ def build_document(report, figures, title=None, studies=(), findings=None):
     _first_use_section(doc, report, figures["first_use"])
     _api_section(doc, report, figures["api"])
     _peaks_section(doc, report)
+    _peer_section(doc, report)
     _runs_section(doc, report)
     _clock_section(doc, report)
     _emulated_section(doc, report)
