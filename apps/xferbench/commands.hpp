@@ -73,6 +73,7 @@ struct fleet_args {
   std::string baseline;
   double mad_k = 3, tolerance = 0.10, min_ceiling = 0.5;
   bool no_alone = false;
+  int repeat = 3;
   int host_devices = 1;
   std::string out_dir, json;
 };

@@ -63,6 +63,11 @@ backend* default_backend(std::vector<backend_entry>& entries) {
   return nullptr;
 }
 
+// Runs of the health set a phase may take: enough for a median that one or
+// two transients cannot move, few enough that a mistyped count cannot hold
+// a node for an hour (each run is 5 points per rank, alone and together).
+constexpr int max_repeat = 20;
+
 }  // namespace
 
 void add_fleet_options(CLI::App& cmd, fleet_args& a) {
@@ -71,8 +76,9 @@ void add_fleet_options(CLI::App& cmd, fleet_args& a) {
       "Without MPI: a launcher that sets rank variables (SLURM_PROCID, OMPI_COMM_WORLD_RANK, RANK...) and\n"
       "--out-dir DIR: each rank writes DIR/rank-N.json; merge them with `xferbench-report fleet DIR`.\n"
       "Each rank runs the health set (pinned h2d, d2h, both at once at --size, a 4-byte latency, pageable h2d)\n"
-      "first one device of each node at a time, then every rank at once; rank 0 writes one file and lists\n"
-      "the outliers (fleet median +- MAD, the link's ceiling, --baseline). docs/fleet.md.\n"
+      "first one device of each node at a time, then every rank at once, --repeat times each (interleaved);\n"
+      "rank 0 writes one file and lists the outliers, each rank judged by the median of its repeats\n"
+      "(fleet median +- MAD, the link's ceiling, --baseline). docs/fleet.md.\n"
       "Exit codes: 0 healthy, 1 runtime failure, 2 bad input, 3 unhealthy (an outlier, a failed point, a link\n"
       "below its best), 4 a rank missing (died, or hung past --rank-timeout; for a dying rank Open MPI needs\n"
       "--mca orte_enable_recovery 1, and then exits 0: `xferbench-report fleet FILE` exits with the verdict),\n"
@@ -98,6 +104,10 @@ void add_fleet_options(CLI::App& cmd, fleet_args& a) {
   cmd.add_option("--min-ceiling", a.min_ceiling, "pinned bandwidth below this fraction of the link's ceiling is unhealthy")
       ->capture_default_str();
   cmd.add_flag("--no-alone", a.no_alone, "skip the alone phase (only every rank at once)");
+  cmd.add_option("--repeat", a.repeat,
+                 "runs of the health set per phase, interleaved; each rank is judged by its median (1 to 20)")
+      ->capture_default_str()
+      ->multi_option_policy(CLI::MultiOptionPolicy::TakeLast);
   add_host_devices_option(cmd, a.host_devices);
   cmd.add_option("--out-dir", a.out_dir, "write this rank's file DIR/rank-N.json instead of gathering over MPI")
       ->check(not_empty());
@@ -143,6 +153,8 @@ int run_fleet_command(const fleet_args& a, const std::vector<std::string>& argv)
   if (!(a.rank_timeout > 0)) return usage(fmt::format("--rank-timeout {} must be above 0", a.rank_timeout));
   if (!(a.mad_k > 0) || !(a.tolerance >= 0 && a.tolerance < 1) || !(a.min_ceiling >= 0 && a.min_ceiling <= 1))
     return usage("--mad-k must be above 0, --tolerance and --min-ceiling fractions in [0, 1)");
+  if (a.repeat < 1 || a.repeat > max_repeat)
+    return usage(fmt::format("--repeat {} is out of range [1, {}]", a.repeat, max_repeat));
   std::vector<fleet::rank_report> baseline;
   if (!a.baseline.empty()) {
     try {
@@ -192,8 +204,8 @@ int run_fleet_command(const fleet_args& a, const std::vector<std::string>& argv)
   report.version = XFER_VERSION;
   report.transport = comm->name();
   // What every rank must share for the fleet to be one measurement.
-  report.options = fmt::format("backend={} size={} max_time={} alone={} host_devices={}", b->name(), bytes, a.max_time,
-                               !a.no_alone, a.host_devices);
+  report.options = fmt::format("backend={} size={} max_time={} alone={} repeat={} host_devices={}", b->name(), bytes,
+                               a.max_time, !a.no_alone, a.repeat, a.host_devices);
   const auto devices = b->devices();
   if (me.local_rank >= static_cast<int>(devices.size())) {
     report.status = "too many ranks";
@@ -215,7 +227,7 @@ int run_fleet_command(const fleet_args& a, const std::vector<std::string>& argv)
   std::vector<fleet::health_test> tests;
   if (report.device >= 0) tests = fleet::health_set(*b, report.device, bytes);
   bool abandoned = false;  // a point's thread is stuck in the backend (the watchdog left it)
-  const auto run_point = [&](const fleet::health_test& t, const char* phase) {
+  const auto run_point = [&](const fleet::health_test& t, const char* phase, int repeat) {
     collect out;
     if (abandoned) {
       // The backend still has a thread inside it: measuring on would only hang again.
@@ -230,7 +242,7 @@ int run_fleet_command(const fleet_args& a, const std::vector<std::string>& argv)
     }
     for (auto& r : out.points) {
       if (report.link) flag_link_limit(r, *report.link);
-      r.fleet = point_result::fleet_tag{me.node, me.rank, me.local_rank, phase};
+      r.fleet = point_result::fleet_tag{me.node, me.rank, me.local_rank, phase, repeat};
       report.points.push_back(std::move(r));
     }
   };
@@ -243,26 +255,30 @@ int run_fleet_command(const fleet_args& a, const std::vector<std::string>& argv)
     in_step = false;
   };
   const int steps = comm->max_local_size();
+  const auto order = fleet::health_order(tests.size(), a.repeat);
   if (!a.no_alone && comm->coordinated()) {
     for (int step = 0; step < steps && in_step && !stop.load(); ++step) {
       if (step == me.local_rank)
-        for (const auto& t : tests) run_point(t, "alone");
+        for (const auto& [rep, i] : order) run_point(tests[i], "alone", rep);
       if (!comm->barrier(a.rank_timeout)) lost("alone");
     }
   }
   if (in_step && !stop.load()) {
     injected_fault(me.rank);
-    for (const auto& t : tests) {
+    for (const auto& [rep, i] : order) {
       // Each test starts on every rank at once, so the ranks' points overlap.
       if (!comm->barrier(a.rank_timeout)) {
         lost("together");
         break;
       }
-      run_point(t, "together");
+      run_point(tests[i], "together", rep);
     }
-    if (tests.empty() && in_step)
-      for (std::size_t i = 0; i < fleet::health_set(*b, 0, bytes).size() && in_step; ++i)
+    // A rank with no device meets the others at as many barriers as they pass.
+    if (tests.empty() && in_step) {
+      const std::size_t barriers = fleet::health_order(fleet::health_set(*b, 0, bytes).size(), a.repeat).size();
+      for (std::size_t i = 0; i < barriers && in_step; ++i)
         if (!comm->barrier(a.rank_timeout)) lost("together");
+    }
   }
   // The link as it reads right after the rank's own transfers: idle, a GPU
   // lowers its link's generation to save power.
@@ -281,6 +297,7 @@ int run_fleet_command(const fleet_args& a, const std::vector<std::string>& argv)
   ctx.config["backend"] = b->name();
   ctx.config["size"] = bytes;
   ctx.config["max_time_s"] = a.max_time;
+  ctx.config["repeat"] = a.repeat;
   ctx.config["rank_timeout_s"] = a.rank_timeout;
   ctx.config["transport"] = comm->name();
   ctx.config["ranks"] = me.size;

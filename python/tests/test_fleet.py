@@ -9,7 +9,7 @@ from pathlib import Path
 import pytest
 
 from xferbench_report import cli
-from xferbench_report.fleet import find_outliers, merge_dir
+from xferbench_report.fleet import find_outliers, merge_dir, node_device_table
 
 FIXTURE = Path(__file__).resolve().parents[2] / "tests" / "unit" / "data" / "fleet-host-4ranks.json"
 LENIENT = dict(mad_k=3.0, tolerance=0.35, min_ceiling=0.0)
@@ -136,3 +136,86 @@ def test_a_link_with_fewer_lanes_is_unhealthy_an_idle_links_lower_generation_is_
                         "link_max": {"gen": 5, "width": 16}}
     found = find_outliers(ranks, doc["results"], **LENIENT)
     assert [(f["rank"], "x8 of x16" in f["why"]) for f in found] == [(1, True)]
+
+
+# --repeat: every point n times, judged and tabulated by each rank's median (src/core/fleet.cpp).
+
+def repeated(doc, n, jitter=0.01):
+    """The fixture as `xferbench fleet --repeat n` writes it: per rank and phase the health set n times,
+    interleaved, each point tagged fleet.repeat; repeat k slower by k x jitter (real repeats differ)."""
+    out = []
+    for r in doc["fleet"]["ranks"]:
+        for phase in ("alone", "together"):
+            mine = [p for p in doc["results"] if p["fleet"]["rank"] == r["rank"] and p["fleet"]["phase"] == phase]
+            for k in range(n):
+                for p in mine:
+                    q = copy.deepcopy(p)
+                    q["fleet"]["repeat"] = k
+                    q["gbps"] /= 1 + jitter * k
+                    q["latency_us"] *= 1 + jitter * k
+                    out.append(q)
+    doc = copy.deepcopy(doc)
+    doc["results"] = out
+    return doc
+
+
+def slow_down_repeat(doc, rank, repeat, factor):
+    for p in doc["results"]:
+        if p["fleet"]["rank"] == rank and p["fleet"]["repeat"] == repeat and p["status"] == "ok":
+            p["gbps"] /= factor
+            p["latency_us"] *= factor
+
+
+def test_an_old_file_reads_as_one_repeat_per_test():
+    doc = real_fleet()
+    assert all("repeat" not in p["fleet"] for p in doc["results"])  # written before --repeat
+    slow_down(doc, 1, 3.0)
+    found = find_outliers(doc["fleet"]["ranks"], doc["results"], **LENIENT)
+    assert found and {f["rank"] for f in found} == {1}
+    assert not [f for f in found if "median of" in f["why"]]  # one point each: its own figure
+
+
+def test_every_repeat_normal_is_healthy():
+    doc = repeated(real_fleet(), 3)
+    assert find_outliers(doc["fleet"]["ranks"], doc["results"], **LENIENT) == []
+
+
+def test_one_low_repeat_of_three_is_not_flagged_and_the_table_shows_the_median():
+    doc = repeated(real_fleet(), 3)
+    slow_down_repeat(doc, 2, 1, 3.0)
+    # That repeat alone would be flagged: the test can fail.
+    only = [p for p in doc["results"] if p["fleet"]["repeat"] == 1]
+    assert find_outliers(doc["fleet"]["ranks"], only, **LENIENT)
+    assert find_outliers(doc["fleet"]["ranks"], doc["results"], **LENIENT) == []
+    # Repeats equal but the low one: the table is the untouched fleet's.
+    low, healthy = repeated(real_fleet(), 3, 0), repeated(real_fleet(), 3, 0)
+    slow_down_repeat(low, 2, 1, 3.0)
+    for d in (low, healthy):
+        d["fleet"]["findings"] = []
+    assert node_device_table(low) == node_device_table(healthy)
+
+
+def test_low_in_two_repeats_of_three_is_flagged_on_its_median(tmp_path):
+    doc = repeated(real_fleet(), 3)
+    slow_down_repeat(doc, 2, 0, 3.0)
+    slow_down_repeat(doc, 2, 2, 3.0)
+    found = find_outliers(doc["fleet"]["ranks"], doc["results"], **LENIENT)
+    assert found and {f["rank"] for f in found} == {2}
+    assert all("(median of 3)" in f["why"] and "4 ranks" in f["why"] for f in found)
+    assert len({(f["phase"], f["test"]) for f in found}) == len(found)  # judged once per (phase, test)
+    # The same through the rank files and the command.
+    split_into_rank_files(doc, tmp_path)
+    merged, code, text = merge_dir(str(tmp_path), **LENIENT)
+    assert code == 3
+    assert len(merged["results"]) == 4 * 10 * 3
+    assert "(median of 3)" in text.splitlines()[0]
+
+
+def test_a_failed_repeat_is_a_finding_and_shows_in_the_table():
+    doc = repeated(real_fleet(), 3)
+    p = next(p for p in doc["results"] if p["fleet"]["rank"] == 1 and p["fleet"]["repeat"] == 1)
+    p["status"], p["reason"] = "failed", "verification failed"
+    found = find_outliers(doc["fleet"]["ranks"], doc["results"], **LENIENT)
+    assert [(f["rank"], f["why"]) for f in found] == [(1, "health point failed: verification failed")]
+    doc["fleet"]["findings"] = found
+    assert "failed" in node_device_table(doc)

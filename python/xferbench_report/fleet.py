@@ -2,7 +2,9 @@
 (ranks started by a launcher without MPI) into one fleet result file, and judge it the way
 rank 0 does over MPI (src/core/fleet.cpp; docs/fleet.md): outliers against the fleet median
 with the median absolute deviation, against each link's ceiling, links below their best,
-failed points, missing ranks, ranks that disagree.
+failed points, missing ranks, ranks that disagree. Each rank is judged, and tabulated, by the
+median of its repeats of a test (`xferbench fleet --repeat`, each point's `fleet.repeat`); a file
+from before --repeat has one point per rank, phase and test (repeat 0), its own median.
 
 Exit codes are the fleet command's: 0 healthy, 2 bad input, 3 unhealthy, 4 a rank missing,
 5 ranks disagree, 6 more ranks on a node than devices.
@@ -32,6 +34,16 @@ def _figure(p, latency):
     return p.get("latency_us", 0.0) if latency else p.get("gbps", 0.0)
 
 
+def _repeat_figures(points):
+    """(rank, phase, test) -> the figures of its ok points, one per repeat."""
+    by = {}
+    for p in points:
+        if p.get("status") == "ok" and "fleet" in p:
+            t = _test_of(p)
+            by.setdefault((p["fleet"]["rank"], p["fleet"]["phase"], t), []).append(_figure(p, t.startswith("latency")))
+    return by
+
+
 def _load_rank_file(path):
     try:
         with open(path) as f:
@@ -47,16 +59,16 @@ def find_outliers(ranks, points, mad_k=3.0, tolerance=0.10, min_ceiling=0.5, bas
     """The findings, as src/core/fleet.cpp's find_outliers makes them."""
     out = []
 
-    def figures(pts):
+    def figures(repeats):
+        # (phase, test) -> each rank's median of its repeats: one low repeat moves neither.
         by = {}
-        for p in pts:
-            if p.get("status") == "ok" and "fleet" in p:
-                t = _test_of(p)
-                by.setdefault((p["fleet"]["phase"], t), []).append(_figure(p, t.startswith("latency")))
+        for (_, phase, t), v in repeats.items():
+            by.setdefault((phase, t), []).append(statistics.median(v))
         return by
 
-    fleet_fig = figures(points)
-    base_fig = figures(baseline_points) if baseline_points is not None else None
+    mine = _repeat_figures(points)
+    fleet_fig = figures(mine)
+    base_fig = figures(_repeat_figures(baseline_points)) if baseline_points is not None else None
 
     def where(r, p=None, test=""):
         return {"rank": r["rank"], "node": r["node"], "device": r["device"],
@@ -77,17 +89,23 @@ def find_outliers(ranks, points, mad_k=3.0, tolerance=0.10, min_ceiling=0.5, bas
             out.append({**where(r, test="link"),
                         "why": f"PCIe link {link.get('pci_address', '?')} trained to fewer lanes than it has: "
                                f"x{cur} of x{top}"})
+        judged = set()
         for p in by_rank.get(r["rank"], []):
             f = where(r, p)
+            # Every failed repeat is a finding of its own: a failure is no noise.
             if p.get("status") == "failed":
                 out.append({**f, "why": f"health point failed: {p.get('reason', '')}"})
                 continue
-            if p.get("status") != "ok":
+            if p.get("status") != "ok" or (f["phase"], f["test"]) in judged:
                 continue
+            # The rest is judged once per (phase, test), on the median of the rank's repeats.
+            judged.add((f["phase"], f["test"]))
+            repeats = mine[(r["rank"], f["phase"], f["test"])]
             latency = f["test"].startswith("latency")
-            v = _figure(p, latency)
+            v = statistics.median(repeats)
             f["value"] = v
             unit = "us" if latency else "GB/s"
+            text = f"{f['test']} {v:.3g} {unit}" + (f" (median of {len(repeats)})" if len(repeats) > 1 else "")
             allv = fleet_fig.get((f["phase"], f["test"]), [])
             if len(allv) >= 3:
                 m = statistics.median(allv)
@@ -95,20 +113,20 @@ def find_outliers(ranks, points, mad_k=3.0, tolerance=0.10, min_ceiling=0.5, bas
                 worse = v - m if latency else m - v
                 if worse > mad_k * sigma and worse > tolerance * m:
                     out.append({**f, "reference": m,
-                                "why": f"{f['test']} {v:.3g} {unit} is {100 * worse / m:.0f}% "
+                                "why": f"{text} is {100 * worse / m:.0f}% "
                                        f"{'above' if latency else 'below'} the fleet median {m:.3g} "
-                                       f"(MAD {sigma / 1.4826:.3g}, {len(allv)} points)"})
+                                       f"(MAD {sigma / 1.4826:.3g}, {len(allv)} ranks)"})
             ceiling = p.get("link_ceiling_gbps", 0)
             if not latency and p["host_memory"] != "pageable" and ceiling > 0 and v < min_ceiling * ceiling:
                 out.append({**f, "reference": ceiling,
-                            "why": f"{f['test']} {v:.3g} GB/s is {100 * v / ceiling:.0f}% of the link's ceiling "
+                            "why": f"{text} is {100 * v / ceiling:.0f}% of the link's ceiling "
                                    f"{ceiling:.3g} GB/s (below {100 * min_ceiling:.0f}%)"})
             if base_fig is not None and base_fig.get((f["phase"], f["test"])):
                 m = statistics.median(base_fig[(f["phase"], f["test"])])
                 worse = v - m if latency else m - v
                 if worse > tolerance * m:
                     out.append({**f, "reference": m,
-                                "why": f"{f['test']} {v:.3g} {unit} is {100 * worse / m:.0f}% "
+                                "why": f"{text} is {100 * worse / m:.0f}% "
                                        f"{'above' if latency else 'below'} the baseline's median {m:.3g}"})
     return out
 
@@ -187,18 +205,24 @@ def fleet_text(doc):
 
 
 def node_device_table(doc):
-    """One row per node, rank and phase, a column per health test; outlying cells marked '!'."""
+    """One row per node, rank and phase, a column per health test, each cell the median of the
+    rank's repeats (or the status of a repeat that did not measure); outlying cells marked '!'."""
     flagged = {(f["rank"], f["phase"], f["test"]) for f in doc["fleet"]["findings"]}
-    cells = {}
+    ok, status = {}, {}
     for p in doc["results"]:
         if "fleet" not in p:
             continue
-        t = _test_of(p)
         key = (p["fleet"]["node"], p["fleet"]["rank"], p.get("device_index", -1), p["fleet"]["phase"])
-        v = f"{_figure(p, t.startswith('latency')):.3g}" if p["status"] == "ok" else p["status"]
-        if (p["fleet"]["rank"], p["fleet"]["phase"], t) in flagged:
-            v += "!"
-        cells.setdefault(key, {})[t] = v
+        t = _test_of(p)
+        if p["status"] == "ok":
+            ok.setdefault(key, {}).setdefault(t, []).append(_figure(p, t.startswith("latency")))
+        else:
+            status.setdefault(key, {}).setdefault(t, p["status"])
+    cells = {}
+    for key in set(ok) | set(status):
+        for t in set(ok.get(key, {})) | set(status.get(key, {})):
+            v = status.get(key, {}).get(t) or f"{statistics.median(ok[key][t]):.3g}"
+            cells.setdefault(key, {})[t] = v + ("!" if (key[1], key[3], t) in flagged else "")
     head = f"{'node':<20} {'rank':>4} {'device':>6} {'phase':<9}" + "".join(
         f" {('latency-4B us' if t == 'latency-4B' else t):>13}" for t in TESTS)
     rows = [head]
@@ -237,14 +261,15 @@ def node_device_svg(doc):
 
     flagged = {(f["rank"], f["phase"], f["test"]) for f in doc["fleet"]["findings"]}
     cols = [(ph, t) for ph in ("alone", "together") for t in TESTS]
-    cells, rows = {}, set()
+    repeats, rows = {}, set()
     for p in doc["results"]:
         if "fleet" not in p or p.get("status") != "ok":
             continue
         t = _test_of(p)
         row = (p["fleet"]["node"], p["fleet"]["rank"], p.get("device_index", -1))
         rows.add(row)
-        cells[(row, p["fleet"]["phase"], t)] = _figure(p, t.startswith("latency"))
+        repeats.setdefault((row, p["fleet"]["phase"], t), []).append(_figure(p, t.startswith("latency")))
+    cells = {k: statistics.median(v) for k, v in repeats.items()}  # each rank by the median of its repeats
     rows = sorted(rows)
     medians = {}
     for ph, t in cols:

@@ -46,6 +46,17 @@ std::string test_of(const point_result& r) {
   return fmt::format("{}-{}", to_string(r.spec.dir), kind);
 }
 
+// (phase, test) -> the figures of a rank's ok points, one per repeat.
+std::map<std::pair<std::string, std::string>, std::vector<double>> repeat_figures(const rank_report& r) {
+  std::map<std::pair<std::string, std::string>, std::vector<double>> by;
+  for (const auto& p : r.points)
+    if (p.status == point_status::ok && p.fleet) {
+      const std::string test = test_of(p);
+      by[{p.fleet->phase, test}].push_back(figure(p, is_latency_test(test)));
+    }
+  return by;
+}
+
 json link_json(const pci_link& l) {
   system_info s;
   s.accelerators = {l};
@@ -170,6 +181,13 @@ rank_report rank_report_from_json(const std::string& text) {
   }
 }
 
+std::vector<std::pair<int, std::size_t>> health_order(std::size_t tests, int repeats) {
+  std::vector<std::pair<int, std::size_t>> order;
+  for (int rep = 0; rep < repeats; ++rep)
+    for (std::size_t t = 0; t < tests; ++t) order.emplace_back(rep, t);
+  return order;
+}
+
 std::vector<finding> find_outliers(const std::vector<rank_report>& ranks, const thresholds& t,
                                    const std::vector<rank_report>* baseline) {
   std::vector<finding> out;
@@ -182,15 +200,14 @@ std::vector<finding> find_outliers(const std::vector<rank_report>& ranks, const 
     if (p) f.test = test_of(*p);
     return f;
   };
-  // (phase, test) -> figures of the fleet's ok points.
-  std::map<std::pair<std::string, std::string>, std::vector<double>> fleet_figures, base_figures;
+  // (phase, test) -> each rank's figure: the median of its ok repeats, so a
+  // transient in one repeat neither makes the rank an outlier nor shifts the
+  // fleet's median (docs/fleet.md, --repeat).
+  using key = std::pair<std::string, std::string>;
+  std::map<key, std::vector<double>> fleet_figures, base_figures;
   const auto collect = [](const std::vector<rank_report>& rs, auto& into) {
     for (const auto& r : rs)
-      for (const auto& p : r.points)
-        if (p.status == point_status::ok && p.fleet) {
-          const std::string test = test_of(p);
-          into[{p.fleet->phase, test}].push_back(figure(p, is_latency_test(test)));
-        }
+      for (const auto& [k, v] : repeat_figures(r)) into[k].push_back(median_of(v));
   };
   collect(ranks, fleet_figures);
   if (baseline) collect(*baseline, base_figures);
@@ -212,17 +229,27 @@ std::vector<finding> find_outliers(const std::vector<rank_report>& ranks, const 
                           r.link->current_width, r.link->max_width);
       out.push_back(f);
     }
+    const auto mine = repeat_figures(r);
+    std::set<key> judged;
     for (const auto& p : r.points) {
       finding f = where(r, &p);
+      // Every failed repeat is a finding of its own: a failure is no noise.
       if (p.status == point_status::failed) {
         f.why = fmt::format("health point failed: {}", p.reason);
         out.push_back(f);
         continue;
       }
       if (p.status != point_status::ok || !p.fleet) continue;
+      // The rest is judged once per (phase, test), on the median of the rank's repeats.
+      if (!judged.insert({f.phase, f.test}).second) continue;
+      const auto& repeats = mine.at({f.phase, f.test});
       const bool latency = is_latency_test(f.test);
-      const double v = figure(p, latency);
+      const double v = median_of(repeats);
       f.value = v;
+      // "h2d-pinned 48.8 GB/s (median of 3)": how many repeats the figure stands for.
+      const std::string figure_text =
+          fmt::format("{} {:.3g} {}{}", f.test, v, latency ? "us" : "GB/s",
+                      repeats.size() > 1 ? fmt::format(" (median of {})", repeats.size()) : std::string());
       // Against the fleet: worse than the median by more than k robust
       // sigmas and by more than the tolerance (identical devices give a MAD
       // near zero: the tolerance keeps noise from being called an outlier).
@@ -236,9 +263,8 @@ std::vector<finding> find_outliers(const std::vector<rank_report>& ranks, const 
         if (worse > t.mad_k * sigma && worse > t.tolerance * m) {
           finding o = f;
           o.reference = m;
-          o.why = fmt::format("{} {:.3g} {} is {:.0f}% {} the fleet median {:.3g} (MAD {:.3g}, {} points)", f.test, v,
-                              latency ? "us" : "GB/s", 100 * worse / m, latency ? "above" : "below", m,
-                              sigma / 1.4826, all.size());
+          o.why = fmt::format("{} is {:.0f}% {} the fleet median {:.3g} (MAD {:.3g}, {} ranks)", figure_text,
+                              100 * worse / m, latency ? "above" : "below", m, sigma / 1.4826, all.size());
           out.push_back(o);
         }
       }
@@ -247,7 +273,7 @@ std::vector<finding> find_outliers(const std::vector<rank_report>& ranks, const 
           v < t.min_ceiling_fraction * p.link_ceiling_gbps) {
         finding o = f;
         o.reference = p.link_ceiling_gbps;
-        o.why = fmt::format("{} {:.3g} GB/s is {:.0f}% of the link's ceiling {:.3g} GB/s (below {:.0f}%)", f.test, v,
+        o.why = fmt::format("{} is {:.0f}% of the link's ceiling {:.3g} GB/s (below {:.0f}%)", figure_text,
                             100 * v / p.link_ceiling_gbps, p.link_ceiling_gbps, 100 * t.min_ceiling_fraction);
         out.push_back(o);
       }
@@ -260,8 +286,8 @@ std::vector<finding> find_outliers(const std::vector<rank_report>& ranks, const 
           if (worse > t.tolerance * m) {
             finding o = f;
             o.reference = m;
-            o.why = fmt::format("{} {:.3g} {} is {:.0f}% {} the baseline's median {:.3g}", f.test, v,
-                                latency ? "us" : "GB/s", 100 * worse / m, latency ? "above" : "below", m);
+            o.why = fmt::format("{} is {:.0f}% {} the baseline's median {:.3g}", figure_text, 100 * worse / m,
+                                latency ? "above" : "below", m);
             out.push_back(o);
           }
         }
@@ -384,13 +410,18 @@ std::string fleet_text(const merged& m) {
   s += "\n";
   for (const auto& r : m.ranks)
     for (const char* phase : {"alone", "together"}) {
+      // Each cell the median of the rank's repeats, as judged; a repeat that
+      // did not measure shows its status instead (a failure is not averaged away).
       std::map<std::string, std::string> cells;
+      std::map<std::string, std::vector<double>> ok;
       for (const auto& p : r.points) {
         if (!p.fleet || p.fleet->phase != phase) continue;
         const std::string t = test_of(p);
-        cells[t] = p.status == point_status::ok ? fmt::format("{:.3g}", figure(p, is_latency_test(t)))
-                                                : std::string(to_string(p.status));
+        if (p.status == point_status::ok) ok[t].push_back(figure(p, is_latency_test(t)));
+        else if (!cells.count(t)) cells[t] = std::string(to_string(p.status));
       }
+      for (const auto& [t, v] : ok)
+        if (!cells.count(t)) cells[t] = fmt::format("{:.3g}", median_of(v));
       if (cells.empty()) continue;
       s += fmt::format("{:<20} {:>4} {:>6} {:<9}", r.who.node, r.who.rank, r.device, phase);
       // latency in microseconds with three significant digits (a host's is nanoseconds)

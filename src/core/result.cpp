@@ -140,7 +140,8 @@ void to_json(nlohmann::json& j, const point_result& r) {
     j["fleet"] = {{"node", r.fleet->node},
                   {"rank", r.fleet->rank},
                   {"local_rank", r.fleet->local_rank},
-                  {"phase", r.fleet->phase}};
+                  {"phase", r.fleet->phase},
+                  {"repeat", r.fleet->repeat}};
   if (r.status == point_status::skipped) return;
   j["timer"] = r.timer_name();
   j["bytes_per_rep"] = r.bytes_per_rep;
@@ -215,7 +216,8 @@ void from_json(const nlohmann::json& j, point_result& r) {
     r.together = t;
   }
   if (const auto f = j.find("fleet"); f != j.end())
-    r.fleet = point_result::fleet_tag{f->at("node"), f->at("rank"), f->at("local_rank"), f->at("phase")};
+    r.fleet = point_result::fleet_tag{f->at("node"), f->at("rank"), f->at("local_rank"), f->at("phase"),
+                                      f->value("repeat", 0)};
   if (r.status == point_status::skipped) return;
   if (const std::string t = j.at("timer"); !t.empty()) r.timer = parse_clock_kind(t);
   r.bytes_per_rep = j.at("bytes_per_rep");

@@ -23,6 +23,14 @@ MPIRUN = shutil.which("mpirun")
 # machine are noisy, and noise is not what these tests are about.
 LENIENT = ["--mad-k", "1000", "--tolerance", "0.99", "--min-ceiling", "0"]
 SMALL = ["--size", "64K", "--max-time", "0.01"]
+HEALTH_SET = ["h2d-pinned", "d2h-pinned", "bidir-pinned", "latency-4B", "h2d-pageable"]
+
+
+def test_of(p):
+    """A fleet point's health test, named as src/core/fleet.cpp names it."""
+    if p["bytes"] <= 64:
+        return "latency-4B"
+    return f"{p['direction']}-{'pageable' if p['host_memory'] == 'pageable' else 'pinned'}"
 
 
 def run(args, env=None, timeout=180):
@@ -166,15 +174,32 @@ class FleetSingle(unittest.TestCase):
         self.assertEqual(len(doc["fleet"]["ranks"]), 1)
         phases = sorted({r["fleet"]["phase"] for r in doc["results"]})
         self.assertEqual(phases, ["alone", "together"])
-        self.assertEqual(len(doc["results"]), 10)
+        # --repeat 3 by default: the health set three times a phase
+        self.assertEqual(len(doc["results"]), 30)
+        self.assertEqual(doc["config"]["repeat"], 3)
+        self.assertEqual(sorted({r["fleet"]["repeat"] for r in doc["results"]}), [0, 1, 2])
         for r in doc["results"]:
             self.assertEqual(r["status"], "ok", r["reason"])
             self.assertEqual(r["fleet"]["rank"], 0)
             self.assertTrue(r["fleet"]["node"])
 
+    def test_repeat_measures_the_set_n_times_interleaved(self):
+        p = xb("fleet", "-b", "host", *SMALL, *LENIENT, "--repeat", "2", "--json", self.out)
+        self.assertEqual(p.returncode, 0, p.stderr + p.stdout)
+        doc = load(self.out)
+        self.assertEqual(doc["config"]["repeat"], 2)
+        self.assertIn("repeat=2", doc["fleet"]["ranks"][0]["options"])  # one of the options ranks must share
+        # Per phase the whole set, then the whole set again: a transient lands on different tests.
+        order = [(r["fleet"]["phase"], r["fleet"]["repeat"], test_of(r)) for r in doc["results"]]
+        self.assertEqual(order, [(ph, k, t) for ph in ("alone", "together") for k in (0, 1) for t in HEALTH_SET])
+        for r in doc["results"]:
+            self.assertEqual(r["status"], "ok", r["reason"])
+
     def test_bad_input(self):
         for args, word in ((["--size", "1K"], "--size"), (["--rank-timeout", "0"], "--rank-timeout"),
-                           (["-b", "nosuch"], "nosuch")):
+                           (["-b", "nosuch"], "nosuch"), (["--repeat", "0"], "--repeat"),
+                           (["--repeat", "-1"], "--repeat"), (["--repeat", "x"], "--repeat"),
+                           (["--repeat", "21"], "--repeat")):
             p = xb("fleet", *args)
             self.assertEqual(p.returncode, 2, p.stderr)
             self.assertEqual(len(p.stderr.strip().splitlines()), 1, p.stderr)
@@ -212,7 +237,7 @@ class FleetMpi(unittest.TestCase):
         self.assertEqual([r["rank"] for r in ranks], [0, 1, 2, 3])
         self.assertEqual(sorted(r["device"] for r in ranks), [0, 1, 2, 3])
         self.assertEqual({r["transport"] for r in ranks}, {"mpi"})
-        self.assertEqual(len(doc["results"]), 4 * 10)
+        self.assertEqual(len(doc["results"]), 4 * 2 * 5 * 3)  # ranks x phases x tests x --repeat
         for r in doc["results"]:
             self.assertEqual(r["status"], "ok", r["reason"])
             self.assertIn(r["fleet"]["phase"], ("alone", "together"))
@@ -275,7 +300,7 @@ class FleetFiles(unittest.TestCase):
     def tearDown(self):
         self.dir.cleanup()
 
-    def launch(self, n, devices):
+    def launch(self, n, devices, *extra):
         procs = []
         for r in range(n):
             env = dict(os.environ, SLURM_PROCID=str(r), SLURM_NTASKS=str(n), SLURM_LOCALID=str(r),
@@ -283,7 +308,7 @@ class FleetFiles(unittest.TestCase):
             for k in ("OMPI_COMM_WORLD_SIZE", "PMIX_RANK", "PMI_SIZE"):
                 env.pop(k, None)
             procs.append(subprocess.Popen([XFERBENCH, "fleet", "-b", "host", "--host-devices", str(devices), *SMALL,
-                                           "--out-dir", self.ranks], env=env, stdout=subprocess.PIPE,
+                                           "--out-dir", self.ranks, *extra], env=env, stdout=subprocess.PIPE,
                                           stderr=subprocess.PIPE, text=True))
         return [(p.wait(timeout=180), p.communicate()) for p in procs]
 
@@ -302,8 +327,20 @@ class FleetFiles(unittest.TestCase):
         self.assertEqual({r["transport"] for r in doc["fleet"]["ranks"]}, {"files"})
         # Without a way to meet there is no alone phase: every rank at once only.
         self.assertEqual({r["fleet"]["phase"] for r in doc["results"]}, {"together"})
-        self.assertEqual(len(doc["results"]), 15)
+        self.assertEqual(len(doc["results"]), 3 * 5 * 3)  # ranks x tests x --repeat
         self.assertIn("node", p.stdout.splitlines()[1])
+
+    def test_two_repeats_two_points_per_test_and_rank(self):
+        for code, (out, err) in self.launch(2, 2, "--repeat", "2"):
+            self.assertIn(code, (0, 3), err)
+        for path in sorted(glob.glob(os.path.join(self.ranks, "rank-*.json"))):
+            doc = load(path)
+            self.assertEqual(doc["config"]["repeat"], 2)
+            got = sorted((r["fleet"]["phase"], test_of(r), r["fleet"]["repeat"]) for r in doc["results"])
+            self.assertEqual(got, sorted(("together", t, k) for t in HEALTH_SET for k in (0, 1)), path)
+        p = self.report(*LENIENT)
+        self.assertEqual(p.returncode, 0, p.stderr + p.stdout)
+        self.assertEqual(len(load(os.path.join(self.ranks, "fleet.json"))["results"]), 2 * 5 * 2)
 
     def test_a_missing_rank_file(self):
         self.launch(3, 3)

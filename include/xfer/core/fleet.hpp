@@ -11,6 +11,7 @@
 #include <map>
 #include <optional>
 #include <string>
+#include <utility>
 #include <vector>
 #include <xfer/core/backend.hpp>
 #include <xfer/core/result.hpp>
@@ -53,6 +54,12 @@ struct health_test {
 // (pinned; on the host backend, which has none, page-aligned memory).
 std::vector<health_test> health_set(const backend& b, int device, std::uint64_t bytes);
 
+// The order a phase measures `repeats` runs of a set of `tests` tests in, as
+// (repeat, test index): the whole set, then the whole set again, so that a
+// transient (a few seconds of a slow host) lands on different tests rather
+// than on every repeat of one.
+std::vector<std::pair<int, std::size_t>> health_order(std::size_t tests, int repeats);
+
 // What one rank sends rank 0.
 struct rank_report {
   identity who;
@@ -64,7 +71,7 @@ struct rank_report {
   std::string status = "ok";  // "ok", or "error" with reason (the rank ran nothing, or stopped early)
   std::string reason;
   std::optional<pci_link> link;       // the device's PCIe link where sysfs knows it
-  std::vector<point_result> points;   // each tagged with fleet (node, rank, phase)
+  std::vector<point_result> points;   // each tagged with fleet (node, rank, phase, repeat)
 };
 
 std::string to_json_text(const rank_report& r);
@@ -90,7 +97,10 @@ struct finding {
 // The unhealthy points, ranks and links: against the fleet's median per
 // (phase, test) with the MAD, against each link's ceiling, a link trained
 // below its best, a failed health point, a rank that reported an error; and,
-// with a baseline, against the baseline's median per (phase, test).
+// with a baseline, against the baseline's median per (phase, test). A rank's
+// figure for a (phase, test) is the median of its ok repeats (--repeat); the
+// fleet's and the baseline's medians are over those per-rank medians. Every
+// failed repeat is a finding.
 std::vector<finding> find_outliers(const std::vector<rank_report>& ranks, const thresholds& t,
                                    const std::vector<rank_report>* baseline = nullptr);
 
@@ -117,7 +127,7 @@ std::string fleet_json(const run_context& context, const merged& m);
 std::vector<rank_report> read_fleet_file(const std::string& path);
 
 // A human summary: the problems and findings first, then a node x device
-// table of the health set.
+// table of the health set (each cell the median of the rank's repeats).
 std::string fleet_text(const merged& m);
 
 }  // namespace xfer::fleet

@@ -84,11 +84,13 @@ struct point_result {
   std::optional<concurrency> together;
   // Route peer: how the copy travelled ("peer", "staged via host").
   std::string peer_path;
-  // Fleet mode (core/fleet.hpp): who measured the point and in which phase.
+  // Fleet mode (core/fleet.hpp): who measured the point, in which phase,
+  // and which of the rank's repeats of the health set it belongs to.
   struct fleet_tag {
     std::string node;
     int rank = -1, local_rank = -1;
     std::string phase;  // "alone" or "together"
+    int repeat = 0;     // 0 .. --repeat - 1; 0 in files from before --repeat
   };
   std::optional<fleet_tag> fleet;
   // Where the point's own wall time went (seconds; -1 not measured), so a
