@@ -181,9 +181,10 @@ class AllocBadInput(unittest.TestCase):
 
         # The 8G block cannot be had under 6 GiB of address space; the rest of the study fits. What the
         # rest needs grows with the CPUs: the drivers the command opens start a thread per CPU (PoCL),
-        # and glibc reserves 64 MiB of address space for each thread's malloc arena. On 64 CPUs that
-        # was over 4 GiB (PoCL's pthread_scheduler_init failed with EAGAIN and aborted, on the
-        # four-H100 machine, docs/results/nvidia-h100-x4/gate-2d8fe7e/), so the arenas are capped too.
+        # and glibc reserves 64 MiB of address space for each thread's malloc arena. On 64 CPUs 4 GiB
+        # was not enough (PoCL's pthread_scheduler_init failed with EAGAIN and aborted, on the
+        # four-H100 machine, docs/results/nvidia-h100-x4/gate-2d8fe7e/; the arenas are the likely
+        # cause), so there is more room and the arenas are capped too.
         def small_address_space():
             resource.setrlimit(resource.RLIMIT_AS, (6 << 30, 6 << 30))
 
