@@ -9,6 +9,7 @@ result file's results array), so a reader can check the number in the JSON.
 
 import dataclasses
 import math
+import statistics
 from dataclasses import dataclass, field
 
 from .spread import clearly_faster
@@ -521,7 +522,7 @@ def at_once_findings(report):
             text += (f" Scales least: {wc.route} · {wc.host_memory}, {format_gbps(wc.gbps(wp))} GB/s in all against "
                      f"{format_gbps(sum(a.gbps for a in walone))} alone ({100 * ratio(worst):.0f}%).")
             evidence.append(wp)
-        title = f"{backend} {d}, {n} devices at once" + (f": {100 * r:.0f}% of their sum alone" if r else "")
+        title = f"{backend} {d}, {n} devices at once" + (f": {100 * r:.0f}% of their sum alone" if r is not None else "")
         out.append(Finding("anomaly" if short else "guide", title, text, cite(*evidence),
                            weight=40 * (1 - r) if short else 2))
     return out
@@ -557,7 +558,7 @@ def peer_findings(report):
         devices = len({d for pair in m for d in pair})
         parts = []
         if between:
-            rates = sorted(c.gbps(p) for c, p in between.values())
+            rates = [c.gbps(p) for c, p in between.values()]
             paths = sorted({p.peer_path for _, p in between.values() if p.peer_path})
             parts.append(f"between two devices {_range(rates)} GB/s ({size} copies"
                          + (f"; {', '.join(paths)}" if paths else "") + ")")
@@ -566,7 +567,7 @@ def peer_findings(report):
         text = "; ".join(parts)
         slow = []
         if len(between) >= 3:
-            median = sorted(c.gbps(p) for c, p in between.values())[len(between) // 2]
+            median = statistics.median(c.gbps(p) for c, p in between.values())
             slow = sorted(((pair, cp) for pair, cp in between.items() if cp[0].gbps(cp[1]) < PEER_SLOW * median),
                           key=lambda x: x[1][0].gbps(x[1][1]))
             if slow:
