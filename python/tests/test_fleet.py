@@ -195,20 +195,31 @@ def test_one_low_repeat_of_three_is_not_flagged_and_the_table_shows_the_median()
     assert node_device_table(low) == node_device_table(healthy)
 
 
-def test_low_in_two_repeats_of_three_is_flagged_on_its_median(tmp_path):
+def test_low_in_every_repeat_is_flagged_on_its_median(tmp_path):
     doc = repeated(real_fleet(), 3)
-    slow_down_repeat(doc, 2, 0, 3.0)
-    slow_down_repeat(doc, 2, 2, 3.0)
+    for k in range(3):
+        slow_down_repeat(doc, 2, k, 3.0)
     found = find_outliers(doc["fleet"]["ranks"], doc["results"], **LENIENT)
     assert found and {f["rank"] for f in found} == {2}
-    assert all("(median of 3)" in f["why"] and "4 ranks" in f["why"] for f in found)
+    assert all("(median of 3; best " in f["why"] and "4 ranks" in f["why"] for f in found)
     assert len({(f["phase"], f["test"]) for f in found}) == len(found)  # judged once per (phase, test)
     # The same through the rank files and the command.
     split_into_rank_files(doc, tmp_path)
     merged, code, text = merge_dir(str(tmp_path), **LENIENT)
     assert code == 3
     assert len(merged["results"]) == 4 * 10 * 3
-    assert "(median of 3)" in text.splitlines()[0]
+    assert "(median of 3; best " in text.splitlines()[0]
+
+
+def test_low_in_two_repeats_but_normal_in_one_is_not_flagged():
+    # Healthy H200s' pageable and at-once figures moved 20% between repeats (docs/fleet.md):
+    # a card with one good repeat met a busy moment, it is not slow.
+    doc = repeated(real_fleet(), 3)
+    slow_down_repeat(doc, 2, 0, 3.0)
+    slow_down_repeat(doc, 2, 2, 3.0)
+    assert find_outliers(doc["fleet"]["ranks"], doc["results"], **LENIENT) == []
+    slow_down_repeat(doc, 2, 1, 3.0)  # now slow in every repeat: named (the test can fail)
+    assert find_outliers(doc["fleet"]["ranks"], doc["results"], **LENIENT)
 
 
 def test_a_failed_repeat_is_a_finding_and_shows_in_the_table():

@@ -3,7 +3,8 @@
 rank 0 does over MPI (src/core/fleet.cpp; docs/fleet.md): outliers against the fleet median
 with the median absolute deviation, against each link's ceiling, links below their best,
 failed points, missing ranks, ranks that disagree. Each rank is judged, and tabulated, by the
-median of its repeats of a test (`xferbench fleet --repeat`, each point's `fleet.repeat`); a file
+median of its repeats of a test (`xferbench fleet --repeat`, each point's `fleet.repeat`), and
+called slow only when its best repeat is slow too; a file
 from before --repeat has one point per rank, phase and test (repeat 0), its own median.
 
 Exit codes are the fleet command's: 0 healthy, 2 bad input, 3 unhealthy, 4 a rank missing,
@@ -103,28 +104,36 @@ def find_outliers(ranks, points, mad_k=3.0, tolerance=0.10, min_ceiling=0.5, bas
             repeats = mine[(r["rank"], f["phase"], f["test"])]
             latency = f["test"].startswith("latency")
             v = statistics.median(repeats)
+            # The best repeat must be slow too: interference only slows a transfer, so a healthy
+            # card that met a busy moment still has a good repeat (docs/fleet.md).
+            best = min(repeats) if latency else max(repeats)
             f["value"] = v
             unit = "us" if latency else "GB/s"
-            text = f"{f['test']} {v:.3g} {unit}" + (f" (median of {len(repeats)})" if len(repeats) > 1 else "")
+
+            def worse_than(x, ref):
+                return x - ref if latency else ref - x
+
+            text = f"{f['test']} {v:.3g} {unit}" + (
+                f" (median of {len(repeats)}; best {best:.3g})" if len(repeats) > 1 else "")
             allv = fleet_fig.get((f["phase"], f["test"]), [])
             if len(allv) >= 3:
                 m = statistics.median(allv)
                 sigma = 1.4826 * statistics.median([abs(x - m) for x in allv])
-                worse = v - m if latency else m - v
-                if worse > mad_k * sigma and worse > tolerance * m:
+                worse = worse_than(v, m)
+                if worse > mad_k * sigma and worse > tolerance * m and worse_than(best, m) > tolerance * m:
                     out.append({**f, "reference": m,
                                 "why": f"{text} is {100 * worse / m:.0f}% "
                                        f"{'above' if latency else 'below'} the fleet median {m:.3g} "
                                        f"(MAD {sigma / 1.4826:.3g}, {len(allv)} ranks)"})
             ceiling = p.get("link_ceiling_gbps", 0)
-            if not latency and p["host_memory"] != "pageable" and ceiling > 0 and v < min_ceiling * ceiling:
+            if not latency and p["host_memory"] != "pageable" and ceiling > 0 and best < min_ceiling * ceiling:
                 out.append({**f, "reference": ceiling,
                             "why": f"{text} is {100 * v / ceiling:.0f}% of the link's ceiling "
                                    f"{ceiling:.3g} GB/s (below {100 * min_ceiling:.0f}%)"})
             if base_fig is not None and base_fig.get((f["phase"], f["test"])):
                 m = statistics.median(base_fig[(f["phase"], f["test"])])
-                worse = v - m if latency else m - v
-                if worse > tolerance * m:
+                worse = worse_than(v, m)
+                if worse > tolerance * m and worse_than(best, m) > tolerance * m:
                     out.append({**f, "reference": m,
                                 "why": f"{text} is {100 * worse / m:.0f}% "
                                        f"{'above' if latency else 'below'} the baseline's median {m:.3g}"})

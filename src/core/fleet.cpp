@@ -38,6 +38,14 @@ double median_of(std::vector<double> v) {
 double figure(const point_result& r, bool latency) { return latency ? r.latency_us() : r.gbps(); }
 bool is_latency_test(const std::string& test) { return test.rfind("latency", 0) == 0; }
 
+// The best of a rank's repeats (highest GB/s, lowest latency). Interference
+// only ever slows a transfer: a healthy card that met a busy moment still has
+// a good repeat, a slow card has none. So a rank is called slow only when its
+// best repeat is slow too (docs/fleet.md, "Finding the slow one").
+double best_of(const std::vector<double>& v, bool latency) {
+  return latency ? *std::min_element(v.begin(), v.end()) : *std::max_element(v.begin(), v.end());
+}
+
 // The test name of a point (fleet points carry it in their host memory and
 // direction; the name is rebuilt the way health_set names it).
 std::string test_of(const point_result& r) {
@@ -245,22 +253,28 @@ std::vector<finding> find_outliers(const std::vector<rank_report>& ranks, const 
       const auto& repeats = mine.at({f.phase, f.test});
       const bool latency = is_latency_test(f.test);
       const double v = median_of(repeats);
+      const double best = best_of(repeats, latency);
       f.value = v;
-      // "h2d-pinned 48.8 GB/s (median of 3)": how many repeats the figure stands for.
+      // By how much x is worse than a reference r (lower GB/s, higher latency).
+      const auto worse_than = [latency](double x, double r) { return latency ? x - r : r - x; };
+      // "h2d-pinned 48.8 GB/s (median of 3; best 49.1)": what the figure stands for.
       const std::string figure_text =
           fmt::format("{} {:.3g} {}{}", f.test, v, latency ? "us" : "GB/s",
-                      repeats.size() > 1 ? fmt::format(" (median of {})", repeats.size()) : std::string());
+                      repeats.size() > 1 ? fmt::format(" (median of {}; best {:.3g})", repeats.size(), best)
+                                         : std::string());
       // Against the fleet: worse than the median by more than k robust
       // sigmas and by more than the tolerance (identical devices give a MAD
-      // near zero: the tolerance keeps noise from being called an outlier).
+      // near zero: the tolerance keeps noise from being called an outlier),
+      // and the best repeat too is worse by the tolerance (pageable and
+      // at-once figures of healthy cards move 20% and more between repeats).
       const auto& all = fleet_figures[{f.phase, f.test}];
       if (all.size() >= 3) {
         const double m = median_of(all);
         std::vector<double> dev;
         for (double x : all) dev.push_back(std::fabs(x - m));
         const double sigma = 1.4826 * median_of(dev);
-        const double worse = latency ? v - m : m - v;
-        if (worse > t.mad_k * sigma && worse > t.tolerance * m) {
+        const double worse = worse_than(v, m);
+        if (worse > t.mad_k * sigma && worse > t.tolerance * m && worse_than(best, m) > t.tolerance * m) {
           finding o = f;
           o.reference = m;
           o.why = fmt::format("{} is {:.0f}% {} the fleet median {:.3g} (MAD {:.3g}, {} ranks)", figure_text,
@@ -268,22 +282,22 @@ std::vector<finding> find_outliers(const std::vector<rank_report>& ranks, const 
           out.push_back(o);
         }
       }
-      // Against the link: pinned bandwidth far below what the link carries.
+      // Against the link: pinned bandwidth far below what the link carries, in every repeat.
       if (!latency && p.spec.host_memory != "pageable" && p.link_ceiling_gbps > 0 &&
-          v < t.min_ceiling_fraction * p.link_ceiling_gbps) {
+          best < t.min_ceiling_fraction * p.link_ceiling_gbps) {
         finding o = f;
         o.reference = p.link_ceiling_gbps;
         o.why = fmt::format("{} is {:.0f}% of the link's ceiling {:.3g} GB/s (below {:.0f}%)", figure_text,
                             100 * v / p.link_ceiling_gbps, p.link_ceiling_gbps, 100 * t.min_ceiling_fraction);
         out.push_back(o);
       }
-      // Against the known-good fleet.
+      // Against the known-good fleet, in every repeat.
       if (baseline) {
         const auto it = base_figures.find({f.phase, f.test});
         if (it != base_figures.end() && !it->second.empty()) {
           const double m = median_of(it->second);
-          const double worse = latency ? v - m : m - v;
-          if (worse > t.tolerance * m) {
+          const double worse = worse_than(v, m);
+          if (worse > t.tolerance * m && worse_than(best, m) > t.tolerance * m) {
             finding o = f;
             o.reference = m;
             o.why = fmt::format("{} is {:.0f}% {} the baseline's median {:.3g}", figure_text, 100 * worse / m,

@@ -114,20 +114,33 @@ TEST(Fleet, OneLowRepeatOfThreeIsNotAnOutlier) {
             fleet_text(merge({healthy.begin(), healthy.end()}, lenient, nullptr, "died")));
 }
 
-TEST(Fleet, ARankLowInTwoRepeatsOfThreeIsFlagged) {
+TEST(Fleet, ARankLowInEveryRepeatIsFlagged) {
   auto ranks = repeated(3);
-  slow_down_repeat(ranks, 2, 0, 3.0);
-  slow_down_repeat(ranks, 2, 2, 3.0);
+  for (int k = 0; k < 3; ++k) slow_down_repeat(ranks, 2, k, 3.0);
   const auto found = find_outliers(ranks, lenient);
   ASSERT_FALSE(found.empty());
   std::set<std::pair<std::string, std::string>> tests;
   for (const auto& f : found) {
     EXPECT_EQ(f.rank, 2) << f.why;
-    EXPECT_NE(f.why.find("(median of 3)"), std::string::npos) << f.why;
+    EXPECT_NE(f.why.find("(median of 3; best "), std::string::npos) << f.why;
     EXPECT_NE(f.why.find("4 ranks"), std::string::npos) << f.why;  // the fleet's median is over ranks
     EXPECT_TRUE(tests.insert({f.phase, f.test}).second) << "judged once per (phase, test): " << f.why;
   }
   EXPECT_TRUE(tests.count({"together", "d2h-pinned"}));
+}
+
+// Four healthy H200s, h2d from pageable memory, five repeats each: GPU 2's
+// median fell 12% under the fleet's while its best repeat was within 1%
+// (docs/results/nvidia-h200-x4/, fleet-again.json). Interference only slows
+// a transfer, so a card with one good repeat is not called slow.
+TEST(Fleet, ARankLowInTwoRepeatsOfThreeButNormalInOneIsNotFlagged) {
+  auto ranks = repeated(3);
+  slow_down_repeat(ranks, 2, 0, 3.0);
+  slow_down_repeat(ranks, 2, 2, 3.0);
+  EXPECT_TRUE(find_outliers(ranks, lenient).empty());
+  // Slow in every repeat it is named: the test can fail.
+  slow_down_repeat(ranks, 2, 1, 3.0);
+  EXPECT_FALSE(find_outliers(ranks, lenient).empty());
 }
 
 TEST(Fleet, AFailedRepeatIsAFindingAndTheOthersAreStillJudged) {
@@ -144,12 +157,14 @@ TEST(Fleet, AFailedRepeatIsAFindingAndTheOthersAreStillJudged) {
             std::string::npos);
 }
 
-TEST(Fleet, TheBaselineIsJudgedOnMediansToo) {
+TEST(Fleet, AgainstTheBaselineARankIsSlowOnlyInEveryRepeat) {
   const auto baseline = repeated(3);
   auto ranks = repeated(3);
   slow_down_repeat(ranks, 3, 0, 2.0);  // one slow repeat: not slower than the baseline
   EXPECT_TRUE(find_outliers(ranks, lenient, &baseline).empty());
-  slow_down_repeat(ranks, 3, 1, 2.0);
+  slow_down_repeat(ranks, 3, 1, 2.0);  // slow median, one good repeat: not either
+  EXPECT_TRUE(find_outliers(ranks, lenient, &baseline).empty());
+  slow_down_repeat(ranks, 3, 2, 2.0);
   const auto found = find_outliers(ranks, lenient, &baseline);
   ASSERT_FALSE(found.empty());
   for (const auto& f : found) EXPECT_EQ(f.rank, 3) << f.why;
