@@ -99,8 +99,9 @@ struct finding {
 // below its best, a failed health point, a rank that reported an error; and,
 // with a baseline, against the baseline's median per (phase, test). A rank's
 // figure for a (phase, test) is the median of its ok repeats (--repeat); the
-// fleet's and the baseline's medians are over those per-rank medians. Every
-// failed repeat is a finding.
+// fleet's and the baseline's medians are over those per-rank medians. A rank
+// is named only when its best repeat is past the mark too. Every failed
+// repeat is a finding.
 std::vector<finding> find_outliers(const std::vector<rank_report>& ranks, const thresholds& t,
                                    const std::vector<rank_report>* baseline = nullptr);
 
