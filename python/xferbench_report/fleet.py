@@ -35,6 +35,11 @@ def _figure(p, latency):
     return p.get("latency_us", 0.0) if latency else p.get("gbps", 0.0)
 
 
+def _worse_than(x, ref, latency):
+    """By how much figure x is worse than ref: lower GB/s, higher latency."""
+    return x - ref if latency else ref - x
+
+
 def _repeat_figures(points):
     """(rank, phase, test) -> the figures of its ok points, one per repeat."""
     by = {}
@@ -109,18 +114,14 @@ def find_outliers(ranks, points, mad_k=3.0, tolerance=0.10, min_ceiling=0.5, bas
             best = min(repeats) if latency else max(repeats)
             f["value"] = v
             unit = "us" if latency else "GB/s"
-
-            def worse_than(x, ref):
-                return x - ref if latency else ref - x
-
             text = f"{f['test']} {v:.3g} {unit}" + (
                 f" (median of {len(repeats)}; best {best:.3g})" if len(repeats) > 1 else "")
             allv = fleet_fig.get((f["phase"], f["test"]), [])
             if len(allv) >= 3:
                 m = statistics.median(allv)
                 sigma = 1.4826 * statistics.median([abs(x - m) for x in allv])
-                worse = worse_than(v, m)
-                if worse > mad_k * sigma and worse > tolerance * m and worse_than(best, m) > tolerance * m:
+                worse = _worse_than(v, m, latency)
+                if worse > mad_k * sigma and worse > tolerance * m and _worse_than(best, m, latency) > tolerance * m:
                     out.append({**f, "reference": m,
                                 "why": f"{text} is {100 * worse / m:.0f}% "
                                        f"{'above' if latency else 'below'} the fleet median {m:.3g} "
@@ -132,8 +133,8 @@ def find_outliers(ranks, points, mad_k=3.0, tolerance=0.10, min_ceiling=0.5, bas
                                    f"{ceiling:.3g} GB/s (below {100 * min_ceiling:.0f}%)"})
             if base_fig is not None and base_fig.get((f["phase"], f["test"])):
                 m = statistics.median(base_fig[(f["phase"], f["test"])])
-                worse = worse_than(v, m)
-                if worse > tolerance * m and worse_than(best, m) > tolerance * m:
+                worse = _worse_than(v, m, latency)
+                if worse > tolerance * m and _worse_than(best, m, latency) > tolerance * m:
                     out.append({**f, "reference": m,
                                 "why": f"{text} is {100 * worse / m:.0f}% "
                                        f"{'above' if latency else 'below'} the baseline's median {m:.3g}"})
