@@ -31,7 +31,8 @@ struct sweep_args {
   std::string sizes;
   bool quick = false;
   bool dense = false;
-  std::optional<double> target_ci, max_time, warmup;
+  bool full = false;  // every kind and direction, not the overview's
+  std::optional<double> target_ci, max_time, warmup, budget;
   double watchdog = -1;  // seconds a point may take; -1: derived from its size, 0: off
   unsigned threads = 0;
   std::string alignment = "4K";

@@ -19,7 +19,10 @@ namespace xfer::cli {
 void add_sweep_options(CLI::App& cmd, sweep_args& a) {
   cmd.footer(
       "Examples:\n"
-      "  xferbench sweep                                   every backend, the overview's 8 sizes (1 B to 64 MiB)\n"
+      "  xferbench sweep                                   the overview: every backend, 8 sizes (1 B to 64 MiB),\n"
+      "                                                    h2d and d2h, each backend's plain and fast kinds, in about\n"
+      "                                                    75 s (--budget)\n"
+      "  xferbench sweep --full                            every kind and direction too (bidir, rw, d2d)\n"
       "  xferbench sweep --dense -b cuda-rt                 every power of two, 1 B to 256 MiB\n"
       "  xferbench sweep --quick --json r.json             a coarse run in seconds\n"
       "  xferbench sweep -b host -m pageable,aligned -d h2d --sizes 4K,1M,1.5G\n"
@@ -33,9 +36,16 @@ void add_sweep_options(CLI::App& cmd, sweep_args& a) {
       ->delimiter(',');
   cmd.add_option("--device", a.devices, "device indices (default: all)")->delimiter(',');
   cmd.add_option("-r,--route", a.routes, "routes (see `xferbench list`; default: all)")->delimiter(',');
-  cmd.add_option("-m,--memory", a.memory, "host memory kinds (default: all the backend offers)")->delimiter(',');
-  cmd.add_option("-d,--direction", a.directions, "h2d, d2h, bidir, rw (write then read back), d2d (default: all)")
+  cmd.add_option("-m,--memory", a.memory,
+                 "host memory kinds (default: the plain pageable ones and each backend's own fast kind, such as "
+                 "pinned; --full: all the backend offers)")
       ->delimiter(',');
+  cmd.add_option("-d,--direction", a.directions,
+                 "h2d, d2h, bidir, rw (write then read back), d2d (default: h2d and d2h; --full: all)")
+      ->delimiter(',');
+  cmd.add_flag("--full", a.full,
+               "the full matrix: every host memory kind and direction each backend offers where -m or -d name none "
+               "(several times the overview's points; with --dense, every power of two too)");
   const measure_options defaults;
   cmd.add_option("--min", a.min, fmt::format("smallest size of the power-of-two range (default: {})",
                                              format_size(default_min_size)))
@@ -54,8 +64,16 @@ void add_sweep_options(CLI::App& cmd, sweep_args& a) {
                  fmt::format("stop sampling when the median's 95% CI is within this fraction (default: {})",
                              defaults.target_ci))
       ->multi_option_policy(CLI::MultiOptionPolicy::TakeLast);
+  cmd.add_option("--budget", a.budget,
+                 fmt::format("the whole sweep's wall-clock target, seconds: each point samples for what is left over "
+                             "the points left, so quiet points leave time to noisy ones (default: {:g} for the "
+                             "overview; other selections take --max-time per point)",
+                             overview_budget_s))
+      ->multi_option_policy(CLI::MultiOptionPolicy::TakeLast);
   cmd.add_option("--max-time", a.max_time,
-                 fmt::format("sampling budget per point, seconds (default: {})", defaults.max_time_s))
+                 fmt::format("sampling budget per point, seconds, instead of a whole-run --budget (default: {} "
+                             "where the selection is not the overview)",
+                             defaults.max_time_s))
       ->multi_option_policy(CLI::MultiOptionPolicy::TakeLast);
   cmd.add_option("--warmup", a.warmup, fmt::format("warm-up per point, seconds (default: {})", defaults.warmup_s))
       ->multi_option_policy(CLI::MultiOptionPolicy::TakeLast);
@@ -118,6 +136,12 @@ int run_sweep_command(const sweep_args& a, const std::vector<std::string>& argv)
   if (!(opts.warmup_s >= 0 && opts.warmup_s <= 60))
     throw usage_error(fmt::format("--warmup {} is out of range [0, 60] seconds", opts.warmup_s));
   if (a.threads > 1024) throw usage_error(fmt::format("--threads {} is absurd (at most 1024)", a.threads));
+  if (a.budget && a.max_time)
+    throw usage_error("--budget and --max-time both set the sampling time: give one (--budget for the whole run, "
+                      "--max-time per point)");
+  if (a.budget && a.quick) throw usage_error("--budget and --quick both set the sampling time: give one");
+  if (a.budget && !(*a.budget > 0 && *a.budget <= 86400))
+    throw usage_error(fmt::format("--budget {} is out of range (0, 86400] seconds", *a.budget));
 
   selection sel;
   if (!a.sizes.empty())
@@ -137,6 +161,15 @@ int run_sweep_command(const sweep_args& a, const std::vector<std::string>& argv)
   sel.devices = a.devices;
   sel.routes = a.routes;
   sel.host_memory = a.memory;
+  sel.full = a.full;
+  // The overview (no flag that widens or narrows the grid) runs on a
+  // whole-run budget; other selections keep --max-time per point unless
+  // --budget is given.
+  const bool overview = !a.full && !a.dense && !a.quick && !sel.sizes_given;
+  if (a.budget)
+    opts.run_budget_s = *a.budget;
+  else if (overview && !a.max_time)
+    opts.run_budget_s = overview_budget_s;
 
   backend_options bopts;
   bopts.threads = a.threads;
@@ -157,6 +190,13 @@ int run_sweep_command(const sweep_args& a, const std::vector<std::string>& argv)
   }
   auto entries = make_backends(bopts);
   const plan planned = make_plan(entries, sel);
+  if (opts.run_budget_s > 0) {
+    const double smallest = run_budget::smallest_for(planned.runnable(), opts.warmup_s);
+    if (opts.run_budget_s < smallest)
+      throw usage_error(fmt::format("--budget {:g} s is too small for the {} points selected: give at least {:g} s "
+                                    "({:g} s of sampling and the warm-up a point), or select fewer points",
+                                    opts.run_budget_s, planned.runnable(), smallest, run_budget::min_point_s));
+  }
 
   // ---- run ----
   run_context ctx;
@@ -173,6 +213,8 @@ int run_sweep_command(const sweep_args& a, const std::vector<std::string>& argv)
                 {"sizes", sel.sizes},
                 {"target_ci", opts.target_ci},
                 {"max_time_s", opts.max_time_s},
+                {"budget_s", opts.run_budget_s},
+                {"full", a.full},
                 {"warmup_s", opts.warmup_s},
                 {"verify", opts.verify},
                 {"affinity", opts.affinity},

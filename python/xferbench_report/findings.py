@@ -5,6 +5,12 @@ measurement, and a finding whose measurements are absent is simply not made.
 
 A finding names its evidence as "file#index" (the point's position in the
 result file's results array), so a reader can check the number in the JSON.
+
+What may headline (docs/findings.md): a finding that rests on a comparison holds
+beyond the raw samples' spread at two neighbouring sizes at least, so an
+immediate rerun repeats it; expected physics (a CPU falling out of its caches),
+a CPU stand-in device and a measurement caveat are "context": listed, never a
+headline. Titles carry no numbers, so two runs' headlines compare by title.
 """
 
 import dataclasses
@@ -30,9 +36,17 @@ PEER_SLOW = 0.8
 AT_ONCE_SCALES = 0.8
 
 
+# Two neighbouring sizes at least: one size alone is what a rerun contradicts.
+CONFIRMING_SIZES = 2
+# Pinned memory "pays" where it moves at least this many times the pageable rate.
+PIN_PAYS = 1.5
+
+
 @dataclass
 class Finding:
-    kind: str  # "anomaly" (look at this) or "guide" (what to do)
+    # "anomaly" (look at this), "guide" (what to do), or "context" (expected
+    # behaviour, a stand-in device, a caveat on some points: never a headline)
+    kind: str
     title: str  # a short name for the list
     text: str  # the sentence with its numbers
     evidence: list = field(default_factory=list)  # "file#index" of the points it rests on
@@ -44,6 +58,26 @@ class Finding:
 
 def cite(*points):
     return [f"{p.run.path.name}#{p.index}" for p in points if p is not None]
+
+
+def stand_in(group):
+    """A CPU device (the host reference, OpenCL on PoCL, Vulkan on lavapipe): its figures are the host's memory
+    system, not a link, so what they show is context."""
+    return group.device_type == "cpu"
+
+
+def _kind(group, kind):
+    return "context" if stand_in(group) else kind
+
+
+def _runs(holding, sizes):
+    """The longest run of neighbouring sizes (consecutive in `sizes`) all in `holding`."""
+    best, cur = [], []
+    for n in sizes:
+        cur = cur + [n] if n in holding else []
+        if len(cur) > len(best):
+            best = cur
+    return best
 
 
 def _wall(p):
@@ -103,7 +137,8 @@ def above_ceiling_findings(report):
     above.sort(key=lambda cp: -cp[0].gbps(cp[1]) / cp[0].link_limit)
     c, p = above[0]
     curves = len({id(c) for c, _ in above})
-    return [Finding("anomaly", "Points above the link ceiling",
+    # A caveat on those points (they are kept out of every figure and headline), not a finding about the machine.
+    return [Finding("context", "Points above the link ceiling",
                     f"{len(above)} points of {curves} curves run faster than the link carries, so they did not "
                     f"measure a transfer across it; kept out of the figures, peaks and fits. Worst: {c.name} "
                     f"{c.direction} {format_size(p.bytes)} at {format_gbps(c.gbps(p))} GB/s against "
@@ -118,7 +153,7 @@ def clock_findings(report):
         return []
     c, p = max(missed, key=lambda cp: cp[1].wall_median_s / cp[1].median_s)
     wall = p.bytes_per_rep / p.wall_median_s / 1e9
-    return [Finding("anomaly", "Device clock misses host work",
+    return [Finding("context", "Device clock misses host work",
                     f"{len(missed)} points of {len(dict.fromkeys(id(c) for c, _ in missed))} curves take over "
                     f"twice as long on the wall clock as on the device's events, so their device-clock GB/s "
                     f"overstates what a program gets; kept out of the figures' panels, peaks and fits. Worst: "
@@ -127,59 +162,95 @@ def clock_findings(report):
                     cite(*[q for _, q in missed[:8]]), weight=80)]
 
 
+def _collapse(c):
+    """(factor, best point before, first point after) where the curve falls to under 1/COLLAPSE of the best it
+    reached at a smaller size and stays there at the next size too (one size alone is not a collapse); the
+    factor is the smaller of the two, so a rerun finds at least as much."""
+    pts = c.trusted
+    worst = None
+    for i in range(1, len(pts) - 1):
+        best = max(pts[:i], key=c.gbps)
+        a, b = pts[i], pts[i + 1]
+        if c.gbps(a) <= 0 or c.gbps(b) <= 0:
+            continue
+        f = min(c.gbps(best) / c.gbps(a), c.gbps(best) / c.gbps(b))
+        if f >= COLLAPSE and (worst is None or f > worst[0]):
+            worst = (f, best, a)
+    return worst
+
+
 def collapse_findings(report):
-    out = []
+    """Curves whose bandwidth falls at larger sizes: one finding for the accelerators (a fault to look at) and
+    one of context for the stand-ins (a CPU falling out of its caches is expected)."""
+    found = {True: [], False: []}
     for c in report.curves:
-        best = None
-        worst = None  # (factor, before, after)
-        for p in c.trusted:
-            if best is not None and c.gbps(p) > 0:
-                f = c.gbps(best) / c.gbps(p)
-                if f >= COLLAPSE and (worst is None or f > worst[0]):
-                    worst = (f, best, p)
-            if best is None or c.gbps(p) > c.gbps(best):
-                best = p
-        if worst:
-            f, a, b = worst
-            out.append(Finding(
-                "anomaly", f"{c.name} {c.direction} collapses",
-                f"{format_gbps(c.gbps(a))} GB/s at {format_size(a.bytes)} falls to {format_gbps(c.gbps(b))} GB/s at "
-                f"{format_size(b.bytes)} ({f:.1f}x slower at the larger size)", cite(a, b), weight=f))
-    out.sort(key=lambda f: -f.weight)
-    if len(out) > 6:  # the rest in one line, so the list stays readable
-        rest = out[6:]
-        out = out[:6] + [Finding("anomaly", f"{len(rest)} more curves collapse",
-                                 "; ".join(f"{f.title.rsplit(' collapses', 1)[0]} ({f.text.split(' (')[1][:-1]})"
-                                           for f in rest), [e for f in rest for e in f.evidence], weight=0)]
+        got = _collapse(c)
+        if got:
+            found[stand_in(c.group)].append((c, *got))
+    out = []
+    for cpu, rows in found.items():
+        if not rows:
+            continue
+        rows.sort(key=lambda r: -r[1])
+        c, f, a, b = rows[0]
+        text = (f"{c.name} {c.direction}: {format_gbps(c.gbps(a))} GB/s at {format_size(a.bytes)} falls to "
+                f"{format_gbps(c.gbps(b))} GB/s at {format_size(b.bytes)} and stays down ({f:.1f}x)")
+        if len(rows) > 1:
+            text += f"; {len(rows) - 1} more curves: " + "; ".join(f"{r[0].name} {r[0].direction} ({r[1]:.1f}x)"
+                                                                     for r in rows[1:6])
+        if cpu:
+            title = "Stand-in curves fall at large sizes"
+            text += (": the CPU's caches against its DRAM, expected on a CPU device")
+        else:
+            title = "Curves collapse at large sizes"
+        out.append(Finding("context" if cpu else "anomaly", title, text,
+                           cite(*[p for r in rows[:4] for p in r[2:]]), weight=f))
     return out
 
 
+def _misalignment(a, u):
+    """(median ratio, sizes, aligned point, unaligned point at the middle size) where the unaligned curve is
+    clearly slower by MISALIGN_MIN at CONFIRMING_SIZES neighbouring sizes of a page and more; else None."""
+    at = {p.bytes: p for p in a.trusted}
+    un = {p.bytes: p for p in u.trusted}
+    # Below a page the offset decides nothing a reader can act on, and the times are the API's own.
+    common = sorted(n for n in set(at) & set(un) if n >= MISALIGN_MIN_BYTES)
+    holding = {n for n in common if clearly_faster(at[n], un[n]) and un[n].median_s / at[n].median_s >= MISALIGN_MIN}
+    run = _runs(holding, common)
+    if len(run) < CONFIRMING_SIZES:
+        return None
+    ratios = sorted(un[n].median_s / at[n].median_s for n in run)
+    mid = run[len(run) // 2]
+    return statistics.median(ratios), run, at[mid], un[mid]
+
+
 def misalignment_findings(report):
-    out = []
-    groups = _curves_by(report, lambda c: (c.group, c.route, c.direction))
-    for (g, route, d), cs in groups.items():
+    """A buffer off a page boundary against an aligned one, per route: one finding for the accelerators and one
+    of context for the stand-ins, each naming the curves where it holds."""
+    rows = {True: [], False: []}
+    for (g, route, d), cs in _curves_by(report, lambda c: (c.group, c.route, c.direction)).items():
         kinds = {c.host_memory: c for c in cs}
         a, u = kinds.get("pageable"), kinds.get("pageable-unaligned")
-        if not a or not u:
+        if a and u and (got := _misalignment(a, u)):
+            rows[stand_in(g)].append((g, route, d, a, u, *got))
+    out = []
+    for cpu, found in rows.items():
+        if not found:
             continue
-        at = {p.bytes: p for p in a.trusted}
-        worst = None
-        for p in u.trusted:
-            q = at.get(p.bytes)
-            # Below a page the offset decides nothing a reader can act on, and the times are the API's own.
-            if q and p.bytes >= MISALIGN_MIN_BYTES and clearly_faster(q, p):
-                r = p.median_s / q.median_s
-                if r >= MISALIGN_MIN and (worst is None or r > worst[0]):
-                    worst = (r, q, p)
-        if worst:
-            r, q, p = worst
-            out.append(Finding(
-                "guide", f"Misalignment costs {r:.2f}x ({g.name} {route} {d})",
-                f"at {format_size(p.bytes)} a buffer {_offset(p)} off a page boundary takes {format_time(p.median_s)} "
-                f"against {format_time(q.median_s)} aligned ({format_gbps(u.gbps(p))} against "
-                f"{format_gbps(a.gbps(q))} GB/s)", cite(q, p), weight=r))
-    out.sort(key=lambda f: -f.weight)
-    return out[:4]
+        found.sort(key=lambda r: -r[5])
+        g, route, d, a, u, r, run, q, p = found[0]
+        text = (f"{g.name} {route} {d}: a buffer {_offset(p)} off a page boundary takes {r:.2f}x the time of an "
+                f"aligned one (median over {format_size(run[0])} to {format_size(run[-1])}; at "
+                f"{format_size(p.bytes)} {format_gbps(u.gbps(p))} against {format_gbps(a.gbps(q))} GB/s): allocate "
+                f"transfer buffers page-aligned")
+        if len(found) > 1:
+            text += "; also " + ", ".join(f"{x[0].name} {x[1]} {x[2]} ({x[5]:.2f}x)" for x in found[1:5])
+        if cpu:
+            text += ". On a CPU device this is the CPU's copy, not a DMA rule"
+        out.append(Finding("context" if cpu else "guide",
+                           "Stand-ins: unaligned buffers copy slower" if cpu else "Unaligned buffers are slower",
+                           text, cite(q, p), weight=r))
+    return out
 
 
 def _offset(p):
@@ -204,8 +275,8 @@ def pinned_break_even_findings(report):
             text = (f"pays for its allocation against {b.baseline} from {format_size(n0)} after {_times(v0)}; "
                     f"at {format_size(big[0])} after {_times(big[1])}")
             pts = _points_at(report, b.group, b.route, b.direction, (b.host_memory, b.baseline), (n0, big[0]))
-        out.append(Finding("guide", f"Pinned break-even ({b.group.name} {b.route} {b.direction})", text, cite(*pts),
-                           weight=2))
+        out.append(Finding(_kind(b.group, "guide"), f"Pinned break-even ({b.group.name} {b.route} {b.direction})", text,
+                           cite(*pts), weight=2))
     return out[:4]
 
 
@@ -222,7 +293,8 @@ def _points_at(report, group, route, direction, kinds, sizes):
 
 
 def _crossover(faster, slower):
-    """Smallest size from which every common size has `faster` clearly faster; None if never."""
+    """Smallest size from which every common size has `faster` clearly faster, at CONFIRMING_SIZES sizes at
+    least; None if never."""
     fa = {p.bytes: p for p in faster.trusted}
     sl = {p.bytes: p for p in slower.trusted}
     common = sorted(set(fa) & set(sl))
@@ -232,6 +304,8 @@ def _crossover(faster, slower):
             start = n if start is None else start
         else:
             start = None
+    if start is not None and len([n for n in common if n >= start]) < CONFIRMING_SIZES:
+        start = None
     return start, fa, sl, common
 
 
@@ -269,23 +343,24 @@ def _crossover_finding(g, d, a, b, what, below=False):
     label += ")" if a.host_memory == b.host_memory else f" vs {b.host_memory})"
     if not common:
         return []
-    if below and wins:
+    if below and len(_runs(set(wins), common)) >= CONFIRMING_SIZES:
         hi = max(wins)
         text = (f"{what} up to {format_size(hi)} ({format_time(fa[hi].median_s)} against "
                 f"{format_time(sl[hi].median_s)}), at {len(wins)} of {len(common)} sizes")
-        return [Finding("guide", f"Crossover: {label}", text, cite(fa[hi], sl[hi]), weight=3)]
-    if start is not None:
+        return [Finding(_kind(g, "guide"), f"Crossover: {label}", text, cite(fa[hi], sl[hi]), weight=3)]
+    if start is not None and not below:
         text = (f"{what} from {format_size(start)} on ({format_time(fa[start].median_s)} against "
                 f"{format_time(sl[start].median_s)} there)")
-        return [Finding("guide", f"Crossover: {label}", text, cite(fa[start], sl[start]), weight=3)]
-    return [Finding("guide", f"No crossover: {label}",
+        return [Finding(_kind(g, "guide"), f"Crossover: {label}", text, cite(fa[start], sl[start]), weight=3)]
+    # Nothing to act on: context, so that a crossover one run finds at its edge is never contradicted by a headline.
+    return [Finding("context", f"No crossover: {label}",
                     f"{what.split(' beats ')[0]} is not faster beyond the spread at any of "
                     f"{format_size(common[0])} to {format_size(common[-1])}", [], weight=1)]
 
 
 def api_overhead_findings(report):
     """The seed's question: what a generic API (OpenCL) costs against the vendor's (CUDA) for small transfers."""
-    out = []
+    rows = {}  # OpenCL backend -> [(ratio, route, direction, bytes, its point, CUDA's point, CUDA backend)]
     by = _curves_by(report, lambda c: (c.direction, c.route))
     for (d, route), cs in by.items():
         if d not in ("h2d", "d2h"):
@@ -310,12 +385,21 @@ def api_overhead_findings(report):
                     best[c.group.backend] = p
         ref = min(cuda, key=lambda b: _wall(best[b]))
         for o in ocl:
-            r = _wall(best[o]) / _wall(best[ref])
-            out.append(Finding(
-                "guide", f"API overhead {o} vs {ref} ({route} {d}, {format_size(n)})",
-                f"{format_time(_wall(best[o]))} against {format_time(_wall(best[ref]))} per transfer on the wall "
-                f"clock ({r:.2f}x), fastest host memory kind of each", cite(best[o], best[ref]), weight=r))
-    out.sort(key=lambda f: -f.weight)
+            # Only beyond both points' spread: a tie is no overhead to report.
+            if clearly_faster(best[ref], best[o]):
+                rows.setdefault(o, []).append((_wall(best[o]) / _wall(best[ref]), route, d, n, best[o], best[ref], ref))
+    # One finding per OpenCL platform, its title without the route or the CUDA API that won (either may change
+    # from run to run when two are close): the largest cost in the text, the others after it.
+    out = []
+    for o, found in rows.items():
+        found.sort(key=lambda r: -r[0])
+        r, route, d, n, po, pr, ref = found[0]
+        text = (f"a {format_size(n)} {route} {d} costs {format_time(_wall(po))} through {o} against "
+                f"{format_time(_wall(pr))} through {ref} on the wall clock ({r:.2f}x), fastest host memory kind of "
+                f"each: for many small transfers, the vendor's API")
+        if len(found) > 1:
+            text += "; also " + ", ".join(f"{x[1]} {x[2]} {x[0]:.2f}x" for x in found[1:])
+        out.append(Finding("guide", f"API overhead: {o} against CUDA", text, cite(po, pr), weight=r))
     return out
 
 
@@ -460,7 +544,8 @@ def convergence_findings(report):
         k[2] += c.not_converged
     for name, (n, bad, pts) in by.items():
         if bad and bad / n >= 0.02:
-            out.append(Finding("anomaly", f"{name}: {100 * bad / n:.0f}% unconverged",
+            # How sure the medians are, not a finding about the machine: context (hollow markers in the figures).
+            out.append(Finding("context", f"{name}: {100 * bad / n:.0f}% unconverged",
                                f"{bad} of {n} ok points ran out of time before their confidence target (hollow "
                                "markers); their medians are less certain", cite(*pts[:8]), weight=10 * bad / n))
     return out
@@ -582,36 +667,141 @@ def peer_findings(report):
     return out
 
 
+# The plain copy routes, and the host memory kinds a device's DMA reads directly (each API's pinned memory).
+PLAIN_COPY_ROUTES = ("copy-sync", "copy-async", "copy")
+DMA_KINDS = ("pinned", "pinned-wc", "registered", "mapped", "alloc-host-ptr", "use-host-ptr", "host-coherent",
+             "host-cached")
+
+
+def _wall_gbps(p):
+    return p.bytes_per_rep / _wall(p) / 1e9
+
+
+def _fastest_by_size(curves):
+    """{bytes: point} the fastest on the wall clock among the curves' trusted points."""
+    best = {}
+    for c in curves:
+        for p in c.trusted:
+            if p.bytes not in best or _wall(p) < _wall(best[p.bytes]):
+                best[p.bytes] = p
+    return best
+
+
+def _pays_from(faster, slower, factor):
+    """The smallest size from which `faster` is clearly faster than `slower` by `factor` at every larger common
+    size, CONFIRMING_SIZES of them at least; None where it does not."""
+    common = sorted(set(faster) & set(slower))
+    start = None
+    for n in reversed(common):
+        f, s = faster[n], slower[n]
+        if not (clearly_faster(f, s) and _wall(s) / _wall(f) >= factor):
+            break
+        start = n
+    if start is None or len([n for n in common if n >= start]) < CONFIRMING_SIZES:
+        return None
+    return start
+
+
+def pin_or_stage_findings(report):
+    """The fact a user of an accelerator most needs: from which size a pageable buffer costs them, what pinned
+    memory and the staged copier buy there, in this machine's own numbers (the wall clock, what a program waits
+    for). One finding per device and direction, from the first backend (in the run's order) that measured both."""
+    out, seen = [], set()
+    devices = len({g.device_index for g in report.groups if not stand_in(g) and not g.at_once})
+    for g in report.groups:
+        if stand_in(g) or g.at_once:
+            continue
+        for d in ("h2d", "d2h"):
+            if (g.device_index, d) in seen:
+                continue
+            cs = [c for c in report.curves if c.group == g and c.direction == d and not c.part]
+            pageable = _fastest_by_size(c for c in cs if c.route in PLAIN_COPY_ROUTES and c.host_memory == "pageable")
+            pinned = _fastest_by_size(c for c in cs if c.route in PLAIN_COPY_ROUTES and c.host_memory in DMA_KINDS)
+            staged = _fastest_by_size(c for c in cs if c.route == "staged" and c.host_memory == "pageable")
+            start = _pays_from(pinned, pageable, PIN_PAYS)
+            if start is None:
+                continue
+            seen.add((g.device_index, d))
+            n = max(set(pinned) & set(pageable))
+            pin, page = pinned[n], pageable[n]
+            gain = _wall(page) / _wall(pin)
+            kind = next(c.host_memory for c in cs if pin in c.points)
+            text = (f"from {format_size(start)} on a pageable buffer costs: at {format_size(n)} it moves "
+                    f"{format_gbps(_wall_gbps(page))} GB/s where {kind} memory moves {format_gbps(_wall_gbps(pin))} "
+                    f"({gain:.1f}x, {g.backend})")
+            evidence = [page, pin]
+            s_start = _pays_from(staged, pageable, 1.0)
+            if s_start is not None and n in staged:
+                st = staged[n]
+                text += (f"; the staged copier moves it at {format_gbps(_wall_gbps(st))} GB/s "
+                         f"({100 * _wall(pin) / _wall(st):.0f}% of pinned) from {format_size(s_start)} on. Pin "
+                         f"the buffers of {format_size(start)} and more that a program reuses; move the others "
+                         f"through the staged copier")
+                evidence.append(st)
+            elif staged:
+                text += (f"; the staged copier is not clearly faster than the plain copy here. Pin the buffers of "
+                         f"{format_size(start)} and more that a program reuses")
+            else:
+                text += f". Pin the buffers of {format_size(start)} and more that a program reuses"
+            where = f"{d}, device {g.device_index}" if devices > 1 else d
+            out.append(Finding("guide", f"Pin or stage large buffers ({where})", text + ".", cite(*evidence),
+                               weight=gain))
+    return out
+
+
+def stand_in_findings(report):
+    """A run without any accelerator says so first: every figure is the host's memory system."""
+    alone = [g for g in report.groups if not g.at_once]
+    if not alone or any(not stand_in(g) for g in alone):
+        return []
+    names = ", ".join(dict.fromkeys(g.backend for g in alone))
+    return [Finding("guide", "No accelerator measured",
+                    f"every device here is a CPU ({names}): the figures are this host's memory system through each "
+                    f"API, not a link to a device, so none of them is a finding about transfers; run xferbench where "
+                    f"a GPU or FPGA is installed to measure one", weight=0.5)]
+
+
 def sweep_findings(report):
     """Every finding from the sweep analysis: anomalies first, then guidance, each by weight. The findings about
     one device's curves read the devices alone; those measured at once (`--together`) have their own."""
     alone = dataclasses.replace(report, groups=[g for g in report.groups if not g.at_once],
                                 curves=[c for c in report.curves if not c.group.at_once],
                                 part_curves=[c for c in report.part_curves if not c.group.at_once])
-    fs = (link_findings(alone) + above_ceiling_findings(report) + clock_findings(report) + collapse_findings(alone)
+    fs = (stand_in_findings(report) + pin_or_stage_findings(alone)
+          + link_findings(alone) + above_ceiling_findings(report) + clock_findings(report) + collapse_findings(alone)
           + convergence_findings(report) + misalignment_findings(alone) + pinned_break_even_findings(alone)
           + route_crossover_findings(alone) + api_overhead_findings(alone) + api_pair_findings(alone)
           + bar_store_findings(alone) + at_once_findings(report) + peer_findings(report))
     return order(fs)
 
 
+KIND_ORDER = {"anomaly": 0, "guide": 1, "context": 2}
+
+
 def order(findings):
-    return sorted(findings, key=lambda f: (f.kind != "anomaly", -f.weight))
+    """Anomalies first (they change how to read the rest), then what to do, by what it buys (weight: the factor
+    gained), then context."""
+    return sorted(findings, key=lambda f: (KIND_ORDER.get(f.kind, 1), -f.weight))
 
 
-HEADLINES = 9
+# At most this many on the first screen; the rest in the table below.
+HEADLINES = 6
 
 
-TOPICS = ("downtrained", "above the link ceiling", "clock misses", "below the link ceiling", "collapse", "unconverged",
-          "Write-combining", "misaligns", "API overhead", "Crossover", "break-even", "Misalignment", "vadd",
-          "at the link ceiling", "BAR store")
+TOPICS = ("downtrained", "below the link ceiling", "collapse", "Pin or stage", "Write-combining", "misaligns",
+          "API overhead", "Crossover", "break-even", "Unaligned", "vadd", "at the link ceiling", "BAR store")
 
 
 def headlines(findings):
-    """The first finding of each topic, anomalies first: what fits the first screen."""
+    """The first finding of each topic, anomalies first, context never: what fits the first screen. "Pin or
+    stage" is one topic per direction (both are what a user most needs)."""
     picked, seen = [], set()
     for f in findings:
+        if f.kind == "context":
+            continue
         topic = next((t for t in TOPICS if t.lower() in f.title.lower()), f.title)
+        if topic == "Pin or stage":
+            topic = f.title
         if topic in seen:
             continue
         seen.add(topic)
@@ -627,8 +817,12 @@ def render_findings(doc, findings, overview=None, summary=""):
     doc.heading(1, "Findings", "findings")
     if summary:
         doc.para(summary, "small")
-    if findings:
-        doc.bullets(f.line() for f in headlines(findings))
+    top = headlines(findings)
+    if top:
+        doc.bullets(f.line() for f in top)
+    elif findings:
+        doc.para("Nothing to act on: what these files show is context (below), such as a CPU stand-in's figures or "
+                 "a comparison that did not hold at two neighbouring sizes.")
     else:
         doc.para("Nothing to report: no crossover, anomaly or overhead could be computed from these files.")
     if overview is not None:
@@ -637,7 +831,7 @@ def render_findings(doc, findings, overview=None, summary=""):
     if findings:
         doc.heading(2, f"All findings ({len(findings)})")
         doc.table(["", "finding", "numbers", "rests on (file#index in its results)"],
-                  [["look" if f.kind == "anomaly" else "do", f.title, f.text,
+                  [[{"anomaly": "look", "guide": "do"}.get(f.kind, "note"), f.title, f.text,
                     ", ".join(f.evidence[:6]) + (f" and {len(f.evidence) - 6} more" if len(f.evidence) > 6 else "")]
                    for f in findings],
                   row_marks=["warn" if f.kind == "anomaly" else "" for f in findings])

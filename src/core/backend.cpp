@@ -1,3 +1,4 @@
+#include <algorithm>
 #include <ostream>
 #include <stdexcept>
 #include <fmt/format.h>
@@ -88,6 +89,15 @@ direction parse_direction(const std::string& name) {
 std::unique_ptr<mem::host_resource> backend::host_memory(const std::string& kind) const {
   if (auto r = mem::make_host_kind(kind)) return r;
   throw skip_point(fmt::format("backend {} has no host memory kind '{}'", name(), kind));
+}
+
+std::string backend::pairing_gap(route_kind, const std::string&) const { return {}; }
+
+void mark_overview(std::vector<kind_support>& kinds, std::initializer_list<std::string_view> own) {
+  const auto& plain = mem::overview_kind_names();
+  for (auto& k : kinds)
+    k.overview = std::find(plain.begin(), plain.end(), k.name) != plain.end() ||
+                 std::find(own.begin(), own.end(), k.name) != own.end();
 }
 
 backend::peer_copy backend::prepare_peer(const point_spec&) {

@@ -81,9 +81,22 @@ std::vector<backend*> select_backends(std::vector<backend_entry>& entries, const
   return ordered;
 }
 
+const std::vector<direction>& overview_directions() {
+  static const std::vector<direction> dirs{direction::h2d, direction::d2h};
+  return dirs;
+}
+
 std::size_t plan::size() const {
   std::size_t n = 0;
   for (const auto& b : backends) n += b.points.size();
+  return n;
+}
+
+std::size_t plan::runnable() const {
+  std::size_t n = 0;
+  for (const auto& b : backends)
+    n += static_cast<std::size_t>(
+        std::count_if(b.points.begin(), b.points.end(), [](const planned_point& p) { return p.skip_reason.empty(); }));
   return n;
 }
 
@@ -108,6 +121,8 @@ std::vector<planned_point> check_points(const backend& b, std::vector<point_spec
   out.reserve(points.size());
   for (auto& p : points) {
     auto why = unavailable_reason(p, kinds, devices);
+    // A pairing that cannot exist reaches here only when both were named.
+    if (why.empty() && p.host_memory != "none") why = b.pairing_gap(p.route, p.host_memory);
     out.push_back({std::move(p), std::move(why)});
   }
   return out;
@@ -151,9 +166,17 @@ plan make_plan(std::vector<backend_entry>& entries, const selection& s) {
     spec.host_memory = keep_known(s.host_memory, kind_names);
     spec.sizes = s.sizes;
     spec.sizes_given = s.sizes_given;
+    spec.pairs_named = !s.routes.empty() && !s.host_memory.empty();
     if ((!s.routes.empty() && spec.routes.empty()) || (!s.host_memory.empty() && spec.host_memory.empty())) continue;
-    // Directions: those some selected route of this backend moves.
-    for (direction d : without_repeats(s.directions))
+    if (s.host_memory.empty() && !s.full)
+      for (const auto& k : kinds)
+        if (k.overview) spec.host_memory.push_back(k.name);
+    // Directions: those some selected route of this backend moves. The
+    // overview's are a default: routes that move neither (a device-to-device
+    // route named alone) keep their own (expand: empty = what they move).
+    const bool overview_dirs = s.directions.empty() && !s.full;
+    const auto& wanted_dirs = overview_dirs ? overview_directions() : s.directions;
+    for (direction d : without_repeats(wanted_dirs))
       for (const auto& r : routes)
         if ((spec.routes.empty() || contains(spec.routes, std::string(to_string(r.name)))) && contains(r.directions, d)) {
           spec.directions.push_back(d);

@@ -163,6 +163,27 @@ point_result measure(transfer& t, const point_spec& spec, const device_info& dev
   return r;
 }
 
+run_budget::run_budget(double total_s, std::size_t points)
+    : start_(clock::now()), total_s_(total_s), left_(std::max<std::size_t>(points, 1)) {}
+
+double run_budget::smallest_for(std::size_t points, double warmup_s) {
+  return std::ceil(static_cast<double>(points) * (min_point_s + warmup_s));
+}
+
+double run_budget::next_point_s() const {
+  const double elapsed = seconds_since(start_);
+  const double share = (total_s_ - elapsed) / static_cast<double>(std::max<std::size_t>(left_, 1));
+  const double overhead = ran_ ? std::max(0.0, (elapsed - sampled_s_) / static_cast<double>(ran_)) : 0.0;
+  return std::max(min_point_s, share - overhead);
+}
+
+void run_budget::point_done(bool ran, double sampling_s) {
+  if (left_ > 0) --left_;
+  if (!ran) return;
+  ++ran_;
+  sampled_s_ += std::max(0.0, sampling_s);
+}
+
 double watchdog_bound(std::uint64_t bytes, double max_time_s) {
   return 30.0 + 40.0 * max_time_s + static_cast<double>(bytes) / 20e6;
 }
@@ -255,7 +276,7 @@ sweep_outcome run_sweep(backend& b, const std::vector<point_spec>& points, const
 }
 
 sweep_outcome run_sweep(backend& b, const std::vector<planned_point>& points, const measure_options& options,
-                        reporter& out, const std::atomic<bool>& stop, const progress_fn& progress) {
+                        reporter& out, const std::atomic<bool>& stop, const progress_fn& progress, run_budget* budget) {
   sweep_outcome outcome;
   const auto devices = b.devices();
   std::string abandoned_at;  // the point whose thread is stuck in this backend
@@ -270,9 +291,13 @@ sweep_outcome run_sweep(backend& b, const std::vector<planned_point>& points, co
     const auto dev = std::find_if(devices.begin(), devices.end(), [&](const device_info& d) { return d.index == p.device; });
     const device_info device = dev != devices.end() ? *dev : device_info{.index = p.device, .name = "?", .type = "?", .details = {}, .unavailable_kinds = {}};
 
-    // The point's budget: its own plus what it may borrow (lend_cap_x).
+    // The point's budget: the run's share for it, or its own plus what it may
+    // borrow (lend_cap_x).
     measure_options point_options = options;
-    point_options.max_time_s += std::clamp(lent, 0.0, options.lend_cap_x * options.max_time_s);
+    if (budget && points[i].skip_reason.empty())
+      point_options.max_time_s = budget->next_point_s();
+    else
+      point_options.max_time_s += std::clamp(lent, 0.0, options.lend_cap_x * options.max_time_s);
     point_result r;
     if (!points[i].skip_reason.empty()) {
       r = unrun(p, device, point_status::skipped, points[i].skip_reason);
@@ -308,6 +333,9 @@ sweep_outcome run_sweep(backend& b, const std::vector<planned_point>& points, co
     // it (borrowed, or the stretch of a point on course) is paid back first.
     if (r.status == point_status::ok && r.spent.sampling_s >= 0)
       lent += options.max_time_s - (r.spent.sampling_s + r.spent.checking_s);
+    if (budget)
+      budget->point_done(r.status == point_status::ok && r.spent.sampling_s >= 0,
+                         r.spent.sampling_s + std::max(0.0, r.spent.checking_s));
     switch (r.status) {
       case point_status::ok: ++outcome.ok; break;
       case point_status::skipped: ++outcome.skipped; break;

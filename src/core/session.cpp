@@ -1,3 +1,4 @@
+#include <optional>
 #include <algorithm>
 #include <cctype>
 #include <chrono>
@@ -222,6 +223,14 @@ sweep_outcome session::run(const plan& p, const measure_options& m, devices_mode
   for (const auto& [name, why] : p.unavailable) fmt::print(console(), "{}: unavailable: {}\n", name, why);
   for (const auto& [name, why] : p.left_out) fmt::print(console(), "{}: not run: {}\n", name, why);
   sweep_outcome all;
+  // The whole run's budget spans every backend's points (measured alone; the
+  // devices-at-once pass keeps its per-point time).
+  std::optional<run_budget> budget;
+  if (m.run_budget_s > 0 && mode != devices_mode::together) {
+    budget.emplace(m.run_budget_s, p.runnable());
+    fmt::print(console(), "budget: {:g} s for {} points (--budget), the time going to the points that need it\n",
+               m.run_budget_s, p.runnable());
+  }
   const std::size_t passes = mode == devices_mode::alone_then_together ? 2 : 1;
   const std::size_t total = p.size() * passes;
   std::size_t done_before = 0;
@@ -236,7 +245,8 @@ sweep_outcome session::run(const plan& p, const measure_options& m, devices_mode
       if (pass > 0 && all.abandoned) break;
       const bool together = mode == devices_mode::together || pass == 1;
       const auto o = together ? run_together(*b.impl, b.points, m, sink(), stop(), on_progress)
-                              : run_sweep(*b.impl, b.points, m, sink(), stop(), on_progress);
+                              : run_sweep(*b.impl, b.points, m, sink(), stop(), on_progress,
+                                          budget ? &*budget : nullptr);
       all.ok += o.ok;
       all.skipped += o.skipped;
       all.failed += o.failed;

@@ -8,6 +8,11 @@ const std::vector<std::string>& host_kind_names() {
   return names;
 }
 
+const std::vector<std::string>& overview_kind_names() {
+  static const std::vector<std::string> names{"pageable", "pageable-unaligned"};
+  return names;
+}
+
 std::string canonical_kind_name(std::string_view name) {
   if (name == "malloc" || name == "regular") return "pageable";
   return std::string(name);

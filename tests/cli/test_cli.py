@@ -96,6 +96,18 @@ class BadInput(unittest.TestCase):
         self.assert_usage_error("--alignment", "2147483648", mentions="exceeds the bound of 1073741824")
         self.assert_usage_error("--unaligned-offset", "4096", mentions="offset")
 
+    def test_a_budget_too_small_or_beside_another_time_option(self):
+        self.assert_usage_error("--budget", "0", mentions="--budget 0 is out of range")
+        self.assert_usage_error("--budget", "nan", mentions="--budget")
+        self.assert_usage_error("--budget", "10", "--max-time", "0.1", mentions="--budget and --max-time")
+        self.assert_usage_error("--budget", "10", "--quick", mentions="--budget and --quick")
+        # The host's overview is 96 points: 0.5 s cannot give each its floor; the line names what would.
+        p = run("sweep", "-b", "host", "--json", self.out, "--budget", "0.5")
+        self.assertEqual(p.returncode, 2, p.stderr)
+        self.assertRegex(p.stderr.strip(), r"^xferbench: error: --budget 0.5 s is too small for the \d+ points "
+                                           r"selected: give at least \d+ s")
+        self.assertEqual(os.listdir(self.dir.name), [])
+
     def test_unknown_option(self):
         self.assert_usage_error("--frobnicate", mentions="frobnicate")
 

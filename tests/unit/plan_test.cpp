@@ -2,6 +2,7 @@
 // is a skipped point with its reason before any backend sees it.
 #include <atomic>
 #include <gtest/gtest.h>
+#include <set>
 #include <stdexcept>
 #include <xfer/core/errors.hpp>
 #include <xfer/core/plan.hpp>
@@ -236,4 +237,100 @@ TEST(MakePlan, WithoutAnAcceleratorOrWhenNamedTheCpuStandInRuns) {
   const plan named = make_plan(e2, s);
   EXPECT_EQ(planned(named), (std::vector<std::string>{"fake:cpu", "fake:gpu"}));
   EXPECT_TRUE(named.left_out.empty());
+}
+
+namespace {
+
+// A backend with an overview kind of its own ("pinned") and one the overview
+// leaves out ("huge"), and a route (kernel-host) that cannot address pageable memory.
+struct paired_backend final : backend {
+  std::string name() const override { return "paired"; }
+  std::string description() const override { return "test double"; }
+  std::vector<device_info> devices() const override {
+    return {{.index = 0, .name = "dev0", .type = "gpu", .memory_bytes = 0, .max_alloc_bytes = 0, .details = {},
+             .unavailable_kinds = {}}};
+  }
+  std::vector<route_info> routes() const override {
+    using enum direction;
+    return {{route_kind::copy_async, "", {h2d, d2h, bidir, d2d}, true},
+            {route_kind::kernel_host, "", {h2d, d2h}, true},
+            {route_kind::kernel_device, "", {d2d}, false}};
+  }
+  std::vector<kind_support> host_memory_kinds() const override {
+    std::vector<kind_support> k{{"pageable", true, "", ""}, {"huge", true, "", ""}, {"pinned", true, "", ""}};
+    mark_overview(k, {"pinned"});
+    return k;
+  }
+  std::string pairing_gap(route_kind r, const std::string& kind) const override {
+    return r == route_kind::kernel_host && kind != "pinned" ? "a kernel cannot reach " + kind + " memory" : "";
+  }
+  std::unique_ptr<transfer> prepare(const point_spec&) override { return std::make_unique<test::fake_transfer>(); }
+};
+
+std::vector<backend_entry> paired() {
+  std::vector<backend_entry> e;
+  e.push_back({"paired", std::make_unique<paired_backend>(), ""});
+  return e;
+}
+
+std::set<std::string> shapes(const plan& p) {
+  std::set<std::string> out;
+  for (const auto& pp : p.backends[0].points)
+    out.insert(std::string(to_string(pp.spec.route)) + " " + to_string(pp.spec.dir) + " " + pp.spec.host_memory +
+               (pp.skip_reason.empty() ? "" : " skipped"));
+  return out;
+}
+
+}  // namespace
+
+TEST(MakePlan, TheOverviewTakesEachBackendsOverviewKindsInBothDirectionsAndOnlyPairsThatExist) {
+  auto e = paired();
+  selection s;
+  s.sizes = {64};
+  s.full = false;
+  EXPECT_EQ(shapes(make_plan(e, s)),
+            (std::set<std::string>{"copy-async h2d pageable", "copy-async h2d pinned", "copy-async d2h pageable",
+                                   "copy-async d2h pinned", "kernel-host h2d pinned", "kernel-host d2h pinned"}));
+}
+
+TEST(MakePlan, TheFullMatrixHasEveryKindAndDirectionButStillNoPairingThatCannotExist) {
+  auto e = paired();
+  selection s;
+  s.sizes = {64};
+  const auto got = shapes(make_plan(e, s));
+  EXPECT_TRUE(got.count("copy-async bidir huge"));
+  EXPECT_TRUE(got.count("kernel-device d2d none"));
+  EXPECT_TRUE(got.count("copy-async d2d none"));
+  for (const auto& g : got) EXPECT_EQ(g.find("kernel-host h2d pageable"), std::string::npos) << g;
+  EXPECT_EQ(got.size(), 3u * 3u + 2u + 2u);  // copy-async h2d/d2h/bidir x 3 kinds, its d2d, kernel-host, kernel-device
+}
+
+TEST(MakePlan, AnOverviewRouteThatMovesNeitherDirectionKeepsItsOwn) {
+  auto e = paired();
+  selection s;
+  s.sizes = {64};
+  s.full = false;
+  s.routes = {"kernel-device"};
+  EXPECT_EQ(shapes(make_plan(e, s)), (std::set<std::string>{"kernel-device d2d none"}));
+}
+
+TEST(MakePlan, APairingNamedOnBothAxesIsPlannedSkippedWithTheBackendsReason) {
+  auto e = paired();
+  selection s;
+  s.sizes = {64};
+  s.routes = {"kernel-host"};
+  s.host_memory = {"pageable"};
+  s.directions = {direction::h2d};
+  const plan p = make_plan(e, s);
+  ASSERT_EQ(p.backends.at(0).points.size(), 1u);
+  EXPECT_EQ(p.backends[0].points[0].skip_reason, "a kernel cannot reach pageable memory");
+  EXPECT_EQ(p.runnable(), 0u);
+  // One axis named: the pairings that cannot exist are left out.
+  s.host_memory.clear();
+  EXPECT_EQ(shapes(make_plan(e, s)), (std::set<std::string>{"kernel-host h2d pinned"}));
+  // Nothing left at all is bad input.
+  s.host_memory = {"huge", "pageable"};
+  s.routes = {"copy-async", "kernel-host"};
+  s.backends = {};
+  EXPECT_EQ(make_plan(e, s).runnable(), 2u);  // copy-async h2d x 2 kinds; kernel-host's two skipped
 }

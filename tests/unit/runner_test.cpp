@@ -315,3 +315,41 @@ TEST(RunSweep, TimeQuietPointsLeaveIsLentToANoisyOne) {
   ASSERT_EQ(own.points.size(), 4u);
   EXPECT_DOUBLE_EQ(own.points[3].budget_s, o.max_time_s);
 }
+
+// sweep --budget: the whole run's time is shared out point by point, and what
+// quiet points leave goes to the points after them.
+TEST(RunSweep, AWholeRunBudgetGivesEachPointItsShareAndPassesOnWhatQuietOnesLeave) {
+  test::fake_backend b;
+  b.make = [](const point_spec& p) -> std::unique_ptr<transfer> {
+    auto t = std::make_unique<test::fake_transfer>();
+    if (p.bytes == 4) t->seconds_per_rep = [](std::size_t call) { return call % 2 ? 1e-3 : 3e-3; };
+    return t;
+  };
+  std::vector<planned_point> points;
+  for (std::uint64_t n : {1, 2, 3, 4})
+    points.push_back({{"fake", 0, route_kind::copy_sync, direction::h2d, "pageable", n}, ""});
+  points.push_back({{"fake", 0, route_kind::copy_sync, direction::h2d, "pageable", 5}, "cannot run here"});
+  auto o = fast();
+  o.watchdog_s = 0;
+  o.max_samples = 1u << 30;
+  const double total = 0.4;
+  run_budget budget(total, 4);  // the skipped point is not counted
+  std::atomic<bool> stop{false};
+  collecting_reporter got;
+  run_sweep(b, points, o, got, stop, {}, &budget);
+  ASSERT_EQ(got.points.size(), 5u);
+  // The first point's share is the whole over the points (nothing has cost anything yet).
+  EXPECT_NEAR(got.points[0].budget_s, total / 4, 0.02);
+  EXPECT_TRUE(got.points[0].converged && got.points[1].converged && got.points[2].converged);
+  // The noisy last point gets what the three quiet ones left: most of the run.
+  EXPECT_GT(got.points[3].budget_s, total / 2);
+  EXPECT_FALSE(got.points[3].converged);
+  EXPECT_EQ(got.points[4].status, point_status::skipped);
+}
+
+TEST(RunBudget, NeverBelowTheFloorAndTheSmallestBudgetCountsEveryPoint) {
+  run_budget spent(0.0, 10);
+  EXPECT_DOUBLE_EQ(spent.next_point_s(), run_budget::min_point_s);
+  EXPECT_DOUBLE_EQ(run_budget::smallest_for(1000, 0.005), 15.0);
+  EXPECT_DOUBLE_EQ(run_budget::smallest_for(1, 0.005), 1.0);  // whole seconds, rounded up
+}

@@ -3,6 +3,7 @@
 // OpenCL). The core expands a sweep into point_specs, asks the backend to
 // prepare() each one, and drives the returned transfer's run(K) to sample it.
 #include <cstdint>
+#include <initializer_list>
 #include <iosfwd>
 #include <map>
 #include <memory>
@@ -88,7 +89,15 @@ struct kind_support {
   bool available = true;
   std::string reason;  // why not, when unavailable
   std::string description;
+  // Measured by the default run (the overview): the plain kinds every program
+  // has (mem::overview_kind_names) and the backend's own fast kind; the rest
+  // with -m or --full.
+  bool overview = false;
 };
+
+// Marks the overview's kinds in a backend's list: the plain ones and `own`.
+void mark_overview(std::vector<kind_support>& kinds, std::initializer_list<std::string_view> own);
+
 
 struct point_spec {
   std::string backend;
@@ -163,6 +172,11 @@ class backend {
   // Throws skip_point when the point cannot run here (with why); anything
   // else it throws marks the point failed.
   virtual std::unique_ptr<transfer> prepare(const point_spec& point) = 0;
+  // Why `route` can never move host memory of `kind` on this backend (a
+  // kernel cannot address pageable memory, the staged copier is for pageable
+  // memory), or "" when the pairing exists. The plan leaves such pairings out
+  // unless both were named; prepare() still refuses them with the same words.
+  virtual std::string pairing_gap(route_kind route, const std::string& kind) const;
   // A copy from point.device's memory to point.peer's (route peer, direction
   // d2d), and how it travels: "peer" (the devices reach each other's memory
   // directly), or "staged via host" (through a host buffer, where the API

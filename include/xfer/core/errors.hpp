@@ -15,6 +15,18 @@ struct skip_point : std::runtime_error {
   using std::runtime_error::runtime_error;
 };
 
+// The reason a check that throws skip_point gives, or "" when it passes: one
+// rule serves prepare() (throw) and the plan (ask).
+template <class Check>
+std::string skip_reason_of(Check&& check) {
+  try {
+    check();
+    return {};
+  } catch (const skip_point& e) {
+    return e.what();
+  }
+}
+
 // What arrived is not what was sent.
 struct verification_error : std::runtime_error {
   using std::runtime_error::runtime_error;

@@ -22,7 +22,15 @@ struct selection {
   std::vector<direction> directions;
   std::vector<std::uint64_t> sizes;
   bool sizes_given = true;  // false: `sizes` is the default grid (sweep_spec::sizes_given)
+  // False: the overview, what the default run measures where no kinds or
+  // directions were named: each backend's overview kinds
+  // (kind_support::overview) and the directions h2d and d2h. True: every
+  // kind and direction (--full).
+  bool full = true;
 };
+
+// The overview's directions (selection::full).
+const std::vector<direction>& overview_directions();
 
 // A name that selects backends: the exact name ("opencl:pocl") or its family
 // before ':' ("opencl").
@@ -52,6 +60,7 @@ struct plan {
   // stand-in CPU devices, make_plan): name, reason.
   std::vector<std::pair<std::string, std::string>> left_out;
   std::size_t size() const;
+  std::size_t runnable() const;  // the points planned to run (no skip reason)
 };
 
 // Every chosen backend's points (sweep.hpp's expand), each checked against
@@ -65,6 +74,10 @@ struct plan {
 // backend has an accelerator: there it measures the host's memory through a
 // second API, took 40% of the H100's default run and converged on 11% of its
 // points (docs/results/h100/profile/). Naming it measures it.
+//
+// A route never meets a host memory kind it cannot move (backend::pairing_gap)
+// unless both were named; with selection::full false the kinds and
+// directions not named are the overview's.
 plan make_plan(std::vector<backend_entry>& entries, const selection& s);
 
 // Why this well-formed point cannot run on this backend, or "" when it can:
@@ -72,7 +85,8 @@ plan make_plan(std::vector<backend_entry>& entries, const selection& s);
 // device can allocate.
 std::string unavailable_reason(const point_spec& p, const std::vector<kind_support>& kinds,
                                const std::vector<device_info>& devices);
-// Each point of `b` with its unavailable_reason.
+// Each point of `b` with its unavailable_reason, or else the backend's
+// pairing_gap (a pairing that reaches here was named on both axes).
 std::vector<planned_point> check_points(const backend& b, std::vector<point_spec> points);
 
 }  // namespace xfer

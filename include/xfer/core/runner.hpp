@@ -1,6 +1,7 @@
 #pragma once
 // Adaptive sampling of one point, and the loop over a sweep's points.
 #include <atomic>
+#include <chrono>
 #include <cstddef>
 #include <functional>
 #include <vector>
@@ -42,6 +43,9 @@ struct measure_options {
   // The watchdog's bound on one point, preparation included: negative derives
   // it from the point (watchdog_bound), 0 turns the watchdog off.
   double watchdog_s = -1;
+  // The whole run's wall-clock target in seconds (sweep --budget): each
+  // point's sampling time then comes from run_budget, not max_time_s. 0: off.
+  double run_budget_s = 0;
 
   // --quick: a coarse look in seconds (5% target, 10 ms a point).
   static measure_options quick() {
@@ -51,6 +55,35 @@ struct measure_options {
     o.warmup_s = 0.0005;
     return o;
   }
+};
+
+// The default run's whole-run budget (sweep --budget), seconds: with the
+// overview's selection it fits the sweep and its report in two minutes on an
+// H100 machine and on a 2-core one (docs/results/default-run/).
+inline constexpr double overview_budget_s = 75;
+
+// A whole run's wall-clock budget, shared by every backend's points in turn:
+// each point may sample for what is left of the budget over the points left,
+// less what a point has cost beyond its sampling so far (preparing, warming
+// up, verifying, releasing). A point that converges early leaves its share to
+// the points after it, so the time goes where the uncertainty is.
+class run_budget {
+ public:
+  // Less than this a point never gets: under it few points reach their target.
+  static constexpr double min_point_s = 0.01;
+  run_budget(double total_s, std::size_t points);
+  // The smallest budget that gives `points` points min_point_s each and their warm-up.
+  static double smallest_for(std::size_t points, double warmup_s);
+  // The next point's sampling budget.
+  double next_point_s() const;
+  // After each point: whether it ran (skipped points cost nothing) and what its sampling took.
+  void point_done(bool ran, double sampling_s);
+
+ private:
+  std::chrono::steady_clock::time_point start_;
+  double total_s_;
+  std::size_t left_, ran_ = 0;
+  double sampled_s_ = 0;
 };
 
 // A generous bound on one point: far more than preparing, sampling (at most
@@ -82,8 +115,10 @@ struct sweep_outcome {
 };
 using progress_fn = std::function<void(std::size_t done, std::size_t total, const point_spec&)>;
 // A planned point with a skip reason is reported skipped, never prepared.
+// With `budget`, each point's sampling time comes from it (lending is off).
 sweep_outcome run_sweep(backend& b, const std::vector<planned_point>& points, const measure_options& options,
-                        reporter& out, const std::atomic<bool>& stop, const progress_fn& progress = {});
+                        reporter& out, const std::atomic<bool>& stop, const progress_fn& progress = {},
+                        run_budget* budget = nullptr);
 // Every point planned to run.
 sweep_outcome run_sweep(backend& b, const std::vector<point_spec>& points, const measure_options& options,
                         reporter& out, const std::atomic<bool>& stop, const progress_fn& progress = {});

@@ -19,6 +19,10 @@ struct sweep_spec {
   // False where `sizes` is the default grid (none were asked for): a route
   // with default_sizes of its own is measured at those instead.
   bool sizes_given = true;
+  // A route with a host memory kind it can never move (backend::pairing_gap)
+  // is left out of the points unless both were named: then the point is
+  // planned and skipped with the reason, as the user asked for it.
+  bool pairs_named = false;
 };
 
 // Points for one backend, nested device > route > direction > host kind > size;

@@ -16,6 +16,9 @@ struct kind_options {
 
 // The kinds in the order reports list them.
 const std::vector<std::string>& host_kind_names();
+// The plain kinds of host_kind_names() an ordinary program hands to a copy
+// API (what the default run measures beside each backend's own fast kind).
+const std::vector<std::string>& overview_kind_names();
 
 // One spelling per kind across the sweep, the CPU study and the allocator
 // study: an older name ("malloc", the allocator study's, and "regular", the

@@ -5,6 +5,7 @@
 #include <fmt/format.h>
 #include <xfer/config.hpp>
 #include <xfer/core/errors.hpp>
+#include <xfer/core/staged_route.hpp>
 
 #include "cuda_backends.hpp"
 #include "cuda_transfer.hpp"
@@ -127,7 +128,20 @@ std::vector<kind_support> cuda_backend::host_memory_kinds() const {
     }
     out.push_back(std::move(k));
   }
+  mark_overview(out, {"pinned"});
   return out;
+}
+
+std::string cuda_backend::pairing_gap(route_kind route, const std::string& kind) const {
+  const bool pageable_only = route == route_kind::staged || route == route_kind::batch_any_order;
+  const bool device_reads = route == route_kind::kernel_host || route == route_kind::latency;
+  if (!pageable_only && !device_reads) return {};
+  const auto k = make_host_kind(kind, *api_, kinds_);
+  if (!k) return {};
+  if (pageable_only) return skip_reason_of([&] { require_pageable_for_staged(*k); });
+  if (attrs_.empty()) return {};
+  const std::string gap = device_access_gap(*k, attrs_[0]);
+  return gap.empty() ? gap : fmt::format("{} needs host memory the device can address: {}", to_string(route), gap);
 }
 
 std::map<std::string, std::string> cuda_backend::versions() const {

@@ -26,6 +26,7 @@ class cuda_backend final : public backend {
   std::vector<kind_support> host_memory_kinds() const override;
   std::map<std::string, std::string> versions() const override;
   std::unique_ptr<transfer> prepare(const point_spec& point) override;
+  std::string pairing_gap(route_kind route, const std::string& kind) const override;
   // Peer access where the devices allow it, else staged by the driver (peer_transfer.cpp).
   peer_copy prepare_peer(const point_spec& point) override;
   // Every kind of host_kind_names(): the core ones with this backend's kind

@@ -256,7 +256,14 @@ std::vector<kind_support> host_backend::host_memory_kinds() const {
   std::vector<kind_support> out;
   for (const auto& name : mem::host_kind_names())
     out.push_back({name, true, "", mem::make_host_kind(name, kinds_)->describe()});
+  mark_overview(out, {});
   return out;
+}
+
+std::string host_backend::pairing_gap(route_kind route, const std::string& kind) const {
+  if (route != route_kind::staged) return {};
+  const auto k = mem::make_host_kind(kind, kinds_);
+  return k ? skip_reason_of([&] { require_pageable_for_staged(*k); }) : std::string();
 }
 
 std::unique_ptr<mem::host_resource> host_backend::host_memory(const std::string& kind) const {

@@ -28,6 +28,7 @@ class host_backend final : public backend {
   std::vector<kind_support> host_memory_kinds() const override;
   std::unique_ptr<mem::host_resource> host_memory(const std::string& kind) const override;
   std::unique_ptr<transfer> prepare(const point_spec& point) override;
+  std::string pairing_gap(route_kind route, const std::string& kind) const override;
   // Stand-in devices share the host's memory: a memcpy between two "device"
   // buffers, reported as a peer path.
   peer_copy prepare_peer(const point_spec& point) override;

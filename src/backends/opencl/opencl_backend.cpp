@@ -108,7 +108,18 @@ std::vector<kind_support> opencl_backend::host_memory_kinds() const {
     }
     out.push_back({name, any, any ? "" : reason, describe_opencl_kind(name, kinds_)});
   }
+  mark_overview(out, {"alloc-host-ptr"});
   return out;
+}
+
+std::string opencl_backend::pairing_gap(route_kind r, const std::string& kind) const {
+  const auto route = opencl_route(r);
+  if (!route) return {};
+  if (route_needs_kernel_visible_host(*route) && !is_opencl_kind(kind))
+    return fmt::format("a kernel cannot reach {} memory: it needs a cl_mem or SVM (alloc-host-ptr, use-host-ptr, svm-*)",
+                       kind);
+  if (*route == route_id::staged) return skip_reason_of([&] { require_staged_kind(kind, kinds_); });
+  return {};
 }
 
 std::map<std::string, std::string> opencl_backend::versions() const {
@@ -163,10 +174,8 @@ std::unique_ptr<transfer> opencl_backend::prepare(const point_spec& p) {
     throw std::logic_error(fmt::format("{} was handed an unplanned point: route '{}', device {}", name(), to_string(p.route), p.device));
   const device_caps& caps = devices_[static_cast<std::size_t>(p.device)];
   const bool host_side = p.host_memory != "none";
-  if (host_side && route_needs_kernel_visible_host(*route) && !is_opencl_kind(p.host_memory))
-    throw skip_point(fmt::format(
-        "a kernel cannot reach {} memory: it needs a cl_mem or SVM (alloc-host-ptr, use-host-ptr, svm-*)",
-        p.host_memory));
+  if (host_side)
+    if (auto why = pairing_gap(p.route, p.host_memory); !why.empty()) throw skip_point(why);
   const buffer_counts counts = buffers_for(p.dir);
   if (counts.device * p.bytes > caps.global_mem_bytes)
     throw skip_point(fmt::format("needs {} device buffers of {} B; the device has {} B (CL_DEVICE_GLOBAL_MEM_SIZE)",
@@ -179,7 +188,6 @@ std::unique_ptr<transfer> opencl_backend::prepare(const point_spec& p) {
 
   device_context& dev = context_for(p.device);
   if (*route == route_id::kernel_host || *route == route_id::kernel_device) copy_program(p.device);
-  if (*route == route_id::staged) require_staged_kind(p.host_memory, kinds_);
   try {
     // A copier that cannot start or calibrate fails the point with its
     // reason: the device works (the other routes use it).

@@ -24,6 +24,7 @@ class opencl_backend final : public backend {
   std::vector<kind_support> host_memory_kinds() const override;
   std::map<std::string, std::string> versions() const override;
   std::unique_ptr<transfer> prepare(const point_spec& point) override;
+  std::string pairing_gap(route_kind route, const std::string& kind) const override;
   // Through a host buffer: each device has a context of its own here.
   peer_copy prepare_peer(const point_spec& point) override;
   // The core kinds as every backend has them (with this backend's options),

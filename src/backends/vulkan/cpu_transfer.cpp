@@ -123,18 +123,22 @@ class cpu_transfer final : public transfer {
 
 }  // namespace
 
-void require_cpu_route(const point_spec& p, const device_caps& caps) {
-  (void)caps;
+std::string cpu_route_kind_gap(route_kind route, const std::string& kind) {
   // Only device memory: the route is about stores and loads that cross the
   // link (the BAR). The CPU's stores into the host kinds never leave the
   // host, and the CPU study measures them beside regular memory.
-  if (p.host_memory != "device-local-host-visible")
-    throw skip_point(fmt::format("route {} stores into or loads from device memory through the BAR "
-                                 "(device-local-host-visible); {} is host memory: `xferbench cpu --kinds {}` "
-                                 "measures the CPU on it",
-                                 to_string(p.route), p.host_memory,
-                                 // imported memory is the CPU's own page-aligned memory
-                                 p.host_memory == "imported" ? "aligned" : p.host_memory));
+  if (kind == "device-local-host-visible") return {};
+  return fmt::format("route {} stores into or loads from device memory through the BAR "
+                     "(device-local-host-visible); {} is host memory: `xferbench cpu --kinds {}` "
+                     "measures the CPU on it",
+                     to_string(route), kind,
+                     // imported memory is the CPU's own page-aligned memory
+                     kind == "imported" ? "aligned" : kind);
+}
+
+void require_cpu_route(const point_spec& p, const device_caps& caps) {
+  (void)caps;
+  if (auto why = cpu_route_kind_gap(p.route, p.host_memory); !why.empty()) throw skip_point(why);
 }
 
 std::unique_ptr<transfer> make_cpu_transfer(const point_spec& p, const device_context& dev) {

@@ -49,13 +49,18 @@ class kernel_transfer final : public vulkan_transfer {
 
 }  // namespace
 
+std::string kernel_host_kind_gap(const std::string& kind) {
+  if (kind == "device-local-host-visible")
+    return "device-local-host-visible is the device's own memory: route kernel-host reads and writes host memory";
+  if (!is_vulkan_kind(kind))
+    return fmt::format("a shader cannot reach {} memory: it needs host memory the device maps "
+                       "(host-coherent, host-cached, imported)",
+                       kind);
+  return {};
+}
+
 void require_kernel_host(const point_spec& p, const device_caps& caps) {
-  if (p.host_memory == "device-local-host-visible")
-    throw skip_point("device-local-host-visible is the device's own memory: route kernel-host reads and writes host memory");
-  if (!is_vulkan_kind(p.host_memory))
-    throw skip_point(fmt::format("a shader cannot reach {} memory: it needs host memory the device maps "
-                                 "(host-coherent, host-cached, imported)",
-                                 p.host_memory));
+  if (auto why = kernel_host_kind_gap(p.host_memory); !why.empty()) throw skip_point(why);
   if (copy_shader_spirv().empty())
     throw skip_point("this build has no SPIR-V for the compute shader (no glslc or glslangValidator at configure time)");
   const std::uint64_t words = (p.bytes + 3) / 4 * 4;

@@ -69,6 +69,13 @@ std::optional<route_kind> vulkan_route(route_kind r) {
   return std::nullopt;
 }
 
+std::string route_kind_gap(route_kind r, const std::string& kind) {
+  if (r == route_kind::kernel_host) return kernel_host_kind_gap(kind);
+  if (is_cpu_route(r)) return cpu_route_kind_gap(r, kind);
+  if (is_store_latency_route(r)) return store_latency_kind_gap(r, kind);
+  return {};
+}
+
 void require_route(const point_spec& p, const device_caps& caps) {
   if (p.bytes == 0) throw skip_point("a copy of 0 bytes is not a Vulkan command (VkBufferCopy.size must be > 0)");
   if (p.route == route_kind::kernel_host) require_kernel_host(p, caps);

@@ -20,6 +20,8 @@ bool is_cpu_route(route_kind r);
 // skip_point where the route cannot take the point on this device (a kind
 // the route cannot use, a size beyond a limit, no SPIR-V in this build).
 void require_route(const point_spec& p, const device_caps& caps);
+// Why route `r` can never move host memory of `kind` (backend::pairing_gap), or "".
+std::string route_kind_gap(route_kind r, const std::string& kind);
 class compute_pipeline;
 // pipe: the copy pipeline, for kernel-host; poll: the polling one, for
 // cpu-store(-nt)-latency (each made by the backend on first use).

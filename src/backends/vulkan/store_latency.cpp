@@ -522,11 +522,15 @@ bool is_store_latency_route(route_kind r) {
   return r == route_kind::cpu_store_latency || r == route_kind::cpu_store_nt_latency;
 }
 
+std::string store_latency_kind_gap(route_kind route, const std::string& kind) {
+  if (kind == "device-local-host-visible") return {};
+  return fmt::format("route {} times a store into device memory through the BAR "
+                     "(device-local-host-visible) until a device reader sees it; {} is host memory",
+                     to_string(route), kind);
+}
+
 void require_store_latency(const point_spec& p) {
-  if (p.host_memory != "device-local-host-visible")
-    throw skip_point(fmt::format("route {} times a store into device memory through the BAR "
-                                 "(device-local-host-visible) until a device reader sees it; {} is host memory",
-                                 to_string(p.route), p.host_memory));
+  if (auto why = store_latency_kind_gap(p.route, p.host_memory); !why.empty()) throw skip_point(why);
   if (p.bytes > store_latency_max_bytes)
     throw skip_point(fmt::format("route {} times stores of up to {} B (a message; cpu-store gives the bandwidth "
                                  "by size); {} B asked",

@@ -21,6 +21,8 @@ bool is_store_latency_route(route_kind r);
 // skip_point where the route cannot take the point (a kind other than
 // device-local-host-visible, a size out of 1..4096 B, no SPIR-V).
 void require_store_latency(const point_spec& p);
+// Why a store-latency route can never take `kind` (only the BAR), or "".
+std::string store_latency_kind_gap(route_kind route, const std::string& kind);
 
 // The bounds on every wait (none may hang a test or a sweep), and the test
 // hooks that break one round on purpose. Rounds count from 1 within a run().

@@ -111,10 +111,14 @@ std::unique_ptr<transfer> make_copy_transfer(const point_spec& p, const device_c
                                              const mem::kind_options& kinds);
 // routes cpu-store(-nt), cpu-load(-nt); require_cpu_route throws skip_point where they cannot run
 void require_cpu_route(const point_spec& p, const device_caps& caps);
+// Why a cpu-* route can never take `kind` (only the BAR), or "".
+std::string cpu_route_kind_gap(route_kind route, const std::string& kind);
 std::unique_ptr<transfer> make_cpu_transfer(const point_spec& p, const device_context& dev);
 // route kernel-host; require_kernel_host throws skip_point where it cannot run
 class compute_pipeline;
 void require_kernel_host(const point_spec& p, const device_caps& caps);
+// Why kernel-host can never take `kind` (the shader reaches only mapped host memory), or "".
+std::string kernel_host_kind_gap(const std::string& kind);
 std::unique_ptr<transfer> make_kernel_transfer(const point_spec& p, const device_context& dev,
                                                const mem::kind_options& kinds, compute_pipeline& pipe);
 

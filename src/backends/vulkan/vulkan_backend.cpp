@@ -75,7 +75,12 @@ std::vector<kind_support> vulkan_backend::host_memory_kinds() const {
     const std::string why = kind_unavailable_reason(name, caps_);
     out.push_back({name, why.empty(), why, describe_kind(name)});
   }
+  mark_overview(out, {"host-coherent", "device-local-host-visible"});
   return out;
+}
+
+std::string vulkan_backend::pairing_gap(route_kind route, const std::string& kind) const {
+  return route_kind_gap(route, kind);
 }
 
 std::map<std::string, std::string> vulkan_backend::versions() const {

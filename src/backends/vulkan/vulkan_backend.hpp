@@ -24,6 +24,7 @@ class vulkan_backend final : public backend {
   std::vector<kind_support> host_memory_kinds() const override;
   std::map<std::string, std::string> versions() const override;
   std::unique_ptr<transfer> prepare(const point_spec& point) override;
+  std::string pairing_gap(route_kind route, const std::string& kind) const override;
   // The core kinds as every backend has them, and the mapped Vulkan kinds as
   // vk_host_resource (for the CPU study); "imported" is no resource of its own.
   std::unique_ptr<mem::host_resource> host_memory(const std::string& kind) const override;

@@ -50,7 +50,12 @@ class xrt_backend final : public backend {
     for (const auto& name : mem::host_kind_names())
       out.push_back({name, true, "", mem::make_host_kind(name, kinds_)->describe()});
     for (const auto& k : bo_kinds()) out.push_back({k.name, true, "", k.description});
+    mark_overview(out, {"bo-normal"});
     return out;
+  }
+
+  std::string pairing_gap(route_kind route, const std::string& kind) const override {
+    return bo_pairing_gap(route, kind);
   }
 
   std::unique_ptr<transfer> prepare(const point_spec& p) override {

@@ -192,13 +192,17 @@ class xrt_transfer final : public transfer {
 
 }  // namespace
 
+std::string bo_pairing_gap(route_kind route, const std::string& kind) {
+  const bool bo_kind = is_bo_kind(kind);
+  if (route == route_kind::bo_sync && !bo_kind)
+    return "route bo-sync syncs a buffer XRT allocated: its kinds are bo-normal and bo-host-only";
+  if (route != route_kind::bo_sync && bo_kind) return fmt::format("{} is XRT's own buffer: route bo-sync measures it", kind);
+  return {};
+}
+
 std::unique_ptr<transfer> make_xrt_transfer(const point_spec& p, const device_info&, const std::string& mode,
                                             mem::kind_options kinds) {
-  const bool bo_kind = is_bo_kind(p.host_memory);
-  if (p.route == route_kind::bo_sync && !bo_kind)
-    throw skip_point("route bo-sync syncs a buffer XRT allocated: its kinds are bo-normal and bo-host-only");
-  if (p.route != route_kind::bo_sync && bo_kind)
-    throw skip_point(fmt::format("{} is XRT's own buffer: route bo-sync measures it", p.host_memory));
+  if (auto why = bo_pairing_gap(p.route, p.host_memory); !why.empty()) throw skip_point(why);
   // The kind is made once: the check that it exists hands it to the transfer.
   std::unique_ptr<mem::host_resource> kind;
   if (p.route != route_kind::bo_sync) {

@@ -14,6 +14,10 @@ struct bo_kind {
 };
 const std::vector<bo_kind>& bo_kinds();
 
+// Why `route` can never move `kind`: bo-sync takes only XRT's own buffers,
+// the other routes only host memory (backend::pairing_gap); "" when it can.
+std::string bo_pairing_gap(route_kind route, const std::string& kind);
+
 // Throws skip_point where the point cannot run (with why).
 std::unique_ptr<transfer> make_xrt_transfer(const point_spec& p, const device_info& device, const std::string& mode,
                                             mem::kind_options kinds);
