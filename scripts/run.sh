@@ -15,9 +15,11 @@ mkdir -p "$POCL_CACHE_DIR"
 
 "$bin" info | tee "$out/info.txt"
 echo
-# The sweep's own defaults are the overview (core/sweep.hpp, core/runner.hpp):
-# eight sizes, 50 ms of sampling a point (up to 4x for one on course to
-# converge). --dense, --sizes or --min/--max measure more.
+# The sweep's own defaults are the overview (core/plan.hpp, core/runner.hpp):
+# eight sizes, h2d and d2h, each backend's plain and own fast kinds, on a
+# whole-run budget of 75 s that goes to the points that need it. --full,
+# --dense, --sizes or --min/--max measure more.
+t0=$(date +%s.%N)
 set +e
 "$bin" sweep "$@" --json "$out/sweep.json" --csv "$out/sweep.csv" | tee "$out/sweep.txt"
 rc=${PIPESTATUS[0]}
@@ -27,5 +29,6 @@ if [ -f "$out/sweep.json" ]; then
     echo "report: $out/report/index.html"
   fi
 fi
-echo "results: $out"
+took=$(awk -v a="$t0" -v b="$(date +%s.%N)" 'BEGIN { printf "%.0f", b - a }')
+echo "results: $out (sweep and report: $took s)"
 exit "$rc"

@@ -30,14 +30,14 @@ bool all_cpu(const backend& b) {
          std::all_of(devices.begin(), devices.end(), [](const device_info& d) { return d.type == "cpu"; });
 }
 
-// The default run's policy on stand-ins (make_plan).
+// The default run's policy on stand-ins, the host reference among them (make_plan).
 void leave_out_cpu_stand_ins(std::vector<backend*>& chosen, std::vector<std::pair<std::string, std::string>>& left_out) {
   const auto accelerator = std::find_if(chosen.begin(), chosen.end(), [](const backend* b) { return !all_cpu(*b); });
   if (accelerator == chosen.end()) return;
   const std::string with = (*accelerator)->name();
   std::vector<backend*> kept;
   for (auto* b : chosen) {
-    if (b->name() != "host" && all_cpu(*b))
+    if (all_cpu(*b))
       left_out.emplace_back(b->name(), fmt::format("a CPU device, left out of the default run beside {}'s "
                                                    "accelerator (--backend {} measures it)",
                                                    with, b->name()));

@@ -112,10 +112,17 @@ class BadInput(unittest.TestCase):
         self.assert_usage_error("--frobnicate", mentions="frobnicate")
 
     def test_route_alone_picks_its_directions(self):
-        p = run("sweep", "-b", "host", "-r", "memcpy-mt", "--sizes", "64", "-m", "aligned", "--max-time", "0.01")
+        p = run("sweep", "-b", "host", "-r", "memcpy-mt", "--sizes", "64", "-m", "aligned", "--max-time", "0.01",
+                "--full")
         self.assertEqual(p.returncode, 0, p.stderr)
         self.assertNotIn(" bidir ", p.stdout)
         self.assertIn(" d2d ", p.stdout)
+        # Without --full, the overview's directions: h2d and d2h.
+        p = run("sweep", "-b", "host", "-r", "memcpy-mt", "--sizes", "64", "-m", "aligned", "--max-time", "0.01")
+        self.assertEqual(p.returncode, 0, p.stderr)
+        self.assertNotIn(" d2d ", p.stdout)
+        self.assertIn(" h2d ", p.stdout)
+        self.assertIn(" d2h ", p.stdout)
 
     def test_direction_no_route_moves(self):
         self.assert_usage_error("-r", "memcpy-mt", "-d", "bidir", mentions="moves data bidir")
@@ -322,7 +329,8 @@ class Sweep(unittest.TestCase):
     def test_host_sweep_writes_the_contract(self):
         with tempfile.TemporaryDirectory() as d:
             js, cs = os.path.join(d, "r.json"), os.path.join(d, "r.csv")
-            p = run("sweep", "-b", "host", "--sizes", "1,4K,1M", "--max-time", "0.01", "--json", js, "--csv", cs)
+            p = run("sweep", "-b", "host", "--sizes", "1,4K,1M", "--max-time", "0.01", "--full", "--json", js, "--csv",
+                    cs)
             self.assertEqual(p.returncode, 0, p.stderr)
             self.assertIn("points:", p.stdout)
             doc = load(js)
@@ -348,6 +356,22 @@ class Sweep(unittest.TestCase):
             rows = load(cs).splitlines()
             self.assertEqual(len(rows), 1 + len(results))
             self.assertEqual(sorted(os.listdir(d)), ["r.csv", "r.json"])
+
+    def test_the_overview_is_the_plain_kinds_both_ways_on_a_whole_run_budget(self):
+        with tempfile.TemporaryDirectory() as d:
+            js = os.path.join(d, "r.json")
+            p = run("sweep", "-b", "host", "--budget", "4", "-q", "--json", js)
+            self.assertEqual(p.returncode, 0, p.stderr)
+            self.assertIn("budget: 4 s for 96 points (--budget)", p.stdout)
+            doc = load(js)
+            self.assertEqual(doc["config"]["budget_s"], 4)
+            got = {(r["route"], r["direction"], r["host_memory"]) for r in doc["results"]}
+            # memcpy, memcpy-mt, staged x h2d, d2h x pageable, pageable-unaligned: 12 curves of 8 sizes.
+            self.assertEqual(len(got), 12)
+            self.assertEqual({r["host_memory"] for r in doc["results"]}, {"pageable", "pageable-unaligned"})
+            self.assertEqual({r["direction"] for r in doc["results"]}, {"h2d", "d2h"})
+            self.assertEqual(len(doc["results"]), 96)
+            self.assertTrue(all(r["status"] == "ok" for r in doc["results"]))
 
     def test_staged_route_beside_memcpy_in_one_sweep(self):
         with tempfile.TemporaryDirectory() as d:
