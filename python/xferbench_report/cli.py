@@ -69,6 +69,13 @@ def _parser():
     c.add_argument("--same-machine", action="store_true",
                    help="refuse (exit 2) files from different machines instead of warning")
     c.add_argument("--changes-only", action="store_true", help="list only points that are not 'same'")
+    h = sub.add_parser("headlines", help="a run's headline findings; with two runs, whether the second repeats them",
+                       description="Print the headline findings of each result file (what the report's first screen "
+                                   "shows). With two files (a run and its rerun on the same machine), also the titles "
+                                   "they share and any headline the other run contradicts; exit 1 when they disagree "
+                                   "(fewer in common than all but one of the shorter list, or a contradiction), the "
+                                   "rule of docs/findings.md.")
+    h.add_argument("results", nargs="+", metavar="RESULTS.json", help="one or two result files")
     fl = sub.add_parser("fleet", help="merge the per-rank files of `xferbench fleet --out-dir DIR` and list the outliers",
                         description="Merge DIR/rank-*.json (ranks started without MPI) into one fleet result file "
                                     "and judge it as rank 0 does over MPI (docs/fleet.md): problems and outliers "
@@ -141,6 +148,28 @@ def _command(args):
                   "differences may be the machines'", file=sys.stderr)
         sys.stdout.write(format_comparison(cmp, changes_only=args.changes_only))
         return 1 if cmp.regressed else 0
+    if args.command == "headlines":
+        if len(args.results) > 2:
+            raise BadInput(f"headlines takes one or two result files, got {len(args.results)}")
+        from .findings import findings_of_files, headline_agreement, headlines
+
+        runs = [findings_of_files([path]) for path in args.results]
+        for path, fs in zip(args.results, runs):
+            print(f"{path}:")
+            for f in headlines(fs):
+                print(f"  {f.line()}")
+        if len(runs) == 1:
+            return 0
+        agreed = headline_agreement(*runs)
+        print(f"in common: {len(agreed.common)} of {len(agreed.first)} and {len(agreed.second)} headlines"
+              + (f"; only in the first: {', '.join(t for t in agreed.first if t not in agreed.common)}"
+                 if len(agreed.common) < len(agreed.first) else "")
+              + (f"; only in the second: {', '.join(t for t in agreed.second if t not in agreed.common)}"
+                 if len(agreed.common) < len(agreed.second) else ""))
+        for title, k1, k2 in agreed.contradicted:
+            print(f"contradicted: {title} ({k1} in the first, {k2} in the second)")
+        print("the runs agree" if agreed.agrees else "the runs disagree")
+        return 0 if agreed.agrees else 1
     if args.command == "fleet":
         import os
 

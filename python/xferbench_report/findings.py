@@ -811,6 +811,61 @@ def headlines(findings):
     return picked
 
 
+def findings_of_files(paths):
+    """Every finding of some result files, ordered: what `render` would list (BadInput when none is usable)."""
+    from .errors import BadInput
+    from .inputs import sort_inputs
+    from .analysis import analyze
+    from .studies import study_findings
+
+    got = sort_inputs(paths)
+    if not got.runs and not got.studies:
+        raise BadInput("\n".join(got.refused))
+    report = analyze(got.runs) if got.runs else None
+    return order((sweep_findings(report) if report else []) + study_findings(got.studies))
+
+
+@dataclass
+class Agreement:
+    first: list  # the headlines' titles of the first run
+    second: list
+    common: list  # titles both have
+    contradicted: list  # (title, first kind, second kind): the same title said as a fault once, as guidance once
+
+    @property
+    def agrees(self):
+        """All headlines but one repeated, of the longer list (five of six), and none said the other way."""
+        need = max(0, max(len(self.first), len(self.second)) - 1)
+        return not self.contradicted and len(self.common) >= need
+
+
+# Titles that say the opposite of each other about the same thing.
+OPPOSITES = (("Crossover: ", "No crossover: "), (" at the link ceiling", " below the link ceiling"))
+
+
+def _opposite(title):
+    for x, y in OPPOSITES:
+        for a, b in ((x, y), (y, x)):
+            if a in title:
+                return title.replace(a, b)
+    return None
+
+
+def headline_agreement(first, second):
+    """Two runs' headlines (findings lists) compared by title (titles carry no numbers: docs/findings.md). A
+    headline of one run is contradicted where the other run says its opposite anywhere, or the same title as
+    another kind."""
+    a = {f.title: f.kind for f in headlines(first)}
+    b = {f.title: f.kind for f in headlines(second)}
+    all_a = {f.title: f.kind for f in first}
+    all_b = {f.title: f.kind for f in second}
+    common = [t for t in a if t in b]
+    contradicted = [(t, a[t], b[t]) for t in common if a[t] != b[t]]
+    contradicted += [(t, a[t], all_b[_opposite(t)]) for t in a if _opposite(t) in all_b]
+    contradicted += [(t, all_a[_opposite(t)], b[t]) for t in b if _opposite(t) in all_a]
+    return Agreement(list(a), list(b), common, contradicted)
+
+
 def render_findings(doc, findings, overview=None, summary=""):
     """The top of the report: a one-line summary, the headline findings, the first figure, then every finding
     with the points it rests on."""
