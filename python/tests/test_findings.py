@@ -223,6 +223,7 @@ def test_staged_copy_against_the_plain_pageable_copy(write_result):
         pts.append(dict(point(backend="cuda-rt", route="copy-sync", memory="pageable", nbytes=n, samples=[tp] * 5),
                         device_type="gpu"))
     f = only(findings_of(write_result, pts), "Crossover")
+    assert f.kind == "context"  # the detail behind "Pin or stage large buffers", which has the margin
     assert f.title == "Crossover: cuda-rt h2d: staged vs copy-sync (pageable)"
     assert f.text == "staged copy beats the plain pageable copy from 1 MiB on (60.0 us against 80.0 us there)"
     assert f.evidence == ["run.json#2", "run.json#3"]

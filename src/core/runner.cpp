@@ -3,6 +3,7 @@
 #include <cmath>
 #include <condition_variable>
 #include <fmt/format.h>
+#include <limits>
 #include <memory>
 #include <mutex>
 #include <optional>
@@ -174,8 +175,10 @@ double run_budget::next_point_s() const {
   const double elapsed = seconds_since(start_);
   const double share = (total_s_ - elapsed) / static_cast<double>(std::max<std::size_t>(left_, 1));
   const double overhead = ran_ ? std::max(0.0, (elapsed - sampled_s_) / static_cast<double>(ran_)) : 0.0;
-  return std::max(min_point_s, share - overhead);
+  return std::max(min_point_s, first_pass_share * (share - overhead));
 }
+
+double run_budget::left_s() const { return total_s_ - seconds_since(start_); }
 
 void run_budget::point_done(bool ran, double sampling_s) {
   if (left_ > 0) --left_;
@@ -187,6 +190,45 @@ void run_budget::point_done(bool ran, double sampling_s) {
 double watchdog_bound(std::uint64_t bytes, double max_time_s) {
   return 30.0 + 40.0 * max_time_s + static_cast<double>(bytes) / 20e6;
 }
+
+namespace {
+
+// The sampling time a point would still need to meet the target, were its
+// interval to shrink as one over the root of the samples.
+double time_to_converge(const point_result& r, double target_ci) {
+  if (!std::isfinite(r.ci_rel) || r.ci_rel <= 0) return std::numeric_limits<double>::infinity();
+  const double spent = std::max(0.0, r.spent.sampling_s) + std::max(0.0, r.spent.checking_s);
+  return spent * (std::pow(r.ci_rel / target_ci, 2) - 1);
+}
+
+// `again`'s samples appended to `into`'s, and what follows from them.
+void merge_measurements(point_result& into, const point_result& again, const measure_options& o) {
+  const auto append = [](std::vector<double>& to, const std::vector<double>& from) {
+    to.insert(to.end(), from.begin(), from.end());
+  };
+  append(into.samples_s, again.samples_s);
+  append(into.wall_samples_s, again.wall_samples_s);
+  for (const auto& [name, v] : again.part_samples_s) append(into.part_samples_s[name], v);
+  into.samples_checked += again.samples_checked;
+  into.verified = into.verified && again.verified;
+  into.budget_s += again.budget_s;
+  if (into.gate_fallback.empty()) into.gate_fallback = again.gate_fallback;
+  const auto add = [](double& to, double from) {
+    if (from >= 0) to = std::max(0.0, to) + from;
+  };
+  add(into.spent.prepare_s, again.spent.prepare_s);
+  add(into.spent.warmup_s, again.spent.warmup_s);
+  add(into.spent.sampling_s, again.spent.sampling_s);
+  add(into.spent.checking_s, again.spent.checking_s);
+  add(into.spent.release_s, again.spent.release_s);
+  into.stats = summarize(into.samples_s);
+  into.wall_stats = summarize(into.wall_samples_s);
+  into.ci_rel = median_ci_relative(into.samples_s);
+  into.converged = into.samples_s.size() >= o.min_samples && into.ci_rel <= o.target_ci;
+  into.stopped_by = into.converged ? "converged (measured again)" : "budget (measured again)";
+}
+
+}  // namespace
 
 namespace {
 
@@ -276,7 +318,8 @@ sweep_outcome run_sweep(backend& b, const std::vector<point_spec>& points, const
 }
 
 sweep_outcome run_sweep(backend& b, const std::vector<planned_point>& points, const measure_options& options,
-                        reporter& out, const std::atomic<bool>& stop, const progress_fn& progress, run_budget* budget) {
+                        reporter& out, const std::atomic<bool>& stop, const progress_fn& progress, run_budget* budget,
+                        std::vector<unsettled_point>* unsettled) {
   sweep_outcome outcome;
   const auto devices = b.devices();
   std::string abandoned_at;  // the point whose thread is stuck in this backend
@@ -341,10 +384,45 @@ sweep_outcome run_sweep(backend& b, const std::vector<planned_point>& points, co
       case point_status::skipped: ++outcome.skipped; break;
       case point_status::failed: ++outcome.failed; break;
     }
-    out.report(r);
+    if (unsettled && r.status == point_status::ok && !r.converged && !outcome.abandoned)
+      unsettled->push_back({&b, device, std::move(r)});
+    else
+      out.report(r);
   }
   if (progress) progress(points.size(), points.size(), point_spec{});
   return outcome;
+}
+
+bool revisit(std::vector<unsettled_point>& points, const measure_options& options, run_budget& budget, reporter& out,
+             const std::atomic<bool>& stop) {
+  std::stable_sort(points.begin(), points.end(), [&](const unsettled_point& a, const unsettled_point& b) {
+    return time_to_converge(a.first, options.target_ci) < time_to_converge(b.first, options.target_ci);
+  });
+  bool abandoned = false;
+  for (auto& u : points) {
+    const double left = budget.left_s();
+    const double need = time_to_converge(u.first, options.target_ci);
+    // Another measurement only where the budget can pay for what it needs
+    // (its preparation again included, about what the first one took).
+    const double again_prep = std::max(0.0, u.first.spent.prepare_s) + std::max(0.0, u.first.spent.release_s);
+    if (!abandoned && !stop.load() && std::isfinite(need) && need + again_prep <= left) {
+      measure_options o = options;
+      o.max_time_s = std::max(run_budget::min_point_s, need);
+      const point_spec& p = u.first.spec;
+      std::optional<point_result> again;
+      if (options.watchdog_s == 0) {
+        again = prepare_and_measure(*u.impl, p, u.device, o, stop);
+      } else {
+        double took = 0;
+        again = run_watched(*u.impl, p, u.device, o, stop,
+                            options.watchdog_s > 0 ? options.watchdog_s : watchdog_bound(p.bytes, o.max_time_s), took);
+        abandoned = !again.has_value();
+      }
+      if (again && again->status == point_status::ok) merge_measurements(u.first, *again, options);
+    }
+    out.report(u.first);
+  }
+  return abandoned;
 }
 
 }  // namespace xfer

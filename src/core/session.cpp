@@ -226,6 +226,7 @@ sweep_outcome session::run(const plan& p, const measure_options& m, devices_mode
   // The whole run's budget spans every backend's points (measured alone; the
   // devices-at-once pass keeps its per-point time).
   std::optional<run_budget> budget;
+  std::vector<unsettled_point> unsettled;  // measured once, short of the target: revisit() ends the run
   if (m.run_budget_s > 0 && mode != devices_mode::together) {
     budget.emplace(m.run_budget_s, p.runnable());
     fmt::print(console(), "budget: {:g} s for {} points (--budget), the time going to the points that need it\n",
@@ -246,7 +247,7 @@ sweep_outcome session::run(const plan& p, const measure_options& m, devices_mode
       const bool together = mode == devices_mode::together || pass == 1;
       const auto o = together ? run_together(*b.impl, b.points, m, sink(), stop(), on_progress)
                               : run_sweep(*b.impl, b.points, m, sink(), stop(), on_progress,
-                                          budget ? &*budget : nullptr);
+                                          budget ? &*budget : nullptr, budget ? &unsettled : nullptr);
       all.ok += o.ok;
       all.skipped += o.skipped;
       all.failed += o.failed;
@@ -254,9 +255,18 @@ sweep_outcome session::run(const plan& p, const measure_options& m, devices_mode
       done_before += b.points.size();
       if (o.interrupted) {
         all.interrupted = true;
+        for (const auto& u : unsettled) sink().report(u.first);  // measured: kept as they are
         return all;
       }
     }
+  }
+  if (budget && !unsettled.empty()) {
+    if (chain_->show_progress)
+      chain_->progress.show(0, 1, fmt::format("measuring again, with what the budget has left: {} points short of "
+                                              "the target",
+                                              unsettled.size()));
+    all.abandoned = revisit(unsettled, m, *budget, sink(), stop()) || all.abandoned;
+    if (stop().load()) all.interrupted = true;
   }
   return all;
 }

@@ -94,7 +94,8 @@ std::vector<point_spec> expand(const backend& b, const sweep_spec& spec) {
         const auto& route_sizes = !spec.sizes_given && !route.default_sizes.empty() ? route.default_sizes : sizes;
         for (const auto& kind : host_side ? chosen_kinds : none) {
           if (host_side && !spec.pairs_named && !b.pairing_gap(route.name, kind).empty()) continue;
-          for (auto bytes : route_sizes) points.push_back({b.name(), dev, route.name, d, kind, bytes});
+          for (auto bytes : route_sizes)
+            if (spec.sizes_given || bytes >= route.min_bytes) points.push_back({b.name(), dev, route.name, d, kind, bytes});
         }
       }
     }

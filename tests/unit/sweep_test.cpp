@@ -99,3 +99,28 @@ TEST(Expand, RepeatedSelectionsGiveEachPointOnce) {
   ASSERT_EQ(points.size(), 1u);
   EXPECT_EQ(points[0].bytes, 4096u);
 }
+
+namespace {
+struct chase_backend final : backend {
+  std::string name() const override { return "chase"; }
+  std::string description() const override { return "test double"; }
+  std::vector<device_info> devices() const override { return {{.index = 0, .name = "d", .type = "gpu"}}; }
+  std::vector<route_info> routes() const override {
+    return {{route_kind::latency, "", {direction::h2d}, true, {}, 4}};
+  }
+  std::vector<kind_support> host_memory_kinds() const override { return {{"pinned", true, "", ""}}; }
+  std::unique_ptr<transfer> prepare(const point_spec&) override { return nullptr; }
+};
+}  // namespace
+
+TEST(Expand, SizesARouteCannotTakeAreLeftOutOfTheDefaultGridButKeptWhenAskedFor) {
+  chase_backend b;
+  sweep_spec s;
+  s.sizes = {1, 16, 256};
+  s.sizes_given = false;
+  std::vector<std::uint64_t> got;
+  for (const auto& p : expand(b, s)) got.push_back(p.bytes);
+  EXPECT_EQ(got, (std::vector<std::uint64_t>{16, 256}));
+  s.sizes_given = true;  // asked for: planned, and the backend says why it cannot run
+  EXPECT_EQ(expand(b, s).size(), 3u);
+}

@@ -82,6 +82,9 @@ struct route_info {
   // The sizes a sweep measures this route at when it was given none (a route
   // that times a few message sizes, not a curve); empty: the sweep's own.
   std::vector<std::uint64_t> default_sizes = {};
+  // Sizes below this cannot exist for the route (one 32-bit index for a
+  // pointer chase): a sweep given no sizes leaves them out.
+  std::uint64_t min_bytes = 0;
 };
 
 struct kind_support {

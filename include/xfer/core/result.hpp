@@ -49,7 +49,9 @@ struct point_result {
   // (--max-time spent and the interval not on course to meet the target
   // within four times it), "budget x4" (four times the budget spent: a
   // point on course that still missed, or a huge transfer's few samples),
-  // "max samples".
+  // "max samples"; "converged (measured again)" or "budget (measured
+  // again)" where the run's budget measured it a second time with fresh
+  // buffers (core/runner.hpp, revisit) and its samples are both measurements'.
   std::string stopped_by;
   // The sampling budget the point had: --max-time plus what the sweep lent
   // it from time earlier points left unused (measure_options::lend_cap_x).

@@ -71,11 +71,17 @@ class run_budget {
  public:
   // Less than this a point never gets: under it few points reach their target.
   static constexpr double min_point_s = 0.01;
+  // The share of a point's time it gets on its first measurement: the rest
+  // is left to revisit() for the points that missed their target (most
+  // converge in far less than their share and leave it anyway).
+  static constexpr double first_pass_share = 0.6;
   run_budget(double total_s, std::size_t points);
   // The smallest budget that gives `points` points min_point_s each and their warm-up.
   static double smallest_for(std::size_t points, double warmup_s);
   // The next point's sampling budget.
   double next_point_s() const;
+  // What is left of the whole budget (negative: overspent).
+  double left_s() const;
   // After each point: whether it ran (skipped points cost nothing) and what its sampling took.
   void point_done(bool ran, double sampling_s);
 
@@ -115,10 +121,32 @@ struct sweep_outcome {
 };
 using progress_fn = std::function<void(std::size_t done, std::size_t total, const point_spec&)>;
 // A planned point with a skip reason is reported skipped, never prepared.
+// A point measured once that missed its target, held back from the
+// reporters so that revisit() can measure it again.
+struct unsettled_point {
+  backend* impl = nullptr;
+  device_info device;
+  point_result first;
+};
+
 // With `budget`, each point's sampling time comes from it (lending is off).
+// With `unsettled`, an ok point that did not converge is appended there
+// instead of being reported (it is counted ok all the same).
 sweep_outcome run_sweep(backend& b, const std::vector<planned_point>& points, const measure_options& options,
                         reporter& out, const std::atomic<bool>& stop, const progress_fn& progress = {},
-                        run_budget* budget = nullptr);
+                        run_budget* budget = nullptr, std::vector<unsettled_point>* unsettled = nullptr);
+
+// The whole run's last step: what the budget has left goes to the points that
+// missed their target, those nearest to it first (the time each would need,
+// from its interval's width and the samples it took, as its width shrinks as
+// one over the root of the samples). Each is prepared again with fresh
+// buffers and measured again; the two measurements' samples are one point
+// (stopped_by says "measured again"), so a point whose preparation decides
+// its speed stays as uncertain as it is. Every point is reported, revisited or
+// not. Returns true when a point hung past the watchdog (its backend is left
+// behind, as run_sweep's outcome.abandoned).
+bool revisit(std::vector<unsettled_point>& points, const measure_options& options, run_budget& budget, reporter& out,
+             const std::atomic<bool>& stop);
 // Every point planned to run.
 sweep_outcome run_sweep(backend& b, const std::vector<point_spec>& points, const measure_options& options,
                         reporter& out, const std::atomic<bool>& stop, const progress_fn& progress = {});

@@ -109,7 +109,7 @@ std::vector<route_info> cuda_backend::routes() const {
       {route_kind::kernel_device_write, "a kernel writes device memory", {d2d}, false},
       {route_kind::latency,
        "one device thread chases pointers through host memory (pinned kinds, managed): time per dependent 4-byte load",
-       {h2d}, true},
+       {h2d}, true, {}, sizeof(std::uint32_t)},
   };
 }
 
