@@ -65,23 +65,39 @@ def misaligned(gbps_by_size, aligned=20.0, **kw):
     return out
 
 
-def test_misalignment_that_holds_at_two_neighbouring_sizes(write_result):
-    pts = [gpu(p) for p in misaligned([(64, 0.1), (1 << 20, 10.0), (4 << 20, 8.0), (16 << 20, 20.0)])]  # 64 B: ignored
+def on_gpu(points, route):
+    return [dict(p, device_type="gpu", backend="cuda-rt", route=route) for p in points]
+
+
+def test_misalignment_that_holds_at_two_neighbouring_sizes_on_two_routes(write_result):
+    sizes = [(64, 0.1), (1 << 20, 10.0), (4 << 20, 8.0), (16 << 20, 20.0)]  # 64 B: ignored
+    pts = on_gpu(misaligned(sizes), "copy-sync") + on_gpu(misaligned(sizes[:3]), "copy-async")
     f = only(findings_of(write_result, pts, config={"argv": ["x"], "unaligned_offset": 16}), "Unaligned")
     assert f.kind == "guide" and f.title == "Unaligned buffers are slower"
     # The median over the sizes where it holds (2.0x and 2.5x), at the middle one of them.
     assert "cuda-rt copy-sync h2d: a buffer 16 B off a page boundary takes 2.25x the time" in f.text
     assert "over 1 MiB to 4 MiB; at 4 MiB 8.00 against 20.00 GB/s" in f.text
+    assert "also cuda-rt copy-async h2d (2.25x)" in f.text
     assert f.evidence == ["run.json#4", "run.json#5"]
 
 
+def test_misalignment_on_one_route_alone_is_not_a_finding(write_result):
+    # The second route is the measurement again: on one route alone it flipped between two runs on the H100.
+    pts = on_gpu(misaligned([(1 << 20, 10.0), (4 << 20, 8.0)]), "copy-sync")
+    pts += on_gpu(misaligned([(1 << 20, 20.0), (4 << 20, 20.0)]), "copy-async")
+    assert not [f for f in findings_of(write_result, pts) if "naligned" in f.title]
+
+
 def test_misalignment_at_one_size_alone_is_not_a_finding(write_result):
-    pts = [gpu(p) for p in misaligned([(1 << 20, 10.0), (4 << 20, 20.0), (16 << 20, 8.0)])]
+    sizes = [(1 << 20, 10.0), (4 << 20, 20.0), (16 << 20, 8.0)]
+    pts = on_gpu(misaligned(sizes), "copy-sync") + on_gpu(misaligned(sizes), "copy-async")
     assert not [f for f in findings_of(write_result, pts) if "naligned" in f.title]
 
 
 def test_misalignment_on_a_cpu_device_is_context(write_result):
-    f = only(findings_of(write_result, misaligned([(1 << 20, 10.0), (4 << 20, 8.0)])), "naligned")
+    sizes = [(1 << 20, 10.0), (4 << 20, 8.0)]
+    pts = misaligned(sizes) + [dict(p, route="memcpy-mt") for p in misaligned(sizes)]
+    f = only(findings_of(write_result, pts), "naligned")
     assert f.kind == "context" and "not a DMA rule" in f.text
 
 
