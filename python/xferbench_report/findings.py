@@ -799,10 +799,16 @@ def sweep_findings(report):
 KIND_ORDER = {"anomaly": 0, "guide": 1, "context": 2}
 
 
+# Guidance that comes before the rest whatever its factor: the bandwidth a pageable buffer loses applies to every
+# large transfer a program makes (the API overhead's factor is per call, on transfers of microseconds).
+FIRST_GUIDES = ("Pin or stage",)
+
+
 def order(findings):
     """Anomalies first (they change how to read the rest), then what to do, by what it buys (weight: the factor
     gained), then context."""
-    return sorted(findings, key=lambda f: (KIND_ORDER.get(f.kind, 1), -f.weight))
+    return sorted(findings, key=lambda f: (KIND_ORDER.get(f.kind, 1), not f.title.startswith(FIRST_GUIDES),
+                                           -f.weight))
 
 
 # At most this many on the first screen; the rest in the table below.
