@@ -148,3 +148,27 @@ def test_without_a_requirement_the_table_is_information_only(tmp_path):
 def test_an_unknown_component_is_refused_by_name(tmp_path):
     p, _ = run(*write_build(tmp_path), require="cuda-compile fpga")
     assert p.returncode == 1 and "required component fpga: no such component" in p.stdout
+
+
+def test_a_conformance_case_refused_by_design_is_counted_skipped_and_does_not_fail(tmp_path):
+    """A route x kind combination the backend refuses with a reason is what that case checks;
+    an ordinary OpenCL test skipped still fails the requirement."""
+    build, results = write_build(tmp_path)
+    refused = GTEST_SKIP.replace("no XRT shim here", "a kernel cannot reach pageable memory")
+    listing = json.loads((results / "ctest-tests.json").read_text())
+    for name in ("Pocl/BackendConformance.VerifiesTimesAndChecksEverySampleOrSkipsWithAReason/kernel_host_pageable",
+                 "Ocl.NeedsTwoDevices"):
+        listing["tests"].append({"name": name, "command": ["/b/tests/opencl/xfer_opencl_tests"],
+                                 "properties": [{"name": "LABELS", "value": ["opencl"]}]})
+    (results / "ctest-tests.json").write_text(json.dumps(listing))
+    host = (results / "ctest-host.xml").read_text().replace(
+        "</testsuite>", ctest_case(listing["tests"][-2]["name"], out=refused) + "</testsuite>")
+    (results / "ctest-host.xml").write_text(host)
+    p, rows = run(build, results, require="opencl")
+    assert p.returncode == 0, p.stdout
+    assert rows["opencl"][:5] == ["opencl", "yes", "1", "0", "1"] and "1 skipped by design" in p.stdout
+    (results / "ctest-host.xml").write_text(host.replace(
+        "</testsuite>", ctest_case("Ocl.NeedsTwoDevices", out=GTEST_SKIP) + "</testsuite>"))
+    p, rows = run(build, results, require="opencl")
+    assert p.returncode == 1 and rows["opencl"][4] == "2"
+    assert "opencl: 1 test(s) skipped that this machine can run: Ocl.NeedsTwoDevices" in p.stdout
