@@ -71,3 +71,47 @@ def test_setup_asks_apt_cache_only_through_the_helper():
     setup = (ROOT / "scripts" / "setup.sh").read_text()
     calls = [line for line in setup.splitlines() if "apt-cache" in line and not line.lstrip().startswith("#")]
     assert calls == [], calls
+
+
+def fake_apt_get(tmp_path, rc, lines):
+    """A bin/ with an apt-get that prints LINES lines (as dpkg would) and exits RC, an `id` that
+    says root, so setup.sh takes the apt path as it does on CI: nothing is really installed."""
+    bindir = tmp_path / "bin"
+    bindir.mkdir()
+    (bindir / "apt-get").write_text(f'#!/usr/bin/env bash\nfor i in $(seq {lines}); do '
+                                    'echo "Unpacking fake-package-$i ($*) ..."; done\n'
+                                    f'[ {rc} = 0 ] || echo "E: fake apt-get failed: $*" >&2\nexit {rc}\n')
+    (bindir / "id").write_text("#!/bin/sh\necho 0\n")
+    for f in ("apt-get", "id"):
+        (bindir / f).chmod(0o755)
+    # CXX=false: every header check fails, so the required packages are "missing";
+    # XFER_NO_*: the optional ones are left alone; PYTHON that is not a command: setup stops
+    # right after the packages (before it could make a .venv or call pip).
+    return {**os.environ, "PATH": f"{bindir}:{os.environ['PATH']}", "CXX": "false",
+            "PYTHON": str(tmp_path / "no-python"), "XFER_SETUP_LOG": str(tmp_path / "setup.log"),
+            "XFER_NO_XRT": "1", "XFER_NO_MPI": "1", "XFER_NO_VULKAN": "1", "XFER_NO_CHROMIUM": "1"}
+
+
+def run_setup(env):
+    return subprocess.run([str(ROOT / "scripts" / "setup.sh")], env=env, capture_output=True, text=True,
+                          timeout=120)
+
+
+def test_setup_puts_the_package_managers_output_in_its_log_and_a_line_per_step_on_the_console(tmp_path):
+    p = run_setup(fake_apt_get(tmp_path, 0, 300))
+    console = p.stderr.splitlines()
+    assert [line.split(":")[0] for line in console] == ["setup"] * len(console), p.stderr
+    assert console[0].startswith("setup: apt-get update (package lists): ") and "log: " in console[0]
+    assert console[1].startswith("setup: installed ") and "libfmt-dev" in console[1]
+    assert "fake-package" not in p.stderr  # apt-get's own lines are in the log only
+    log = (tmp_path / "setup.log").read_text()
+    assert log.count("Unpacking fake-package-") == 600  # update's and install's
+    assert console[-1] == f"setup: no python: '{tmp_path / 'no-python'}' is not a command" and p.returncode == 1
+
+
+def test_a_failed_step_shows_its_whole_output_on_the_console(tmp_path):
+    p = run_setup(fake_apt_get(tmp_path, 100, 40))
+    assert p.returncode == 1
+    assert "setup: apt-get update (package lists): FAILED (exit 1" in p.stderr
+    assert p.stderr.count("Unpacking fake-package-") == 40 and "E: fake apt-get failed: " in p.stderr
+    assert p.stdout == ""
