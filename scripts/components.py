@@ -222,7 +222,6 @@ def components():
 
 
 def summarize(build, results):
-    have = config(build)
     tests = read_ctest(results) + read_pytest(results)
     comps = components()
     host = Component("host", "everything else: core, memory kinds, host backend, CLI, report tool",

@@ -15,7 +15,7 @@
 set -euo pipefail
 here=$(cd "$(dirname "$0")" && pwd)
 root=$(dirname "$here")
-# shellcheck source=lib/apt.sh
+# shellcheck source-path=SCRIPTDIR source=lib/apt.sh
 . "$here/lib/apt.sh"  # apt_candidate: the one "is this package reachable" check
 
 # Quiet on the console, everything in the log: apt-get's, dpkg's and pip's own

@@ -8,8 +8,6 @@ import sys
 from pathlib import Path
 from xml.sax.saxutils import escape
 
-import pytest
-
 ROOT = Path(__file__).resolve().parents[2]
 SCRIPT = ROOT / "scripts" / "components.py"
 
