@@ -3,8 +3,14 @@
 # tests skip with a reason where no GPU is present), examples/ built against
 # an installed copy of libxfer, and the report tool's pytest suite. Exits
 # non-zero if anything fails. Each stage's wall seconds are printed as it ends
-# and together at the end, so that a CI log shows where the time went.
+# and together at the end, so that a CI log shows where the time went. It
+# ends with a table of components (scripts/components.py): which ones this
+# build has (CUDA compiled, OpenCL on PoCL, Vulkan on lavapipe, XRT under its
+# shim, fleet over MPI, the Python native module, Chromium, pandas and scipy),
+# how many of each one's tests passed and skipped, and why one is missing.
 #
+#   XFER_REQUIRE_COMPONENTS="cuda-compile opencl ..."   fail, naming it, where one of these is not
+#                                built, ran no test, or skipped a test it could run (.ci/run sets it)
 #   XFER_GPU_TESTS=on|off|only   the `gpu`-labelled tests too (on, the default), all but them
 #                                (off), or the build and them alone (only). The GPU gate runs
 #                                the two halves as two device commands where one test stage
@@ -28,6 +34,7 @@ lap() {  # lap NAME: the wall seconds since the previous lap, printed and kept f
   laps+=("$(printf '%6s s  %s' "$s" "$1")")
 }
 
+status=0
 tools=$(scripts/build.sh) || { lap "build/ (scripts/build.sh): FAILED"; exit 1; }
 lap "build/ (scripts/build.sh: setup, configure, build)"
 { read -r cmake_bin; read -r python_bin; } <<<"$tools"  # setup.sh's picks: a .venv's python where it made one
@@ -36,17 +43,25 @@ ctest_bin="$(dirname "$cmake_bin")/ctest"
 export POCL_CACHE_DIR="${POCL_CACHE_DIR:-$PWD/build/pocl-cache}"
 mkdir -p "$POCL_CACHE_DIR"
 
-status=0
+# What the component table reads: each test's labels and command, and every
+# test's outcome and output as JUnit XML (CTest's and pytest's). Output kept
+# whole: a GoogleTest skip and the cases of a unittest run are read from it.
+results=$PWD/build/test-results
+rm -rf "$results"
+mkdir -p "$results"
+(cd build && "$ctest_bin" --show-only=json-v1 >"$results/ctest-tests.json") || status=1
+keep_output=(--test-output-size-passed 1048576 --test-output-size-failed 1048576)
+
 if [ "$gpu_tests" != only ]; then
   echo "== C++ tests (ctest) =="
-  (cd build && "$ctest_bin" --output-on-failure -j "$(nproc)" -LE gpu) || status=1
+  (cd build && "$ctest_bin" --output-on-failure -j "$(nproc)" -LE gpu --output-junit "$results/ctest-host.xml" "${keep_output[@]}") || status=1
   lap "ctest -LE gpu"
 fi
 if [ "$gpu_tests" != off ]; then
   # GPU tests one at a time: several processes spinning gates on one GPU would
   # time-slice it. Where there is no GPU they skip, each saying why.
   echo "== C++ GPU tests (ctest -L gpu, one at a time) =="
-  (cd build && "$ctest_bin" --output-on-failure -L gpu) || status=1
+  (cd build && "$ctest_bin" --output-on-failure -L gpu --output-junit "$results/ctest-gpu.xml" "${keep_output[@]}") || status=1
   lap "ctest -L gpu"
 fi
 if [ "$gpu_tests" = only ]; then
@@ -136,7 +151,7 @@ if [ -d python/tests ]; then
   ls build/python/xferbench/_native*.so >/dev/null 2>&1 && require_native=1
   PYTHONPATH="$PWD/python:$PWD/build/python${PYTHONPATH:+:$PYTHONPATH}" XFERBENCH_REQUIRE_NATIVE=$require_native \
     XFERBENCH_BIN="$PWD/build/apps/xferbench/xferbench" \
-    "$python_bin" -m pytest -q -rs python/tests | tee build/pytest.log
+    "$python_bin" -m pytest -q -rs --junitxml "$results/pytest.xml" python/tests | tee build/pytest.log
   [ "${PIPESTATUS[0]}" -eq 0 ] || status=1
   echo "pytest: $(tail -n 1 build/pytest.log)"
   lap "pytest"
@@ -145,4 +160,7 @@ fi
 echo "== wall seconds per stage =="
 printf '%s\n' "${laps[@]}"
 printf '%6s s  %s\n' "$(awk -v a="$t_start" -v b="$(date +%s.%N)" 'BEGIN { printf "%.0f", b - a }')" "all of scripts/test.sh"
+
+echo "== components: built, and how many of their tests passed, failed, skipped (scripts/components.py) =="
+"$python_bin" scripts/components.py build "$results" --require "${XFER_REQUIRE_COMPONENTS:-}" || status=1
 exit $status
