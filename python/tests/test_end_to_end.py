@@ -17,9 +17,10 @@ BIN = os.environ.get("XFERBENCH_BIN")
 def test_host_sweep_renders_and_compares_with_itself(tmp_path, capsys):
     assert Path(BIN).is_file(), f"XFERBENCH_BIN={BIN} is not a file"
     result = tmp_path / "host.json"
-    # A quick sweep of one route over every direction and two host memory kinds (a few seconds).
-    subprocess.run([BIN, "sweep", "-b", "host", "--quick", "-r", "memcpy", "-m", "pageable,huge", "-q", "--json",
-                    str(result)], check=True,
+    # A quick sweep of one route over every direction (--full: the overview has h2d and d2h) and two host memory
+    # kinds (a few seconds).
+    subprocess.run([BIN, "sweep", "-b", "host", "--quick", "--full", "-r", "memcpy", "-m", "pageable,huge", "-q",
+                    "--json", str(result)], check=True,
                    stdout=subprocess.DEVNULL, timeout=120)
     out = tmp_path / "report"
     assert main(["render", str(result), "-o", str(out)]) == 0
