@@ -73,7 +73,7 @@ if [ "$phase" = all ] || [ "$phase" = run ]; then
   run_rc=$?
   run_s=$((SECONDS - t0))
   # run.sh names its folder last; if it was cut short, its newest folder.
-  result_dir=$(sed -n 's/^results: //p' "$OUT/run.log" | tail -n1)
+  result_dir=$(sed -n 's/^results: \([^ ]*\).*/\1/p' "$OUT/run.log" | tail -n1)  # run.sh: 'results: DIR (sweep and report: N s)'
   [ -n "$result_dir" ] || result_dir=$(ls -td results/2*/ 2>/dev/null | head -n1)
   [ -n "$result_dir" ] && [ -f "$result_dir/sweep.json" ] && cp "$result_dir/sweep.json" "$OUT/sweep.json"
   # Fleet mode with one rank on the default backend (issue 20: the gate runs
