@@ -228,10 +228,6 @@ void merge_measurements(point_result& into, const point_result& again, const mea
   into.stopped_by = into.converged ? "converged (measured again)" : "budget (measured again)";
 }
 
-}  // namespace
-
-namespace {
-
 point_result unrun(const point_spec& p, const device_info& device, point_status status, std::string reason) {
   point_result r = result_of(p, device);
   r.status = status;

@@ -252,6 +252,14 @@ sweep_outcome session::run(const plan& p, const measure_options& m, devices_mode
       all.skipped += o.skipped;
       all.failed += o.failed;
       all.abandoned = all.abandoned || o.abandoned;
+      if (o.abandoned) {
+        // A thread is stuck inside this backend: nothing more of it is prepared; its held points stand as measured.
+        std::erase_if(unsettled, [&](const unsettled_point& u) {
+          if (u.impl != b.impl) return false;
+          sink().report(u.first);
+          return true;
+        });
+      }
       done_before += b.points.size();
       if (o.interrupted) {
         all.interrupted = true;
