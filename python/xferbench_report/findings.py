@@ -310,16 +310,8 @@ def _crossover(faster, slower):
     1 MiB to 16 MiB between two runs on the H200.)"""
     fa = {p.bytes: p for p in faster.trusted}
     sl = {p.bytes: p for p in slower.trusted}
-    common = sorted(set(fa) & set(sl))
-    start = None
-    for n in common:
-        if clearly_faster(fa[n], sl[n]) and sl[n].median_s >= STAGED_PAYS * fa[n].median_s:
-            start = n if start is None else start
-        else:
-            start = None
-    if start is not None and len([n for n in common if n >= start]) < CONFIRMING_SIZES:
-        start = None
-    return start, fa, sl, common
+    start = _pays_from(fa, sl, STAGED_PAYS, time=lambda p: p.median_s)
+    return start, fa, sl, sorted(set(fa) & set(sl))
 
 
 def route_crossover_findings(report):
@@ -705,14 +697,14 @@ def _fastest_by_size(curves, min_bytes=0):
     return best
 
 
-def _pays_from(faster, slower, factor):
-    """The smallest size from which `faster` is clearly faster than `slower` by `factor` at every larger common
-    size, CONFIRMING_SIZES of them at least; None where it does not."""
+def _pays_from(faster, slower, factor, time=_wall):
+    """The smallest size from which `faster` ({bytes: point}) is clearly faster than `slower` by `factor` (in
+    `time`) at every larger common size, CONFIRMING_SIZES of them at least; None where it does not."""
     common = sorted(set(faster) & set(slower))
     start = None
     for n in reversed(common):
         f, s = faster[n], slower[n]
-        if not (clearly_faster(f, s) and _wall(s) / _wall(f) >= factor):
+        if not (clearly_faster(f, s) and time(s) / time(f) >= factor):
             break
         start = n
     if start is None or len([n for n in common if n >= start]) < CONFIRMING_SIZES:
