@@ -151,9 +151,10 @@ def _command(args):
     if args.command == "headlines":
         if len(args.results) > 2:
             raise BadInput(f"headlines takes one or two result files, got {len(args.results)}")
-        from .findings import findings_of_files, headline_agreement, headlines
+        from .findings import headline_agreement, headlines
+        from .render import judge
 
-        runs = [findings_of_files([path]) for path in args.results]
+        runs = [judge([path])[2] for path in args.results]
         for path, fs in zip(args.results, runs):
             print(f"{path}:")
             for f in headlines(fs):

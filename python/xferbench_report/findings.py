@@ -725,12 +725,12 @@ def pin_or_stage_findings(report):
             if (g.device_index, d) in seen:
                 continue
             cs = [c for c in report.curves if c.group == g and c.direction == d and not c.part]
-            n0 = BANDWIDTH_MIN_BYTES
-            pageable = _fastest_by_size((c for c in cs if c.route in PLAIN_COPY_ROUTES and c.host_memory == "pageable"),
-                                        n0)
-            pinned = _fastest_by_size((c for c in cs if c.route in PLAIN_COPY_ROUTES and c.host_memory in DMA_KINDS),
-                                      n0)
-            staged = _fastest_by_size((c for c in cs if c.route == "staged" and c.host_memory == "pageable"), n0)
+            def fastest(keep):
+                return _fastest_by_size((c for c in cs if keep(c)), BANDWIDTH_MIN_BYTES)
+
+            pageable = fastest(lambda c: c.route in PLAIN_COPY_ROUTES and c.host_memory == "pageable")
+            pinned = fastest(lambda c: c.route in PLAIN_COPY_ROUTES and c.host_memory in DMA_KINDS)
+            staged = fastest(lambda c: c.route == "staged" and c.host_memory == "pageable")
             start = _pays_from(pinned, pageable, PIN_PAYS)
             if start is None:
                 continue
@@ -828,20 +828,6 @@ def headlines(findings):
         if len(picked) == HEADLINES:
             break
     return picked
-
-
-def findings_of_files(paths):
-    """Every finding of some result files, ordered: what `render` would list (BadInput when none is usable)."""
-    from .errors import BadInput
-    from .inputs import sort_inputs
-    from .analysis import analyze
-    from .studies import study_findings
-
-    got = sort_inputs(paths)
-    if not got.runs and not got.studies:
-        raise BadInput("\n".join(got.refused))
-    report = analyze(got.runs) if got.runs else None
-    return order((sweep_findings(report) if report else []) + study_findings(got.studies))
 
 
 @dataclass

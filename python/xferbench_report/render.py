@@ -433,6 +433,16 @@ def check_output_dir(out):
                            "give a new or empty directory")
 
 
+def judge(paths, reference=None, mixed_machines=False):
+    """The files read, analysed and judged: (inputs, report or None, ordered findings). BadInput when no file is
+    usable (one line per file)."""
+    got = sort_inputs(paths, mixed_machines=mixed_machines)
+    if not got.runs and not got.studies:
+        raise BadInput("\n".join(got.refused))  # one line per file
+    report = analyze(got.runs, reference_backend=reference) if got.runs else None
+    return got, report, order((sweep_findings(report) if report else []) + study_findings(got.studies))
+
+
 def render(paths, out, title=None, reference=None, jobs=None, mixed_machines=False, refused=None):
     """Writes the report; returns (output path, number of figures, findings).
 
@@ -440,13 +450,9 @@ def render(paths, out, title=None, reference=None, jobs=None, mixed_machines=Fal
     `refused` (a list the caller passes); when none is usable, BadInput."""
     out = Path(out)
     check_output_dir(out)
-    got = sort_inputs(paths, mixed_machines=mixed_machines)
-    if not got.runs and not got.studies:
-        raise BadInput("\n".join(got.refused))  # one line per file
+    got, report, findings = judge(paths, reference=reference, mixed_machines=mixed_machines)
     if refused is not None:
         refused.extend(got.refused)
-    report = analyze(got.runs, reference_backend=reference) if got.runs else None
-    findings = order((sweep_findings(report) if report else []) + study_findings(got.studies))
     from . import plots  # matplotlib only when rendering
 
     parent = out.resolve().parent
