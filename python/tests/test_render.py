@@ -192,7 +192,7 @@ def test_dollar_signs_in_names_are_text(tmp_path, write_result):
 
 
 def test_plain_number_labels():
-    from xferbench_report.plots import _plain_number
+    from xferbench_report.figure_style import _plain_number
 
     assert [_plain_number(y) for y in (0, 2e-4, 0.01, 1, 1000, 1e4, 3e5)] == ["", "2e-4", "0.01", "1", "1000", "1e4",
                                                                               "3e5"]

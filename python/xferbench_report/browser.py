@@ -208,7 +208,7 @@ def check_report(report_dir, screenshot=None, screen=SCREEN, timeout=60, exe=Non
 
 
 def _palette(png):
-    """256 colours, as the report's figures (plots._shrink): a committed screenshot a third the size."""
+    """256 colours, as the report's figures (figure_style._shrink): a committed screenshot a third the size."""
     try:
         from PIL import Image
     except ImportError:  # pillow comes with matplotlib; without it the full-colour file stays

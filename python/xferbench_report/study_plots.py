@@ -1,11 +1,11 @@
 """The studies' figures: alloc's cost against size, cpu's GB/s against size, vadd's
-phases per strategy. Same rules as the sweep's figures (plots.py): at most
+phases per strategy. Same rules as the sweep's figures (figure_style.py): at most
 eight curves a panel, a y axis per panel, log2 size axis, PNG only."""
 
 import math
 import statistics
 
-from .plots import MAX_CURVES, PALETTE, _legend, _panels, _safe, _save, _suptitle, log_y, plt, size_axis
+from .figure_style import MAX_CURVES, PALETTE, _legend, _panels, _safe, _save, _suptitle, log_y, plt, size_axis
 from .studies import ALLOC, APP, CPU, PHASES
 
 
