@@ -8,8 +8,6 @@
 #include <xfer/core/interrupt.hpp>
 #include <xfer/core/output_file.hpp>
 
-#include "alloc_command.hpp"
-#include "app_command.hpp"
 #include "commands.hpp"
 #include "cpu_command.hpp"
 
