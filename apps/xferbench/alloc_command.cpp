@@ -9,7 +9,7 @@
 
 #include "alloc_study.hpp"
 #include "commands.hpp"
-#include "run_info.hpp"
+#include <xfer/core/describe.hpp>
 
 namespace xfer::cli {
 

@@ -11,7 +11,7 @@
 
 #include "app_study.hpp"
 #include "commands.hpp"
-#include "run_info.hpp"
+#include <xfer/core/describe.hpp>
 
 namespace xfer::cli {
 

@@ -38,11 +38,6 @@ struct sweep_args {
 void add_sweep_options(CLI::App& cmd, sweep_args& args);
 int run_sweep_command(const sweep_args& args, const std::vector<std::string>& argv);
 
-struct list_args {
-  unsigned threads = 0;
-  int host_devices = 1;
-};
-int run_list_command(const list_args& args);
 
 struct peer_args {
   std::vector<std::string> backends;
@@ -65,11 +60,6 @@ struct fleet_args {
 };
 void add_fleet_options(CLI::App& cmd, fleet_args& args);
 int run_fleet_command(fleet_args args, const std::vector<std::string>& argv);
-
-struct info_args {
-  bool json = false;
-};
-int run_info_command(const info_args& args);
 
 struct alloc_args {
   std::vector<std::string> strategies;

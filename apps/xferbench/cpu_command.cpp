@@ -11,7 +11,7 @@
 #include <xfer/mem/kinds.hpp>
 
 #include "options.hpp"
-#include "run_info.hpp"
+#include <xfer/core/describe.hpp>
 
 namespace xfer::cli {
 namespace {

@@ -8,7 +8,7 @@
 #include <xfer/fleet/comm.hpp>
 
 #include "commands.hpp"
-#include "run_info.hpp"
+#include <xfer/core/describe.hpp>
 
 namespace xfer::cli {
 

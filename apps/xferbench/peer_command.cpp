@@ -7,7 +7,7 @@
 #include <xfer/core/system_probe.hpp>
 
 #include "commands.hpp"
-#include "run_info.hpp"
+#include <xfer/core/describe.hpp>
 
 namespace xfer::cli {
 

@@ -10,7 +10,7 @@
 #include <xfer/core/system_probe.hpp>
 
 #include "commands.hpp"
-#include "run_info.hpp"
+#include <xfer/core/describe.hpp>
 
 namespace xfer::cli {
 
@@ -157,10 +157,7 @@ int run_sweep_command(const sweep_args& a, const std::vector<std::string>& argv)
   }
 
   // ---- run ----
-  run_context ctx;
-  ctx.tool_version = XFER_VERSION;
-  ctx.started_at = utc_now();
-  ctx.system = sys;
+  run_context ctx = make_context(sys, argv);
   std::vector<std::string> names;
   for (const auto& b : planned.backends) {
     names.push_back(b.impl->name());
