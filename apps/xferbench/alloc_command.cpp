@@ -1,5 +1,6 @@
 #include <fmt/format.h>
 #include <xfer/backends/registry.hpp>
+#include <xfer/core/describe.hpp>
 #include <xfer/core/errors.hpp>
 #include <xfer/core/session.hpp>
 #include <xfer/core/size.hpp>
@@ -9,7 +10,6 @@
 
 #include "alloc_study.hpp"
 #include "commands.hpp"
-#include <xfer/core/describe.hpp>
 
 namespace xfer::cli {
 

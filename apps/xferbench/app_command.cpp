@@ -3,6 +3,7 @@
 #include <xfer/app/vadd.hpp>
 #include <xfer/backends/registry.hpp>
 #include <xfer/backends/vadd_registry.hpp>
+#include <xfer/core/describe.hpp>
 #include <xfer/core/errors.hpp>
 #include <xfer/core/session.hpp>
 #include <xfer/core/size.hpp>
@@ -11,7 +12,6 @@
 
 #include "app_study.hpp"
 #include "commands.hpp"
-#include <xfer/core/describe.hpp>
 
 namespace xfer::cli {
 

@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <fmt/format.h>
 #include <xfer/backends/registry.hpp>
+#include <xfer/core/describe.hpp>
 #include <xfer/core/errors.hpp>
 #include <xfer/core/session.hpp>
 #include <xfer/core/size.hpp>
@@ -11,7 +12,6 @@
 #include <xfer/mem/kinds.hpp>
 
 #include "options.hpp"
-#include <xfer/core/describe.hpp>
 
 namespace xfer::cli {
 namespace {

@@ -4,11 +4,11 @@
 #include <fmt/format.h>
 #include <xfer/backends/registry.hpp>
 #include <xfer/config.hpp>
+#include <xfer/core/describe.hpp>
 #include <xfer/core/system_probe.hpp>
 #include <xfer/fleet/comm.hpp>
 
 #include "commands.hpp"
-#include <xfer/core/describe.hpp>
 
 namespace xfer::cli {
 

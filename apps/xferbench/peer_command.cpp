@@ -1,13 +1,13 @@
 // xferbench peer: the device-to-device matrix of each selected backend.
 #include <fmt/format.h>
 #include <xfer/backends/registry.hpp>
+#include <xfer/core/describe.hpp>
 #include <xfer/core/errors.hpp>
 #include <xfer/core/peer_matrix.hpp>
 #include <xfer/core/size.hpp>
 #include <xfer/core/system_probe.hpp>
 
 #include "commands.hpp"
-#include <xfer/core/describe.hpp>
 
 namespace xfer::cli {
 

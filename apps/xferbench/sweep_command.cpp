@@ -2,6 +2,7 @@
 #include <fmt/ranges.h>
 #include <xfer/backends/registry.hpp>
 #include <xfer/config.hpp>
+#include <xfer/core/describe.hpp>
 #include <xfer/core/errors.hpp>
 #include <xfer/core/plan.hpp>
 #include <xfer/core/session.hpp>
@@ -10,7 +11,6 @@
 #include <xfer/core/system_probe.hpp>
 
 #include "commands.hpp"
-#include <xfer/core/describe.hpp>
 
 namespace xfer::cli {
 

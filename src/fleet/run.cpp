@@ -229,11 +229,15 @@ int leave(int code, bool abandoned) {
 int run(const selection& s, const std::function<std::vector<backend_entry>()>& make_entries, run_context ctx) {
   const std::unique_ptr<comm> c = choose_comm(!s.out_dir.empty());
   if (!c) return exit_no_mpi;
-  const identity me = c->who();
+  return run(s, *c, make_entries, std::move(ctx));
+}
+
+int run(const selection& s, comm& c, const std::function<std::vector<backend_entry>()>& make_entries, run_context ctx) {
+  const identity me = c.who();
   const bool root = me.rank == 0;
   const auto usage = [&](const std::string& what) -> int {
     if (root) fmt::print(stderr, "xferbench: error: {}\n", what);
-    c->finish();
+    c.finish();
     return exit_usage;
   };
   std::uint64_t bytes = 0;
@@ -260,13 +264,13 @@ int run(const selection& s, const std::function<std::vector<backend_entry>()>& m
   rank_report report;
   report.who = me;
   report.version = XFER_VERSION;
-  report.transport = c->name();
+  report.transport = c.name();
   // What every rank must share for the fleet to be one measurement.
   report.options = fmt::format("backend={} size={} max_time={} alone={} repeat={} host_devices={}", b->name(), bytes,
                                s.measure.max_time_s, s.alone, s.repeat, s.host_devices);
   take_device(report, *b, ctx.system);
   const auto& stop = install_interrupt_flag();
-  const bool abandoned = measure_phases(s, *c, *b, bytes, report, stop);
+  const bool abandoned = measure_phases(s, c, *b, bytes, report, stop);
   // The link as it reads right after the rank's own transfers: idle, a GPU
   // lowers its link's generation to save power.
   if (report.link)
@@ -284,7 +288,7 @@ int run(const selection& s, const std::function<std::vector<backend_entry>()>& m
   ctx.config["max_time_s"] = s.measure.max_time_s;
   ctx.config["repeat"] = s.repeat;
   ctx.config["rank_timeout_s"] = s.rank_timeout_s;
-  ctx.config["transport"] = c->name();
+  ctx.config["transport"] = c.name();
   ctx.config["ranks"] = me.size;
   const std::string missing_why = fmt::format("died, or hung past --rank-timeout {} s", s.rank_timeout_s);
 
@@ -292,20 +296,20 @@ int run(const selection& s, const std::function<std::vector<backend_entry>()>& m
     // One file per rank; the merge judges the fleet (xferbench fleet --merge DIR).
     const merged one = merge({report}, s.judge, nullptr, missing_why);
     write_output(std::filesystem::path(s.out_dir) / fmt::format("rank-{:05}.json", me.rank), fleet_json(ctx, one));
-    c->finish();
+    c.finish();
     return leave(report.status == "too many ranks" ? exit_too_many_ranks : one.exit_code, abandoned);
   }
 
-  const auto texts = c->gather(to_json_text(report), s.rank_timeout_s);
+  const auto texts = c.gather(to_json_text(report), s.rank_timeout_s);
   if (!root) {
-    c->finish();
+    c.finish();
     return leave(exit_ok, abandoned);
   }
   const merged m = merge(read_reports(texts), s.judge, baseline.empty() ? nullptr : &baseline, missing_why);
   conclude(m, s.json, fleet_json(ctx, m),
            fmt::format("fleet healthy: {} rank{} on {}", me.size, me.size == 1 ? "" : "s", b->name()));
-  if (!m.missing.empty()) c->abort_all(m.exit_code);
-  c->finish();
+  if (!m.missing.empty()) c.abort_all(m.exit_code);
+  c.finish();
   return leave(stop.load() ? interrupted_exit_code() : m.exit_code, abandoned);
 }
 

@@ -39,6 +39,11 @@ struct selection {
 // ranks have met (after MPI_Init); `context` starts the result file.
 int run(const selection& s, const std::function<std::vector<backend_entry>()>& backends, run_context context);
 
+class comm;
+// The same over a transport given (tests give one of their own); run() above
+// chooses it (comm.hpp: choose_comm).
+int run(const selection& s, comm& c, const std::function<std::vector<backend_entry>()>& backends, run_context context);
+
 // The rank files of `--out-dir dir` merged and judged, as rank 0 judges the
 // ranks over MPI (the judging options and --baseline from `s`), written to
 // s.json (default dir/fleet.json); returns the fleet's exit code, or
