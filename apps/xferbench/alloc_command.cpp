@@ -1,7 +1,6 @@
-#include "alloc_command.hpp"
-
 #include <fmt/format.h>
 #include <xfer/backends/registry.hpp>
+#include <xfer/core/describe.hpp>
 #include <xfer/core/errors.hpp>
 #include <xfer/core/session.hpp>
 #include <xfer/core/size.hpp>
@@ -11,7 +10,6 @@
 
 #include "alloc_study.hpp"
 #include "commands.hpp"
-#include "run_info.hpp"
 
 namespace xfer::cli {
 
@@ -24,7 +22,7 @@ void add_alloc_options(CLI::App& cmd, alloc_args& a) {
       "Example: xferbench alloc --strategies aligned,pool:aligned --sizes 4K,256M --json alloc.json\n"
       "First-time pinning: xferbench alloc --strategies pinned,registered,pinned-fast --sizes 256M,1G");
   cmd.add_option("-s,--strategies", a.strategies, "strategies to compare (default: all that run here)")->delimiter(',');
-  cmd.add_option("--sizes", a.sizes, "sizes for the cost section (default 64,4K,64K,1M,16M,256M)")->check(not_empty());
+  add_sizes_option(cmd, a.sizes, "sizes for the cost section (default 64,4K,64K,1M,16M,256M)");
   cmd.add_option("--runs", a.runs, "allocate+free timings per size (fewer once 1 s is spent)")->capture_default_str();
   cmd.add_option("--repeat", a.repeat, "repeat cost and fragmentation this many times")->capture_default_str();
   cmd.add_option("--iterations", a.iterations, "fragmentation workload steps")->capture_default_str();
@@ -32,7 +30,7 @@ void add_alloc_options(CLI::App& cmd, alloc_args& a) {
   cmd.add_option("--max-block", a.max_block, "largest block of the workload")->capture_default_str();
   cmd.add_option("--seed", a.seed, "workload random seed")->capture_default_str();
   cmd.add_flag("--quick", a.quick, "5 runs, 1 repeat, 2000 steps, sizes 4K,1M");
-  cmd.add_option("--json", a.json, "write the study (schema xferbench/alloc/v1; - for stdout)")->check(not_empty());
+  add_json_option(cmd, a.json, "the study (schema xferbench/alloc/v1)");
 }
 
 int run_alloc_command(const alloc_args& a, const std::vector<std::string>& argv) {

@@ -1,10 +1,9 @@
-#include "app_command.hpp"
-
 #include <algorithm>
 #include <fmt/format.h>
 #include <xfer/app/vadd.hpp>
 #include <xfer/backends/registry.hpp>
 #include <xfer/backends/vadd_registry.hpp>
+#include <xfer/core/describe.hpp>
 #include <xfer/core/errors.hpp>
 #include <xfer/core/session.hpp>
 #include <xfer/core/size.hpp>
@@ -13,7 +12,6 @@
 
 #include "app_study.hpp"
 #include "commands.hpp"
-#include "run_info.hpp"
 
 namespace xfer::cli {
 
@@ -23,17 +21,15 @@ CLI::App* add_app_options(CLI::App& app_cmd, app_args& a) {
   vadd->footer(
       "Sizes count uint32 elements (binary suffixes: 24M = 25165824 elements, 96 MiB a vector).\n"
       "Example: xferbench app vadd -b cuda-rt -s pageable-unaligned,aligned,pinned --sizes 64K,1M,16M");
-  vadd->add_option("-b,--backend", a.backends, "backends (default: every available one)")->delimiter(',');
+  add_backends_option(*vadd, a.backends, "backends (default: every available one)");
   vadd->add_option("--device", a.device, "device index")->capture_default_str();
   vadd->add_option("-s,--strategies", a.strategies, "allocation strategies (default: all the backend offers)")
       ->delimiter(',');
   vadd->add_option("--size", a.size, "elements per vector")->capture_default_str();
-  vadd->add_option("--sizes", a.sizes, "several sizes, to find where the accelerator starts to beat the CPU")
-      ->check(not_empty());
+  add_sizes_option(*vadd, a.sizes, "several sizes, to find where the accelerator starts to beat the CPU");
   vadd->add_option("--repeat", a.repeat, "runs per strategy and size (medians reported)")->capture_default_str();
   vadd->add_option("--baseline", a.baseline, "strategy the others are compared with")->capture_default_str();
-  vadd->add_option("--json", a.json, "write every phase's samples (schema xferbench/app/v1; - for stdout)")
-      ->check(not_empty());
+  add_json_option(*vadd, a.json, "every phase's samples (schema xferbench/app/v1)");
   return vadd;
 }
 

@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <fmt/format.h>
 #include <xfer/backends/registry.hpp>
+#include <xfer/core/describe.hpp>
 #include <xfer/core/errors.hpp>
 #include <xfer/core/session.hpp>
 #include <xfer/core/size.hpp>
@@ -10,8 +11,7 @@
 #include <xfer/cpu/study.hpp>
 #include <xfer/mem/kinds.hpp>
 
-#include "commands.hpp"
-#include "run_info.hpp"
+#include "options.hpp"
 
 namespace xfer::cli {
 namespace {
@@ -44,16 +44,13 @@ void add_cpu_options(CLI::App& cmd, cpu_args& a) {
   cmd.add_option("--methods", a.methods,
                  "memcpy, nontemporal (streaming stores), ntload (streaming loads, reads only) (default: all)")
       ->delimiter(',');
-  cmd.add_option("--sizes", a.sizes, "comma-separated sizes (4K,1M,1.5G)")->capture_default_str()->check(not_empty())
-      ->multi_option_policy(CLI::MultiOptionPolicy::TakeLast);
+  add_sizes_option(cmd, a.sizes, "comma-separated sizes (4K,1M,1.5G; default: 32M)");
   cmd.add_option("--runs", a.runs, "steady runs after the first")->capture_default_str()
       ->multi_option_policy(CLI::MultiOptionPolicy::TakeLast);
   cmd.add_option("--threads", a.threads, "threads sharing each op, a list (1..1024)")->capture_default_str()
       ->delimiter(',');
-  cmd.add_option("--json", a.json, "write the result file (schema xferbench/cpu/v1; - for stdout)")
-      ->check(not_empty())
-      ->multi_option_policy(CLI::MultiOptionPolicy::TakeLast);
-  cmd.add_flag("-q,--quiet", a.quiet, "no progress line on stderr");
+  add_json_option(cmd, a.json, "the result file (schema xferbench/cpu/v1)");
+  add_quiet_flag(cmd, a.quiet);
 }
 
 int run_cpu_command(const cpu_args& a, const std::vector<std::string>& argv) {

@@ -4,12 +4,13 @@
 #include <fmt/format.h>
 #include <system_error>
 #include <xfer/config.hpp>
+#include <xfer/backends/registry.hpp>
+#include <xfer/core/describe.hpp>
 #include <xfer/core/errors.hpp>
 #include <xfer/core/interrupt.hpp>
 #include <xfer/core/output_file.hpp>
+#include <xfer/core/system_probe.hpp>
 
-#include "alloc_command.hpp"
-#include "app_command.hpp"
 #include "commands.hpp"
 #include "cpu_command.hpp"
 
@@ -41,14 +42,14 @@ int main(int argc, char** argv) {
       "fleet", "a short health set on every device of a node or cluster, one rank per device (MPI), outliers flagged");
   add_fleet_options(*fleet_cmd, fleet);
 
-  list_args list;
+  xfer::backend_options list;
   auto* list_cmd = app.add_subcommand("list", "backends, devices, routes and host memory kinds, and why any is unavailable");
   list_cmd->add_option("--threads", list.threads, "threads the memcpy-mt route would use (0 = all CPUs)");
   add_host_devices_option(*list_cmd, list.host_devices);
 
-  info_args info;
+  bool info_json = false;
   auto* info_cmd = app.add_subcommand("info", "CPU, OS, memory, NUMA nodes, and each accelerator's PCIe link");
-  info_cmd->add_flag("--json", info.json, "print the system section of a result file instead of text");
+  info_cmd->add_flag("--json", info_json, "print the system section of a result file instead of text");
 
   cpu_args cpu;
   auto* cpu_cmd = app.add_subcommand(
@@ -77,17 +78,16 @@ int main(int argc, char** argv) {
       if (*sweep_cmd) return run_sweep_command(sweep, std::vector<std::string>(argv, argv + argc));
       if (*fleet_cmd) return run_fleet_command(fleet, std::vector<std::string>(argv, argv + argc));
       if (*peer_cmd) return run_peer_command(peer, std::vector<std::string>(argv, argv + argc));
-      if (*list_cmd) {
+      if (*list_cmd || *info_cmd) {
         xfer::release_stop_signals();  // nothing to save: Ctrl-C just ends it
-        return run_list_command(list);
+        if (*list_cmd) fmt::print("{}", xfer::backends_text(xfer::make_backends(list)));
+        else if (info_json) fmt::print("{}\n", xfer::system_json(xfer::probe_system()));
+        else fmt::print("{}", xfer::system_text(xfer::probe_system()));
+        return exit_ok;
       }
       if (*cpu_cmd) return run_cpu_command(cpu, std::vector<std::string>(argv, argv + argc));
       if (*vadd_cmd) return run_app_command(vadd, std::vector<std::string>(argv, argv + argc));
       if (*alloc_cmd) return run_alloc_command(alloc, std::vector<std::string>(argv, argv + argc));
-      if (*info_cmd) {
-        xfer::release_stop_signals();
-        return run_info_command(info);
-      }
     } catch (const xfer::usage_error& e) {
       fmt::print(stderr, "xferbench: error: {}\n", e.what());
       return exit_usage;

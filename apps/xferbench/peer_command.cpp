@@ -1,13 +1,13 @@
 // xferbench peer: the device-to-device matrix of each selected backend.
 #include <fmt/format.h>
 #include <xfer/backends/registry.hpp>
+#include <xfer/core/describe.hpp>
 #include <xfer/core/errors.hpp>
 #include <xfer/core/peer_matrix.hpp>
 #include <xfer/core/size.hpp>
 #include <xfer/core/system_probe.hpp>
 
 #include "commands.hpp"
-#include "run_info.hpp"
 
 namespace xfer::cli {
 
@@ -20,29 +20,20 @@ void add_peer_options(CLI::App& cmd, peer_args& a) {
       "Each pair says how it travelled: peer access, or staged via host where the API has no direct path.\n"
       "Exit codes: 0 ok or skipped, 1 a copy failed or a backend is unavailable, 2 bad input,\n"
       "128 + signal when interrupted.");
-  cmd.add_option("-b,--backend", a.backends, "backends (default: every available one)")->delimiter(',');
-  cmd.add_option("--device", a.devices, "device indices (default: all of each backend)")->delimiter(',');
-  cmd.add_option("--sizes", a.sizes, "comma-separated copy sizes (default: 256M)")
-      ->check(not_empty())
-      ->multi_option_policy(CLI::MultiOptionPolicy::TakeLast);
+  add_backends_option(cmd, a.backends, "backends (default: every available one)");
+  add_devices_option(cmd, a.devices, "device indices (default: all of each backend)");
+  add_sizes_option(cmd, a.sizes, "comma-separated copy sizes (default: 256M)");
   cmd.add_flag("--quick", a.quick, "coarse and fast: 10 ms a point, 5% CI target");
-  cmd.add_option("--max-time", a.max_time, "sampling budget per point, seconds")
-      ->multi_option_policy(CLI::MultiOptionPolicy::TakeLast);
+  add_max_time_option(cmd, a.measure.max_time, measure_options{}.max_time_s);
   add_host_devices_option(cmd, a.host_devices);
-  cmd.add_flag("--no-verify", a.no_verify, "skip checking the copied data");
-  cmd.add_option("--json", a.json, "write the result file (- for stdout)")->check(not_empty());
-  cmd.add_option("--csv", a.csv, "write one CSV row per point (- for stdout)")->check(not_empty());
-  cmd.add_flag("-q,--quiet", a.quiet, "no progress line on stderr");
+  add_no_verify_flag(cmd, a.measure.no_verify);
+  add_json_option(cmd, a.json, "the result file (schema xferbench/result/v1)");
+  add_csv_option(cmd, a.csv);
+  add_quiet_flag(cmd, a.quiet);
 }
 
 int run_peer_command(const peer_args& a, const std::vector<std::string>& argv) {
-  measure_options opts = a.quick ? measure_options::quick() : measure_options{};
-  if (a.max_time) {
-    if (!(*a.max_time > 0 && *a.max_time <= 3600))
-      throw usage_error(fmt::format("--max-time {} is out of range (0, 3600] seconds", *a.max_time));
-    opts.max_time_s = *a.max_time;
-  }
-  opts.verify = !a.no_verify;
+  const measure_options opts = measure_from(a.measure, a.quick ? measure_options::quick() : measure_options{});
   const std::vector<std::uint64_t> sizes = a.sizes.empty() ? std::vector<std::uint64_t>{256ull << 20} : parse_size_list(a.sizes);
   for (const auto d : a.devices)
     if (d < 0) throw usage_error(fmt::format("--device {}: device indices are 0 or more", d));

@@ -2,6 +2,7 @@
 #include <fmt/ranges.h>
 #include <xfer/backends/registry.hpp>
 #include <xfer/config.hpp>
+#include <xfer/core/describe.hpp>
 #include <xfer/core/errors.hpp>
 #include <xfer/core/plan.hpp>
 #include <xfer/core/session.hpp>
@@ -10,12 +11,9 @@
 #include <xfer/core/system_probe.hpp>
 
 #include "commands.hpp"
-#include "run_info.hpp"
 
 namespace xfer::cli {
 
-// Scalar options take the last value given, so scripts can set defaults that a
-// user's own arguments override.
 void add_sweep_options(CLI::App& cmd, sweep_args& a) {
   cmd.footer(
       "Examples:\n"
@@ -32,9 +30,8 @@ void add_sweep_options(CLI::App& cmd, sweep_args& a) {
       "Exit codes: 0 all points ok or skipped, 1 a point failed or a backend is unavailable,\n"
       "2 bad input, 128 + signal when stopped by SIGINT (130), SIGTERM (143) or SIGHUP (129),\n"
       "141 when the console's reader went away (`| head`) (the completed points are still written).");
-  cmd.add_option("-b,--backend", a.backends, "backends: host, cuda-rt, cuda-drv, opencl, opencl:NAME (default: every available one)")
-      ->delimiter(',');
-  cmd.add_option("--device", a.devices, "device indices (default: all)")->delimiter(',');
+  add_backends_option(cmd, a.backends, "backends: host, cuda-rt, cuda-drv, opencl, opencl:NAME (default: every available one)");
+  add_devices_option(cmd, a.devices, "device indices (default: all)");
   cmd.add_option("-r,--route", a.routes, "routes (see `xferbench list`; default: all)")->delimiter(',');
   cmd.add_option("-m,--memory", a.memory,
                  "host memory kinds (default: the plain pageable ones and each backend's own fast kind, such as "
@@ -53,34 +50,22 @@ void add_sweep_options(CLI::App& cmd, sweep_args& a) {
   cmd.add_option("--max", a.max, fmt::format("largest size of the power-of-two range (default: {})",
                                              format_size(default_max_size)))
       ->multi_option_policy(CLI::MultiOptionPolicy::TakeLast);
-  cmd.add_option("--sizes", a.sizes, "explicit comma-separated sizes instead of the range (4,4K,1M,1.5G)")
-      ->check(not_empty())
-      ->multi_option_policy(CLI::MultiOptionPolicy::TakeLast);
+  add_sizes_option(cmd, a.sizes, "explicit comma-separated sizes instead of the range (4,4K,1M,1.5G)");
   cmd.add_flag("--dense", a.dense,
                fmt::format("every power of two from {} to {} instead of the overview's 1,16,256,4K,64K,1M,16M,64M",
                            format_size(default_min_size), format_size(default_max_size)));
   cmd.add_flag("--quick", a.quick, "coarse and fast: sizes x16 apart up to 16M, 10 ms a point, 5% CI target");
-  cmd.add_option("--target-ci", a.target_ci,
-                 fmt::format("stop sampling when the median's 95% CI is within this fraction (default: {})",
-                             defaults.target_ci))
-      ->multi_option_policy(CLI::MultiOptionPolicy::TakeLast);
+  add_target_ci_option(cmd, a.measure.target_ci);
   cmd.add_option("--budget", a.budget,
                  fmt::format("the whole sweep's wall-clock target, seconds: each point samples for what is left over "
                              "the points left, so quiet points leave time to noisy ones (default: {:g} for the "
                              "overview; other selections take --max-time per point)",
                              overview_budget_s))
       ->multi_option_policy(CLI::MultiOptionPolicy::TakeLast);
-  cmd.add_option("--max-time", a.max_time,
-                 fmt::format("sampling budget per point, seconds, instead of a whole-run --budget (default: {} "
-                             "where the selection is not the overview)",
-                             defaults.max_time_s))
-      ->multi_option_policy(CLI::MultiOptionPolicy::TakeLast);
-  cmd.add_option("--warmup", a.warmup, fmt::format("warm-up per point, seconds (default: {})", defaults.warmup_s))
-      ->multi_option_policy(CLI::MultiOptionPolicy::TakeLast);
-  cmd.add_option("--watchdog", a.watchdog,
-                 "seconds a point may take before it is recorded as failed and its backend left behind (0: off; "
-                 "default: 30 + 40 x --max-time + size / 20 MB/s)")
-      ->multi_option_policy(CLI::MultiOptionPolicy::TakeLast);
+  add_max_time_option(cmd, a.measure.max_time, measure_options{}.max_time_s,
+                      " where the selection is not the overview, whose --budget is shared by its points");
+  add_warmup_option(cmd, a.measure.warmup);
+  add_watchdog_option(cmd, a.measure.watchdog);
   cmd.add_option("--threads", a.threads, "threads for the memcpy-mt route (0 = all CPUs)")->capture_default_str()
       ->multi_option_policy(CLI::MultiOptionPolicy::TakeLast);
   cmd.add_option("--alignment", a.alignment, "alignment of the 'aligned' kind: a power of two from 8 to 1G (4K, 2M)")
@@ -95,48 +80,21 @@ void add_sweep_options(CLI::App& cmd, sweep_args& a) {
                "(all bytes / the windows' wall time); docs/fleet.md");
   cmd.add_flag("--together-only", a.together_only, "as --together, without the one-device-at-a-time sweep first");
   add_host_devices_option(cmd, a.host_devices);
-  cmd.add_flag("--no-verify", a.no_verify, "skip checking the data each route moves");
-  cmd.add_flag("--no-affinity", a.no_affinity,
-               "do not run the measuring thread on the CPUs local to the device and prefer its NUMA node's memory "
-               "(the default, as nvbandwidth does; each point records where it ran)");
-  cmd.add_option("--json", a.json, "write the result file (schema xferbench/result/v1; - for stdout)")
-      ->check(not_empty());
-  cmd.add_option("--csv", a.csv, "write one CSV row per point (- for stdout)")->check(not_empty());
-  cmd.add_flag("-q,--quiet", a.quiet, "no progress line on stderr");
+  add_no_verify_flag(cmd, a.measure.no_verify);
+  add_no_affinity_flag(cmd, a.measure.no_affinity);
+  add_json_option(cmd, a.json, "the result file (schema xferbench/result/v1)");
+  add_csv_option(cmd, a.csv);
+  add_quiet_flag(cmd, a.quiet);
   cmd.add_flag("-v,--verbose", a.verbose,
                "a row per point on the console as it completes (default: a summary table per backend at the end; "
                "every point is in the --json and --csv files either way)");
 }
 
-void add_host_devices_option(CLI::App& cmd, int& n) {
-  cmd.add_option("--host-devices", n,
-                 "stand-in devices the host backend shows (each a share of host memory), to try --together, the peer "
-                 "matrix and fleet mode without a GPU")
-      ->check(CLI::Range(1, 64))
-      ->capture_default_str()
-      ->multi_option_policy(CLI::MultiOptionPolicy::TakeLast);
-}
-
 int run_sweep_command(const sweep_args& a, const std::vector<std::string>& argv) {
   // ---- validate everything before measuring anything ----
-  measure_options opts = a.quick ? measure_options::quick() : measure_options{};
-  opts.target_ci = a.target_ci.value_or(opts.target_ci);
-  opts.max_time_s = a.max_time.value_or(opts.max_time_s);
-  opts.warmup_s = a.warmup.value_or(opts.warmup_s);
-  opts.verify = !a.no_verify;
-  opts.affinity = !a.no_affinity;
-  opts.watchdog_s = a.watchdog;
-  if (!(a.watchdog == -1 || (a.watchdog >= 0 && a.watchdog <= 86400)))
-    throw usage_error(fmt::format("--watchdog {} is out of range [0, 86400] seconds (0 turns it off)", a.watchdog));
-  if (!(opts.target_ci > 0 && opts.target_ci < 1))
-    throw usage_error(fmt::format("--target-ci {} is out of range: give a fraction above 0 and below 1 (0.01 = 1%)",
-                                  opts.target_ci));
-  if (!(opts.max_time_s > 0 && opts.max_time_s <= 3600))
-    throw usage_error(fmt::format("--max-time {} is out of range (0, 3600] seconds", opts.max_time_s));
-  if (!(opts.warmup_s >= 0 && opts.warmup_s <= 60))
-    throw usage_error(fmt::format("--warmup {} is out of range [0, 60] seconds", opts.warmup_s));
+  measure_options opts = measure_from(a.measure, a.quick ? measure_options::quick() : measure_options{});
   if (a.threads > 1024) throw usage_error(fmt::format("--threads {} is absurd (at most 1024)", a.threads));
-  if (a.budget && a.max_time)
+  if (a.budget && a.measure.max_time)
     throw usage_error("--budget and --max-time both set the sampling time: give one (--budget for the whole run, "
                       "--max-time per point)");
   if (a.budget && a.quick) throw usage_error("--budget and --quick both set the sampling time: give one");
@@ -168,7 +126,7 @@ int run_sweep_command(const sweep_args& a, const std::vector<std::string>& argv)
   const bool overview = !a.full && !a.dense && !a.quick && !sel.sizes_given;
   if (a.budget)
     opts.run_budget_s = *a.budget;
-  else if (overview && !a.max_time)
+  else if (overview && !a.measure.max_time)
     opts.run_budget_s = overview_budget_s;
 
   backend_options bopts;
@@ -199,10 +157,7 @@ int run_sweep_command(const sweep_args& a, const std::vector<std::string>& argv)
   }
 
   // ---- run ----
-  run_context ctx;
-  ctx.tool_version = XFER_VERSION;
-  ctx.started_at = utc_now();
-  ctx.system = sys;
+  run_context ctx = make_context(sys, argv);
   std::vector<std::string> names;
   for (const auto& b : planned.backends) {
     names.push_back(b.impl->name());

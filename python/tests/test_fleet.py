@@ -1,15 +1,20 @@
 """xferbench-report fleet: the per-rank files of `xferbench fleet --out-dir` merged and judged as
-rank 0 judges them over MPI (src/core/fleet.cpp), on a real fleet's results: four ranks of the host
-backend under mpirun (tests/unit/data/fleet-host-4ranks.json, samples trimmed), split into rank files,
-with one rank's numbers scaled down."""
+rank 0 judges them over MPI, by the binary's judge (`xferbench fleet --merge`, src/core/fleet.cpp:
+the one definition of an outlier), on a real fleet's results: four ranks of the host backend under
+mpirun (tests/unit/data/fleet-host-4ranks.json, samples trimmed), split into rank files, with one
+rank's numbers scaled down. The report reads the verdict from the merged file and renders it."""
 import copy
 import json
+import os
+import shutil
+import tempfile
 from pathlib import Path
 
 import pytest
 
 from xferbench_report import cli
-from xferbench_report.fleet import find_outliers, merge_dir, node_device_table
+from xferbench_report.errors import BadInput
+from xferbench_report.fleet import fleet_text, merge_dir, node_device_table
 
 FIXTURE = Path(__file__).resolve().parents[2] / "tests" / "unit" / "data" / "fleet-host-4ranks.json"
 LENIENT = dict(mad_k=3.0, tolerance=0.35, min_ceiling=0.0)
@@ -20,11 +25,17 @@ def real_fleet():
         return json.load(f)
 
 
+def scale(p, factor):
+    """A point's times `factor` longer: the median the judge reads (stats), and the figures shown."""
+    p["stats"]["median"] *= factor
+    p["gbps"] /= factor
+    p["latency_us"] *= factor
+
+
 def slow_down(doc, rank, factor):
     for p in doc["results"]:
         if p["fleet"]["rank"] == rank and p["status"] == "ok":
-            p["gbps"] /= factor
-            p["latency_us"] *= factor
+            scale(p, factor)
 
 
 def split_into_rank_files(doc, directory, leave_out=()):
@@ -39,11 +50,27 @@ def split_into_rank_files(doc, directory, leave_out=()):
             json.dump(one, f)
 
 
+BIN = os.environ.get("XFERBENCH_BIN") or shutil.which("xferbench")
+needs_bin = pytest.mark.skipif(not BIN, reason="XFERBENCH_BIN is not set (the judge is the xferbench binary's)")
+
+
+def find_outliers(ranks, points, **judge):
+    """The findings of the binary's judge on these ranks and points, through rank files."""
+    doc = dict(real_fleet(), results=points)
+    doc["fleet"] = dict(doc["fleet"], ranks=ranks)
+    with tempfile.TemporaryDirectory() as d:
+        split_into_rank_files(doc, d)
+        merged, _, _ = merge_dir(d, **judge)
+    return merged["fleet"]["findings"]
+
+
+@needs_bin
 def test_the_real_fleet_is_healthy():
     doc = real_fleet()
     assert find_outliers(doc["fleet"]["ranks"], doc["results"], **LENIENT) == []
 
 
+@needs_bin
 def test_one_rank_scaled_down_is_the_outlier_in_every_test():
     doc = real_fleet()
     slow_down(doc, 2, 3.0)
@@ -56,6 +83,7 @@ def test_one_rank_scaled_down_is_the_outlier_in_every_test():
     assert ("together", "latency-4B") in tests and ("together", "d2h-pinned") in tests
 
 
+@needs_bin
 def test_merged_rank_files_list_the_outlier_first_and_exit_3(tmp_path):
     doc = real_fleet()
     slow_down(doc, 1, 3.0)
@@ -69,6 +97,7 @@ def test_merged_rank_files_list_the_outlier_first_and_exit_3(tmp_path):
     assert any(line.rstrip().endswith("!") for line in lines if line.startswith(merged["fleet"]["ranks"][1]["node"]))
 
 
+@needs_bin
 def test_a_missing_rank_file_is_exit_4_and_the_others_are_kept(tmp_path):
     split_into_rank_files(real_fleet(), tmp_path, leave_out={3})
     merged, code, _ = merge_dir(str(tmp_path), **LENIENT)
@@ -77,6 +106,7 @@ def test_a_missing_rank_file_is_exit_4_and_the_others_are_kept(tmp_path):
     assert len(merged["results"]) == 30
 
 
+@needs_bin
 def test_ranks_with_other_options_disagree(tmp_path):
     doc = real_fleet()
     doc["fleet"]["ranks"][2]["options"] += " size=1"
@@ -86,6 +116,7 @@ def test_ranks_with_other_options_disagree(tmp_path):
     assert "rank 2" in text.splitlines()[0]
 
 
+@needs_bin
 def test_cli_writes_the_merged_file(tmp_path, capsys):
     split_into_rank_files(real_fleet(), tmp_path)
     out = tmp_path / "merged.json"
@@ -94,6 +125,7 @@ def test_cli_writes_the_merged_file(tmp_path, capsys):
     assert capsys.readouterr().out.startswith("fleet healthy")
 
 
+@needs_bin
 def test_cli_bad_input(tmp_path, capsys):
     assert cli.main(["fleet", str(tmp_path)]) == 2
     assert "no rank-*.json" in capsys.readouterr().err
@@ -101,6 +133,7 @@ def test_cli_bad_input(tmp_path, capsys):
     assert cli.main(["fleet", str(tmp_path)]) == 2
 
 
+@needs_bin
 def test_baseline(tmp_path):
     base = tmp_path / "base.json"
     base.write_text(json.dumps(real_fleet()))
@@ -115,6 +148,7 @@ def test_baseline(tmp_path):
     assert "baseline" in text
 
 
+@needs_bin
 def test_node_device_view_is_drawn_with_the_outlier_outlined(tmp_path):
     doc = real_fleet()
     slow_down(doc, 3, 3.0)
@@ -127,15 +161,42 @@ def test_node_device_view_is_drawn_with_the_outlier_outlined(tmp_path):
     assert 'stroke="#c00"' in text  # the outlier's cells
 
 
-def test_a_link_with_fewer_lanes_is_unhealthy_an_idle_links_lower_generation_is_not():
+def test_the_verdict_is_read_from_the_file_not_judged_again():
+    # A rank scaled down to a third, in a file whose judge found nothing: the report says what
+    # the file says (src/core/fleet.cpp judges; tests/unit/fleet_test.cpp tests the judging).
     doc = real_fleet()
-    ranks = doc["fleet"]["ranks"]
-    ranks[0]["link"] = {"pci_address": "0000:01:00.0", "link_current": {"gen": 1, "width": 16},
-                        "link_max": {"gen": 5, "width": 16}}
-    ranks[1]["link"] = {"pci_address": "0000:02:00.0", "link_current": {"gen": 5, "width": 8},
-                        "link_max": {"gen": 5, "width": 16}}
-    found = find_outliers(ranks, doc["results"], **LENIENT)
-    assert [(f["rank"], "x8 of x16" in f["why"]) for f in found] == [(1, True)]
+    slow_down(doc, 2, 3.0)
+    doc["fleet"].update(findings=[], problems=[], exit_code=0, healthy=True)
+    assert fleet_text(doc).startswith("fleet healthy: 4 ranks")
+    # And a finding the file names is shown, though the figures are the fixture's healthy ones.
+    doc = real_fleet()
+    doc["fleet"].update(exit_code=3, healthy=False, findings=[
+        {"rank": 1, "node": "n", "device": 1, "phase": "alone", "test": "h2d-pinned", "value": 1.0,
+         "reference": 2.0, "why": "h2d-pinned 1 GB/s is 50% below the fleet median 2"}])
+    lines = fleet_text(doc).splitlines()
+    assert lines[0] == "fleet unhealthy (exit 3): h2d-pinned 1 GB/s is 50% below the fleet median 2"
+    assert lines[1].startswith("outlier: rank 1 node n device 1 (alone): ")
+
+
+@needs_bin
+def test_each_rank_carries_its_verdict_and_why(tmp_path):
+    doc = real_fleet()
+    slow_down(doc, 1, 3.0)
+    split_into_rank_files(doc, tmp_path)
+    merged, code, _ = merge_dir(str(tmp_path), **LENIENT)
+    assert code == 3
+    verdicts = {r["rank"]: (r["verdict"], r["why"]) for r in merged["fleet"]["ranks"]}
+    assert [r for r, (v, _) in verdicts.items() if v == "unhealthy"] == [1]
+    assert verdicts[1][1] == [f["why"] for f in merged["fleet"]["findings"] if f["rank"] == 1]
+    assert verdicts[0] == ("healthy", [])
+
+
+def test_merging_without_the_binary_says_so_in_one_line(tmp_path, monkeypatch):
+    split_into_rank_files(real_fleet(), tmp_path)
+    monkeypatch.delenv("XFERBENCH_BIN", raising=False)
+    monkeypatch.setenv("PATH", str(tmp_path))
+    with pytest.raises(BadInput, match="needs the xferbench binary"):
+        merge_dir(str(tmp_path))
 
 
 # --repeat: every point n times, judged and tabulated by each rank's median (src/core/fleet.cpp).
@@ -151,8 +212,7 @@ def repeated(doc, n, jitter=0.01):
                 for p in mine:
                     q = copy.deepcopy(p)
                     q["fleet"]["repeat"] = k
-                    q["gbps"] /= 1 + jitter * k
-                    q["latency_us"] *= 1 + jitter * k
+                    scale(q, 1 + jitter * k)
                     out.append(q)
     doc = copy.deepcopy(doc)
     doc["results"] = out
@@ -162,10 +222,10 @@ def repeated(doc, n, jitter=0.01):
 def slow_down_repeat(doc, rank, repeat, factor):
     for p in doc["results"]:
         if p["fleet"]["rank"] == rank and p["fleet"]["repeat"] == repeat and p["status"] == "ok":
-            p["gbps"] /= factor
-            p["latency_us"] *= factor
+            scale(p, factor)
 
 
+@needs_bin
 def test_an_old_file_reads_as_one_repeat_per_test():
     doc = real_fleet()
     assert all("repeat" not in p["fleet"] for p in doc["results"])  # written before --repeat
@@ -175,11 +235,13 @@ def test_an_old_file_reads_as_one_repeat_per_test():
     assert not [f for f in found if "median of" in f["why"]]  # one point each: its own figure
 
 
+@needs_bin
 def test_every_repeat_normal_is_healthy():
     doc = repeated(real_fleet(), 3)
     assert find_outliers(doc["fleet"]["ranks"], doc["results"], **LENIENT) == []
 
 
+@needs_bin
 def test_one_low_repeat_of_three_is_not_flagged_and_the_table_shows_the_median():
     doc = repeated(real_fleet(), 3)
     slow_down_repeat(doc, 2, 1, 3.0)
@@ -195,6 +257,7 @@ def test_one_low_repeat_of_three_is_not_flagged_and_the_table_shows_the_median()
     assert node_device_table(low) == node_device_table(healthy)
 
 
+@needs_bin
 def test_low_in_every_repeat_is_flagged_on_its_median(tmp_path):
     doc = repeated(real_fleet(), 3)
     for k in range(3):
@@ -211,6 +274,7 @@ def test_low_in_every_repeat_is_flagged_on_its_median(tmp_path):
     assert "(median of 3; best " in text.splitlines()[0]
 
 
+@needs_bin
 def test_low_in_two_repeats_but_normal_in_one_is_not_flagged():
     # Healthy H200s' pageable and at-once figures moved 20% between repeats (docs/fleet.md):
     # a card with one good repeat met a busy moment, it is not slow.
@@ -222,6 +286,7 @@ def test_low_in_two_repeats_but_normal_in_one_is_not_flagged():
     assert find_outliers(doc["fleet"]["ranks"], doc["results"], **LENIENT)
 
 
+@needs_bin
 def test_a_failed_repeat_is_a_finding_and_shows_in_the_table():
     doc = repeated(real_fleet(), 3)
     p = next(p for p in doc["results"] if p["fleet"]["rank"] == 1 and p["fleet"]["repeat"] == 1)
@@ -232,6 +297,7 @@ def test_a_failed_repeat_is_a_finding_and_shows_in_the_table():
     assert "failed" in node_device_table(doc)
 
 
+@needs_bin
 def test_four_healthy_h200s_are_healthy_though_one_median_is_low():
     # `--repeat 5` on four H200s (docs/results/nvidia-h200-x4/run-b6fd721/fleet-again.json, samples
     # trimmed): GPU 2's pageable h2d alone read 7.30, 7.30, 8.97, 8.86, 7.97 GB/s, its median 12%

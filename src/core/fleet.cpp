@@ -1,5 +1,6 @@
 #include <algorithm>
 #include <cmath>
+#include <filesystem>
 #include <fmt/format.h>
 #include <fstream>
 #include <map>
@@ -65,60 +66,6 @@ std::map<std::pair<std::string, std::string>, std::vector<double>> repeat_figure
   return by;
 }
 
-json link_json(const pci_link& l) {
-  system_info s;
-  s.accelerators = {l};
-  json j = s;
-  return j.at("accelerators").at(0);
-}
-
-pci_link link_from_json(const json& a) {
-  // Through system_info's own parser, the one place a link is read: an
-  // empty system (every key it requires, from its writer) around this link.
-  json s = system_info{};
-  s["accelerators"] = json::array({a});
-  return s.get<system_info>().accelerators.at(0);
-}
-
-json rank_json(const rank_report& r, bool with_points) {
-  json j = {{"rank", r.who.rank},
-            {"size", r.who.size},
-            {"local_rank", r.who.local_rank},
-            {"local_size", r.who.local_size},
-            {"node", r.who.node},
-            {"device", r.device},
-            {"device_name", r.device_name},
-            {"device_pci", r.device_pci},
-            {"version", r.version},
-            {"options", r.options},
-            {"transport", r.transport},
-            {"status", r.status},
-            {"reason", r.reason}};
-  if (r.link) j["link"] = link_json(*r.link);
-  if (with_points) j["points"] = r.points;
-  return j;
-}
-
-rank_report rank_from_json(const json& j) {
-  rank_report r;
-  r.who.rank = j.at("rank");
-  r.who.size = j.at("size");
-  r.who.local_rank = j.at("local_rank");
-  r.who.local_size = j.at("local_size");
-  r.who.node = j.at("node");
-  r.device = j.at("device");
-  r.device_name = j.value("device_name", "");
-  r.device_pci = j.value("device_pci", "");
-  r.version = j.at("version");
-  r.options = j.at("options");
-  r.transport = j.value("transport", "");
-  r.status = j.at("status");
-  r.reason = j.value("reason", "");
-  if (j.contains("link")) r.link = link_from_json(j.at("link"));
-  if (j.contains("points")) r.points = j.at("points").get<std::vector<point_result>>();
-  return r;
-}
-
 std::string route_for(const backend& b) {
   bool async = false, sync = false, memcpy = false;
   for (const auto& r : b.routes()) {
@@ -177,16 +124,6 @@ std::vector<health_test> health_set(const backend& b, int device, std::uint64_t 
       {"latency-4B", spec(direction::h2d, pinned, 4), true},
       {"h2d-pageable", spec(direction::h2d, pageable, bytes), false},
   };
-}
-
-std::string to_json_text(const rank_report& r) { return rank_json(r, true).dump(); }
-
-rank_report rank_report_from_json(const std::string& text) {
-  try {
-    return rank_from_json(json::parse(text));
-  } catch (const json::exception& e) {
-    throw std::runtime_error(fmt::format("not a fleet rank report: {}", e.what()));
-  }
 }
 
 std::vector<std::pair<int, std::size_t>> health_order(std::size_t tests, int repeats) {
@@ -351,61 +288,6 @@ merged merge(std::vector<std::optional<rank_report>> reports, const thresholds& 
   else if (!m.missing.empty()) m.exit_code = exit_rank_missing;
   else if (!m.findings.empty()) m.exit_code = exit_unhealthy;
   return m;
-}
-
-std::string fleet_json(const run_context& c, const merged& m) {
-  json results = json::array();
-  for (const auto& r : m.ranks)
-    for (const auto& p : r.points) results.push_back(p);
-  json ranks = json::array();
-  for (const auto& r : m.ranks) ranks.push_back(rank_json(r, false));
-  json findings = json::array();
-  for (const auto& f : m.findings)
-    findings.push_back({{"rank", f.rank},
-                        {"node", f.node},
-                        {"device", f.device},
-                        {"phase", f.phase},
-                        {"test", f.test},
-                        {"value", f.value},
-                        {"reference", f.reference},
-                        {"why", f.why}});
-  json doc = {{"schema", result_schema},
-              {"tool", {{"name", "xferbench"}, {"version", c.tool_version}}},
-              {"started_at", c.started_at},
-              {"system", c.system},
-              {"config", detail::to_nlohmann(c.config)},
-              {"fleet",
-               {{"findings", findings},
-                {"problems", m.problems},
-                {"missing_ranks", m.missing},
-                {"healthy", m.exit_code == 0},
-                {"exit_code", m.exit_code},
-                {"ranks", ranks}}},
-              {"results", results}};
-  return doc.dump(2) + "\n";
-}
-
-std::vector<rank_report> read_fleet_file(const std::string& path) {
-  std::ifstream f(path);
-  if (!f) throw std::runtime_error(fmt::format("cannot read {}", path));
-  try {
-    const json doc = json::parse(f);
-    const json& fl = doc.at("fleet");
-    std::map<int, rank_report> by_rank;
-    for (const auto& r : fl.at("ranks")) {
-      rank_report rr = rank_from_json(r);
-      by_rank[rr.who.rank] = std::move(rr);
-    }
-    for (const auto& p : doc.at("results")) {
-      point_result pr = p.get<point_result>();
-      if (pr.fleet && by_rank.count(pr.fleet->rank)) by_rank[pr.fleet->rank].points.push_back(std::move(pr));
-    }
-    std::vector<rank_report> out;
-    for (auto& [rank, r] : by_rank) out.push_back(std::move(r));
-    return out;
-  } catch (const json::exception& e) {
-    throw std::runtime_error(fmt::format("{} is not a fleet result file: {}", path, e.what()));
-  }
 }
 
 std::string fleet_text(const merged& m) {

@@ -313,7 +313,8 @@ class FleetFiles(unittest.TestCase):
         return [(p.wait(timeout=180), p.communicate()) for p in procs]
 
     def report(self, *args):
-        env = dict(os.environ, PYTHONPATH=PYTHON_DIR)
+        # The report tool merges through this binary's judge (`xferbench fleet --merge`).
+        env = dict(os.environ, PYTHONPATH=PYTHON_DIR, XFERBENCH_BIN=XFERBENCH)
         return run([sys.executable, "-m", "xferbench_report", "fleet", self.ranks, *args], env=env)
 
     def test_three_ranks_merged(self):

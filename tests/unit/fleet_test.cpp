@@ -2,6 +2,11 @@
 // ranks of the host backend under mpirun (tests/unit/data/fleet-host-4ranks.json,
 // samples trimmed), with one rank's numbers scaled down.
 #include <gtest/gtest.h>
+#include <unistd.h>
+
+#include <filesystem>
+#include <fstream>
+#include <nlohmann/json.hpp>
 #include <set>
 #include <xfer/core/fleet.hpp>
 
@@ -252,6 +257,47 @@ TEST(Fleet, MissingRanksAndDisagreementsHaveTheirOwnExitCodes) {
   EXPECT_EQ(m.exit_code, exit_disagree);
   ASSERT_FALSE(m.problems.empty());
   EXPECT_NE(m.problems.front().find("rank 3"), std::string::npos);
+}
+
+// The rank files of --out-dir, one rank each, as each rank writes its own.
+std::vector<std::string> rank_files(const std::vector<rank_report>& ranks, const std::filesystem::path& dir) {
+  std::vector<std::string> paths;
+  for (const auto& r : ranks) {
+    paths.push_back((dir / ("rank-" + std::to_string(r.who.rank) + ".json")).string());
+    std::ofstream(paths.back()) << fleet_json(run_context{}, merge({r}, lenient, nullptr, "-"));
+  }
+  return paths;
+}
+
+TEST(Fleet, RankFilesMergedAreJudgedAsOverMpiAndEachRankCarriesItsVerdict) {
+  const auto dir = std::filesystem::temp_directory_path() / ("xfer-fleet-merge-" + std::to_string(::getpid()));
+  std::filesystem::create_directories(dir);
+  auto ranks = fixture();
+  slow_down(ranks, 2, 3.0);
+  auto paths = rank_files(ranks, dir);
+  std::vector<std::optional<rank_report>> reports(ranks.begin(), ranks.end());
+  const merged over_mpi = merge(reports, lenient, nullptr, "-");
+  const merged_files f = merge_rank_files(paths, lenient, nullptr, "no file");
+  EXPECT_EQ(f.m.exit_code, exit_unhealthy);
+  ASSERT_EQ(f.m.findings.size(), over_mpi.findings.size());
+  for (std::size_t i = 0; i < f.m.findings.size(); ++i) EXPECT_EQ(f.m.findings[i].why, over_mpi.findings[i].why);
+  const auto doc = nlohmann::json::parse(f.json);
+  for (const auto& r : doc.at("fleet").at("ranks")) {
+    const bool slow = r.at("rank") == 2;
+    EXPECT_EQ(r.at("verdict"), slow ? "unhealthy" : "healthy") << r.at("rank");
+    EXPECT_EQ(r.at("why").size(), slow ? f.m.findings.size() : 0u);
+  }
+  EXPECT_EQ(doc.at("config").at("merged_from").size(), 4u);
+  // A rank in two files is a problem; a file missing is a missing rank.
+  paths.push_back(paths[0]);
+  std::filesystem::remove(paths[3]);
+  paths.erase(paths.begin() + 3);
+  const merged_files g = merge_rank_files(paths, lenient, nullptr, "no file");
+  EXPECT_EQ(g.m.exit_code, exit_rank_missing);
+  EXPECT_EQ(g.m.missing, std::vector<int>{3});
+  ASSERT_FALSE(g.m.problems.empty());
+  EXPECT_NE(g.m.problems.front().find("rank 0 reported twice"), std::string::npos) << g.m.problems.front();
+  std::filesystem::remove_all(dir);
 }
 
 TEST(Fleet, RankVariablesOfEachLauncher) {

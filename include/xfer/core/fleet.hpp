@@ -4,8 +4,10 @@
 // one device of a node at a time ("alone"), then every rank at once
 // ("together"); rank 0 gathers every rank's report into one result file and
 // finds the outliers: the slow device, the slow node, the link that trained
-// down. How ranks talk (MPI, or one file per rank) is a comm (fleet_comm.hpp
-// in the CLI); this file is what the fleet measures and how it judges.
+// down. How ranks talk (MPI, or one file per rank) is a comm, and the phases
+// and barriers are the protocol (src/fleet: xfer/fleet/comm.hpp, run.hpp);
+// this file is what the fleet measures and how it judges, the one definition
+// of an outlier (the report reads the verdicts from the file).
 #include <cstdint>
 #include <functional>
 #include <map>
@@ -27,6 +29,28 @@ inline constexpr int exit_rank_missing = 4;    // a rank died, hung past --rank-
 inline constexpr int exit_disagree = 5;        // ranks run different versions or options
 inline constexpr int exit_too_many_ranks = 6;  // more ranks on a node than devices of the backend
 inline constexpr int exit_no_mpi = 7;          // started as several ranks, but this build has no MPI and no --out-dir
+
+// Sampling of a health point. Fleet mode's defaults differ from the sweep's
+// (measure_options) on purpose, and only here:
+// - max_time: a health point moves --size (256 MiB) per transfer, 5 ms at
+//   55 GB/s and 20 ms on a link trained down: the sweep's 0.05 s would give a
+//   point 2 to 10 samples, too few for a median that one transient cannot
+//   move, so a health point samples for 0.1 s.
+// - its ceiling: a phase runs 5 tests x --repeat points per rank, each up to
+//   4 x max_time (measure()), and the alone phase runs a node's devices one
+//   after another: 60 s a point already holds a node for hours, far past
+//   --rank-timeout's 300 s; above it is a mistyped value, not a health check
+//   (every command's own bound, (0, 3600], still applies first).
+// - target_ci: ranks are compared with a 10% tolerance (thresholds), so a
+//   median within 2% is precise enough, and quicker to reach than 1%.
+inline constexpr double default_max_time_s = 0.1;
+inline constexpr double max_time_ceiling_s = 60;
+inline constexpr double target_ci = 0.02;
+// Runs of the health set a phase may take (--repeat): enough for a median
+// that one or two transients cannot move, few enough that a mistyped count
+// cannot hold a node for an hour (each run is 5 points per rank, alone and
+// together).
+inline constexpr int max_repeat = 20;
 
 // Who this process is.
 struct identity {
@@ -121,11 +145,24 @@ merged merge(std::vector<std::optional<rank_report>> reports, const thresholds& 
              const std::vector<rank_report>* baseline, const std::string& missing_why);
 
 // The result file: schema xferbench/result/v1 with every rank's points in
-// "results" (node, rank and device on each), and a "fleet" object: ranks,
-// missing, problems, findings (outliers first), healthy.
+// "results" (node, rank and device on each), and a "fleet" object: ranks
+// (each with its verdict, "healthy" or "unhealthy", and why: its findings),
+// missing, problems, findings (outliers first), healthy, exit_code.
 std::string fleet_json(const run_context& context, const merged& m);
 // The ranks of a fleet result file (for --baseline). Throws std::runtime_error.
 std::vector<rank_report> read_fleet_file(const std::string& path);
+
+// The rank files of `xferbench fleet --out-dir` (rank-N.json, one rank each)
+// merged and judged as rank 0 judges the ranks over MPI: `json` is the fleet
+// file, with the first file's header (tool, system, config, config.merged_from
+// naming the files); a rank in two files is a problem. Throws
+// std::runtime_error naming an unreadable file.
+struct merged_files {
+  merged m;
+  std::string json;
+};
+merged_files merge_rank_files(const std::vector<std::string>& paths, const thresholds& t,
+                              const std::vector<rank_report>* baseline, const std::string& missing_why);
 
 // A human summary: the problems and findings first, then a node x device
 // table of the health set (each cell the median of the rank's repeats).

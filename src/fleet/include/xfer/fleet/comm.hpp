@@ -1,20 +1,22 @@
 #pragma once
 // How the ranks of `xferbench fleet` talk: MPI where this build has it and
 // an MPI launcher started the process, or nothing at all (one rank alone, or
-// one process per rank writing its own file under --out-dir).
+// one process per rank writing its own file under --out-dir). The protocol
+// (fleet/run.hpp) sees only this interface; mpi_comm.cpp is the one file that
+// includes mpi.h, built only where CMake found an MPI (config.hpp says so).
 #include <memory>
 #include <optional>
 #include <string>
 #include <vector>
 #include <xfer/core/fleet.hpp>
 
-namespace xfer::cli {
+namespace xfer::fleet {
 
-class fleet_comm {
+class comm {
  public:
-  virtual ~fleet_comm() = default;
+  virtual ~comm() = default;
   virtual std::string name() const = 0;  // "mpi", "files", "single"
-  virtual const fleet::identity& who() const = 0;
+  virtual const identity& who() const = 0;
   // Whether the ranks can meet (barriers, gathering); files cannot.
   virtual bool coordinated() const = 0;
   // The largest number of ranks any node has (the alone phase's steps).
@@ -32,13 +34,19 @@ class fleet_comm {
 };
 
 // One process, no launcher.
-std::unique_ptr<fleet_comm> make_single_comm(const std::string& node);
+std::unique_ptr<comm> make_single_comm(const std::string& node);
 // Launched as several ranks without a way to meet: each writes its own file.
-std::unique_ptr<fleet_comm> make_files_comm(const fleet::identity& who);
+std::unique_ptr<comm> make_files_comm(const identity& who);
 // Whether this build has MPI, and whether an MPI launcher started this process.
 bool mpi_built();
 bool mpi_launched();
 // MPI_Init and the identity from MPI (ranks, and the ranks sharing a node).
-std::unique_ptr<fleet_comm> make_mpi_comm();
+std::unique_ptr<comm> make_mpi_comm();
 
-}  // namespace xfer::cli
+// The transport this process has: files with an --out-dir (identity from the
+// launcher's variables), MPI under an MPI launcher where this build has it,
+// else one rank alone. nullptr: a launcher started several ranks but they
+// cannot meet (no MPI in this build, no --out-dir): exit_no_mpi, said on rank 0.
+std::unique_ptr<comm> choose_comm(bool files);
+
+}  // namespace xfer::fleet

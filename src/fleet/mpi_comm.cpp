@@ -14,9 +14,9 @@
 #include <thread>
 #include <unistd.h>
 
-#include "fleet_comm.hpp"
+#include <xfer/fleet/comm.hpp>
 
-namespace xfer::cli {
+namespace xfer::fleet {
 namespace {
 
 using clock = std::chrono::steady_clock;
@@ -42,7 +42,7 @@ bool wait_until(MPI_Request& req, clock::time_point deadline) {
   }
 }
 
-class mpi_comm final : public fleet_comm {
+class mpi_comm final : public comm {
  public:
   mpi_comm() {
     int provided = 0;
@@ -60,7 +60,7 @@ class mpi_comm final : public fleet_comm {
     who_.node = host;
   }
   std::string name() const override { return "mpi"; }
-  const fleet::identity& who() const override { return who_; }
+  const identity& who() const override { return who_; }
   bool coordinated() const override { return true; }
   int max_local_size() override {
     int mine = who_.local_size, most = 0;
@@ -136,13 +136,13 @@ class mpi_comm final : public fleet_comm {
     const char* v = std::getenv("OMPI_MCA_orte_enable_recovery");
     return v && (std::string(v) == "1" || std::string(v) == "true");
   }
-  fleet::identity who_;
+  identity who_;
   MPI_Comm node_ = MPI_COMM_NULL;
   bool broken_ = false, sent_ = true;
 };
 
 }  // namespace
 
-std::unique_ptr<fleet_comm> make_mpi_comm() { return std::make_unique<mpi_comm>(); }
+std::unique_ptr<comm> make_mpi_comm() { return std::make_unique<mpi_comm>(); }
 
-}  // namespace xfer::cli
+}  // namespace xfer::fleet

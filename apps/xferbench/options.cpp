@@ -1,0 +1,112 @@
+#include "options.hpp"
+
+#include <fmt/format.h>
+
+namespace xfer::cli {
+namespace {
+
+// A number option's range, checked as it is parsed; the message names the
+// value and the range (CLI11 puts the option's name first).
+CLI::Validator in_range(bool (*ok)(double), const char* range) {
+  return CLI::Validator(
+      [ok, range](std::string& s) {
+        double v = 0;
+        try {
+          v = std::stod(s);
+        } catch (const std::exception&) {
+          return std::string();  // not a number: CLI11's conversion says so
+        }
+        return ok(v) ? std::string() : fmt::format("{} is out of range {}", s, range);
+      },
+      "", "");
+}
+
+}  // namespace
+
+CLI::Validator not_empty() {
+  return CLI::Validator([](std::string& v) { return v.empty() ? std::string("the value is empty") : std::string(); },
+                        "", "not empty");
+}
+
+measure_options measure_from(const measure_args& a, measure_options base) {
+  base.target_ci = a.target_ci.value_or(base.target_ci);
+  base.max_time_s = a.max_time.value_or(base.max_time_s);
+  base.warmup_s = a.warmup.value_or(base.warmup_s);
+  base.watchdog_s = a.watchdog;
+  base.verify = !a.no_verify;
+  base.affinity = !a.no_affinity;
+  return base;
+}
+
+void add_target_ci_option(CLI::App& cmd, std::optional<double>& v) {
+  cmd.add_option("--target-ci", v,
+                 fmt::format("stop sampling when the median's 95% CI is within this fraction (default: {})",
+                             measure_options{}.target_ci))
+      ->check(in_range([](double x) { return x > 0 && x < 1; }, "(0, 1): give a fraction (0.01 = 1%)"))
+      ->multi_option_policy(CLI::MultiOptionPolicy::TakeLast);
+}
+
+void add_max_time_option(CLI::App& cmd, std::optional<double>& v, double default_s, const std::string& more) {
+  cmd.add_option("--max-time", v, fmt::format("sampling budget per point, seconds (default: {}{})", default_s, more))
+      ->check(in_range([](double x) { return x > 0 && x <= 3600; }, "(0, 3600] seconds"))
+      ->multi_option_policy(CLI::MultiOptionPolicy::TakeLast);
+}
+
+void add_warmup_option(CLI::App& cmd, std::optional<double>& v) {
+  cmd.add_option("--warmup", v, fmt::format("warm-up per point, seconds (default: {})", measure_options{}.warmup_s))
+      ->check(in_range([](double x) { return x >= 0 && x <= 60; }, "[0, 60] seconds"))
+      ->multi_option_policy(CLI::MultiOptionPolicy::TakeLast);
+}
+
+void add_watchdog_option(CLI::App& cmd, double& v) {
+  cmd.add_option("--watchdog", v,
+                 "seconds a point may take before it is recorded as failed and its backend left behind (0: off; "
+                 "default: 30 + 40 x --max-time + size / 20 MB/s)")
+      ->check(in_range([](double x) { return x == -1 || (x >= 0 && x <= 86400); }, "[0, 86400] seconds (0 turns it off)"))
+      ->multi_option_policy(CLI::MultiOptionPolicy::TakeLast);
+}
+
+void add_no_verify_flag(CLI::App& cmd, bool& v) { cmd.add_flag("--no-verify", v, "skip checking the data each copy moves"); }
+
+void add_no_affinity_flag(CLI::App& cmd, bool& v) {
+  cmd.add_flag("--no-affinity", v,
+               "do not run the measuring thread on the CPUs local to the device and prefer its NUMA node's memory "
+               "(the default, as nvbandwidth does; each point records where it ran)");
+}
+
+void add_backends_option(CLI::App& cmd, std::vector<std::string>& v, const std::string& help) {
+  cmd.add_option("-b,--backend", v, help)->delimiter(',');
+}
+
+void add_devices_option(CLI::App& cmd, std::vector<int>& v, const std::string& help) {
+  cmd.add_option("--device", v, help)->delimiter(',');
+}
+
+void add_sizes_option(CLI::App& cmd, std::string& v, const std::string& help) {
+  cmd.add_option("--sizes", v, help)->check(not_empty())->multi_option_policy(CLI::MultiOptionPolicy::TakeLast);
+}
+
+void add_host_devices_option(CLI::App& cmd, int& n) {
+  cmd.add_option("--host-devices", n,
+                 "stand-in devices the host backend shows (each a share of host memory), to try --together, the peer "
+                 "matrix and fleet mode without a GPU")
+      ->check(CLI::Range(1, 64))
+      ->capture_default_str()
+      ->multi_option_policy(CLI::MultiOptionPolicy::TakeLast);
+}
+
+void add_json_option(CLI::App& cmd, std::string& v, const std::string& what) {
+  cmd.add_option("--json", v, fmt::format("write {} (- for stdout)", what))
+      ->check(not_empty())
+      ->multi_option_policy(CLI::MultiOptionPolicy::TakeLast);
+}
+
+void add_csv_option(CLI::App& cmd, std::string& v) {
+  cmd.add_option("--csv", v, "write one CSV row per point (- for stdout)")
+      ->check(not_empty())
+      ->multi_option_policy(CLI::MultiOptionPolicy::TakeLast);
+}
+
+void add_quiet_flag(CLI::App& cmd, bool& v) { cmd.add_flag("-q,--quiet", v, "no progress line on stderr"); }
+
+}  // namespace xfer::cli
