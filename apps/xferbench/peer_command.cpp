@@ -77,6 +77,8 @@ int run_peer_command(const peer_args& a, const std::vector<std::string>& argv) {
     all.ok += o.ok;
     all.skipped += o.skipped;
     all.failed += o.failed;
+    // A copy left hung inside a backend: finish() must leave without destroying it.
+    all.abandoned = all.abandoned || o.abandoned;
     if (o.interrupted) {
       all.interrupted = true;
       break;

@@ -1,7 +1,6 @@
 #include <algorithm>
 #include <barrier>
 #include <chrono>
-#include <cmath>
 #include <condition_variable>
 #include <fmt/format.h>
 #include <limits>
@@ -11,9 +10,7 @@
 #include <optional>
 #include <thread>
 #include <tuple>
-#include <xfer/core/affinity.hpp>
 #include <xfer/core/concurrent.hpp>
-#include <xfer/core/errors.hpp>
 #include <xfer/core/interrupt.hpp>
 #include <xfer/core/reporter.hpp>
 #include <xfer/core/stats.hpp>
@@ -23,26 +20,6 @@ namespace xfer {
 namespace {
 
 using clock = std::chrono::steady_clock;
-
-std::string pci_of(const device_info& d) {
-  const auto it = d.details.find("pci_bus_id");
-  return it == d.details.end() ? std::string() : it->second;
-}
-
-device_info find_device(const std::vector<device_info>& devices, int index) {
-  for (const auto& d : devices)
-    if (d.index == index) return d;
-  return device_info{.index = index, .name = "?", .type = "?", .details = {}, .unavailable_kinds = {}};
-}
-
-point_result result_of(const point_spec& p, const device_info& device) {
-  point_result r;
-  r.spec = p;
-  r.device_name = device.name;
-  r.device_type = device.type;
-  r.device_pci = pci_of(device);
-  return r;
-}
 
 // One device's part of a group. Its thread writes everything here; the
 // round's completion (on whichever thread arrives last) reads the round's
@@ -127,154 +104,158 @@ void group_state::close_round() {
   windows_s.push_back(std::chrono::duration<double>(last - first).count());
   rates_sum_gbps.push_back(rates);
   round_bytes = bytes;
-  const std::size_t n = windows_s.size();
   ci_rel = median_ci_relative(windows_s);
-  const double spent = seconds_since(t0);
-  if (n >= options.min_samples && ci_rel <= options.target_ci) {
-    converged = true;
-    stopped_by = "converged";
-  } else if (n >= options.max_samples) {
-    stopped_by = "max samples";
-  } else if (spent >= 4 * options.max_time_s) {
-    stopped_by = "budget x4";
-  } else if (spent >= options.max_time_s && n >= options.min_samples) {
-    // As measure(): go on only while the interval is on course to meet its
-    // target within four times the budget.
-    const bool on_course =
-        std::isfinite(ci_rel) && spent * std::pow(ci_rel / options.target_ci, 2) <= 4 * options.max_time_s;
-    if (!on_course) stopped_by = "budget";
-  }
+  // The rounds' windows stop by the rule a point's samples stop by.
+  const stop_reason why = stop_rule(windows_s.size(), ci_rel, seconds_since(t0), options);
+  converged = why == stop_reason::converged;
+  stopped_by = to_string(why);
   if (!stopped_by.empty()) done = true;
 }
 
-std::size_t reps_for(double seconds_per_rep, double target_s) {
-  if (seconds_per_rep <= 0) return 1 << 16;
-  const double k = std::ceil(target_s / seconds_per_rep * (1 - 1e-12));
-  return static_cast<std::size_t>(std::clamp(k, 1.0, 1e7));
-}
-
-// One device's thread: prepare, warm up (one device at a time), then the
-// rounds with the others.
+// One device's thread: the engine's point (prepared and warmed up one device
+// at a time), sampled in rounds with the others.
 void drive(const std::shared_ptr<group_state>& g, backend& b, std::size_t i) {
   block_stop_signals_in_this_thread();
   device_slot& me = g->slots[i];
-  point_result& r = me.result;
-  const measure_options& o = g->options;
-  const bool on_a_device = me.device.type != "cpu";
-  std::optional<near_device> near;
-  if (on_a_device && o.affinity) near.emplace(pci_of(me.device));
-  if (on_a_device) r.placed = near ? near->where() : placement{false, -1, "", "off (--no-affinity)"};
-
-  std::unique_ptr<transfer> t;
-  double checking = 0, sampled = 0;
-  try {
-    {
-      const std::lock_guard lock(g->prepare_mutex);
-      const auto prep0 = clock::now();
-      t = b.prepare(me.spec);
-      r.timer = t->timer_kind();
-      r.bytes_per_rep = t->bytes_per_rep();
-      r.budget_s = o.max_time_s;
-      r.first = t->setup_costs();
-      r.first.first_transfer_s = t->run(1).wall_seconds;
-      if (o.verify) {
-        t->verify();
-        r.verified = true;
-      }
-      r.spent.prepare_s = seconds_since(prep0);
-      const auto warm0 = clock::now();
-      std::size_t reps = 1;
-      double per_rep = 0;
-      do {
-        const sample s = t->run(reps);
-        per_rep = s.seconds / static_cast<double>(reps);
-        if (seconds_since(warm0) < o.warmup_s) reps *= 2;
-      } while (seconds_since(warm0) < o.warmup_s && !g->stop->load());
-      r.spent.warmup_s = seconds_since(warm0);
-      const double target_s = std::max({o.min_sample_s, o.min_sample_ticks * t->timer_resolution_s(),
-                                        concurrent_min_sample_s});
-      r.reps_per_sample = reps_for(per_rep, target_s);
-      me.bytes_per_batch = r.bytes_per_rep * r.reps_per_sample;
-    }
-    const double k = static_cast<double>(r.reps_per_sample);
-    const auto t0 = clock::now();
+  const auto rounds = [&](point_sampler& s) {
+    me.bytes_per_batch = s.result().bytes_per_rep * s.result().reps_per_sample;
     for (;;) {
-      const bool check = o.verify && (r.samples_s.empty() || checking <= o.check_share * sampled);
-      const auto c0 = clock::now();
-      if (check) t->poison_sample();
-      const double poisoning = seconds_since(c0);
+      s.arm();
       g->sync->arrive_and_wait();  // the round starts together
       if (g->done) break;
       me.start = clock::now();
-      const sample s = t->run(r.reps_per_sample);
+      const sample batch = s.batch();
       me.end = clock::now();
-      me.seconds = s.seconds;
+      me.seconds = batch.seconds;
       me.ran = true;
-      sampled += s.wall_seconds;
-      r.samples_s.push_back(s.seconds / k);
-      r.wall_samples_s.push_back(s.wall_seconds / k);
-      for (const auto& [name, secs] : s.parts) r.part_samples_s[name].push_back(secs / k);
-      if (!s.gate_fallback.empty()) r.gate_fallback = s.gate_fallback;
+      s.record(batch);
       g->sync->arrive_and_wait();  // ... and ends when the slowest is done
-      if (check) {
-        const auto c1 = clock::now();
-        t->check_sample();
-        ++r.samples_checked;
-        checking += poisoning + seconds_since(c1);
-      }
+      s.check();
       if (g->done) break;
     }
-    r.spent.checking_s = checking;
-    r.spent.sampling_s = seconds_since(t0) - checking;
-    r.status = point_status::ok;
-  } catch (const verification_error& e) {
-    r.status = point_status::failed;
-    r.reason = std::string("verification failed: ") + e.what();
-  } catch (const skip_point& e) {
-    r.status = point_status::skipped;
-    r.reason = e.what();
-  } catch (const std::exception& e) {
-    r.status = point_status::failed;
-    r.reason = e.what();
-  }
-  if (r.status != point_status::ok) {
-    // Leave the rounds so the others are not kept waiting for this device:
-    // arriving and dropping counts for the phase it is in and every later
-    // one. A thread that never arrived drops from the first.
+  };
+  // Leave the rounds so the others are not kept waiting for this device:
+  // arriving and dropping counts for the phase it is in and every later one.
+  // A thread that never arrived drops from the first.
+  const auto leave = [&] {
     me.ran = false;
     g->sync->arrive_and_drop();
-  }
-  r.stats = summarize(r.samples_s);
-  r.wall_stats = summarize(r.wall_samples_s);
-  const auto rel0 = clock::now();
-  t.reset();
-  if (r.spent.prepare_s >= 0) r.spent.release_s = seconds_since(rel0);
-  near.reset();
+  };
+  me.result = run_point(b, me.spec, me.device, g->options, *g->stop, rounds, concurrent_min_sample_s,
+                        &g->prepare_mutex, leave);
   const std::lock_guard lock(g->m);
   ++g->finished;
   g->cv.notify_all();
 }
 
-std::string device_type_of(const std::vector<device_slot>& slots) {
+// Starts a thread per device and waits for all of them. The threads share g
+// (and b, which the caller keeps alive when a group is abandoned), so one
+// left behind writes into memory that stays valid.
+void run_group(const std::shared_ptr<group_state>& g, backend& b) {
+  for (std::size_t i = 0; i < g->slots.size(); ++i) std::thread([g, &b, i] { drive(g, b, i); }).detach();
+  std::unique_lock lock(g->m);
+  g->cv.wait(lock, [&] { return g->finished == g->slots.size(); });
+}
+
+std::string device_type_of(const std::vector<point_result>& devices) {
   std::string type;
-  for (const auto& s : slots) {
-    if (type.empty()) type = s.device.type;
-    else if (type != s.device.type) return "mixed";
+  for (const auto& r : devices) {
+    if (type.empty()) type = r.device_type;
+    else if (type != r.device_type) return "mixed";
   }
   return type;
 }
 
-point_result aggregate_spec(const std::vector<device_slot>& slots) {
+// The aggregate's identity, from its devices' results: their point on device
+// -1, which devices, and what they all say about how it ran (an emulated
+// device's label, the route's note).
+point_result aggregate_of(const std::vector<point_result>& devices) {
   point_result a;
-  a.spec = slots.front().spec;
+  a.spec = devices.front().spec;
   a.spec.device = -1;
-  a.device_name = fmt::format("{} device{} at once", slots.size(), slots.size() == 1 ? "" : "s");
-  a.device_type = device_type_of(slots);
+  a.device_name = fmt::format("{} device{} at once", devices.size(), devices.size() == 1 ? "" : "s");
+  a.device_type = device_type_of(devices);
   point_result::concurrency c;
-  for (const auto& s : slots) c.devices.push_back(s.spec.device);
+  for (const auto& r : devices) c.devices.push_back(r.spec.device);
   c.aggregate = true;
   a.together = c;
+  // One emulated device makes the aggregate no link's figure either.
+  for (const auto& r : devices)
+    if (!r.emulation.empty()) {
+      label_emulation(a, r.emulation);
+      break;
+    }
+  const bool one_note = std::all_of(devices.begin(), devices.end(), [&](const point_result& r) {
+    return r.note == devices.front().note;
+  });
+  if (one_note) a.note = devices.front().note;
   return a;
+}
+
+// Every device's result and the aggregate of a group that ran to its end.
+std::vector<point_result> assemble(group_state& g, const measure_options& options) {
+  // Stopped by a signal mid-group: not a result (run_together leaves it out, as run_sweep does a point).
+  if (g.stopped_by == "interrupted")
+    for (auto& s : g.slots)
+      if (s.result.status == point_status::ok) {
+        s.result.status = point_status::failed;
+        s.result.reason = "interrupted";
+      }
+  std::vector<point_result> out;
+  std::string skipped, failed;
+  bool verified = true;
+  std::size_t checked = std::numeric_limits<std::size_t>::max();
+  for (auto& s : g.slots) {
+    point_result& r = s.result;
+    if (r.status == point_status::ok) {
+      r.converged = g.converged;
+      r.stopped_by = g.stopped_by;
+      r.ci_rel = median_ci_relative(r.samples_s);
+      // Stopped before any round (interrupted): nothing was measured together.
+      if (r.samples_s.empty()) {
+        r.status = point_status::failed;
+        r.reason = g.stopped_by.empty() ? "no round ran" : g.stopped_by;
+      }
+    }
+    if (r.status == point_status::failed && failed.empty())
+      failed = fmt::format("device {} failed: {}", s.spec.device, r.reason);
+    if (r.status == point_status::skipped && skipped.empty())
+      skipped = fmt::format("device {} cannot run it: {}", s.spec.device, r.reason);
+    // A device whose route moves no checkable data (verifies_data) was never
+    // verified, and neither is the aggregate it is part of.
+    verified = verified && r.verified;
+    checked = std::min(checked, r.samples_checked);
+    out.push_back(r);
+  }
+  point_result agg = aggregate_of(out);
+  if (!failed.empty()) {
+    agg.status = point_status::failed;
+    agg.reason = failed;
+  } else if (!skipped.empty()) {
+    agg.status = point_status::skipped;
+    agg.reason = skipped;
+  } else {
+    agg.status = point_status::ok;
+    agg.timer = clock_kind::wall;
+    agg.bytes_per_rep = g.round_bytes;
+    agg.reps_per_sample = 1;
+    agg.samples_s = g.windows_s;
+    agg.wall_samples_s = g.windows_s;
+    agg.stats = summarize(agg.samples_s);
+    agg.wall_stats = agg.stats;
+    agg.ci_rel = g.ci_rel;
+    agg.converged = g.converged;
+    agg.stopped_by = g.stopped_by;
+    agg.budget_s = options.max_time_s;
+    agg.verified = verified;
+    agg.samples_checked = checked;
+    agg.together->sum_of_devices_gbps = summarize(g.rates_sum_gbps).median;
+    double windows = 0;
+    for (double w : g.windows_s) windows += w;
+    agg.spent.sampling_s = windows;
+  }
+  out.push_back(std::move(agg));
+  return out;
 }
 
 }  // namespace
@@ -293,106 +274,30 @@ std::vector<point_result> measure_together(backend& b, const std::vector<point_s
     device_slot s;
     s.spec = p;
     s.device = find_device(devices, p.device);
-    s.result = result_of(p, s.device);
     g->slots.push_back(std::move(s));
     indices.push_back(p.device);
   }
-  for (auto& s : g->slots) s.result.together = point_result::concurrency{indices, false, 0};
   g->sync.emplace(static_cast<std::ptrdiff_t>(points.size()), round_end{g.get()});
 
-  // The threads share g (and b, which the caller keeps alive when a group is
-  // abandoned), so one left behind writes into memory that stays valid.
-  for (std::size_t i = 0; i < points.size(); ++i) std::thread([g, &b, i] { drive(g, b, i); }).detach();
-
-  double limit = 0;
-  for (const auto& p : points) limit += watchdog_bound(p.bytes, options.max_time_s);
-  if (options.watchdog_s > 0) limit = options.watchdog_s;
-  const auto t0 = clock::now();
-  {
-    std::unique_lock lock(g->m);
-    while (!g->cv.wait_for(lock, std::chrono::milliseconds(50), [&] { return g->finished == points.size(); })) {
-      if (options.watchdog_s != 0 && seconds_since(t0) >= limit) {
-        abandoned = true;
-        break;
-      }
-    }
-  }
-  point_result agg = aggregate_spec(g->slots);
-  if (abandoned) {
-    std::vector<point_result> out;
-    for (const auto& s : g->slots) {
-      point_result r = result_of(s.spec, s.device);
-      r.together = point_result::concurrency{indices, false, 0};
-      r.status = point_status::failed;
-      r.reason = fmt::format("no result after {:.1f} s, the watchdog's bound for this group of {} devices "
-                             "(--watchdog): a transfer never returned; its thread is left behind",
-                             seconds_since(t0), points.size());
-      out.push_back(std::move(r));
-    }
-    agg.status = point_status::failed;
-    agg.reason = out.front().reason;
-    out.push_back(std::move(agg));
-    return out;
-  }
-
-  // Stopped by a signal mid-group: not a result (run_together leaves it out, as run_sweep does a point).
-  if (g->stopped_by == "interrupted")
-    for (auto& s : g->slots)
-      if (s.result.status == point_status::ok) {
-        s.result.status = point_status::failed;
-        s.result.reason = "interrupted";
-      }
   std::vector<point_result> out;
-  std::string skipped, failed;
-  bool verified = true;
-  std::size_t checked = std::numeric_limits<std::size_t>::max();
-  for (auto& s : g->slots) {
-    point_result& r = s.result;
-    if (r.status == point_status::ok) {
-      r.converged = g->converged;
-      r.stopped_by = g->stopped_by;
-      r.ci_rel = median_ci_relative(r.samples_s);
-      // Stopped before any round (interrupted): nothing was measured together.
-      if (r.samples_s.empty()) {
-        r.status = point_status::failed;
-        r.reason = g->stopped_by.empty() ? "no round ran" : g->stopped_by;
-      }
-    }
-    if (r.status == point_status::failed && failed.empty())
-      failed = fmt::format("device {} failed: {}", s.spec.device, r.reason);
-    if (r.status == point_status::skipped && skipped.empty())
-      skipped = fmt::format("device {} cannot run it: {}", s.spec.device, r.reason);
-    verified = verified && r.verified;
-    checked = std::min(checked, r.samples_checked);
-    out.push_back(r);
-  }
-  if (!failed.empty()) {
-    agg.status = point_status::failed;
-    agg.reason = failed;
-  } else if (!skipped.empty()) {
-    agg.status = point_status::skipped;
-    agg.reason = skipped;
+  if (options.watchdog_s == 0) {
+    run_group(g, b);
+    out = assemble(*g, options);
   } else {
-    agg.status = point_status::ok;
-    agg.timer = clock_kind::wall;
-    agg.bytes_per_rep = g->round_bytes;
-    agg.reps_per_sample = 1;
-    agg.samples_s = g->windows_s;
-    agg.wall_samples_s = g->windows_s;
-    agg.stats = summarize(agg.samples_s);
-    agg.wall_stats = agg.stats;
-    agg.ci_rel = g->ci_rel;
-    agg.converged = g->converged;
-    agg.stopped_by = g->stopped_by;
-    agg.budget_s = options.max_time_s;
-    agg.verified = verified;
-    agg.samples_checked = checked;
-    agg.together->sum_of_devices_gbps = summarize(g->rates_sum_gbps).median;
-    double windows = 0;
-    for (double w : g->windows_s) windows += w;
-    agg.spent.sampling_s = windows;
+    const watch_end end = watch([g, &b] { run_group(g, b); }, watchdog_limit(options, points), stop);
+    abandoned = !end.finished;
+    if (!abandoned) {
+      out = assemble(*g, options);
+    } else {
+      const std::string why = end.stopped ? "interrupted; a transfer never returned and its thread is left behind"
+                                          : watchdog_reason(end.took_s, points.size());
+      for (const auto& s : g->slots) out.push_back(unrun(s.spec, s.device, point_status::failed, why));
+      out.push_back(aggregate_of(out));
+      out.back().status = point_status::failed;
+      out.back().reason = why;
+    }
   }
-  out.push_back(std::move(agg));
+  for (std::size_t i = 0; i < points.size(); ++i) out[i].together = point_result::concurrency{indices, false, 0};
   return out;
 }
 
@@ -415,13 +320,6 @@ sweep_outcome run_together(backend& b, const std::vector<planned_point>& points,
   const auto groups = group_across_devices(points);
   const auto devices = b.devices();
   std::size_t done = 0;
-  const auto count = [&](const point_result& r) {
-    switch (r.status) {
-      case point_status::ok: ++outcome.ok; break;
-      case point_status::skipped: ++outcome.skipped; break;
-      case point_status::failed: ++outcome.failed; break;
-    }
-  };
   for (const auto& group : groups) {
     if (stop.load()) {
       outcome.interrupted = true;
@@ -432,31 +330,22 @@ sweep_outcome run_together(backend& b, const std::vector<planned_point>& points,
     const auto planned_skip =
         std::find_if(group.begin(), group.end(), [](const planned_point& p) { return !p.skip_reason.empty(); });
     if (outcome.abandoned) {
-      for (const auto& p : group) {
-        point_result r = result_of(p.spec, find_device(devices, p.spec.device));
-        r.status = point_status::skipped;
-        r.reason = fmt::format("not run: {} is still stuck in an earlier group", p.spec.backend);
-        results.push_back(std::move(r));
-      }
+      for (const auto& p : group)
+        results.push_back(unrun(p.spec, find_device(devices, p.spec.device), point_status::skipped,
+                                fmt::format("not run: {} is still stuck in an earlier group", p.spec.backend)));
     } else if (planned_skip != group.end()) {
       // The group cannot run as a whole: every device and the aggregate say why.
       std::vector<int> indices;
       for (const auto& p : group) indices.push_back(p.spec.device);
-      std::vector<device_slot> slots;
       for (const auto& p : group) {
-        point_result r = result_of(p.spec, find_device(devices, p.spec.device));
+        point_result r = unrun(p.spec, find_device(devices, p.spec.device), point_status::skipped,
+                               p.skip_reason.empty() ? fmt::format("device {} cannot run it: {}",
+                                                                   planned_skip->spec.device, planned_skip->skip_reason)
+                                                     : p.skip_reason);
         r.together = point_result::concurrency{indices, false, 0};
-        r.status = point_status::skipped;
-        r.reason = p.skip_reason.empty()
-                       ? fmt::format("device {} cannot run it: {}", planned_skip->spec.device, planned_skip->skip_reason)
-                       : p.skip_reason;
         results.push_back(std::move(r));
-        device_slot s;
-        s.spec = p.spec;
-        s.device = find_device(devices, p.spec.device);
-        slots.push_back(std::move(s));
       }
-      point_result agg = aggregate_spec(slots);
+      point_result agg = aggregate_of(results);
       agg.status = point_status::skipped;
       agg.reason = fmt::format("device {} cannot run it: {}", planned_skip->spec.device, planned_skip->skip_reason);
       results.push_back(std::move(agg));
@@ -476,7 +365,7 @@ sweep_outcome run_together(backend& b, const std::vector<planned_point>& points,
       break;
     }
     for (const auto& r : results) {
-      count(r);
+      outcome.count(r.status);
       out.report(r);
     }
     done += group.size();

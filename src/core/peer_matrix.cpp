@@ -2,7 +2,6 @@
 #include <fmt/format.h>
 #include <map>
 #include <set>
-#include <xfer/core/errors.hpp>
 #include <xfer/core/peer_matrix.hpp>
 #include <xfer/core/reporter.hpp>
 #include <xfer/core/size.hpp>
@@ -32,48 +31,38 @@ sweep_outcome run_peer_matrix(backend& b, const std::vector<point_spec>& points,
                               reporter& out, const std::atomic<bool>& stop, std::vector<point_result>& results) {
   sweep_outcome outcome;
   const auto devices = b.devices();
-  const auto find = [&](int index) {
-    for (const auto& d : devices)
-      if (d.index == index) return d;
-    return device_info{.index = index, .name = "?", .type = "?", .details = {}, .unavailable_kinds = {}};
-  };
+  watched_points watched(options, stop);
   for (const auto& p : points) {
     if (stop.load()) {
       outcome.interrupted = true;
       break;
     }
-    const device_info device = find(p.device);
-    point_result r;
-    std::string path;
-    try {
-      auto copy = b.prepare_peer(p);
-      path = copy.path;
-      r = measure(*copy.copy, p, device, options, stop);
-    } catch (const skip_point& e) {
-      r.spec = p;
-      r.device_name = device.name;
-      r.device_type = device.type;
-      r.status = point_status::skipped;
-      r.reason = e.what();
-    } catch (const std::exception& e) {
-      r.spec = p;
-      r.device_name = device.name;
-      r.device_type = device.type;
-      r.status = point_status::failed;
-      r.reason = e.what();
-    }
-    r.peer_path = path;
-    if (stop.load() && r.status != point_status::ok) {
+    const device_info device = find_device(devices, p.device);
+    // The pair's copy, prepared and measured on the watched thread: a copy
+    // that never returns fails at the watchdog's bound, as a sweep's point does.
+    // The job holds copies of what it reads (an abandoned thread outlives this call).
+    auto ran = watched.run(p, device, watchdog_limit(options, {p}), [&b, p, device, options, &stop] {
+      std::string path;
+      point_result r;
+      try {
+        auto copy = b.prepare_peer(p);
+        path = copy.path;
+        r = measure(*copy.copy, p, device, options, stop);
+      } catch (...) {
+        r = result_of(p, device);
+        record_exception(r);
+      }
+      r.peer_path = path;
+      return r;
+    });
+    outcome.abandoned = watched.abandoned();
+    if (!ran || (stop.load() && ran->status != point_status::ok)) {
       outcome.interrupted = true;
       break;
     }
-    switch (r.status) {
-      case point_status::ok: ++outcome.ok; break;
-      case point_status::skipped: ++outcome.skipped; break;
-      case point_status::failed: ++outcome.failed; break;
-    }
-    out.report(r);
-    results.push_back(std::move(r));
+    outcome.count(ran->status);
+    out.report(*ran);
+    results.push_back(std::move(*ran));
   }
   return outcome;
 }

@@ -2,6 +2,7 @@
 // time, the aggregate is all bytes over the shared windows, and one device's
 // failure or skip is the aggregate's too while the others keep their results.
 #include <gtest/gtest.h>
+#include <array>
 #include <mutex>
 #include <xfer/core/concurrent.hpp>
 #include <xfer/core/peer_matrix.hpp>
@@ -254,6 +255,137 @@ TEST(PeerMatrix, ABackendWithoutPeerCopiesSkipsWithTheReason) {
   const auto o = run_peer_matrix(b, peer_points("fake", {0, 1}, {4096}), quick_options(), out, stop, results);
   EXPECT_EQ(o.skipped, 4u);
   EXPECT_NE(results[0].reason.find("does not copy between its devices"), std::string::npos);
+}
+
+// ---- devices at once: the drift fixed ------------------------------------------------
+
+// A route whose transfer moves nothing that could be checked (XRT's bo.sync
+// under its no-op emulation shim): it says so, and says how it runs.
+struct counts {
+  std::atomic<int> verifies{0}, poisons{0}, checks{0};
+};
+struct unverifiable final : transfer {
+  counts* seen = nullptr;
+  sample run(std::size_t reps) override {
+    std::this_thread::sleep_for(std::chrono::microseconds(200));
+    const double t = 1e-4 * static_cast<double>(reps);
+    return {t, t, {}, {}};
+  }
+  void verify() override { ++seen->verifies; }
+  void poison_sample() override { ++seen->poisons; }
+  void check_sample() override { ++seen->checks; }
+  bool verifies_data() const override { return false; }
+  std::string note() const override { return "the shim's bo.sync moves nothing"; }
+  first_use setup_costs() const override { return {}; }
+  clock_kind timer_kind() const override { return clock_kind::wall; }
+  double timer_resolution_s() const override { return 1e-7; }
+  std::uint64_t bytes_per_rep() const override { return 4096; }
+};
+
+// Devices 0 and 1 of `b` at once, a group that must come back whole.
+std::vector<point_result> two_at_once(test::fake_backend& b) {
+  const std::atomic<bool> stop{false};
+  bool abandoned = true;
+  auto results = measure_together(b, specs_for({0, 1}), quick_options(), stop, abandoned);
+  EXPECT_FALSE(abandoned);
+  EXPECT_EQ(results.size(), 3u);
+  for (const auto& r : results) EXPECT_EQ(r.status, point_status::ok) << r.reason;
+  return results;
+}
+
+TEST(Together, ARouteThatMovesNothingCheckableIsNeverMarkedVerified) {
+  test::fake_backend b;
+  counts seen;
+  b.make = [&](const point_spec&) {
+    auto t = std::make_unique<unverifiable>();
+    t->seen = &seen;
+    return t;
+  };
+  const auto results = two_at_once(b);
+  ASSERT_EQ(results.size(), 3u);
+  for (const auto& r : results) {
+    EXPECT_FALSE(r.verified) << r.device_name;
+    EXPECT_EQ(r.samples_checked, 0u) << r.device_name;
+    EXPECT_EQ(r.note, "the shim's bo.sync moves nothing") << r.device_name;
+  }
+  EXPECT_TRUE(results[2].together->aggregate);
+  EXPECT_EQ(seen.verifies + seen.poisons + seen.checks, 0);
+}
+
+TEST(Together, AnEmulatedDeviceKeepsItsLabelAndSoDoesTheAggregate) {
+  test::fake_backend b;
+  for (auto& d : b.device_list) d.details["emulation"] = "noop";
+  const auto results = two_at_once(b);
+  ASSERT_EQ(results.size(), 3u);
+  for (const auto& r : results) {
+    EXPECT_EQ(r.emulation, "noop") << r.device_name;
+    EXPECT_NE(r.reason.find("emulated (noop)"), std::string::npos) << r.reason;
+  }
+  // A plan's skip keeps the label beside its own reason.
+  std::vector<planned_point> planned;
+  for (const auto& p : specs_for({0, 1})) planned.push_back({p, "no pinned memory here"});
+  collect out;
+  const std::atomic<bool> stop{false};
+  run_together(b, planned, quick_options(), out, stop);
+  ASSERT_EQ(out.points.size(), 3u);
+  for (const auto& r : out.points) {
+    EXPECT_EQ(r.status, point_status::skipped);
+    EXPECT_EQ(r.emulation, "noop") << r.device_name;
+  }
+}
+
+// ---- the peer matrix under the watchdog -----------------------------------------------
+
+// A backend whose copy from device 0 to device 1 never returns until
+// released; the test waits for that thread before the backend goes away.
+struct hanging_peer final : backend {
+  test::fake_backend base;
+  std::atomic<bool> released{false}, hung_one_gone{false};
+  ~hanging_peer() override {
+    released = true;
+    while (!hung_one_gone) std::this_thread::sleep_for(std::chrono::milliseconds(5));
+  }
+  std::string name() const override { return base.name(); }
+  std::string description() const override { return base.description(); }
+  std::vector<device_info> devices() const override { return base.devices(); }
+  std::vector<route_info> routes() const override { return base.routes(); }
+  std::vector<kind_support> host_memory_kinds() const override { return base.host_memory_kinds(); }
+  std::unique_ptr<transfer> prepare(const point_spec& p) override { return base.prepare(p); }
+  peer_copy prepare_peer(const point_spec& p) override {
+    auto t = std::make_unique<test::fake_transfer>();
+    if (p.device == 0 && p.peer == 1) {
+      t->released = &released;
+      t->on_destroy = [this] { hung_one_gone = true; };
+    }
+    return {std::move(t), "peer"};
+  }
+};
+
+TEST(PeerMatrix, ACopyThatNeverReturnsFailsAtTheWatchdogsBoundAndTheBackendIsLeftBehind) {
+  const std::atomic<bool> stop{false};  // outlives the abandoned thread, which reads it once released
+  hanging_peer b;
+  collect out;
+  std::vector<point_result> results;
+  auto o = quick_options();
+  o.watchdog_s = 0.3;
+  const auto t0 = std::chrono::steady_clock::now();
+  const auto outcome = run_peer_matrix(b, peer_points("fake", {0, 1}, {4096}), o, out, stop, results);
+  EXPECT_LT(std::chrono::steady_clock::now() - t0, std::chrono::seconds(5));
+  // One copy done, the hung one failed, the two after it skipped; the backend is left behind.
+  EXPECT_EQ((std::array{outcome.ok, outcome.failed, outcome.skipped}), (std::array<std::size_t, 3>{1, 1, 2}));
+  EXPECT_TRUE(outcome.abandoned && !outcome.interrupted);
+  ASSERT_EQ(results.size(), 4u);
+  EXPECT_EQ(results[0].status, point_status::ok) << results[0].reason;
+  EXPECT_EQ(results[0].peer_path, "peer");
+  EXPECT_EQ(results[1].status, point_status::failed);
+  EXPECT_NE(results[1].reason.find("no result after 0.3 s, the watchdog's bound"), std::string::npos)
+      << results[1].reason;
+  for (std::size_t i : {2u, 3u}) {
+    EXPECT_EQ(results[i].status, point_status::skipped);
+    EXPECT_NE(results[i].reason.find("still stuck in an earlier point (peer d2d none 4096 B)"), std::string::npos)
+        << results[i].reason;
+  }
+  EXPECT_EQ(out.points.size(), 4u);
 }
 
 }  // namespace

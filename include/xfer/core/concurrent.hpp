@@ -33,9 +33,13 @@ inline constexpr double concurrent_min_sample_s = 2e-3;
 // backend's per-device setup need not be thread-safe; only the transfers run
 // concurrently. A device that fails or is skipped makes the aggregate fail
 // or skip with its reason (the aggregate of fewer devices would be another
-// measurement); the others keep their own results. With the watchdog on,
-// a group that outlives its bound is failed and its threads are abandoned
-// (abandoned is set; see run_sweep for what the caller must then do).
+// measurement); the others keep their own results. Each device's point is
+// the sampling engine's (core/sampling.hpp: what it verifies, its note and
+// emulation label, its check schedule); the rounds' windows stop by the same
+// stop_rule as a point's samples. With the watchdog on (core/watchdog.hpp),
+// a group that outlives its bound, or is still running stop_grace_s after a
+// stop request, is failed and its threads are abandoned (abandoned is set;
+// see run_sweep for what the caller must then do).
 std::vector<point_result> measure_together(backend& b, const std::vector<point_spec>& points,
                                            const measure_options& options, const std::atomic<bool>& stop,
                                            bool& abandoned);

@@ -23,6 +23,9 @@ std::vector<point_spec> peer_points(const std::string& backend, const std::vecto
 // Measures each point (prepare_peer, then measure) and reports it as it
 // completes, with peer_path set. Returns the counts; stops between points on
 // `stop`. `results` receives every reported point (for the matrix text).
+// Each point runs under the watchdog as a sweep's does (core/watchdog.hpp):
+// a copy that never returns fails at its bound, the backend's later points
+// are skipped, and outcome.abandoned tells the caller to leave by _Exit.
 sweep_outcome run_peer_matrix(backend& b, const std::vector<point_spec>& points, const measure_options& options,
                               reporter& out, const std::atomic<bool>& stop, std::vector<point_result>& results);
 

@@ -1,5 +1,7 @@
 #pragma once
-// Adaptive sampling of one point, and the loop over a sweep's points.
+// The loop over a sweep's points, one device at a time, and the run's budget.
+// Sampling itself (measure, measure_options) is core/sampling.hpp's, the
+// watchdog core/watchdog.hpp's.
 #include <atomic>
 #include <chrono>
 #include <cstddef>
@@ -8,54 +10,12 @@
 #include <xfer/core/backend.hpp>
 #include <xfer/core/plan.hpp>
 #include <xfer/core/result.hpp>
+#include <xfer/core/sampling.hpp>
+#include <xfer/core/watchdog.hpp>
 
 namespace xfer {
 
 class reporter;
-
-// The defaults of `xferbench sweep` live here and nowhere else.
-struct measure_options {
-  double target_ci = 0.01;        // stop when the median's CI half-width is within this fraction
-  // Per-point time budget for sampling; a point on course to converge may
-  // take up to four times it (measure()). Short, because most points
-  // converge in far less and the default run measures thousands.
-  double max_time_s = 0.05;
-  double warmup_s = 0.005;        // warm-up time (at least one repetition)
-  double min_sample_s = 100e-6;   // a sample lasts at least this long...
-  double min_sample_ticks = 100;  // ...and at least this many timer ticks
-  std::size_t min_samples = 8;
-  std::size_t max_samples = 2000;
-  // Time lent to noisy points: sampling time that earlier points of the same
-  // sweep left unused (they converged early) goes to later points that need
-  // more, up to this many times max_time_s each, so the sweep as a whole stays
-  // near points x max_time_s while its noisy points get what the quiet ones
-  // did not use. 0: no lending.
-  double lend_cap_x = 20;
-  bool verify = true;
-  // Checking samples (poisoning the destination, then reading it back on the
-  // CPU) may take at most this share of the sampling time; the first sample
-  // is always checked. A 64 MiB check on one core takes about as long as the
-  // copy over PCIe: checking every sample halved the samples of large points.
-  double check_share = 0.25;
-  // Run each device point's thread on the CPUs local to the device, with its
-  // memory from the device's NUMA node (core/affinity.hpp).
-  bool affinity = true;
-  // The watchdog's bound on one point, preparation included: negative derives
-  // it from the point (watchdog_bound), 0 turns the watchdog off.
-  double watchdog_s = -1;
-  // The whole run's wall-clock target in seconds (sweep --budget): each
-  // point's sampling time then comes from run_budget, not max_time_s. 0: off.
-  double run_budget_s = 0;
-
-  // --quick: a coarse look in seconds (5% target, 10 ms a point).
-  static measure_options quick() {
-    measure_options o;
-    o.target_ci = 0.05;
-    o.max_time_s = 0.01;
-    o.warmup_s = 0.0005;
-    return o;
-  }
-};
 
 // The default run's whole-run budget (sweep --budget), seconds: with the
 // overview's selection it fits the sweep and its report in two minutes on an
@@ -92,17 +52,6 @@ class run_budget {
   double sampled_s_ = 0;
 };
 
-// A generous bound on one point: far more than preparing, sampling (at most
-// 4x max_time_s) and verifying it take at 20 MB/s, slower than any real path
-// (a 2 GiB point on PoCL with 2 cores took 43 s; its bound is 137 s).
-double watchdog_bound(std::uint64_t bytes, double max_time_s);
-
-// Measures a prepared transfer. Never throws for the transfer's own failures:
-// those become a failed point. Stops early (status failed, reason
-// "interrupted") when `stop` is set.
-point_result measure(transfer& t, const point_spec& spec, const device_info& device, const measure_options& options,
-                     const std::atomic<bool>& stop);
-
 // Runs every point in order through its backend, reporting each as it
 // completes. Returns the number of failed points. Stops between points when
 // `stop` is set; returns what it completed.
@@ -118,6 +67,14 @@ struct sweep_outcome {
   std::size_t ok = 0, skipped = 0, failed = 0;
   bool interrupted = false;
   bool abandoned = false;  // a point's thread is stuck inside the backend
+  // Counts a reported point by its status.
+  void count(point_status s) {
+    switch (s) {
+      case point_status::ok: ++ok; break;
+      case point_status::skipped: ++skipped; break;
+      case point_status::failed: ++failed; break;
+    }
+  }
 };
 using progress_fn = std::function<void(std::size_t done, std::size_t total, const point_spec&)>;
 // A planned point with a skip reason is reported skipped, never prepared.
