@@ -40,7 +40,7 @@ TEST(StagedTuning, RejectsUnusableValuesNamingTheField) {
   EXPECT_NE(message(t).find("chunk_bytes"), std::string::npos);
   t = {};
   t.chunk_bytes = (std::size_t{1} << 30) + 1;
-  EXPECT_NE(message(t).find("over 1 GiB"), std::string::npos);
+  EXPECT_NE(message(t).find("chunk_bytes"), std::string::npos);
   t = {};
   t.ring_depth = 0;
   EXPECT_NE(message(t).find("ring_depth"), std::string::npos);
