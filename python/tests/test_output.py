@@ -263,3 +263,11 @@ def test_render_into_a_link_to_an_old_report(data, tmp_path):
     assert link.is_symlink() and os.readlink(link) == str(old)
     assert "monday" not in (old / "index.html").read_text()
     assert hidden(tmp_path) == [] and hidden(tmp_path / "runs") == []
+
+
+@pytest.mark.parametrize("where", ["/proc/xferbench-report-test", "/sys/xferbench-report-test"])
+def test_render_where_no_directory_can_be_made_is_exit_1_with_one_line(data, where, capsys):
+    assert cli.main(["render", str(data / "single_point.json"), "-o", where]) == 1
+    err = capsys.readouterr().err
+    assert err.startswith(f"xferbench-report: error: cannot write the report: {where}: ") and err.count("\n") == 1
+    assert not os.path.exists(where)
