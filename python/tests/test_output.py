@@ -271,3 +271,10 @@ def test_render_where_no_directory_can_be_made_is_exit_1_with_one_line(data, whe
     err = capsys.readouterr().err
     assert err.startswith(f"xferbench-report: error: cannot write the report: {where}: ") and err.count("\n") == 1
     assert not os.path.exists(where)
+
+
+def test_fleet_to_stdout_puts_the_json_alone_there(rank_dir, capfd):
+    assert cli.main(["fleet", str(rank_dir), "-o", "-", *FLEET]) == 0
+    out, err = capfd.readouterr()
+    assert json.loads(out)["fleet"]["healthy"] is True, "stdout is the JSON and nothing else"
+    assert "fleet healthy" in err

@@ -159,6 +159,19 @@ def _write_stdout(data):
     _write_all(1, data)
 
 
+def writes_to_stdout(path):
+    """True when `path` is "-" or the very file standard output already is (/dev/stdout, the file
+    stdout was redirected to): a command then sends its console text to stderr, so stdout carries
+    the result alone, as the C++ tool does."""
+    path = os.fspath(path)
+    if path == "-":
+        return True
+    try:
+        return _is_stdout(os.stat(path))
+    except OSError:
+        return False
+
+
 def write_output(path, content):
     """Writes `content` (str, as UTF-8, or bytes) as the whole of `path` by the rules at the top.
     Raises OutputError."""
