@@ -8,6 +8,8 @@
 #include <optional>
 #include <stdexcept>
 #include <string>
+#include <tuple>
+#include <vector>
 
 #include <fmt/format.h>
 #include <nanobind/nanobind.h>
@@ -17,6 +19,7 @@
 #include <xfer/config.hpp>
 #include <xfer/mem/staged/host_step.hpp>
 #include <xfer/mem/staged/staged_copier.hpp>
+#include <xfer/mem/staged/tuning.hpp>
 #if XFER_HAVE_CUDA
 #include <xfer/mem/cuda/staged_step.hpp>
 
@@ -69,12 +72,43 @@ std::optional<std::uintptr_t> stream_handle(nb::handle s) {
   return nb::cast<std::uintptr_t>(s);
 }
 
+// A tuning argument as libxfer's override text: None is not given; an int
+// (not a bool) is its decimal digits, whatever its size (a negative one
+// keeps its sign, which the bounds then refuse).
+std::optional<std::string> override_text(const char* name, const nb::object& v) {
+  if (v.is_none()) return std::nullopt;
+  if (!nb::isinstance<nb::int_>(v) || nb::isinstance<nb::bool_>(v))
+    throw nb::type_error(fmt::format("{} must be an int or None, not {}", name,
+                                     nb::cast<std::string>(nb::str(v.type().attr("__name__"))))
+                             .c_str());
+  return nb::cast<std::string>(nb::str(v));
+}
+
+// The arrays, converted here rather than by the binding: nanobind's own
+// refusal (a read-only dst, an object that is no array) is its three-line
+// signature dump; these are one line naming the argument.
+array readable(nb::handle h, const char* name) {
+  array out;
+  if (nb::try_cast(h, out)) return out;
+  throw nb::type_error(
+      fmt::format("{} is not an array (it has neither __dlpack__ nor the buffer protocol)", name).c_str());
+}
+
+nb::ndarray<> writable(nb::handle h, const char* name) {
+  nb::ndarray<> out;
+  if (nb::try_cast(h, out)) return out;
+  (void)readable(h, name);  // not an array at all: that message
+  throw nb::type_error(fmt::format("{} is read-only (pass a writable array)", name).c_str());
+}
+
 class copier {
  public:
   // device: -1 for the host step, else a CUDA device.
-  copier(int device, const std::string& api, std::optional<std::size_t> chunk_bytes,
-         std::optional<unsigned> ring_depth, std::optional<unsigned> threads,
-         std::optional<std::size_t> handoff_bytes, bool calibrate)
+  // The tuning arguments are Python ints of any size (or None): libxfer
+  // bounds them, so 2**70 is a ValueError naming the bound rather than
+  // nanobind's signature dump.
+  copier(int device, const std::string& api, nb::object chunk_bytes, nb::object ring_depth, nb::object threads,
+         nb::object handoff_bytes, bool calibrate)
       : device_(device) {
     if (device < 0) {
       step_ = std::make_unique<mem::host_step>();
@@ -94,29 +128,30 @@ class copier {
       throw cuda_unavailable("this build of xferbench has no CUDA (built without a CUDA toolkit)");
 #endif
     }
+    // libxfer's one rule (mem::tuning_for): the machine's tuning (calibrated
+    // when asked and not cached: about half a second, once; issue 15), each
+    // XFER_STAGED_* variable over it, each argument given over those; a bad
+    // value is a ValueError naming the argument and its bounds.
+    std::vector<mem::staged_override> args;
+    for (const auto& [field, name, value] : {std::tuple{mem::staged_field::chunk_bytes, "chunk_bytes", &chunk_bytes},
+                                             std::tuple{mem::staged_field::ring_depth, "ring_depth", &ring_depth},
+                                             std::tuple{mem::staged_field::threads, "threads", &threads},
+                                             std::tuple{mem::staged_field::handoff_bytes, "handoff_bytes",
+                                                        &handoff_bytes}})
+      if (auto text = override_text(name, *value)) args.push_back({field, name, *text});
     mem::staged_copier_options o;
-    if (chunk_bytes || ring_depth || threads || handoff_bytes) {
-      mem::staged_tuning t = mem::tuning_for(*step_);
-      if (chunk_bytes) t.chunk_bytes = *chunk_bytes;
-      if (ring_depth) t.ring_depth = *ring_depth;
-      if (threads) t.threads = *threads;
-      // One handoff for both directions, as XFER_STAGED_HANDOFF_BYTES.
-      if (handoff_bytes) t.handoff_to_device_bytes = t.handoff_to_host_bytes = *handoff_bytes;
-      t.validate();
-      o.tuning = t;
-    } else if (calibrate) {
-      // The machine's tuning: cached per machine and device, else measured
-      // now (about half a second, once; issue 15). Without it a Python
-      // user's first copier would run libxfer's defaults, which are not this
-      // machine's best.
+    {
       nb::gil_scoped_release release;
-      o.tuning = mem::tuning_for(*step_, [](mem::device_step& s) { return mem::calibrate_staged(s); });
+      mem::staged_calibration measure;
+      if (calibrate) measure = [](mem::device_step& s) { return mem::calibrate_staged(s); };
+      o.tuning = mem::tuning_for(*step_, measure, args);
     }
     copier_ = std::make_unique<mem::staged_copier>(*step_, std::move(o));
   }
 
-  void to_device(nb::ndarray<> dst, array src, nb::handle stream) {
-    array d(dst);
+  void to_device(nb::handle dst_, nb::handle src_, nb::handle stream) {
+    nb::ndarray<> dst = writable(dst_, "dst");
+    array src = readable(src_, "src"), d(dst);
     check_pair(d, src);
     check_device_side("dst", d);
     if (!host_side(src.device_type())) throw std::invalid_argument("src must be host memory for a copy to the device");
@@ -129,7 +164,9 @@ class copier {
     copier_->copy_to_device({dst.data(), dst.nbytes()}, 0, src.data(), src.nbytes());
   }
 
-  void to_host(nb::ndarray<> dst, array src, nb::handle stream) {
+  void to_host(nb::handle dst_, nb::handle src_, nb::handle stream) {
+    nb::ndarray<> dst = writable(dst_, "dst");
+    array src = readable(src_, "src");
     check_pair(array(dst), src);
     check_device_side("src", src);
     if (!host_side(dst.device_type())) throw std::invalid_argument("dst must be host memory for a copy to the host");
@@ -189,7 +226,9 @@ class copier {
 };
 
 // Host to host: no device involved, one memcpy without the GIL.
-void host_copy(nb::ndarray<> dst, array src) {
+void host_copy(nb::handle dst_, nb::handle src_) {
+  nb::ndarray<> dst = writable(dst_, "dst");
+  array src = readable(src_, "src");
   check_pair(array(dst), src);
   if (!host_side(dst.device_type()) || !host_side(src.device_type()))
     throw std::invalid_argument("host_copy needs host memory on both sides");
@@ -217,8 +256,7 @@ nb::tuple cuda_status() {
 
 void bind_copy(nb::module_& m) {
   nb::class_<copier>(m, "Copier")
-      .def(nb::init<int, const std::string&, std::optional<std::size_t>, std::optional<unsigned>,
-                    std::optional<unsigned>, std::optional<std::size_t>, bool>(),
+      .def(nb::init<int, const std::string&, nb::object, nb::object, nb::object, nb::object, bool>(),
            nb::arg("device"), nb::arg("api"), nb::arg("chunk_bytes").none(), nb::arg("ring_depth").none(),
            nb::arg("threads").none(), nb::arg("handoff_bytes").none(), nb::arg("calibrate") = true)
       .def("to_device", &copier::to_device, nb::arg("dst"), nb::arg("src"), nb::arg("stream").none())

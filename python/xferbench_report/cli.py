@@ -197,7 +197,10 @@ def _command(args):
         out = args.output or os.path.join(args.dir, "fleet.json")
         write_json(doc, out)
         _write_fleet_svg(doc, args.svg)
-        sys.stdout.write(text)
+        from .output import writes_to_stdout
+
+        # -o -: the JSON alone on stdout, the table on stderr (as the C++ tool's --json -).
+        (sys.stderr if writes_to_stdout(out) else sys.stdout).write(text)
         print(f"wrote {out}" + (f" and {args.svg}" if args.svg else ""), file=sys.stderr)
         return code
     return 2

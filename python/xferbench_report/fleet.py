@@ -18,6 +18,7 @@ import subprocess
 import tempfile
 
 from .errors import BadInput
+from .output import write_output
 
 TESTS = ("h2d-pinned", "d2h-pinned", "bidir-pinned", "latency-4B", "h2d-pageable")
 
@@ -112,19 +113,9 @@ def write_json(doc, path):
 
 
 def write_text(path, text):
-    """Whole or not at all: a temporary file in the same directory, synced and renamed."""
-    d = os.path.dirname(os.path.abspath(path))
-    fd, tmp = tempfile.mkstemp(dir=d, prefix=".fleet-", suffix=".tmp")
-    try:
-        with os.fdopen(fd, "w") as f:
-            f.write(text)
-            f.flush()
-            os.fsync(f.fileno())
-        os.replace(tmp, path)
-    except BaseException:
-        if os.path.exists(tmp):
-            os.unlink(tmp)
-        raise
+    """By the package's one rule for outputs (output.py): a file whole or not at all, a device, FIFO or
+    "-" in place, a link's target written and the link kept; OutputError when it cannot be written."""
+    write_output(path, text)
 
 
 def node_device_svg(doc):

@@ -6,15 +6,13 @@ previous report at DIR stays as it was).
 """
 
 import math
-import os
-import shutil
-import tempfile
 from pathlib import Path
 
-from . import __version__, signals
+from . import __version__
 from .analysis import MISSED_WORK_FACTOR, analyze, direction_sort_key, direction_title, is_transfer_part
 from .document import Document, to_html, to_markdown
 from .errors import BadInput
+from .output import write_dir
 from .findings import order, peer_matrix, render_findings, sweep_findings
 from .inputs import sort_inputs
 from .studies import render_studies, study_findings
@@ -455,12 +453,7 @@ def render(paths, out, title=None, reference=None, jobs=None, mixed_machines=Fal
         refused.extend(got.refused)
     from . import plots  # matplotlib only when rendering
 
-    parent = out.resolve().parent
-    parent.mkdir(parents=True, exist_ok=True)
-    tmp = None
-    try:
-        with signals.held():  # a signal as mkdtemp returns would leave a directory that tmp does not name yet
-            tmp = Path(tempfile.mkdtemp(prefix=f".{out.name}.tmp-", dir=parent))
+    def fill(tmp):
         figures = plots.make_figures(report, tmp / "plots", jobs=jobs) if report else {}
         if got.studies:
             from .study_plots import study_figures
@@ -469,29 +462,12 @@ def render(paths, out, title=None, reference=None, jobs=None, mixed_machines=Fal
         doc = build_document(report, figures, title, got.studies, findings)
         (tmp / "index.html").write_text(to_html(doc), encoding="utf-8")
         (tmp / "summary.md").write_text(to_markdown(doc), encoding="utf-8")
-        os.chmod(tmp, 0o755)  # mkdtemp makes it private
-        with signals.held():  # a signal between _replace_dir's renames would leave no report at DIR
-            _replace_dir(tmp, out)
-    except BaseException:  # Interrupted by a signal too
-        if tmp is not None:
-            shutil.rmtree(tmp, ignore_errors=True)
-        raise
+        made.update(figures)
+
+    # Built beside the target and swapped in whole; a link given as DIR stays a link (output.py).
+    made = {}
+    write_dir(out, fill)
+    figures = made
     nfig = sum(len(v) for k, v in figures.items() if k != "studies")
     nfig += sum(1 for f in figures.get("studies", {}).values() if f)
     return out, nfig, findings
-
-
-def _replace_dir(new, out):
-    """Moves the finished report into place; an earlier report there is swapped out, then removed."""
-    if not out.exists():
-        os.rename(new, out)
-        return
-    old = Path(tempfile.mkdtemp(prefix=f".{out.name}.old-", dir=new.parent))
-    old.rmdir()
-    os.rename(out, old)
-    try:
-        os.rename(new, out)
-    except OSError:
-        os.rename(old, out)
-        raise
-    shutil.rmtree(old, ignore_errors=True)

@@ -14,17 +14,13 @@ namespace xfer {
 // is the driver's to migrate. Staging pays only where the API would stage.
 void require_pageable_for_staged(const mem::host_resource& kind);
 
-// True when the environment sets every field of the tuning
-// (XFER_STAGED_CHUNK_BYTES, _RING_DEPTH, _THREADS, _HANDOFF_BYTES): nothing
-// is left for a calibration to choose.
-bool staged_tuning_set_by_environment();
-
 // The copier a staged route times, over `step` (which must outlive it). Its
 // tuning: the one cached for this machine and device, else a short
 // calibration (mem::calibrate_staged, under 2 s, kept for later runs); with
-// the XFER_STAGED_* overrides on top. Where the environment sets every field
-// nothing is calibrated: CI and tests pin a small chunk and handoff that way,
-// fast, and so cross chunk boundaries at small sizes. The copier's threads
+// each XFER_STAGED_* override on top: mem::tuning_for's rule
+// (xfer/mem/staged/tuning.hpp). Where the environment sets every calibrated
+// field nothing is calibrated: CI and tests pin a small chunk and handoff
+// that way, fast, and so cross chunk boundaries at small sizes. The copier's threads
 // never take the stop signals (SIGINT and friends go to the main thread).
 // Throws what the calibration or the copier throws (mem::staged_error,
 // mem::device_step_error, std::invalid_argument for a bad override).

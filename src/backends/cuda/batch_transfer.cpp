@@ -2,15 +2,14 @@
 // them queued in one cudaMemcpyBatchAsync / cuMemcpyBatchAsync (batch_copy.hpp)
 // with the any-order source hint, CUDA 12.8's answer to staging pageable
 // memory, measured beside staged (libxfer's answer) and copy-sync (the plain
-// call) on the same kinds and sizes. The chunk is the staged copier's default
-// (8 MiB, the feasibility probe's; XFER_STAGED_CHUNK_BYTES overrides both),
-// so the two cut a copy alike.
+// call) on the same kinds and sizes. The chunk is the staged route's own (the
+// device's calibrated chunk with XFER_STAGED_CHUNK_BYTES over it:
+// mem::tuning_for's rule), so the two cut a copy alike.
 #include <algorithm>
 #include <fmt/format.h>
 #include <vector>
 #include <xfer/core/errors.hpp>
 #include <xfer/core/staged_route.hpp>
-#include <xfer/mem/staged/tuning.hpp>
 
 #include "batch_copy.hpp"
 #include "wall_copy_transfer.hpp"
@@ -27,7 +26,7 @@ class batch_transfer final : public wall_copy_transfer {
       : wall_copy_transfer(ctx, p, std::move(kind), "batch-any-order"), batch_(std::move(batch)) {
     auto* dst = static_cast<std::byte*>(p.dir == direction::h2d ? dev_.data() : host_.data());
     auto* src = static_cast<const std::byte*>(p.dir == direction::h2d ? host_.data() : dev_.data());
-    const std::size_t chunk = std::min<std::size_t>(p.bytes, mem::tuning_from_environment().chunk_bytes);
+    const std::size_t chunk = std::min<std::size_t>(p.bytes, ctx.staged().tuning().chunk_bytes);
     for (std::size_t at = 0; at < p.bytes; at += chunk) {
       dsts_.push_back(dst + at);
       srcs_.push_back(src + at);

@@ -4,6 +4,7 @@
 #include <algorithm>
 
 #include <cerrno>
+#include <cstdint>
 #include <cstdlib>
 #include <filesystem>
 #include <fstream>
@@ -30,14 +31,14 @@ unsigned default_staged_threads() noexcept {
 }
 
 void staged_tuning::validate() const {
-  if (chunk_bytes == 0) throw std::invalid_argument("staged tuning: chunk_bytes must be positive");
-  // A chunk is one pinned staging buffer; beyond 1 GiB it is a unit mistake,
-  // and ring_depth of them would pin more than most machines can spare.
-  if (chunk_bytes > (std::size_t{1} << 30))
-    throw std::invalid_argument(fmt::format("staged tuning: chunk_bytes {} is over 1 GiB", chunk_bytes));
-  if (ring_depth == 0) throw std::invalid_argument("staged tuning: ring_depth must be positive");
-  if (threads == 0) throw std::invalid_argument("staged tuning: threads must be positive");
-  if (threads > 256) throw std::invalid_argument(fmt::format("staged tuning: {} threads is over 256", threads));
+  if (chunk_bytes < min_staged_chunk_bytes || chunk_bytes > max_staged_chunk_bytes)
+    throw std::invalid_argument(fmt::format("staged tuning: chunk_bytes {} is outside {} to {} (1 GiB)", chunk_bytes,
+                                            min_staged_chunk_bytes, max_staged_chunk_bytes));
+  if (ring_depth == 0 || ring_depth > max_staged_ring_depth)
+    throw std::invalid_argument(
+        fmt::format("staged tuning: ring_depth {} is outside 1 to {}", ring_depth, max_staged_ring_depth));
+  if (threads == 0 || threads > max_staged_threads)
+    throw std::invalid_argument(fmt::format("staged tuning: threads {} is outside 1 to {}", threads, max_staged_threads));
 }
 
 std::size_t staged_tuning::piece_bytes() const noexcept {
@@ -52,7 +53,7 @@ std::vector<std::size_t> staged_chunk_starts(std::size_t bytes, std::size_t chun
   // The ramp: chunk/8, chunk/4, chunk/2, none under 64 KiB (below that a
   // DMA's own cost outweighs the wait it saves).
   std::vector<std::size_t> ramp;
-  for (std::size_t r = chunk / 8; r < chunk; r *= 2)
+  for (std::size_t r = chunk / 8; r > 0 && r < chunk; r *= 2)
     if (r >= (std::size_t{64} << 10)) ramp.push_back(r);
   std::size_t ramp_bytes = 0;
   for (std::size_t r : ramp) ramp_bytes += r;
@@ -75,17 +76,6 @@ std::vector<std::size_t> staged_chunk_starts(std::size_t bytes, std::size_t chun
 }
 
 namespace {
-
-std::size_t positive_from_env(const char* name, std::size_t fallback, std::size_t max) {
-  const char* v = std::getenv(name);
-  if (!v || !*v) return fallback;
-  char* end = nullptr;
-  errno = 0;
-  const unsigned long long n = std::strtoull(v, &end, 10);
-  if (errno != 0 || *end != '\0' || n == 0 || n > max || v[0] == '-')
-    throw std::invalid_argument(fmt::format("{}={}: expected a positive integer up to {}", name, v, max));
-  return static_cast<std::size_t>(n);
-}
 
 // Not std::call_once: where the calibration throws, call_once must leave
 // the flag unset through an exception unwinding pthread_once, which hangs
@@ -163,26 +153,34 @@ std::string host_name() {
   return buf;
 }
 
-}  // namespace
-
-staged_tuning tuning_from_environment(staged_tuning t) {
-  constexpr auto u = std::numeric_limits<unsigned>::max();
-  t.chunk_bytes = positive_from_env("XFER_STAGED_CHUNK_BYTES", t.chunk_bytes, std::size_t{1} << 30);
-  t.ring_depth = static_cast<unsigned>(positive_from_env("XFER_STAGED_RING_DEPTH", t.ring_depth, u));
-  t.threads = static_cast<unsigned>(positive_from_env("XFER_STAGED_THREADS", t.threads, 256));
-  // One variable for both directions: a person forcing the handoff wants it
-  // the same way round both ways.
-  if (const char* v = std::getenv("XFER_STAGED_HANDOFF_BYTES"); v && *v)
-    t.handoff_to_device_bytes = t.handoff_to_host_bytes =
-        positive_from_env("XFER_STAGED_HANDOFF_BYTES", 0, std::numeric_limits<std::size_t>::max());
-  if (const char* v = std::getenv("XFER_STAGED_STREAM_STORES"); v && *v) {
-    const std::string b = v;
-    if (b != "0" && b != "1")
-      throw std::invalid_argument(fmt::format("XFER_STAGED_STREAM_STORES={}: expected 0 or 1", b));
-    t.stream_stores = b == "1";
+// Step 1 of the rule (tuning.hpp): this process's, the file's, the
+// calibration's or the defaults.
+staged_tuning machine_tuning(device_step& step, const staged_calibration& calibrate) {
+  std::shared_ptr<cache_entry> e;
+  {
+    std::lock_guard lock(cache_mutex);
+    auto& slot = cache()[tuning_cache_key(step)];
+    if (!slot) slot = std::make_shared<cache_entry>();
+    e = slot;
   }
-  return t;
+  // The entry's lock, not the map's: a slow calibration of one device holds
+  // up no other device's, and one that throws leaves the entry to retry.
+  std::lock_guard lock(e->mutex);
+  if (e->done) return e->tuning;
+  const std::string key = tuning_cache_key(step), file = tuning_cache_file();
+  std::optional<staged_tuning> t;
+  if (!file.empty()) t = read_cached(file, key);
+  if (!t && calibrate) {
+    t = calibrate(step);
+    t->validate();
+    if (!file.empty()) write_cached(file, key, *t);
+  }
+  e->tuning = t ? *t : staged_tuning{};
+  e->done = true;
+  return e->tuning;
 }
+
+}  // namespace
 
 std::string tuning_cache_file() {
   if (const char* f = std::getenv("XFER_STAGED_TUNING_CACHE")) return std::string(f) == "off" ? "" : f;
@@ -195,30 +193,82 @@ std::string tuning_cache_key(device_step& step) {
   return fmt::format("{}/{}/{}", host_name(), step.name(), step.device_key());
 }
 
-staged_tuning tuning_for(device_step& step, const staged_calibration& calibrate) {
-  std::shared_ptr<cache_entry> e;
-  {
-    std::lock_guard lock(cache_mutex);
-    auto& slot = cache()[tuning_cache_key(step)];
-    if (!slot) slot = std::make_shared<cache_entry>();
-    e = slot;
-  }
-  // The entry's lock, not the map's: a slow calibration of one device holds
-  // up no other device's, and one that throws leaves the entry to retry.
-  std::lock_guard lock(e->mutex);
-  if (!e->done) {
-    const std::string key = tuning_cache_key(step), file = tuning_cache_file();
-    std::optional<staged_tuning> t;
-    if (!file.empty()) t = read_cached(file, key);
-    if (!t && calibrate) {
-      t = calibrate(step);
-      t->validate();
-      if (!file.empty()) write_cached(file, key, *t);
+staged_tuning tuning_for(device_step& step, const staged_calibration& calibrate,
+                         const std::vector<staged_override>& overrides) {
+  // Every override checked first: a bad value fails before a calibration
+  // spends a second and a half.
+  auto all = staged_overrides_from_environment();
+  all.insert(all.end(), overrides.begin(), overrides.end());
+  (void)apply_staged_overrides(staged_tuning{}, all);
+  const auto fixed = [&](staged_field f) {
+    return std::any_of(all.begin(), all.end(), [&](const staged_override& o) { return o.field == f; });
+  };
+  const bool nothing_to_calibrate = fixed(staged_field::chunk_bytes) && fixed(staged_field::ring_depth) &&
+                                    fixed(staged_field::threads) && fixed(staged_field::handoff_bytes);
+  return apply_staged_overrides(machine_tuning(step, nothing_to_calibrate ? staged_calibration{} : calibrate), all);
+}
+
+namespace {
+
+struct field_info {
+  staged_field field;
+  const char* variable;
+  std::uint64_t min, max;
+};
+constexpr field_info fields[] = {
+    {staged_field::chunk_bytes, "XFER_STAGED_CHUNK_BYTES", min_staged_chunk_bytes, max_staged_chunk_bytes},
+    {staged_field::ring_depth, "XFER_STAGED_RING_DEPTH", 1, max_staged_ring_depth},
+    {staged_field::threads, "XFER_STAGED_THREADS", 1, max_staged_threads},
+    // Positive: a forced handoff of 0 would be "stage everything", which
+    // only the code's own tuning asks for.
+    {staged_field::handoff_bytes, "XFER_STAGED_HANDOFF_BYTES", 1, std::numeric_limits<std::size_t>::max()},
+    {staged_field::stream_stores, "XFER_STAGED_STREAM_STORES", 0, 1},
+};
+
+// Digits only (no sign, no suffix, no spaces), within [min, max].
+std::uint64_t parse_override(const staged_override& o) {
+  const field_info& f = fields[static_cast<int>(o.field)];
+  const auto refuse = [&] {
+    return std::invalid_argument(f.field == staged_field::stream_stores
+                                     ? fmt::format("{}={}: expected 0 or 1", o.name, o.value)
+                                     : fmt::format("{}={}: expected an integer from {} to {}", o.name, o.value,
+                                                   f.min, f.max));
+  };
+  if (o.value.empty() || o.value.find_first_not_of("0123456789") != std::string::npos) throw refuse();
+  errno = 0;
+  char* end = nullptr;
+  const unsigned long long n = std::strtoull(o.value.c_str(), &end, 10);
+  if (errno != 0 || *end != '\0' || n < f.min || n > f.max) throw refuse();
+  return n;
+}
+
+}  // namespace
+
+std::vector<staged_override> staged_overrides_from_environment() {
+  std::vector<staged_override> out;
+  for (const auto& f : fields)
+    if (const char* v = std::getenv(f.variable); v && *v) out.push_back({f.field, f.variable, v});
+  return out;
+}
+
+staged_tuning apply_staged_overrides(staged_tuning t, const std::vector<staged_override>& overrides) {
+  for (const auto& o : overrides) {
+    const std::uint64_t n = parse_override(o);
+    switch (o.field) {
+      case staged_field::chunk_bytes: t.chunk_bytes = static_cast<std::size_t>(n); break;
+      case staged_field::ring_depth: t.ring_depth = static_cast<unsigned>(n); break;
+      case staged_field::threads: t.threads = static_cast<unsigned>(n); break;
+      // One value for both directions: a person forcing the handoff wants it
+      // the same way round both ways.
+      case staged_field::handoff_bytes: t.handoff_to_device_bytes = t.handoff_to_host_bytes = n; break;
+      case staged_field::stream_stores: t.stream_stores = n == 1; break;
     }
-    e->tuning = t ? *t : staged_tuning{};
-    e->done = true;
   }
-  return tuning_from_environment(e->tuning);
+  return t;
+}
+
+staged_tuning tuning_from_environment(staged_tuning base) {
+  return apply_staged_overrides(base, staged_overrides_from_environment());
 }
 
 void forget_cached_tunings() {

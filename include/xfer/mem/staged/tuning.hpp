@@ -5,7 +5,7 @@
 // buffers, each chunk copied by several threads at once: 53 GB/s
 // host-to-device); a
 // calibration can replace them per machine and device, and the environment
-// or the caller can override any field.
+// or the caller can override any field: tuning_for below holds the rule.
 #include <cstddef>
 #include <functional>
 #include <optional>
@@ -52,8 +52,8 @@ struct staged_tuning {
   // Not calibrated (nor cached): XFER_STAGED_STREAM_STORES=1 turns it on.
   bool stream_stores = false;
 
-  // Throws std::invalid_argument naming the field when a value is unusable
-  // (0 chunk, depth or threads; chunk over 1 GiB; more than 256 threads).
+  // Throws std::invalid_argument naming the field when a value is outside
+  // the bounds below (min_staged_chunk_bytes and friends).
   void validate() const;
   // The handoff size for one direction.
   std::size_t handoff(bool to_device) const noexcept {
@@ -76,22 +76,67 @@ struct staged_tuning {
 // short for both ramps is cut evenly at the ramp's first size.
 std::vector<std::size_t> staged_chunk_starts(std::size_t bytes, std::size_t chunk);
 
-// `base` with any of XFER_STAGED_CHUNK_BYTES, XFER_STAGED_RING_DEPTH,
-// XFER_STAGED_THREADS, XFER_STAGED_HANDOFF_BYTES (both directions),
-// XFER_STAGED_STREAM_STORES (0 or 1) set in the environment applied over it. Throws std::invalid_argument naming the variable when one
-// is not a positive integer.
-staged_tuning tuning_from_environment(staged_tuning base = {});
-
-// The tuning for `step`'s device on this machine, under the key
-// "<host name>/<step name>/<device key>": the one this process already has;
-// else the one in the cache file (tuning_cache_file()); else, when
-// `calibrate` is given, what it returns (written to the file for the next
-// program); else the defaults. The environment overrides apply last.
+// ---- The one rule for a step's tuning (issue 35) ----------------------------
+// Every caller asks tuning_for: the sweep's staged route, the CUDA batch
+// route (its chunk), a staged_copier made without a tuning, the vadd study
+// and the Python Copier. So a variable or an argument means the same
+// wherever it is given:
+//
+//   1. The machine's tuning for the step's device, under the key
+//      "<host name>/<step name>/<device key>": the one this process already
+//      has; else the cache file's (tuning_cache_file()); else, when
+//      `calibrate` is given, what it returns (written to the file for the
+//      next program); else libxfer's defaults. No calibration runs when the
+//      overrides fix every calibrated field (chunk, ring depth, threads,
+//      handoff): nothing would be left for it to choose (CI pins small
+//      chunks that way, fast).
+//   2. Each XFER_STAGED_* variable set (non-empty) in the environment
+//      replaces its own field, whichever others are set:
+//      XFER_STAGED_CHUNK_BYTES, _RING_DEPTH, _THREADS, _HANDOFF_BYTES (both
+//      directions), _STREAM_STORES (0 or 1; never calibrated).
+//   3. Each override the caller passes (`overrides`: the Python Copier's
+//      keyword arguments) replaces its own field, over the environment.
+//
+// Every override is parsed and checked against the bounds below before any
+// calibration runs; one that is not an integer within them throws
+// std::invalid_argument naming the variable or argument, the value and the
+// bounds ("XFER_STAGED_RING_DEPTH=0: expected an integer from 1 to 1024").
 // Thread-safe; calibrate() runs once per key even when several threads ask.
 // The file is an optimisation: one that cannot be read or written is
 // ignored, and a line that does not parse is skipped.
+
+// The bounds staged_tuning::validate() and every override share.
+// The smallest chunk is one cache line, the smallest piece a thread copies
+// (piece_bytes): smaller chunks only multiply DMAs, and under 8 bytes the
+// chunk schedule's ramp steps would round to 0. Above 1 GiB a chunk (one
+// pinned staging buffer) is a unit mistake, as is a ring deeper than 1024
+// buffers or more than 256 threads.
+inline constexpr std::size_t min_staged_chunk_bytes = 64;
+inline constexpr std::size_t max_staged_chunk_bytes = std::size_t{1} << 30;
+inline constexpr unsigned max_staged_ring_depth = 1024;
+inline constexpr unsigned max_staged_threads = 256;
+
+enum class staged_field { chunk_bytes, ring_depth, threads, handoff_bytes, stream_stores };
+// One override as given: its field, its name where it came from (for
+// messages: "XFER_STAGED_THREADS", "threads") and its text (a decimal
+// integer; "0" or "1" for stream_stores).
+struct staged_override {
+  staged_field field;
+  std::string name;
+  std::string value;
+};
+
 using staged_calibration = std::function<staged_tuning(device_step&)>;
-staged_tuning tuning_for(device_step& step, const staged_calibration& calibrate = {});
+staged_tuning tuning_for(device_step& step, const staged_calibration& calibrate = {},
+                         const std::vector<staged_override>& overrides = {});
+
+// Step 2 alone: the environment's overrides, in field order.
+std::vector<staged_override> staged_overrides_from_environment();
+// `base` with `overrides` applied in order (a later one for the same field
+// wins); throws std::invalid_argument as described above.
+staged_tuning apply_staged_overrides(staged_tuning base, const std::vector<staged_override>& overrides);
+// `base` with the environment's overrides applied (step 2 alone).
+staged_tuning tuning_from_environment(staged_tuning base = {});
 std::string tuning_cache_key(device_step& step);
 // $XFER_STAGED_TUNING_CACHE when set ("off": no file), else
 // $XDG_CACHE_HOME/xfer/staged-tuning, else ~/.cache/xfer/staged-tuning.
