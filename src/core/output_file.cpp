@@ -1,3 +1,4 @@
+#include <algorithm>
 #include <cerrno>
 #include <csignal>
 #include <cstdio>
@@ -32,6 +33,10 @@ struct resolved_output {
   fs::path path;  // replace: the file renamed over (links followed); stream: what is opened
   std::optional<std::pair<dev_t, ino_t>> identity;  // for an output that exists
   mode_t mode = 0666;  // an existing file's permissions, kept across the replacement
+  // An existing file's owner, kept across the replacement, and its hard links: a file with
+  // several is written in place, since a rename would cut it from its other names.
+  std::optional<std::pair<uid_t, gid_t>> owner;
+  bool linked = false;
 };
 
 std::optional<std::pair<dev_t, ino_t>> stdout_identity() {
@@ -82,6 +87,8 @@ resolved_output resolve(const fs::path& path) {
       r.path = fs::canonical(path, ec);
       if (ec) throw output_problem{ec.message()};
       r.mode = st.st_mode & 07777;
+      r.owner = std::make_pair(st.st_uid, st.st_gid);
+      r.linked = st.st_nlink > 1;
       return r;
     }
     r.kind = output_kind::stream;
@@ -151,11 +158,40 @@ int create_temporary(const fs::path& target, fs::path& tmp) {
   }
 }
 
-void replace(const resolved_output& r, std::string_view text) {
+// In place, not atomic: for a file a rename would change (its other hard links, an owner we
+// cannot give a new file). Its space is reserved first, so a full disk fails before the old
+// content is touched.
+void write_in_place(const fs::path& path, std::string_view text) {
+  const int fd = ::open(path.c_str(), O_WRONLY | O_CLOEXEC | O_NOCTTY);
+  if (fd < 0) throw output_problem{reason(errno)};
+  try {
+    const int rc = ::posix_fallocate(fd, 0, static_cast<off_t>(std::max<std::size_t>(text.size(), 1)));
+    if (rc != 0 && rc != EOPNOTSUPP && rc != EINVAL && rc != ENODEV) throw output_problem{reason(rc)};
+    write_all(fd, text);
+    if (::ftruncate(fd, static_cast<off_t>(text.size())) != 0 || ::fsync(fd) != 0) throw output_problem{reason(errno)};
+  } catch (...) {
+    ::close(fd);
+    throw;
+  }
+  if (::close(fd) != 0) throw output_problem{reason(errno)};
+}
+
+// Whole or not at all. False, with nothing changed, when the existing file's owner cannot be
+// given to the new one (another user's file we may write through its group): the caller then
+// writes in place.
+bool replace(const resolved_output& r, std::string_view text) {
   fs::path tmp;
   const int fd = create_temporary(r.path, tmp);
   try {
     try {
+      if (r.owner && *r.owner != std::make_pair(::geteuid(), ::getegid()) &&
+          ::fchown(fd, r.owner->first, r.owner->second) != 0) {
+        if (errno != EPERM) throw output_problem{reason(errno)};
+        ::close(fd);
+        ::unlink(tmp.c_str());
+        return false;
+      }
+      // After the chown, which clears set-id bits.
       if (r.identity && ::fchmod(fd, r.mode) != 0) throw output_problem{reason(errno)};
       write_all(fd, text);
       // Synced before the rename: otherwise a crash just after it can leave
@@ -180,6 +216,7 @@ void replace(const resolved_output& r, std::string_view text) {
     ::close(dfd);
     if (rc != 0 && err != EINVAL) throw output_problem{reason(err)};
   }
+  return true;
 }
 
 void check_one(const resolved_output& r) {
@@ -239,7 +276,7 @@ void write_output(const std::filesystem::path& path, std::string_view text) {
     const auto r = resolve(path);
     switch (r.kind) {
       case output_kind::replace:
-        replace(r, text);
+        if (r.linked || !replace(r, text)) write_in_place(r.path, text);
         return;
       case output_kind::standard_output: {
         // Whatever stdio still holds goes first, so the order is the order written.

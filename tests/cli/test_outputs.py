@@ -67,10 +67,7 @@ class OutputTargets(unittest.TestCase):
         self.assertEqual(stat.S_IMODE(os.stat(path).st_mode), 0o640)
         self.assertEqual(os.listdir(self.d), ["r.json"])
 
-    # src/core/output_file.cpp renames a new file over the old one and does not chown it, so root
-    # gives a user's result file to root (the report tool keeps it). Marked until the C++ side keeps
-    # the owner: an unexpected success fails the run, so the mark cannot outlive the fix.
-    @unittest.expectedFailure
+    # Root's rename would hand a user's result file to root: the new file is given the old one's owner.
     def test_an_existing_file_keeps_its_owner(self):
         if not ROOT:
             self.skipTest("only root can give a file to another user")
@@ -81,8 +78,7 @@ class OutputTargets(unittest.TestCase):
         self.assert_result(path)
         self.assertEqual((os.stat(path).st_uid, os.stat(path).st_gid), (4321, 4322))
 
-    # The rename cuts a hard-linked file from its other names (the report tool writes it in place).
-    @unittest.expectedFailure
+    # A rename would cut a hard-linked file from its other names: it is written in place.
     def test_a_hard_linked_file_keeps_its_links(self):
         path = self.old_file()
         other = self.path("same.json")

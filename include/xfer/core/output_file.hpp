@@ -4,7 +4,11 @@
 //
 // A regular file, or one not there yet, is replaced whole or not at all (a
 // temporary file in the same directory, fsync, rename), so a crash never
-// leaves half a result. A symbolic link is followed and its target replaced,
+// leaves half a result; its mode and owner are kept. A file with several hard
+// links, or one whose owner a new file could not be given, is written in place
+// instead (its space reserved first): a rename would cut it from its other
+// names or hand it to us. The report tool writes by the same rules
+// (python/xferbench_report/output.py); tests/cli/test_outputs.py holds both to them. A symbolic link is followed and its target replaced,
 // so the link stays a link. Anything else that can be written (standard
 // output as "-" or /dev/stdout, a character device, a FIFO) is written in
 // place and never replaced: renaming over /dev/null or a FIFO someone reads
