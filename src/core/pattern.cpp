@@ -1,7 +1,6 @@
 #include <algorithm>
 #include <cstring>
-#include <fmt/format.h>
-#include <xfer/core/errors.hpp>
+#include <xfer/core/backend.hpp>
 #include <xfer/core/pattern.hpp>
 
 namespace xfer {
@@ -64,10 +63,8 @@ std::optional<std::size_t> find_pattern_mismatch(const void* src, std::size_t by
 }
 
 void check_pattern(const void* src, std::size_t bytes, std::uint64_t seed, const char* what) {
-  if (auto at = find_pattern_mismatch(src, bytes, seed)) {
-    throw verification_error(fmt::format("{}: byte {} of {} differs from what was sent (got 0x{:02x})", what, *at,
-                                         bytes, static_cast<const unsigned char*>(src)[*at]));
-  }
+  if (auto at = find_pattern_mismatch(src, bytes, seed))
+    throw_place_mismatch(what, bytes, {*at, static_cast<const unsigned char*>(src)[*at]});
 }
 
 void poison(void* dst, std::size_t bytes) { std::memset(dst, 0, bytes); }

@@ -6,9 +6,11 @@
 #include <cstdlib>
 #include <stdexcept>
 #include <thread>
+#include <tuple>
 #include <xfer/core/errors.hpp>
 #include <xfer/core/timing.hpp>
 
+#include "../conformance/corrupt_places.hpp"
 #include "cuda/device_context.hpp"
 #include "gpu.hpp"
 
@@ -110,6 +112,29 @@ TEST(CudaBatch, ManyChunksInOneBatchArriveAndAMissingOneIsCaught) {
         t->poison_sample();  // no batch ran: the poison stays
         EXPECT_THROW(t->check_sample(), verification_error);
       }
+  }
+}
+
+// Core's check reaches every place the CUDA routes write: pinned and pageable
+// host memory, and device memory checked on the host (small) or by the check
+// kernel (past 256 KiB); a byte flipped in any of them fails the check.
+TEST(CudaVerify, ACorruptedPlaceOfAnyDirectionFailsTheCheck) {
+  XFER_REQUIRE_GPU();
+  cuda_backend& b = *test::gpu().backend("cuda-rt");
+  for (const std::uint64_t n : {std::uint64_t{4099}, std::uint64_t{(1u << 20) + 3}}) {
+    for (const char* kind : {"pinned", "pageable"})
+      for (direction d : {direction::h2d, direction::d2h, direction::rw, direction::bidir, direction::d2d}) {
+        SCOPED_TRACE(::testing::Message() << "copy-async " << kind << " " << to_string(d) << " " << n << " B");
+        auto t = b.prepare({"cuda-rt", 0, route_kind::copy_async, d, d == direction::d2d ? "none" : kind, n});
+        xfer::expect_every_corrupted_place_caught(*t);
+      }
+    for (const auto& [route, d, kind] : {std::tuple{route_kind::kernel_host, direction::d2h, "pinned"},
+                                         std::tuple{route_kind::kernel_device, direction::d2d, "none"},
+                                         std::tuple{route_kind::kernel_device_write, direction::d2d, "none"}}) {
+      SCOPED_TRACE(::testing::Message() << to_string(route) << " " << n << " B");
+      auto t = b.prepare({"cuda-rt", 0, route, d, kind, n});
+      xfer::expect_every_corrupted_place_caught(*t);
+    }
   }
 }
 

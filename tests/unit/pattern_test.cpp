@@ -40,7 +40,7 @@ TEST(Pattern, SeedsAndPositionsDiffer) {
   EXPECT_TRUE(find_pattern_mismatch(a.data() + 8, 56, 1).has_value());
 }
 
-// The table the OpenCL and Vulkan transfers poison and check by.
+// The table core's verification (src/core/verify.cpp) poisons and checks by.
 TEST(SampleDestinations, EachDirectionChecksWhatItsSampleWrites) {
   for (direction d : {direction::h2d, direction::d2h, direction::rw, direction::bidir, direction::d2d}) {
     const auto dests = sample_destinations(d);

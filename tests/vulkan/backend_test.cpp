@@ -10,6 +10,7 @@
 #include <xfer/core/errors.hpp>
 #include <xfer/mem/kinds.hpp>
 
+#include "../conformance/corrupt_places.hpp"
 #include "device_under_test.hpp"
 #include "vulkan/memory.hpp"
 #include "vulkan/timing.hpp"
@@ -126,6 +127,19 @@ TEST(VulkanRoutes, TheCopyChunkKnobMovesEveryByteAndRefusesAMalformedValue) {
   ::setenv("XFER_VK_COPY_CHUNK", "4k", 1);
   expect_skip_naming(*b, {b->name(), 0, route_kind::copy, direction::h2d, "host-coherent", 4096}, "a byte count");
   ::unsetenv("XFER_VK_COPY_CHUNK");
+}
+
+// Core's check reaches every place of every direction the copy route writes:
+// mapped host memory, pageable memory staged by the application, and device
+// memory the CPU cannot map (copied out by the device).
+TEST(VulkanRoutes, ACorruptedPlaceOfAnyDirectionFailsTheCheck) {
+  REQUIRE_DEVICE(b);
+  for (const char* kind : {"host-coherent", "pageable"})
+    for (direction d : {direction::h2d, direction::d2h, direction::rw, direction::bidir, direction::d2d}) {
+      SCOPED_TRACE(::testing::Message() << kind << " " << to_string(d));
+      auto t = b->prepare({b->name(), 0, route_kind::copy, d, d == direction::d2d ? "none" : kind, 4099});
+      xfer::expect_every_corrupted_place_caught(*t);
+    }
 }
 
 // The gate holds a submission until it opens: nothing runs while it is closed.

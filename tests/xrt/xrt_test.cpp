@@ -12,6 +12,7 @@
 #include <xfer/core/summary_reporter.hpp>
 #include <xfer/mem/kinds.hpp>
 
+#include "../conformance/corrupt_places.hpp"
 #include "xrt/xrt_backend.hpp"
 
 namespace {
@@ -41,6 +42,19 @@ point_result run_point(backend& b, route_kind r, direction d, const std::string&
     r0.status = point_status::skipped;
     r0.reason = s.what();
     return r0;
+  }
+}
+
+// copy-sync moves bytes even under the shim (bo.write, bo.read): core's check
+// reaches its places, the buffer object's backing and the host memory, and
+// catches a byte flipped in either.
+TEST(XrtNoop, ACorruptedPlaceOfCopySyncFailsTheCheck) {
+  auto e = with_mode("noop");
+  ASSERT_TRUE(e.impl) << e.reason;
+  for (direction d : {direction::h2d, direction::d2h, direction::rw}) {
+    SCOPED_TRACE(to_string(d));
+    auto t = e.impl->prepare({"xrt", 0, route_kind::copy_sync, d, "aligned", 4099});
+    xfer::expect_every_corrupted_place_caught(*t);
   }
 }
 

@@ -2,12 +2,15 @@
 // The extension point every backend implements (host, CUDA runtime/driver,
 // OpenCL). The core expands a sweep into point_specs, asks the backend to
 // prepare() each one, and drives the returned transfer's run(K) to sample it.
+#include <cstddef>
 #include <cstdint>
+#include <functional>
 #include <initializer_list>
 #include <iosfwd>
 #include <map>
 #include <memory>
 #include <optional>
+#include <span>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -130,6 +133,20 @@ struct sample {
   std::string gate_fallback;
 };
 
+// One place a sample writes (core's table, sample_check.hpp).
+struct sample_destination;
+
+// How core's verification reaches a place: to overwrite it (what was there
+// may be lost: a poison), to read it (a check), or to change some of it
+// (tests that corrupt a destination).
+enum class place_access { overwrite, read, update };
+
+// The first byte of a place that differs from its pattern, and what it holds.
+struct place_mismatch {
+  std::uint64_t offset = 0;
+  unsigned char got = 0;
+};
+
 // A prepared point: buffers allocated, source filled.
 class transfer {
  public:
@@ -137,14 +154,20 @@ class transfer {
   virtual sample run(std::size_t reps) = 0;
   // Poisons the destination(s), runs once untimed, checks what arrived;
   // throws verification_error on a mismatch.
-  virtual void verify() = 0;
+  virtual void verify();
   // Every timed sample is checked too, outside its timed region:
   // poison_sample() before the batch poisons what it writes; check_sample()
   // after it verifies what the batch's last transfer left there (throwing
   // verification_error). A sample whose transfers corrupt the data, or never
   // land, fails the point instead of passing as a fast one.
-  virtual void poison_sample() = 0;
-  virtual void check_sample() = 0;
+  //
+  // These three are core's (src/core/verify.cpp): they poison and check the
+  // places() below through the accessors, and name a bad place the same way
+  // for every backend. A route whose check is not "a pattern in a buffer" (a
+  // pointer chase, a checksum, the CPU's own stores) overrides all three and
+  // says why; the engine calls them the same either way.
+  virtual void poison_sample();
+  virtual void check_sample();
   // False where the route moves no data that could be checked (XRT's bo.sync
   // under its no-op emulation): the point is then never marked verified.
   virtual bool verifies_data() const { return true; }
@@ -155,7 +178,38 @@ class transfer {
   virtual double timer_resolution_s() const = 0;
   // Bytes moved by one repetition (2x bytes for bidir and rw).
   virtual std::uint64_t bytes_per_rep() const = 0;
+
+  // ---- what core's verification asks of a transfer ----
+  // The defaults throw std::logic_error: a transfer either names its places
+  // and reaches them, or overrides verify/poison_sample/check_sample.
+  //
+  // The places one repetition writes, in order, and the pattern each then
+  // holds: sample_destinations(direction) for a route that moves the point's
+  // buffers, or a table of the route's own (static storage).
+  virtual std::span<const sample_destination> places() const;
+  // Bytes in each place.
+  virtual std::uint64_t place_bytes() const;
+  // Hands `use` the place's bytes in memory the CPU may touch now, and
+  // afterwards puts back what `use` wrote (overwrite, update): host memory
+  // directly, a device buffer mapped or copied through a host buffer.
+  virtual void reach_place(const sample_destination& d, place_access a,
+                           const std::function<void(std::span<std::byte>)>& use);
+  // Poisons one place; the default writes core's poison through
+  // reach_place. Override where the device does it without the CPU (a memset).
+  virtual void poison_place(const sample_destination& d);
+  // The first byte of a place that differs from its pattern; the default
+  // reads it through reach_place. Override where the device can look in
+  // place (a check kernel, rather than a GiB copied back).
+  virtual std::optional<place_mismatch> find_mismatch(const sample_destination& d);
+  // Step k of one repetition alone, finished before it returns, writing
+  // places()[k]. verify() runs a route step by step where a place cannot be
+  // poisoned before a whole repetition (rw reads back into its own source).
+  virtual void run_step(std::size_t k);
 };
+
+// Throws verification_error naming the place, the first bad byte and what it
+// holds: the one wording of a failed check, for every backend.
+[[noreturn]] void throw_place_mismatch(const char* what, std::uint64_t bytes, const place_mismatch& m);
 
 class backend {
  public:

@@ -1,9 +1,10 @@
 #pragma once
 // What one sample of a transfer writes, by direction, and the pattern each of
-// those places must hold afterwards. The backends whose transfers keep "a" and
-// "b" buffers on each side (OpenCL, Vulkan) poison these before a checked
-// sample and check them after it, through their own ways of reaching device
-// and host memory; the table of which place holds what lives here, once.
+// those places must hold afterwards. Core's verification (src/core/verify.cpp)
+// poisons these before a checked sample and checks them after it, through
+// what each transfer says about reaching them (transfer::reach_place and
+// friends in backend.hpp); the table of which place holds what lives here, once.
+#include <cstddef>
 #include <cstdint>
 #include <span>
 #include <xfer/core/backend.hpp>
@@ -26,5 +27,10 @@ struct sample_destination {
 // h2d: device a; d2h: host a; rw: device a, then host a (not poisoned);
 // bidir: device a (from host a) and host b (from device b); d2d: device b.
 std::span<const sample_destination> sample_destinations(direction d);
+
+// For tests of the per-sample check: flips the byte at `offset` of place
+// `which` of t.places(), through the transfer's own way of reaching it.
+// False where the transfer has no such place.
+bool corrupt_place_for_testing(transfer& t, std::size_t which, std::uint64_t offset);
 
 }  // namespace xfer

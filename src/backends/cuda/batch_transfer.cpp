@@ -23,7 +23,7 @@ class batch_transfer final : public wall_copy_transfer {
  public:
   batch_transfer(device_context& ctx, const point_spec& p, std::unique_ptr<mem::host_resource> kind,
                  std::unique_ptr<batch_copy> batch)
-      : wall_copy_transfer(ctx, p, std::move(kind), "batch-any-order"), batch_(std::move(batch)) {
+      : wall_copy_transfer(ctx, p, std::move(kind)), batch_(std::move(batch)) {
     auto* dst = static_cast<std::byte*>(p.dir == direction::h2d ? dev_.data() : host_.data());
     auto* src = static_cast<const std::byte*>(p.dir == direction::h2d ? host_.data() : dev_.data());
     const std::size_t chunk = std::min<std::size_t>(p.bytes, ctx.staged().tuning().chunk_bytes);

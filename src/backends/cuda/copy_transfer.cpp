@@ -58,56 +58,21 @@ class copy_transfer final : public cuda_transfer {
         fill_pattern(host_a_.data(), p.bytes, seed_h2d);
         fill_device(dev_b_.data(), seed_d2h);
         break;
-      case direction::d2d: fill_device(dev_a_.data(), seed_device); break;
+      case direction::d2d: fill_device(dev_a_.data(), seed_d2h); break;
     }
     costs_.touch_s = seconds_since(t1);
   }
 
   sample run(std::size_t reps) override { return async_ ? run_async(reps) : run_sync(reps); }
 
-  void verify() override {
-    if (spec_.dir != direction::rw) {
-      poison_sample();
-      run(1);
-      check_sample();
-      return;
-    }
-    // Each half on its own: a read-back into the source buffer would hide a failed read.
-    poison_device(dev_a_.data());
-    copy_once(dev_a_.data(), host_a_.data(), up());
-    check_device(dev_a_.data(), seed_h2d, "rw write destination");
-    poison(host_a_.data(), spec_.bytes);
-    copy_once(host_a_.data(), dev_a_.data(), down());
-    check_host(host_a_.data(), seed_h2d, "rw read-back destination");
-  }
-
-  void poison_sample() override {
-    switch (spec_.dir) {
-      case direction::h2d:
-      case direction::rw: poison_device(dev_a_.data()); break;  // rw reads back into its source: only the write side
-      case direction::d2h: poison(host_a_.data(), spec_.bytes); break;
-      case direction::bidir:
-        poison_device(dev_a_.data());
-        poison(host_b_.data(), spec_.bytes);
-        break;
-      case direction::d2d: poison_device(dev_b_.data()); break;
-    }
-  }
-
-  void check_sample() override {
-    switch (spec_.dir) {
-      case direction::h2d: check_device(dev_a_.data(), seed_h2d, "h2d destination"); break;
-      case direction::d2h: check_host(host_a_.data(), seed_d2h, "d2h destination"); break;
-      case direction::rw:
-        check_device(dev_a_.data(), seed_h2d, "rw write destination");
-        check_host(host_a_.data(), seed_h2d, "rw read-back destination");
-        break;
-      case direction::bidir:
-        check_device(dev_a_.data(), seed_h2d, "bidir h2d destination");
-        check_host(host_b_.data(), seed_d2h, "bidir d2h destination");
-        break;
-      case direction::d2d: check_device(dev_b_.data(), seed_device, "d2d destination"); break;
-    }
+  // Core verifies (src/core/verify.cpp) the places of the direction.
+  std::span<const sample_destination> places() const override { return sample_destinations(spec_.dir); }
+  // rw: the write (0), then the read-back (1), each through the route's own call.
+  void run_step(std::size_t k) override {
+    if (k == 0)
+      copy_once(dev_a_.data(), host_a_.data(), up());
+    else
+      copy_once(host_a_.data(), dev_a_.data(), down());
   }
 
   clock_kind timer_kind() const override { return async_ ? clock_kind::event : clock_kind::wall; }
@@ -167,6 +132,11 @@ class copy_transfer final : public cuda_transfer {
                                              "point ran ungated from the start; that point's record: {}",
                                              kind_->kind(), s.gate_fallback));
     return s;
+  }
+
+  void* place_ptr(const sample_destination& d) override {
+    if (d.on_device) return d.buffer ? dev_b_.data() : dev_a_.data();
+    return d.buffer ? host_b_.data() : host_a_.data();
   }
 
   // One copy through the route's own call, waited for.

@@ -53,17 +53,18 @@ void cuda_transfer::fill_device(void* dev, std::uint64_t seed) {
 
 void cuda_transfer::poison_device(void* dev) { ctx_.a.fill_device(dev, 0, spec_.bytes); }
 
-// Small buffers come back to the host and face check_pattern itself; large
+// Small buffers come back to the host and face the pattern there; large
 // ones are checked in place by a kernel (copying a GiB back and checking it
 // on one CPU core would cost more than measuring the point).
-void cuda_transfer::check_device(const void* dev, std::uint64_t seed, const char* what) {
+std::optional<place_mismatch> cuda_transfer::device_mismatch(const void* dev, std::uint64_t seed) {
   const std::size_t n = spec_.bytes;
   ctx_.a.synchronize();
   if (n <= host_check_max) {
     auto host = staging(n);
     ctx_.a.copy(host.get(), dev, n, copy_kind::d2h);
-    check_pattern(host.get(), n, seed, what);
-    return;
+    if (const auto at = find_pattern_mismatch(host.get(), n, seed))
+      return place_mismatch{*at, static_cast<unsigned char>(host[*at])};
+    return std::nullopt;
   }
   if (!first_bad_.data()) first_bad_ = device_buffer(ctx_.a, sizeof(std::uint64_t));
   ctx_.a.fill_device(first_bad_.data(), 0xFF, sizeof(std::uint64_t));
@@ -72,17 +73,16 @@ void cuda_transfer::check_device(const void* dev, std::uint64_t seed, const char
   ctx_.a.synchronize_stream(ctx_.s0.get());
   std::uint64_t at = 0;
   ctx_.a.copy(&at, first_bad_.data(), sizeof at, copy_kind::d2h);
-  if (at == ~std::uint64_t{0}) return;
+  if (at == ~std::uint64_t{0}) return std::nullopt;
   unsigned char got = 0;
   ctx_.a.copy(&got, static_cast<const unsigned char*>(dev) + at, 1, copy_kind::d2h);
-  throw verification_error(
-      fmt::format("{}: byte {} of {} differs from what was sent (got 0x{:02x})", what, at, n, got));
+  return place_mismatch{at, got};
 }
 
 // Large host buffers (and write-combined ones, whose CPU reads are uncached)
 // go to the device by DMA and are checked there: checking a GiB on one CPU
 // core takes longer than measuring the point.
-void cuda_transfer::check_host(const void* host, std::uint64_t seed, const char* what) {
+std::optional<place_mismatch> cuda_transfer::host_mismatch(const void* host, std::uint64_t seed) {
   ctx_.a.synchronize();
   const std::size_t n = spec_.bytes;
   const bool write_combined = kind_ && kind_->props().write_combined;
@@ -96,11 +96,44 @@ void cuda_transfer::check_host(const void* host, std::uint64_t seed, const char*
     }
     if (host_copy_) {
       ctx_.a.copy(host_copy_->data(), host, n, up());
-      check_device(host_copy_->data(), seed, what);
-      return;
+      return device_mismatch(host_copy_->data(), seed);
     }
   }
-  check_pattern(host, n, seed, what);
+  if (const auto at = find_pattern_mismatch(host, n, seed))
+    return place_mismatch{*at, static_cast<const unsigned char*>(host)[*at]};
+  return std::nullopt;
+}
+
+// ---- core's verification ----
+
+void cuda_transfer::poison_place(const sample_destination& d) {
+  if (d.on_device) {
+    poison_device(place_ptr(d));
+    return;
+  }
+  poison(place_ptr(d), spec_.bytes);
+}
+
+std::optional<place_mismatch> cuda_transfer::find_mismatch(const sample_destination& d) {
+  return d.on_device ? device_mismatch(place_ptr(d), d.seed) : host_mismatch(place_ptr(d), d.seed);
+}
+
+// Host memory as it is; device memory through a host copy (tests only: core
+// poisons and checks through the two above).
+void cuda_transfer::reach_place(const sample_destination& d, place_access a,
+                                const std::function<void(std::span<std::byte>)>& use) {
+  const std::size_t n = spec_.bytes;
+  ctx_.a.synchronize();
+  void* p = place_ptr(d);
+  if (!d.on_device) {
+    use({static_cast<std::byte*>(p), n});
+    return;
+  }
+  auto host = staging(n);
+  if (a != place_access::overwrite) ctx_.a.copy(host.get(), p, n, copy_kind::d2h);
+  use({host.get(), n});
+  if (a != place_access::read) ctx_.a.copy(p, host.get(), n, copy_kind::h2d);
+  ctx_.a.synchronize();
 }
 
 }  // namespace xfer::cuda

@@ -1,8 +1,10 @@
 #pragma once
 // What every CUDA transfer shares: its point, its host kind, first-use costs,
-// and the helpers that fill sources and check destinations on either side.
+// the helpers that fill sources, and how core's verification reaches a place
+// on either side: a transfer names only the address of each place.
 #include <cstdint>
 #include <memory>
+#include <optional>
 #include <string>
 #include <xfer/core/backend.hpp>
 #include <xfer/core/sample_check.hpp>
@@ -23,6 +25,15 @@ class cuda_transfer : public transfer {
  public:
   first_use setup_costs() const override { return costs_; }
 
+  // Core's verification (src/core/verify.cpp), through place_ptr: device
+  // memory is poisoned by a device memset and checked by a kernel where it
+  // is large (never a GiB copied back for one CPU core to read).
+  std::uint64_t place_bytes() const override { return spec_.bytes; }
+  void reach_place(const sample_destination& d, place_access a,
+                   const std::function<void(std::span<std::byte>)>& use) override;
+  void poison_place(const sample_destination& d) override;
+  std::optional<place_mismatch> find_mismatch(const sample_destination& d) override;
+
  protected:
   cuda_transfer(device_context& ctx, const point_spec& p, std::unique_ptr<mem::host_resource> kind);
 
@@ -36,15 +47,18 @@ class cuda_transfer : public transfer {
   copy_kind up() const { return managed_ ? copy_kind::unified : copy_kind::h2d; }
   copy_kind down() const { return managed_ ? copy_kind::unified : copy_kind::d2h; }
 
+  // Where place d is: a device address (d.on_device) or a host one.
+  virtual void* place_ptr(const sample_destination& d) = 0;
+
   // Pattern into device memory, through a host staging buffer (blocking).
   void fill_device(void* dev, std::uint64_t seed);
   // Zeroes device memory (never equal to a pattern).
   void poison_device(void* dev);
-  // Copies device memory back and checks it against the pattern.
-  void check_device(const void* dev, std::uint64_t seed, const char* what);
-  // Checks host memory of the point's kind; write-combined memory is read
-  // back through the device (CPU reads of it are uncached and very slow).
-  void check_host(const void* host, std::uint64_t seed, const char* what);
+  // The first byte of device memory that differs from the pattern.
+  std::optional<place_mismatch> device_mismatch(const void* dev, std::uint64_t seed);
+  // The same for host memory of the point's kind; write-combined memory is
+  // read back through the device (CPU reads of it are uncached and very slow).
+  std::optional<place_mismatch> host_mismatch(const void* host, std::uint64_t seed);
 
   device_context& ctx_;
   point_spec spec_;

@@ -6,6 +6,7 @@
 #include <cstring>
 #include <fmt/format.h>
 #include <numeric>
+#include <stdexcept>
 #include <xfer/core/timing.hpp>
 #include <xfer/core/errors.hpp>
 
@@ -70,7 +71,9 @@ class latency_transfer final : public cuda_transfer {
     });
   }
 
-  // The device's walk must match the same walk done by the host.
+  // Not core's pattern check (src/core/verify.cpp): a pointer chase moves
+  // no buffer, it walks one, so the three are this route's own. The device's
+  // walk must match the same walk done by the host.
   void verify() override {
     const std::uint64_t steps = std::min<std::uint64_t>(slots_, verify_steps);
     ctx_.a.fill_device(state_.data(), 0, sizeof(kernels::chase_state));
@@ -118,6 +121,10 @@ class latency_transfer final : public cuda_transfer {
   std::uint64_t bytes_per_rep() const override { return sizeof(std::uint32_t); }
 
  private:
+  void* place_ptr(const sample_destination&) override {
+    throw std::logic_error("latency has no places: it checks its walk itself");
+  }
+
   std::uint64_t slots_ = 1;
   mem::buffer host_;
   const std::uint32_t* ring_ = nullptr;

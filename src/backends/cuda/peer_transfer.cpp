@@ -10,6 +10,7 @@
 #include <vector>
 #include <xfer/core/errors.hpp>
 #include <xfer/core/pattern.hpp>
+#include <xfer/core/sample_check.hpp>
 #include <xfer/core/timing.hpp>
 
 #include "cuda_backend.hpp"
@@ -50,25 +51,27 @@ class peer_transfer final : public transfer {
       a_.copy_async(dst_buf_.data(), src_buf_.data(), n, copy_kind::unified, src_.s0.get());
     });
   }
-  void verify() override {
-    poison_sample();
-    src_.make_current();
-    a_.copy_async(dst_buf_.data(), src_buf_.data(), static_cast<std::size_t>(spec_.bytes), copy_kind::unified,
-                  src_.s0.get());
-    a_.synchronize_stream(src_.s0.get());
-    check_sample();
+  // Core verifies (src/core/verify.cpp) the one place, the destination
+  // device's buffer: poisoned by a memset there, read through host_.
+  std::span<const sample_destination> places() const override {
+    static constexpr sample_destination dst[] = {{true, 1, seed_peer, true, "peer copy destination"}};
+    return dst;
   }
-  void poison_sample() override {
+  std::uint64_t place_bytes() const override { return spec_.bytes; }
+  void poison_place(const sample_destination&) override {
     dst_.make_current();
-    a_.fill_device(dst_buf_.data(), 0xA5, static_cast<std::size_t>(spec_.bytes));
+    a_.fill_device(dst_buf_.data(), 0, static_cast<std::size_t>(spec_.bytes));
     a_.synchronize();
   }
-  void check_sample() override {
+  void reach_place(const sample_destination&, place_access a,
+                   const std::function<void(std::span<std::byte>)>& use) override {
     const auto n = static_cast<std::size_t>(spec_.bytes);
     dst_.make_current();
-    a_.copy(host_.data(), dst_buf_.data(), n, copy_kind::d2h);
     a_.synchronize();
-    check_pattern(host_.data(), n, seed_peer, "peer copy destination");
+    if (a != place_access::overwrite) a_.copy(host_.data(), dst_buf_.data(), n, copy_kind::d2h);
+    use({reinterpret_cast<std::byte*>(host_.data()), n});
+    if (a != place_access::read) a_.copy(dst_buf_.data(), host_.data(), n, copy_kind::h2d);
+    a_.synchronize();
   }
   first_use setup_costs() const override { return costs_; }
   clock_kind timer_kind() const override { return clock_kind::event; }

@@ -17,7 +17,7 @@ namespace {
 class staged_transfer final : public wall_copy_transfer {
  public:
   staged_transfer(device_context& ctx, const point_spec& p, std::unique_ptr<mem::host_resource> kind)
-      : wall_copy_transfer(ctx, p, std::move(kind), "staged"),
+      : wall_copy_transfer(ctx, p, std::move(kind)),
         copier_(ctx_.staged()) {}  // first use: the copier starts (and calibrates once per machine and device)
 
  private:

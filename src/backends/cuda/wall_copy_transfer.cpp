@@ -6,8 +6,8 @@
 namespace xfer::cuda {
 
 wall_copy_transfer::wall_copy_transfer(device_context& ctx, const point_spec& p,
-                                       std::unique_ptr<mem::host_resource> kind, std::string route)
-    : cuda_transfer(ctx, p, std::move(kind)), route_(std::move(route)), loop_(no_gate_) {
+                                       std::unique_ptr<mem::host_resource> kind)
+    : cuda_transfer(ctx, p, std::move(kind)), loop_(no_gate_) {
   ctx_.require_device_memory(p.bytes, "one device buffer");
   require_host_memory(1);
   const auto t0 = std::chrono::steady_clock::now();
@@ -28,25 +28,9 @@ sample wall_copy_transfer::run(std::size_t reps) {
   return loop_.run(timer, reps, [&](std::size_t, std::size_t) { copy_once(); });
 }
 
-void wall_copy_transfer::verify() {
-  poison_sample();
-  run(1);
-  check_sample();
-}
+// Core verifies (src/core/verify.cpp) the one place of h2d or d2h.
+std::span<const sample_destination> wall_copy_transfer::places() const { return sample_destinations(spec_.dir); }
 
-void wall_copy_transfer::poison_sample() {
-  if (spec_.dir == direction::h2d)
-    poison_device(dev_.data());
-  else
-    poison(host_.data(), spec_.bytes);
-}
-
-void wall_copy_transfer::check_sample() {
-  const std::string what = route_ + (spec_.dir == direction::h2d ? " h2d destination" : " d2h destination");
-  if (spec_.dir == direction::h2d)
-    check_device(dev_.data(), seed_h2d, what.c_str());
-  else
-    check_host(host_.data(), seed_d2h, what.c_str());
-}
+void* wall_copy_transfer::place_ptr(const sample_destination& d) { return d.on_device ? dev_.data() : host_.data(); }
 
 }  // namespace xfer::cuda

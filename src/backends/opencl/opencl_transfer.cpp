@@ -94,77 +94,26 @@ opencl_transfer::~opencl_transfer() {
   for (auto& q : queues_) clFinish(q.get());
 }
 
-void opencl_transfer::verify() {
-  if (spec_.dir != direction::rw) {
-    poison_sample();
-    run(1);
-    check_sample();
+// Core verifies (src/core/verify.cpp) the places of the direction: a device
+// buffer through a map, a host block as it is (opened for the CPU and closed
+// again where the route keeps it unmapped, as kernel-host does). run() has
+// waited for the batch (every lane), so nothing still writes there.
+std::span<const sample_destination> opencl_transfer::places() const { return sample_destinations(spec_.dir); }
+
+void opencl_transfer::reach_place(const sample_destination& d, place_access a,
+                                  const std::function<void(std::span<std::byte>)>& use) {
+  if (d.on_device) {
+    const cl_map_flags flags = a == place_access::overwrite ? overwrite()
+                               : a == place_access::read    ? CL_MAP_READ
+                                                            : CL_MAP_READ | CL_MAP_WRITE;
+    mapping map(queues_[0].get(), (d.buffer ? dev_b_ : dev_a_).get(), flags, spec_.bytes);
+    use({map.data(), spec_.bytes});
+    map.unmap();
     return;
   }
-  // rw: write, then clear the host side and read back: what returns can
-  // only have come through the device buffer. A whole sample cannot be
-  // checked this way (its read-back lands in its own source);
-  // poison_sample/check_sample do what they can there.
-  poison_device(dev_a_);
-  run_step(0);
-  poison_host(*host_a_);
-  run_step(1);
-  check_host(*host_a_, seed_h2d, "rw read-back destination (host memory)");
-}
-
-// What a sample writes (core's sample_destinations), poisoned through the
-// same helpers verify uses: a map of the device buffer, or the host block
-// (opened for the CPU and closed again where the route keeps it unmapped, as
-// kernel-host does).
-void opencl_transfer::poison_sample() {
-  for (const auto& d : sample_destinations(spec_.dir)) {
-    if (!d.poisoned) continue;
-    if (d.on_device) poison_device(d.buffer ? dev_b_ : dev_a_);
-    else poison_host(d.buffer ? *host_b_ : *host_a_);
-  }
-}
-
-// What the batch's last transfer left; run() has waited for the batch
-// (every lane), so nothing still writes here.
-void opencl_transfer::check_sample() {
-  for (const auto& d : sample_destinations(spec_.dir)) {
-    if (d.on_device) check_device(d.buffer ? dev_b_ : dev_a_, d.seed, d.what);
-    else check_host(d.buffer ? *host_b_ : *host_a_, d.seed, d.what);
-  }
-}
-
-bool opencl_transfer::corrupt_destination(std::size_t which, std::size_t offset) {
-  if (offset >= spec_.bytes) throw std::out_of_range("corrupt_destination: offset past the buffer");
-  const mem_object* dev = nullptr;
-  host_block* host = nullptr;
-  switch (spec_.dir) {
-    case direction::h2d:
-      if (which == 0) dev = &dev_a_;
-      break;
-    case direction::d2h:
-      if (which == 0) host = host_a_.get();
-      break;
-    case direction::rw:
-      if (which == 0) dev = &dev_a_;
-      if (which == 1) host = host_a_.get();
-      break;
-    case direction::bidir:
-      if (which == 0) dev = &dev_a_;
-      if (which == 1) host = host_b_.get();
-      break;
-    case direction::d2d:
-      if (which == 0) dev = &dev_b_;
-      break;
-  }
-  if (dev) {
-    mapping map(queues_[0].get(), dev->get(), CL_MAP_READ | CL_MAP_WRITE, spec_.bytes);
-    map.data()[offset] ^= std::byte{0xff};
-    map.unmap();
-  } else if (host) {
-    host_access access(*host, host_open_);
-    host->data()[offset] ^= std::byte{0xff};
-  }
-  return dev || host;
+  host_block& b = d.buffer ? *host_b_ : *host_a_;
+  host_access access(b, host_open_);
+  use({b.data(), spec_.bytes});
 }
 
 double opencl_transfer::timer_resolution_s() const {
@@ -317,26 +266,10 @@ void opencl_transfer::poison_device(const mem_object& m) {
   map.unmap();
 }
 
-void opencl_transfer::check_device(const mem_object& m, std::uint64_t seed, const char* what) {
-  mapping map(queues_[0].get(), m.get(), CL_MAP_READ, spec_.bytes);
-  check_pattern(map.data(), spec_.bytes, seed, what);
-  map.unmap();
-}
-
-void opencl_transfer::poison_host(host_block& b) {
-  host_access access(b, host_open_);
-  poison(b.data(), spec_.bytes);
-}
-
-void opencl_transfer::check_host(host_block& b, std::uint64_t seed, const char* what) {
-  host_access access(b, host_open_);
-  check_pattern(b.data(), spec_.bytes, seed, what);
-}
-
 // ---- the factory ----
 
 bool corrupt_destination_for_testing(transfer& t, std::size_t which, std::size_t offset) {
-  return dynamic_cast<opencl_transfer&>(t).corrupt_destination(which, offset);
+  return corrupt_place_for_testing(t, which, offset);
 }
 
 std::unique_ptr<transfer> make_transfer(const point_spec& p, route_id route, const device_context& dev,

@@ -1,11 +1,10 @@
 #pragma once
 // What every OpenCL transfer shares, as cuda_transfer does for CUDA: the
-// buffers of its direction (allocated, and sources filled, before timing), the
-// per-sample poison and check by direction, the data helpers that reach device
-// memory through maps, and the commands of one repetition with the two ways of
-// timing them through core's timed-batch loop: behind the user-event gate by
-// profiling events (copy-async, the kernel routes), or blocking by the wall
-// clock (copy-sync). The route families build on it: copy_transfer.cpp,
+// buffers of its direction (allocated, and sources filled, before timing), how
+// core's per-sample poison and check reach them (device memory through maps),
+// and the commands of one repetition with the two ways of timing them through
+// core's timed-batch loop: behind the user-event gate by profiling events
+// (copy-async, the kernel routes), or blocking by the wall clock (copy-sync). The route families build on it: copy_transfer.cpp,
 // kernel_transfer.cpp, map_transfer.cpp.
 #include <cstdint>
 #include <functional>
@@ -28,16 +27,14 @@ class opencl_transfer : public transfer {
  public:
   ~opencl_transfer() override;
 
-  void verify() override;
-  void poison_sample() override;
-  void check_sample() override;
+  std::span<const sample_destination> places() const override;
+  std::uint64_t place_bytes() const override { return spec_.bytes; }
+  void reach_place(const sample_destination& d, place_access a,
+                   const std::function<void(std::span<std::byte>)>& use) override;
   first_use setup_costs() const override { return costs_; }
   clock_kind timer_kind() const override { return events_ ? clock_kind::event : clock_kind::wall; }
   double timer_resolution_s() const override;
   std::uint64_t bytes_per_rep() const override;
-
-  // See corrupt_destination_for_testing (routes.hpp).
-  bool corrupt_destination(std::size_t which, std::size_t offset);
 
  protected:
   // One command of a repetition, enqueued on the queue of its lane (bidir
@@ -63,7 +60,7 @@ class opencl_transfer : public transfer {
   sample run_blocking(std::size_t reps);
   // Step k of a repetition on its own, ungated, finished before it returns
   // (rw's verification runs the write and the read-back apart).
-  virtual void run_step(std::size_t k);
+  void run_step(std::size_t k) override;
 
   // ---- data ----
   // Overwrites all of it: with WRITE_INVALIDATE_REGION (1.2+) a discrete
@@ -72,9 +69,6 @@ class opencl_transfer : public transfer {
   cl_map_flags overwrite() const;
   void fill_device(const mem_object& m, std::uint64_t seed);
   void poison_device(const mem_object& m);
-  void check_device(const mem_object& m, std::uint64_t seed, const char* what);
-  void poison_host(host_block& b);
-  void check_host(host_block& b, std::uint64_t seed, const char* what);
 
   point_spec spec_;
   device_caps caps_;

@@ -6,6 +6,7 @@
 #include <chrono>
 #include <fmt/format.h>
 #include <xfer/core/pattern.hpp>
+#include <xfer/core/sample_check.hpp>
 #include <xfer/core/timing.hpp>
 #include <xfer/mem/buffer.hpp>
 #include <xfer/mem/host_resources.hpp>
@@ -49,24 +50,26 @@ class peer_transfer final : public transfer {
     return loop_.run(timer, reps, [&](std::size_t, std::size_t) { copy_once(); });
   }
 
-  void verify() override {
-    poison_sample();
-    copy_once();
-    check_sample();
+  // Core verifies (src/core/verify.cpp) the one place, the destination
+  // device's buffer, reached through a host buffer: it may live in another
+  // context than the source's.
+  std::span<const sample_destination> places() const override {
+    static constexpr sample_destination dst[] = {{true, 1, seed_peer, true, "peer copy destination"}};
+    return dst;
   }
-  void poison_sample() override {
+  std::uint64_t place_bytes() const override { return spec_.bytes; }
+  void reach_place(const sample_destination&, place_access a,
+                   const std::function<void(std::span<std::byte>)>& use) override {
     const auto n = static_cast<std::size_t>(spec_.bytes);
-    mem::buffer junk(aligned_, n, 4096);
-    poison(junk.data(), n);
-    check(clEnqueueWriteBuffer(dst_.queues[0].get(), dst_buf_.get(), CL_TRUE, 0, n, junk.data(), 0, nullptr, nullptr),
-          "clEnqueueWriteBuffer", "poisoning the peer copy's destination");
-  }
-  void check_sample() override {
-    const auto n = static_cast<std::size_t>(spec_.bytes);
-    mem::buffer back(aligned_, n, 4096);
-    check(clEnqueueReadBuffer(dst_.queues[0].get(), dst_buf_.get(), CL_TRUE, 0, n, back.data(), 0, nullptr, nullptr),
-          "clEnqueueReadBuffer", "reading the peer copy's destination back");
-    check_pattern(back.data(), n, seed_peer, "peer copy destination");
+    const cl_command_queue q = dst_.queues[0].get();
+    mem::buffer host(aligned_, n, 4096);
+    if (a != place_access::overwrite)
+      check(clEnqueueReadBuffer(q, dst_buf_.get(), CL_TRUE, 0, n, host.data(), 0, nullptr, nullptr),
+            "clEnqueueReadBuffer", "reading the peer copy's destination back");
+    use({host.bytes_ptr(), n});
+    if (a != place_access::read)
+      check(clEnqueueWriteBuffer(q, dst_buf_.get(), CL_TRUE, 0, n, host.data(), 0, nullptr, nullptr),
+            "clEnqueueWriteBuffer", "writing the peer copy's destination");
   }
   first_use setup_costs() const override { return costs_; }
   clock_kind timer_kind() const override { return clock_kind::wall; }

@@ -65,7 +65,7 @@ std::unique_ptr<transfer> make_peer_transfer(const point_spec& p, const device_c
 // transfer make_transfer made (0: the device side where there are two, as in
 // bidir and rw; 1: the host side), as a transfer that landed wrong would
 // leave it. Flipping it again restores it. False when there is no such
-// destination; std::bad_cast for any other transfer.
+// destination. (Core's corrupt_place_for_testing, numbered as places() are.)
 bool corrupt_destination_for_testing(transfer& t, std::size_t which, std::size_t offset);
 
 }  // namespace xfer::opencl

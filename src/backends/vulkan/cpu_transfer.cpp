@@ -11,6 +11,7 @@
 #include <memory>
 #include <xfer/core/errors.hpp>
 #include <xfer/core/pattern.hpp>
+#include <xfer/core/sample_check.hpp>
 #include <xfer/core/timing.hpp>
 #include <xfer/mem/nontemporal.hpp>
 
@@ -68,31 +69,34 @@ class cpu_transfer final : public transfer {
     });
   }
 
-  void verify() override {
-    poison_sample();
-    run(1);
-    check_sample();
+  // Core verifies (src/core/verify.cpp) the one place: what the CPU stored,
+  // as a device reader finds it (copied out by the device), or what it loaded.
+  std::span<const sample_destination> places() const override {
+    static constexpr sample_destination stored[] = {
+        {true, 0, seed_h2d, true, "cpu-store destination (mapped memory, as the device reads it)"}};
+    static constexpr sample_destination loaded[] = {{false, 0, seed_d2h, true, "cpu-load destination (host memory)"}};
+    return store_ ? std::span<const sample_destination>(stored) : loaded;
   }
-  void poison_sample() override {
-    if (store_) {
-      poison(mapped_.mapped(), spec_.bytes);
-      mapped_.flush();
-    } else {
-      poison(plain_, spec_.bytes);
-    }
-  }
-  void check_sample() override {
+  std::uint64_t place_bytes() const override { return spec_.bytes; }
+  void reach_place(const sample_destination&, place_access a,
+                   const std::function<void(std::span<std::byte>)>& use) override {
+    const std::size_t n = spec_.bytes;
     if (!store_) {
-      check_pattern(plain_, spec_.bytes, seed_d2h, "cpu-load destination (host memory)");
+      use({plain_, n});
       return;
     }
-    // Through the device: what a device reader finds there.
-    dev_.run_once(dev_.copy_queue(0), [&](VkCommandBuffer cb) {
-      VkBufferCopy region{0, 0, spec_.bytes};
-      vk().vkCmdCopyBuffer(cb, mapped_.get(), io_.get(), 1, &region);
-    });
-    io_.invalidate();
-    check_pattern(io_.mapped(), spec_.bytes, seed_h2d, "cpu-store destination (mapped memory, as the device reads it)");
+    if (a == place_access::read) {
+      dev_.run_once(dev_.copy_queue(0), [&](VkCommandBuffer cb) {
+        VkBufferCopy region{0, 0, spec_.bytes};
+        vk().vkCmdCopyBuffer(cb, mapped_.get(), io_.get(), 1, &region);
+      });
+      io_.invalidate();
+      use({io_.mapped(), n});
+      return;
+    }
+    if (a == place_access::update) mapped_.invalidate();
+    use({mapped_.mapped(), n});
+    mapped_.flush();
   }
   first_use setup_costs() const override { return costs_; }
   clock_kind timer_kind() const override { return clock_kind::wall; }

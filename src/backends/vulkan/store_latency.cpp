@@ -211,6 +211,9 @@ class latency_transfer final : public store_latency_transfer {
     return {secs, secs, {}, {}};
   }
 
+  // Not core's pattern check (src/core/verify.cpp): a round stores words
+  // made from its own number (word_of), not the pattern, and the device's
+  // answer must name the last round; so this route checks both itself.
   void verify() override {
     poison_sample();
     run(1);

@@ -196,35 +196,51 @@ std::function<void()> vulkan_transfer::stage_out(host_side& h) const {
 }
 
 // ---- verification ----
+// Core verifies (src/core/verify.cpp) the places of the direction; this is
+// how they are reached.
 
-void vulkan_transfer::verify() {
-  if (spec_.dir != direction::rw) {
-    poison_sample();
-    run(1);
-    check_sample();
+std::span<const sample_destination> vulkan_transfer::places() const { return sample_destinations(spec_.dir); }
+
+void vulkan_transfer::reach_place(const sample_destination& d, place_access a,
+                                  const std::function<void(std::span<std::byte>)>& use) {
+  const std::size_t n = spec_.bytes;
+  const bool reads = a != place_access::overwrite, writes = a != place_access::read;
+  if (d.on_device) {
+    const buffer& b = d.buffer ? dev_b_ : dev_a_;
+    if (b.mapped()) {
+      if (reads) b.invalidate();
+      use({b.mapped(), n});
+      if (writes) b.flush();
+      return;
+    }
+    // Not mappable: through the host-cached io buffer, copied by the device.
+    const buffer& s = io(n);
+    if (reads) copy_out(b);
+    use({s.mapped(), n});
+    if (writes) {
+      s.flush();
+      dev_.run_once(lanes_[0], [&](VkCommandBuffer cb) { copy_cmd(cb, s, b); });
+    }
     return;
   }
-  // rw: write, clear the host side, read back: what returns came through the device.
-  poison_device(dev_a_);
-  run_step(0);
-  poison_host(*host_a_);
-  run_step(1);
-  check_host(*host_a_, seed_h2d, "rw read-back destination (host memory)");
+  host_side& h = d.buffer ? *host_b_ : *host_a_;
+  // Uncached memory (host-coherent on a GPU: write-combined) reads at a
+  // trickle by the CPU; a GiB would take seconds a sample. The device copies
+  // it into cached memory at link speed instead.
+  if (a == place_access::read && !h.block && !(h.buf.flags() & VK_MEMORY_PROPERTY_HOST_CACHED_BIT)) {
+    use({copy_out(h.buf).mapped(), n});
+    return;
+  }
+  if (reads) h.buf.invalidate();
+  use({h.data(), n});
+  if (writes) h.buf.flush();
 }
 
-void vulkan_transfer::poison_sample() {
-  for (const auto& d : sample_destinations(spec_.dir)) {
-    if (!d.poisoned) continue;
-    if (d.on_device) poison_device(d.buffer ? dev_b_ : dev_a_);
-    else poison_host(d.buffer ? *host_b_ : *host_a_);
-  }
-}
-
-void vulkan_transfer::check_sample() {
-  for (const auto& d : sample_destinations(spec_.dir)) {
-    if (d.on_device) check_device(d.buffer ? dev_b_ : dev_a_, d.seed, d.what);
-    else check_host(d.buffer ? *host_b_ : *host_a_, d.seed, d.what);
-  }
+void vulkan_transfer::poison_place(const sample_destination& d) {
+  if (d.on_device)
+    poison_device(d.buffer ? dev_b_ : dev_a_);
+  else
+    poison_host(d.buffer ? *host_b_ : *host_a_);
 }
 
 // ---- data ----
@@ -258,20 +274,11 @@ void vulkan_transfer::poison_device(const buffer& b) {
   dev_.run_once(lanes_[0], [&](VkCommandBuffer cb) { copy_cmd(cb, s, b); });
 }
 
-void vulkan_transfer::check_device(const buffer& b, std::uint64_t seed, const char* what) {
-  if (b.mapped()) {
-    b.invalidate();
-    check_pattern(b.mapped(), spec_.bytes, seed, what);
-    return;
-  }
-  check_through_device(b, seed, what);
-}
-
-void vulkan_transfer::check_through_device(const buffer& b, std::uint64_t seed, const char* what) {
+const buffer& vulkan_transfer::copy_out(const buffer& b) {
   const buffer& s = io(spec_.bytes);
   dev_.run_once(lanes_[0], [&](VkCommandBuffer cb) { copy_cmd(cb, b, s); });
   s.invalidate();
-  check_pattern(s.mapped(), spec_.bytes, seed, what);
+  return s;
 }
 
 void vulkan_transfer::poison_host(host_side& h) {
@@ -280,18 +287,6 @@ void vulkan_transfer::poison_host(host_side& h) {
   // Staged d2h lands in the staging buffer first: poison it too, so a copy
   // that never ran cannot pass on what an earlier one left there.
   if (h.staged) poison(h.buf.mapped(), spec_.bytes);
-}
-
-void vulkan_transfer::check_host(host_side& h, std::uint64_t seed, const char* what) {
-  // Uncached memory (host-coherent on a GPU: write-combined) reads at a
-  // trickle by the CPU; a GiB would take seconds a sample. The device copies
-  // it into cached memory at link speed instead.
-  if (!h.block && !(h.buf.flags() & VK_MEMORY_PROPERTY_HOST_CACHED_BIT)) {
-    check_through_device(h.buf, seed, what);
-    return;
-  }
-  h.buf.invalidate();
-  check_pattern(h.data(), spec_.bytes, seed, what);
 }
 
 }  // namespace xfer::vulkan

@@ -1,8 +1,8 @@
 #pragma once
 // What every Vulkan route shares: the point's buffers (host side by kind,
-// device side in device-local memory), the poison and check of what a sample
-// writes, and the two ways of running a repetition's commands: recorded
-// behind the timeline gate and timed by timestamps (the kind's memory is the
+// device side in device-local memory), how core's poison and check of what a
+// sample writes reach them, and the two ways of running a repetition's
+// commands: recorded behind the timeline gate and timed by timestamps (the kind's memory is the
 // device's own: host-coherent, host-cached, device-local-host-visible,
 // imported), or, for plain pageable memory, staged by the application
 // through a host-coherent buffer one command at a time by the wall clock.
@@ -41,9 +41,14 @@ struct host_side {
 class vulkan_transfer : public transfer {
  public:
   ~vulkan_transfer() override;
-  void verify() override;
-  void poison_sample() override;
-  void check_sample() override;
+  std::span<const sample_destination> places() const override;
+  std::uint64_t place_bytes() const override { return spec_.bytes; }
+  void reach_place(const sample_destination& d, place_access a,
+                   const std::function<void(std::span<std::byte>)>& use) override;
+  // Staged host memory lands in its staging buffer first: that is poisoned
+  // too, so a copy that never ran cannot pass on what an earlier one left.
+  void poison_place(const sample_destination& d) override;
+  void run_step(std::size_t k) override;  // one op alone, finished before it returns
   first_use setup_costs() const override { return costs_; }
   clock_kind timer_kind() const override;
   double timer_resolution_s() const override;
@@ -72,9 +77,7 @@ class vulkan_transfer : public transfer {
   // ---- data ----
   void fill_device(const buffer& b, std::uint64_t seed);
   void poison_device(const buffer& b);
-  void check_device(const buffer& b, std::uint64_t seed, const char* what);
   void poison_host(host_side& h);
-  void check_host(host_side& h, std::uint64_t seed, const char* what);
   // The staging steps of a staged host side (no-ops otherwise).
   std::function<void()> stage_in(host_side& h) const;
   std::function<void()> stage_out(host_side& h) const;
@@ -90,10 +93,9 @@ class vulkan_transfer : public transfer {
   // cpu_reads: the CPU reads what lands there (d2h, rw): staged through
   // host-cached memory, not the uncached host-coherent kind.
   std::unique_ptr<host_side> make_host(const mem::kind_options& kinds, bool cpu_reads);
-  // Checks a buffer as the device sees it: copied out into host-cached memory first.
-  void check_through_device(const buffer& b, std::uint64_t seed, const char* what);
+  // A buffer as the device sees it: copied out into host-cached memory (io).
+  const buffer& copy_out(const buffer& b);
   void touch();
-  void run_step(std::size_t k);  // one op alone, finished before it returns
   const buffer& io(std::uint64_t bytes);  // staging for device buffers the CPU cannot map
 
   std::vector<queue_ref> lanes_;

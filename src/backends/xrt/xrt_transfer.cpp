@@ -97,40 +97,41 @@ class xrt_transfer final : public transfer {
   // move bytes, within host memory, and those are checked.
   bool verifies_data() const override { return !emulated_ || spec_.route == route_kind::copy_sync; }
 
-  void verify() override {
-    poison_sample();
-    run(1);
-    check_sample();
-  }
-
-  // h2d and rw: the device's copy is zeroed (through the backing, which is
-  // then restored where it is the source) and read back after; rw reads back
-  // into the backing too, so its host source stays whole. d2h: the host
-  // destination is zeroed.
-  void poison_sample() override {
+  // Core verifies (src/core/verify.cpp) the places of the direction. The
+  // device's copy is reached through the buffer object's host backing: bo.sync
+  // from the device before reading it, to the device after writing it.
+  std::span<const sample_destination> places() const override { return sample_destinations(spec_.dir); }
+  std::uint64_t place_bytes() const override { return spec_.bytes; }
+  void reach_place(const sample_destination& d, place_access a,
+                   const std::function<void(std::span<std::byte>)>& use) override {
     const std::size_t n = spec_.bytes;
-    if (spec_.dir == direction::d2h) {
-      poison(spec_.route == route_kind::copy_sync ? host_.data() : backing_, n);
+    const bool copies = spec_.route == route_kind::copy_sync;  // bo.write/bo.read: the backing is no source
+    if (!d.on_device) {
+      use({copies ? host_.bytes_ptr() : backing_, n});
       return;
     }
-    if (emulated_) {  // nothing reaches a device: only bo.write's destination
-      if (spec_.route == route_kind::copy_sync) poison(backing_, n);
+    if (a == place_access::read) {
+      if (!emulated_) bo_.sync(XCL_BO_SYNC_BO_FROM_DEVICE);
+      use({backing_, n});
       return;
     }
-    poison(backing_, n);
+    // Under emulation nothing reaches a device: the backing is bo.write's
+    // destination (copy-sync), or the source itself, left whole.
+    if (emulated_) {
+      if (copies) use({backing_, n});
+      return;
+    }
+    // Written through the backing, which is restored where it is the source.
+    use({backing_, n});
     bo_.sync(XCL_BO_SYNC_BO_TO_DEVICE);
-    if (spec_.route != route_kind::copy_sync) fill_pattern(backing_, n, seed_h2d);
+    if (!copies) fill_pattern(backing_, n, seed_h2d);
   }
-
-  void check_sample() override {
-    const std::size_t n = spec_.bytes;
-    if (spec_.dir == direction::d2h) {
-      check_pattern(spec_.route == route_kind::copy_sync ? host_.data() : backing_, n, seed_d2h, "d2h destination");
-      return;
-    }
-    if (!emulated_ && spec_.dir == direction::h2d) bo_.sync(XCL_BO_SYNC_BO_FROM_DEVICE);  // rw has just done so
-    check_pattern(backing_, n, seed_h2d,
-                  spec_.dir == direction::rw ? "rw read-back (the device's copy)" : "h2d destination (the device's copy)");
+  // rw: the write (0), then the read-back (1).
+  void run_step(std::size_t k) override {
+    if (k == 0)
+      to_device();
+    else
+      to_host();
   }
 
   first_use setup_costs() const override { return costs_; }
