@@ -335,7 +335,6 @@ struct counting final : mem::host_resource {
     --live;
     inner.deallocate(p, b, a);
   }
-  bool do_is_equal(const std::pmr::memory_resource& o) const noexcept override { return this == &o; }
 };
 
 const register_functions fake_fns{&reg_log::reg, &reg_log::unreg, "fakeRegister"};
