@@ -119,14 +119,18 @@ rank_report rank_from_json(const json& j) {
   return r;
 }
 
-std::string route_for(const backend& b) {
+// The backend's plain copy: the queued one, else the blocking one, else memcpy.
+std::optional<route_kind> route_for(const backend& b) {
   bool async = false, sync = false, memcpy = false;
   for (const auto& r : b.routes()) {
     async = async || r.name == route_kind::copy_async;
     sync = sync || r.name == route_kind::copy_sync;
     memcpy = memcpy || r.name == route_kind::memcpy;
   }
-  return async ? "copy-async" : sync ? "copy-sync" : memcpy ? "memcpy" : "";
+  if (async) return route_kind::copy_async;
+  if (sync) return route_kind::copy_sync;
+  if (memcpy) return route_kind::memcpy;
+  return std::nullopt;
 }
 
 }  // namespace
@@ -159,8 +163,7 @@ std::optional<identity> identity_from_env(const std::function<const char*(const 
 }
 
 std::vector<health_test> health_set(const backend& b, int device, std::uint64_t bytes) {
-  const std::string route_name = route_for(b);
-  const auto route = parse_route_kind(route_name);
+  const auto route = route_for(b);
   if (!route) throw std::runtime_error(fmt::format("backend {} has no copy route for the health set", b.name()));
   std::set<std::string> kinds;
   for (const auto& k : b.host_memory_kinds())

@@ -55,7 +55,7 @@ class xrt_transfer final : public transfer {
       throw skip_point(fmt::format("XRT could not open device {}: {}", p.device, e.what()));
     }
     const std::size_t n = p.bytes;
-    if (p.route == route_kind::bo_sync) {
+    if (p.route == own_routes::bo_sync) {
       const auto flags = p.host_memory == "bo-host-only" ? xrt::bo::flags::host_only : xrt::bo::flags::normal;
       bo_ = make_bo([&] { return xrt::bo(dev_, n, flags, 0); });
       backing_ = bo_.map<std::byte*>();
@@ -194,9 +194,9 @@ class xrt_transfer final : public transfer {
 
 std::string bo_pairing_gap(route_kind route, const std::string& kind) {
   const bool bo_kind = is_bo_kind(kind);
-  if (route == route_kind::bo_sync && !bo_kind)
+  if (route == own_routes::bo_sync && !bo_kind)
     return "route bo-sync syncs a buffer XRT allocated: its kinds are bo-normal and bo-host-only";
-  if (route != route_kind::bo_sync && bo_kind) return fmt::format("{} is XRT's own buffer: route bo-sync measures it", kind);
+  if (route != own_routes::bo_sync && bo_kind) return fmt::format("{} is XRT's own buffer: route bo-sync measures it", kind);
   return {};
 }
 
@@ -205,7 +205,7 @@ std::unique_ptr<transfer> make_xrt_transfer(const point_spec& p, const device_in
   if (auto why = bo_pairing_gap(p.route, p.host_memory); !why.empty()) throw skip_point(why);
   // The kind is made once: the check that it exists hands it to the transfer.
   std::unique_ptr<mem::host_resource> kind;
-  if (p.route != route_kind::bo_sync) {
+  if (p.route != own_routes::bo_sync) {
     kind = mem::make_host_kind(p.host_memory, kinds);
     if (!kind) throw skip_point(fmt::format("backend xrt has no host memory kind '{}'", p.host_memory));
   }
