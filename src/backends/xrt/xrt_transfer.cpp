@@ -20,15 +20,17 @@
 #include <xfer/core/size.hpp>
 #include <xfer/core/timing.hpp>
 #include <xfer/mem/buffer.hpp>
+#include <xfer/mem/kind_registry.hpp>
 
 namespace xfer::xrt_backend {
 
 const std::vector<bo_kind>& bo_kinds() {
-  static const std::vector<bo_kind> k{
-      {"bo-normal", "xrt::bo::flags::normal: XRT allocates host backing and device memory; bo.sync moves between them"},
-      {"bo-host-only", "xrt::bo::flags::host_only: host memory the device reaches over the link; bo.sync has no copy "
-                       "to make"},
-  };
+  static const std::vector<bo_kind> k = [] {
+    std::vector<bo_kind> out;
+    for (const auto& e : mem::host_kinds())
+      if (e.maker == mem::kind_maker::xrt) out.push_back({std::string(e.name), std::string(e.summary)});
+    return out;
+  }();
   return k;
 }
 
