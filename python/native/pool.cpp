@@ -8,6 +8,7 @@
 #include <nanobind/stl/string.h>
 #include <nanobind/stl/vector.h>
 #include <xfer/config.hpp>
+#include <xfer/mem/kind_registry.hpp>
 #include <xfer/mem/kinds.hpp>
 #if XFER_HAVE_CUDA
 #include <xfer/mem/cuda/host_kinds.hpp>
@@ -30,9 +31,6 @@ struct pool_state {
 };
 
 namespace {
-
-// Managed memory is a device-side kind (it migrates): not a host block.
-bool excluded(const std::string& name) { return name == "managed"; }
 
 std::unique_ptr<mem::host_resource> make_kind(const std::string& name, const std::string& api) {
   if (api != "runtime" && api != "driver")
@@ -57,12 +55,13 @@ std::unique_ptr<mem::host_resource> make_kind(const std::string& name, const std
 
 }  // namespace
 
+// The registry's host blocks (managed memory migrates: not one) that this
+// build can make: the plain ones, and CUDA's where CUDA is compiled in.
 std::vector<std::string> kind_names() {
-  std::vector<std::string> names = mem::host_kind_names();
-#if XFER_HAVE_CUDA
-  for (const auto& n : cuda::cuda_host_kind_names())
-    if (!excluded(n) && std::find(names.begin(), names.end(), n) == names.end()) names.push_back(n);
-#endif
+  std::vector<std::string> names;
+  for (const auto& k : mem::host_kinds())
+    if (k.roles.host_block && (k.maker == mem::kind_maker::plain || (XFER_HAVE_CUDA && k.maker == mem::kind_maker::cuda)))
+      names.emplace_back(k.name);
   return names;
 }
 

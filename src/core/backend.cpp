@@ -1,4 +1,6 @@
 #include <algorithm>
+#include <deque>
+#include <mutex>
 #include <ostream>
 #include <stdexcept>
 #include <fmt/format.h>
@@ -19,49 +21,93 @@ const char* to_string(direction d) {
   return "?";
 }
 
-const std::vector<route_kind>& all_route_kinds() {
-  using enum route_kind;
-  static const std::vector<route_kind> all{memcpy,      memcpy_mt,          copy_sync,           copy_async, map,
-                                           kernel_host, kernel_device, kernel_device_read, kernel_device_write, latency,
-                                           staged,      batch_any_order,    bo_sync,            user_ptr,   peer,
-                                           copy,        cpu_store,          cpu_store_nt,       cpu_load,   cpu_load_nt,
-                                           cpu_store_latency, cpu_store_nt_latency};
-  return all;
-}
-
-const char* to_string(route_kind r) {
-  switch (r) {
-    case route_kind::memcpy: return "memcpy";
-    case route_kind::memcpy_mt: return "memcpy-mt";
-    case route_kind::copy_sync: return "copy-sync";
-    case route_kind::copy_async: return "copy-async";
-    case route_kind::map: return "map";
-    case route_kind::kernel_host: return "kernel-host";
-    case route_kind::kernel_device: return "kernel-device";
-    case route_kind::kernel_device_read: return "kernel-device-read";
-    case route_kind::kernel_device_write: return "kernel-device-write";
-    case route_kind::latency: return "latency";
-    case route_kind::staged: return "staged";
-    case route_kind::batch_any_order: return "batch-any-order";
-    case route_kind::bo_sync: return "bo-sync";
-    case route_kind::user_ptr: return "user-ptr";
-    case route_kind::peer: return "peer";
-    case route_kind::copy: return "copy";
-    case route_kind::cpu_store: return "cpu-store";
-    case route_kind::cpu_store_nt: return "cpu-store-nt";
-    case route_kind::cpu_load: return "cpu-load";
-    case route_kind::cpu_load_nt: return "cpu-load-nt";
-    case route_kind::cpu_store_latency: return "cpu-store-latency";
-    case route_kind::cpu_store_nt_latency: return "cpu-store-nt-latency";
+const char* to_string(route_family f) {
+  switch (f) {
+    case route_family::copy: return "copy";
+    case route_family::kernel_host: return "kernel-host";
+    case route_family::kernel_device: return "kernel-device";
+    case route_family::latency: return "latency";
+    case route_family::cpu_access: return "cpu-access";
+    case route_family::peer: return "peer";
+    case route_family::other: return "other";
   }
   return "?";
 }
 
-std::optional<route_kind> parse_route_kind(std::string_view name) {
-  for (auto r : all_route_kinds())
-    if (name == to_string(r)) return r;
+namespace {
+
+struct declared_route {
+  std::string name;
+  route_family family;
+};
+
+// Every route name this process has declared, indexed by route_kind's id. A
+// deque: names stay where they are as the table grows, so name() can hand
+// out their c_str(). Backends declare at static initialisation and tests
+// from any thread: the lock guards the table, not the names.
+struct route_table {
+  std::mutex lock;
+  std::deque<declared_route> routes{
+      // In route_kind's order of ids (backend.hpp).
+      {"memcpy", route_family::copy},           {"copy-sync", route_family::copy},
+      {"copy-async", route_family::copy},       {"kernel-host", route_family::kernel_host},
+      {"kernel-device", route_family::kernel_device}, {"staged", route_family::copy},
+      {"peer", route_family::peer},
+  };
+
+  std::optional<std::uint32_t> index_of(std::string_view name) const {
+    for (std::size_t i = 0; i < routes.size(); ++i)
+      if (routes[i].name == name) return static_cast<std::uint32_t>(i);
+    return std::nullopt;
+  }
+};
+
+route_table& table() {
+  static route_table t;
+  return t;
+}
+
+}  // namespace
+
+route_kind route_kind::declare(std::string_view name, route_family family) {
+  auto& t = table();
+  std::lock_guard g(t.lock);
+  if (auto i = t.index_of(name)) {
+    auto& r = t.routes[*i];
+    if (r.family == route_family::other) r.family = family;  // read from a file before its backend declared it
+    else if (r.family != family && family != route_family::other)
+      throw std::logic_error(fmt::format("route '{}' declared as {} and again as {}", name, to_string(r.family),
+                                         to_string(family)));
+    return route_kind(*i);
+  }
+  t.routes.push_back({std::string(name), family});
+  return route_kind(static_cast<std::uint32_t>(t.routes.size() - 1));
+}
+
+std::optional<route_kind> route_kind::find(std::string_view name) {
+  auto& t = table();
+  std::lock_guard g(t.lock);
+  if (auto i = t.index_of(name)) return route_kind(*i);
   return std::nullopt;
 }
+
+route_kind route_kind::named(std::string_view name) { return declare(name, route_family::other); }
+
+const char* route_kind::name() const {
+  auto& t = table();
+  std::lock_guard g(t.lock);
+  return t.routes.at(id_).name.c_str();
+}
+
+route_family route_kind::family() const {
+  auto& t = table();
+  std::lock_guard g(t.lock);
+  return t.routes.at(id_).family;
+}
+
+const char* to_string(route_kind r) { return r.name(); }
+
+std::optional<route_kind> parse_route_kind(std::string_view name) { return route_kind::find(name); }
 
 std::ostream& operator<<(std::ostream& os, route_kind r) { return os << to_string(r); }
 std::ostream& operator<<(std::ostream& os, clock_kind c) { return os << to_string(c); }

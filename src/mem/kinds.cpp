@@ -1,15 +1,21 @@
 #include <xfer/mem/host_resources.hpp>
+#include <xfer/mem/kind_registry.hpp>
 #include <xfer/mem/kinds.hpp>
 
 namespace xfer::mem {
 
 const std::vector<std::string>& host_kind_names() {
-  static const std::vector<std::string> names{"pageable", "pageable-unaligned", "aligned", "huge"};
+  static const std::vector<std::string> names = kind_names_of(kind_maker::plain);
   return names;
 }
 
 const std::vector<std::string>& overview_kind_names() {
-  static const std::vector<std::string> names{"pageable", "pageable-unaligned"};
+  static const std::vector<std::string> names = [] {
+    std::vector<std::string> n;
+    for (const auto& k : host_kinds())
+      if (k.roles.overview) n.emplace_back(k.name);
+    return n;
+  }();
   return names;
 }
 

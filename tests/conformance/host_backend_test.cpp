@@ -26,7 +26,7 @@ backend_case host_case() {
     return &b;
   };
   c.routes = {{route_kind::memcpy, {h2d, d2h, bidir, rw, d2d}, true},
-              {route_kind::memcpy_mt, {h2d, d2h, rw, d2d}, true},
+              {host::own_routes::memcpy_mt, {h2d, d2h, rw, d2d}, true},
               {route_kind::staged, {h2d, d2h}, true}};
   c.kinds = {"pageable", "pageable-unaligned", "aligned", "huge"};
   c.expect = [](backend&, const point_spec& p) {

@@ -43,7 +43,6 @@ struct owned_pool final : mem::host_resource {
  private:
   void* do_allocate(std::size_t n, std::size_t a) override { return pool.allocate(n, a); }
   void do_deallocate(void* p, std::size_t n, std::size_t a) noexcept override { pool.deallocate(p, n, a); }
-  bool do_is_equal(const std::pmr::memory_resource& o) const noexcept override { return this == &o; }
 };
 
 inline void PrintTo(const resource_case& c, std::ostream* os) { *os << c.name; }

@@ -43,7 +43,6 @@ class fake_resource final : public xfer::mem::host_resource {
     return std::aligned_alloc(alignment, (bytes + alignment - 1) / alignment * alignment);
   }
   void do_deallocate(void* p, std::size_t, std::size_t) noexcept override { std::free(p); }
-  bool do_is_equal(const std::pmr::memory_resource& o) const noexcept override { return this == &o; }
   std::string kind_;
   xfer::mem::properties props_;
   bool refuse_;

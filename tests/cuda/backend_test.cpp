@@ -12,6 +12,7 @@
 
 #include "../conformance/corrupt_places.hpp"
 #include "cuda/device_context.hpp"
+#include "cuda/cuda_routes.hpp"
 #include "gpu.hpp"
 
 using namespace xfer;
@@ -77,7 +78,7 @@ TEST(CudaBadInput, ImpossiblePointsAreSkippedWithAReason) {
   // Handed one anyway, the backend says it is a bug, not a skip.
   EXPECT_THROW((void)b.prepare({"cuda-rt", 99, route_kind::copy_sync, direction::h2d, "pinned", 64}), std::logic_error);
   skipped({"cuda-rt", 0, route_kind::kernel_host, direction::h2d, "pageable", 64}, "cannot address");
-  skipped({"cuda-rt", 0, route_kind::latency, direction::h2d, "mapped", 2}, "4 B");
+  skipped({"cuda-rt", 0, cuda::own_routes::latency, direction::h2d, "mapped", 2}, "4 B");
   skipped({"cuda-rt", 0, route_kind::copy_sync, direction::bidir, "pinned", 64}, "bidir");
 }
 
@@ -99,7 +100,7 @@ TEST(CudaBatch, ManyChunksInOneBatchArriveAndAMissingOneIsCaught) {
         SCOPED_TRACE(::testing::Message() << name << " " << to_string(d) << " " << n << " B");
         std::unique_ptr<transfer> t;
         try {
-          t = b.prepare({name, 0, route_kind::batch_any_order, d, "pageable-unaligned", n});
+          t = b.prepare({name, 0, cuda::own_routes::batch_any_order, d, "pageable-unaligned", n});
           t->verify();
         } catch (const skip_point& e) {
           const std::string why = e.what();

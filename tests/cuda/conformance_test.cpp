@@ -3,6 +3,7 @@
 // verifies and times, or is skipped for the reason the backend gives for it.
 // Label gpu: without a device every test skips, saying why.
 #include "../conformance/backend_conformance.hpp"
+#include "cuda/cuda_routes.hpp"
 #include "gpu.hpp"
 
 namespace xfer::cuda {
@@ -29,25 +30,25 @@ backend_case cuda_case(const std::string& name) {
   };
   c.routes = {{route_kind::copy_sync, {h2d, d2h, rw, d2d}, true},     {route_kind::copy_async, {h2d, d2h, bidir, rw, d2d}, true},
               {route_kind::staged, {h2d, d2h}, true},
-              {route_kind::batch_any_order, {h2d, d2h}, true},
+              {cuda::own_routes::batch_any_order, {h2d, d2h}, true},
               {route_kind::kernel_host, {h2d, d2h}, true},            {route_kind::kernel_device, {d2d}, false},
-              {route_kind::kernel_device_read, {d2d}, false},         {route_kind::kernel_device_write, {d2d}, false},
-              {route_kind::latency, {h2d}, true}};
+              {cuda::own_routes::kernel_device_read, {d2d}, false},         {cuda::own_routes::kernel_device_write, {d2d}, false},
+              {cuda::own_routes::latency, {h2d}, true}};
   c.kinds = {"pageable", "pageable-unaligned", "aligned", "huge", "registered", "pinned", "pinned-wc", "mapped",
              "managed"};
   c.expect = [](backend&, const point_spec& p) {
     point_expectation e;
-    const bool pageable_route = p.route == route_kind::staged || p.route == route_kind::batch_any_order;
+    const bool pageable_route = p.route == route_kind::staged || p.route == cuda::own_routes::batch_any_order;
     e.timer = p.route == route_kind::copy_sync || pageable_route ? clock_kind::wall : clock_kind::event;
-    e.bytes_per_rep = p.route == route_kind::latency ? 4 : ::xfer::test::two_way_bytes(p);
-    const bool zero_copy = p.route == route_kind::kernel_host || p.route == route_kind::latency;
+    e.bytes_per_rep = p.route == cuda::own_routes::latency ? 4 : ::xfer::test::two_way_bytes(p);
+    const bool zero_copy = p.route == route_kind::kernel_host || p.route == cuda::own_routes::latency;
     if (zero_copy && !device_addressable(p.host_memory)) {
       e.runs = false;
       e.skip_mentions = "the device can address";
     } else if (pageable_route && device_addressable(p.host_memory)) {
       e.runs = false;  // pinned kinds and managed memory: copy-async's
       e.skip_mentions = "for pageable memory";
-    } else if (p.route == route_kind::latency && p.bytes < 4) {
+    } else if (p.route == cuda::own_routes::latency && p.bytes < 4) {
       e.runs = false;
       e.skip_mentions = "at least 4 B";
     }

@@ -335,7 +335,6 @@ struct counting final : mem::host_resource {
     --live;
     inner.deallocate(p, b, a);
   }
-  bool do_is_equal(const std::pmr::memory_resource& o) const noexcept override { return this == &o; }
 };
 
 const register_functions fake_fns{&reg_log::reg, &reg_log::unreg, "fakeRegister"};
@@ -468,7 +467,7 @@ TEST(CudaHostKindFactory, NamesTheCudaKindsAndMakesThemOrSaysWhyNot) {
 TEST(CudaBatchRoute, SkipsWithTheReasonBeforeTouchingTheDevice) {
   auto skip_reason = [](fake_backend& f, const char* kind) {
     try {
-      (void)f.b->prepare({"cuda-rt", 0, route_kind::batch_any_order, direction::h2d, kind, 4096});
+      (void)f.b->prepare({"cuda-rt", 0, cuda::own_routes::batch_any_order, direction::h2d, kind, 4096});
     } catch (const skip_point& e) {
       return std::string(e.what());
     } catch (const std::exception& e) {
@@ -494,10 +493,10 @@ TEST(CudaBatchRoute, IsListedForHostToDeviceAndBack) {
   fake_backend f;
   const auto routes = f.b->routes();
   const auto r = std::find_if(routes.begin(), routes.end(),
-                              [](const route_info& i) { return i.name == route_kind::batch_any_order; });
+                              [](const route_info& i) { return i.name == cuda::own_routes::batch_any_order; });
   ASSERT_NE(r, routes.end());
   EXPECT_EQ(r->directions, (std::vector<direction>{direction::h2d, direction::d2h}));
   EXPECT_NE(r->description.find("cudaMemcpyBatchAsync"), std::string::npos) << r->description;
-  EXPECT_EQ(to_string(route_kind::batch_any_order), std::string("batch-any-order"));
-  EXPECT_EQ(parse_route_kind("batch-any-order"), route_kind::batch_any_order);
+  EXPECT_EQ(to_string(cuda::own_routes::batch_any_order), std::string("batch-any-order"));
+  EXPECT_EQ(parse_route_kind("batch-any-order"), cuda::own_routes::batch_any_order);
 }

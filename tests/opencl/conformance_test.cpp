@@ -3,6 +3,7 @@
 // times, or is skipped for the reason the backend gives for it.
 #include "../conformance/backend_conformance.hpp"
 #include "opencl/host_memory.hpp"
+#include "opencl/routes.hpp"
 #include "pocl.hpp"
 
 namespace xfer::opencl {
@@ -18,7 +19,7 @@ backend_case pocl_case() {
   c.get = [](std::string& why) -> backend* { return testing::pocl_backend(&why); };
   c.routes = {{route_kind::copy_async, {h2d, d2h, bidir, rw, d2d}, true},
               {route_kind::copy_sync, {h2d, d2h, rw}, true},
-              {route_kind::map, {h2d, d2h, rw}, true},
+              {opencl::own_routes::map, {h2d, d2h, rw}, true},
               {route_kind::kernel_host, {h2d, d2h, bidir, rw}, true},
               {route_kind::kernel_device, {d2d}, false},
               {route_kind::staged, {h2d, d2h}, true}};

@@ -27,7 +27,7 @@ const std::vector<std::pair<route_kind, std::vector<direction>>>& expected_route
   static const std::vector<std::pair<route_kind, std::vector<direction>>> r{
       {route_kind::copy_async, {h2d, d2h, bidir, rw, d2d}},
       {route_kind::copy_sync, {h2d, d2h, rw}},
-      {route_kind::map, {h2d, d2h, rw}},
+      {opencl::own_routes::map, {h2d, d2h, rw}},
       {route_kind::kernel_host, {h2d, d2h, bidir, rw}},
       {route_kind::kernel_device, {d2d}},
       {route_kind::staged, {h2d, d2h}},

@@ -105,7 +105,6 @@ class refusing_resource final : public mem::host_resource {
   void do_deallocate(void* p, std::size_t bytes, std::size_t alignment) noexcept override {
     inner_.deallocate(p, bytes, alignment);
   }
-  bool do_is_equal(const std::pmr::memory_resource& o) const noexcept override { return this == &o; }
   mem::aligned_resource inner_;
 };
 

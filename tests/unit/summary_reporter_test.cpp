@@ -74,7 +74,7 @@ TEST(SummaryReporter, ALatencyCurveShowsItsAccessTimesAndNoBandwidth) {
   std::vector<point_result> curve;
   for (auto [bytes, us] : {std::pair{16ull, 1.13}, {4096ull, 1.20}, {65536ull, 1.40}}) {
     auto p = ok(bytes, 1);
-    p.spec.route = route_kind::latency;
+    p.spec.route = route_kind::declare("latency", route_family::latency);
     p.bytes_per_rep = 4;
     p.stats.median = us * 1e-6;
     curve.push_back(p);

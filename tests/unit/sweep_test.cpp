@@ -106,7 +106,7 @@ struct chase_backend final : backend {
   std::string description() const override { return "test double"; }
   std::vector<device_info> devices() const override { return {{.index = 0, .name = "d", .type = "gpu"}}; }
   std::vector<route_info> routes() const override {
-    return {{route_kind::latency, "", {direction::h2d}, true, {}, 4}};
+    return {{route_kind::declare("latency", route_family::latency), "", {direction::h2d}, true, {}, 4}};
   }
   std::vector<kind_support> host_memory_kinds() const override { return {{"pinned", true, "", ""}}; }
   std::unique_ptr<transfer> prepare(const point_spec&) override { return nullptr; }

@@ -12,6 +12,7 @@
 
 #include "../conformance/corrupt_places.hpp"
 #include "device_under_test.hpp"
+#include "vulkan/routes.hpp"
 #include "vulkan/memory.hpp"
 #include "vulkan/timing.hpp"
 
@@ -98,7 +99,7 @@ TEST(VulkanMemory, AnUnalignedPointerIsRefusedWithTheDriversRule) {
 
 TEST(VulkanRoutes, ZeroBytesAndPageableKernelPointsAreSkippedWithAReason) {
   REQUIRE_DEVICE(b);
-  EXPECT_THROW(b->prepare({b->name(), 0, route_kind::copy, direction::h2d, "host-coherent", 0}), skip_point);
+  EXPECT_THROW(b->prepare({b->name(), 0, vulkan::own_routes::copy, direction::h2d, "host-coherent", 0}), skip_point);
   expect_skip_naming(*b, {b->name(), 0, route_kind::kernel_host, direction::h2d, "pageable", 4096}, "host-coherent");
 }
 
@@ -107,10 +108,10 @@ TEST(VulkanRoutes, ZeroBytesAndPageableKernelPointsAreSkippedWithAReason) {
 TEST(VulkanRoutes, AnUnknownCopyQueueKnobIsSkippedWithTheValuesItTakes) {
   REQUIRE_DEVICE(b);
   ::setenv("XFER_VK_COPY_QUEUES", "bogus", 1);
-  expect_skip_naming(*b, {b->name(), 0, route_kind::copy, direction::h2d, "host-coherent", 4096},
+  expect_skip_naming(*b, {b->name(), 0, vulkan::own_routes::copy, direction::h2d, "host-coherent", 4096},
                      "transfer, compute or mixed");
   ::setenv("XFER_VK_COPY_QUEUES", "mixed", 1);
-  EXPECT_NO_THROW(b->prepare({b->name(), 0, route_kind::copy, direction::bidir, "host-coherent", 4096}));
+  EXPECT_NO_THROW(b->prepare({b->name(), 0, vulkan::own_routes::copy, direction::bidir, "host-coherent", 4096}));
   ::unsetenv("XFER_VK_COPY_QUEUES");
 }
 
@@ -121,11 +122,11 @@ TEST(VulkanRoutes, TheCopyChunkKnobMovesEveryByteAndRefusesAMalformedValue) {
   REQUIRE_DEVICE(b);
   ::setenv("XFER_VK_COPY_CHUNK", "1000", 1);
   for (direction d : {direction::h2d, direction::d2h}) {
-    auto t = b->prepare({b->name(), 0, route_kind::copy, d, "host-coherent", 4096});
+    auto t = b->prepare({b->name(), 0, vulkan::own_routes::copy, d, "host-coherent", 4096});
     EXPECT_NO_THROW(t->verify());
   }
   ::setenv("XFER_VK_COPY_CHUNK", "4k", 1);
-  expect_skip_naming(*b, {b->name(), 0, route_kind::copy, direction::h2d, "host-coherent", 4096}, "a byte count");
+  expect_skip_naming(*b, {b->name(), 0, vulkan::own_routes::copy, direction::h2d, "host-coherent", 4096}, "a byte count");
   ::unsetenv("XFER_VK_COPY_CHUNK");
 }
 

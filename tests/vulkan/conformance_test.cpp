@@ -3,6 +3,7 @@
 // verifies and times, or is skipped for the reason the backend gives for it.
 #include "../conformance/backend_conformance.hpp"
 #include "device_under_test.hpp"
+#include "vulkan/routes.hpp"
 #include "vulkan/kernel.hpp"
 #include "vulkan/memory.hpp"
 #include "vulkan/store_latency.hpp"
@@ -18,22 +19,22 @@ backend_case vulkan_case() {
   backend_case c;
   c.name = "vulkan";  // the device under test (device_under_test.hpp)
   c.get = [](std::string& why) -> backend* { return testing::device_under_test(&why); };
-  c.routes = {{route_kind::copy, {h2d, d2h, bidir, rw, d2d}, true},
+  c.routes = {{vulkan::own_routes::copy, {h2d, d2h, bidir, rw, d2d}, true},
               {route_kind::kernel_host, {h2d, d2h, bidir, rw}, true},
-              {route_kind::cpu_store, {h2d}, true},
-              {route_kind::cpu_store_nt, {h2d}, true},
-              {route_kind::cpu_load, {d2h}, true},
-              {route_kind::cpu_load_nt, {d2h}, true},
-              {route_kind::cpu_store_latency, {h2d}, true},
-              {route_kind::cpu_store_nt_latency, {h2d}, true}};
+              {vulkan::own_routes::cpu_store, {h2d}, true},
+              {vulkan::own_routes::cpu_store_nt, {h2d}, true},
+              {vulkan::own_routes::cpu_load, {d2h}, true},
+              {vulkan::own_routes::cpu_load_nt, {d2h}, true},
+              {vulkan::own_routes::cpu_store_latency, {h2d}, true},
+              {vulkan::own_routes::cpu_store_nt_latency, {h2d}, true}};
   c.kinds = {"pageable",    "pageable-unaligned",        "aligned", "huge", "host-coherent",
              "host-cached", "device-local-host-visible", "imported"};
   c.expect = [](backend& b, const point_spec& p) {
     point_expectation e;
     // Pageable kinds are staged by the application, one copy at a time: wall clock.
     const bool staged = p.host_memory != "none" && !is_vulkan_kind(p.host_memory);
-    const bool cpu = p.route == route_kind::cpu_store || p.route == route_kind::cpu_store_nt ||
-                     p.route == route_kind::cpu_load || p.route == route_kind::cpu_load_nt;
+    const bool cpu = p.route == vulkan::own_routes::cpu_store || p.route == vulkan::own_routes::cpu_store_nt ||
+                     p.route == vulkan::own_routes::cpu_load || p.route == vulkan::own_routes::cpu_load_nt;
     const bool latency = is_store_latency_route(p.route);
     e.timer = staged || cpu || latency ? clock_kind::wall : clock_kind::event;
     e.bytes_per_rep = test::two_way_bytes(p);

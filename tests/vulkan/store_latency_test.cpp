@@ -11,6 +11,7 @@
 #include <xfer/core/sweep.hpp>
 
 #include "device_under_test.hpp"
+#include "vulkan/routes.hpp"
 #include "vulkan/store_latency.hpp"
 
 namespace xfer::vulkan {
@@ -53,7 +54,7 @@ void expect_timeout(store_latency_transfer& t, const char* what) {
 
 TEST(VulkanStoreLatency, EightAndSixtyFourBytesRoundTripAndAreChecked) {
   REQUIRE_DEVICE(b);
-  for (route_kind r : {route_kind::cpu_store_latency, route_kind::cpu_store_nt_latency})
+  for (route_kind r : {vulkan::own_routes::cpu_store_latency, vulkan::own_routes::cpu_store_nt_latency})
     for (std::uint64_t bytes : {8u, 64u}) {
       SCOPED_TRACE(::testing::Message() << to_string(r) << " " << bytes << " B");
       PREPARE_OR_SKIP(t, b, r, bytes);
@@ -72,7 +73,7 @@ TEST(VulkanStoreLatency, RouteSaysItIsARoundTrip) {
   REQUIRE_DEVICE(b);
   int found = 0;
   for (const auto& r : b->routes())
-    if (r.name == route_kind::cpu_store_latency || r.name == route_kind::cpu_store_nt_latency) {
+    if (r.name == vulkan::own_routes::cpu_store_latency || r.name == vulkan::own_routes::cpu_store_nt_latency) {
       ++found;
       EXPECT_NE(r.description.find("round trip"), std::string::npos) << r.description;
     }
@@ -81,7 +82,7 @@ TEST(VulkanStoreLatency, RouteSaysItIsARoundTrip) {
 
 TEST(VulkanStoreLatency, APoisonedAnswerFailsTheCheck) {
   REQUIRE_DEVICE(b);
-  PREPARE_OR_SKIP(t, b, route_kind::cpu_store_latency, 8);
+  PREPARE_OR_SKIP(t, b, vulkan::own_routes::cpu_store_latency, 8);
   t->verify();
   t->poison_sample();  // as if the next sample never reached the device
   EXPECT_THROW(t->check_sample(), verification_error);
@@ -89,7 +90,7 @@ TEST(VulkanStoreLatency, APoisonedAnswerFailsTheCheck) {
 
 TEST(VulkanStoreLatency, AWrongStoreFailsVerificationWithWhatTheDeviceSaw) {
   REQUIRE_DEVICE(b);
-  PREPARE_OR_SKIP(t, b, route_kind::cpu_store_latency, 64);
+  PREPARE_OR_SKIP(t, b, vulkan::own_routes::cpu_store_latency, 64);
   const auto usual = t->limits();
   auto l = usual;
   l.corrupt_round = 1;
@@ -107,7 +108,7 @@ TEST(VulkanStoreLatency, AWrongStoreFailsVerificationWithWhatTheDeviceSaw) {
 
 TEST(VulkanStoreLatency, TheShadersBoundEndsARoundNeverStored) {
   REQUIRE_DEVICE(b);
-  PREPARE_OR_SKIP(t, b, route_kind::cpu_store_nt_latency, 8);
+  PREPARE_OR_SKIP(t, b, vulkan::own_routes::cpu_store_nt_latency, 8);
   auto l = t->limits();
   l.skip_round = 1;
   l.max_polls = 1000;
@@ -117,7 +118,7 @@ TEST(VulkanStoreLatency, TheShadersBoundEndsARoundNeverStored) {
 
 TEST(VulkanStoreLatency, TheCpusBoundEndsARoundNeverAnsweredAndStopsTheShader) {
   REQUIRE_DEVICE(b);
-  PREPARE_OR_SKIP(t, b, route_kind::cpu_store_latency, 8);
+  PREPARE_OR_SKIP(t, b, vulkan::own_routes::cpu_store_latency, 8);
   const auto usual = t->limits();
   auto l = usual;
   l.skip_round = 1;
@@ -141,26 +142,26 @@ TEST(VulkanStoreLatency, ASweepGivenNoSizesMeasuresEightAndSixtyFourBytes) {
   std::map<route_kind, std::vector<std::uint64_t>> sizes;
   for (const auto& p : expand(*b, s)) sizes[p.route].push_back(p.bytes);
   const std::vector<std::uint64_t> eight_and_64{8, 64};
-  EXPECT_EQ(sizes[route_kind::cpu_store_latency], eight_and_64);
-  EXPECT_EQ(sizes[route_kind::cpu_store_nt_latency], eight_and_64);
-  EXPECT_EQ(sizes[route_kind::cpu_store], default_sizes()) << "a curve keeps the sweep's grid";
+  EXPECT_EQ(sizes[vulkan::own_routes::cpu_store_latency], eight_and_64);
+  EXPECT_EQ(sizes[vulkan::own_routes::cpu_store_nt_latency], eight_and_64);
+  EXPECT_EQ(sizes[vulkan::own_routes::cpu_store], default_sizes()) << "a curve keeps the sweep's grid";
   s.sizes = {4, 4096};
   s.sizes_given = true;
   sizes.clear();
   for (const auto& p : expand(*b, s)) sizes[p.route].push_back(p.bytes);
-  EXPECT_EQ(sizes[route_kind::cpu_store_latency], s.sizes);
+  EXPECT_EQ(sizes[vulkan::own_routes::cpu_store_latency], s.sizes);
 }
 
 TEST(VulkanStoreLatency, OtherKindsAndLargeStoresAreSkippedWithTheReason) {
   REQUIRE_DEVICE(b);
   try {
-    b->prepare({b->name(), 0, route_kind::cpu_store_latency, direction::h2d, "host-coherent", 8});
+    b->prepare({b->name(), 0, vulkan::own_routes::cpu_store_latency, direction::h2d, "host-coherent", 8});
     ADD_FAILURE() << "prepared on host memory";
   } catch (const skip_point& e) {
     EXPECT_TRUE(mentions(e, "through the BAR")) << e.what();
   }
   try {
-    b->prepare({b->name(), 0, route_kind::cpu_store_latency, direction::h2d, "device-local-host-visible", 8192});
+    b->prepare({b->name(), 0, vulkan::own_routes::cpu_store_latency, direction::h2d, "device-local-host-visible", 8192});
     ADD_FAILURE() << "prepared a store of 8 KiB";
   } catch (const skip_point& e) {
     EXPECT_TRUE(mentions(e, "up to 4096 B")) << e.what();

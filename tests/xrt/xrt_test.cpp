@@ -14,6 +14,7 @@
 
 #include "../conformance/corrupt_places.hpp"
 #include "xrt/xrt_backend.hpp"
+#include "xrt/xrt_transfer.hpp"
 
 namespace {
 
@@ -73,8 +74,8 @@ TEST(XrtNoop, EveryRouteRunsAndSaysNoDataCrossedALink) {
   ASSERT_TRUE(e.impl) << e.reason;
   for (direction d : {direction::h2d, direction::d2h, direction::rw})
     for (auto [route, kind] : {std::pair{route_kind::copy_sync, "pageable"}, {route_kind::copy_sync, "aligned"},
-                               {route_kind::bo_sync, "bo-normal"}, {route_kind::bo_sync, "bo-host-only"},
-                               {route_kind::user_ptr, "aligned"}}) {
+                               {xrt_backend::own_routes::bo_sync, "bo-normal"}, {xrt_backend::own_routes::bo_sync, "bo-host-only"},
+                               {xrt_backend::own_routes::user_ptr, "aligned"}}) {
       SCOPED_TRACE(std::string(to_string(route)) + " " + kind + " " + to_string(d));
       for (std::uint64_t n : {std::uint64_t{4096}, std::uint64_t{1} << 20, (std::uint64_t{3} << 20) + 4096}) {
         const point_result r = run_point(*e.impl, route, d, kind, n);
@@ -96,7 +97,7 @@ TEST(XrtNoop, EmulatedPointsNeverMakeAPeak) {
   ASSERT_TRUE(e.impl) << e.reason;
   std::vector<point_result> pts;
   for (std::uint64_t n : {std::uint64_t{1} << 16, std::uint64_t{1} << 20})
-    pts.push_back(run_point(*e.impl, route_kind::bo_sync, direction::h2d, "bo-normal", n));
+    pts.push_back(run_point(*e.impl, xrt_backend::own_routes::bo_sync, direction::h2d, "bo-normal", n));
   const auto row = summary_reporter::summarize_curve(pts);
   EXPECT_EQ(row.emulated, 2u);
   EXPECT_EQ(row.emulation, "noop");
@@ -108,11 +109,11 @@ TEST(XrtNoop, EmulatedPointsNeverMakeAPeak) {
 TEST(XrtNoop, AnUnalignedUserPointerIsRefusedWithTheRule) {
   auto e = with_mode("noop");
   ASSERT_TRUE(e.impl) << e.reason;
-  const point_result bad = run_point(*e.impl, route_kind::user_ptr, direction::h2d, "pageable-unaligned", 1 << 20);
+  const point_result bad = run_point(*e.impl, xrt_backend::own_routes::user_ptr, direction::h2d, "pageable-unaligned", 1 << 20);
   ASSERT_EQ(bad.status, point_status::skipped);
   EXPECT_NE(bad.reason.find("16 B past a 4 KiB boundary"), std::string::npos) << bad.reason;
   EXPECT_NE(bad.reason.find("4 KiB-aligned"), std::string::npos) << bad.reason;
-  const point_result good = run_point(*e.impl, route_kind::user_ptr, direction::h2d, "aligned", 1 << 20);
+  const point_result good = run_point(*e.impl, xrt_backend::own_routes::user_ptr, direction::h2d, "aligned", 1 << 20);
   EXPECT_EQ(good.status, point_status::ok) << good.reason;
   EXPECT_TRUE(good.note.empty()) << "an aligned pointer is XRT's own: " << good.note;
 }
@@ -120,7 +121,7 @@ TEST(XrtNoop, AnUnalignedUserPointerIsRefusedWithTheRule) {
 TEST(XrtNoop, KindsAndRoutesThatDoNotGoTogetherAreSkippedWithWhy) {
   auto e = with_mode("noop");
   ASSERT_TRUE(e.impl) << e.reason;
-  const auto a = run_point(*e.impl, route_kind::bo_sync, direction::h2d, "pageable", 4096);
+  const auto a = run_point(*e.impl, xrt_backend::own_routes::bo_sync, direction::h2d, "pageable", 4096);
   EXPECT_EQ(a.status, point_status::skipped);
   EXPECT_NE(a.reason.find("bo-normal"), std::string::npos) << a.reason;
   const auto b = run_point(*e.impl, route_kind::copy_sync, direction::h2d, "bo-normal", 4096);

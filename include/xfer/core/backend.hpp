@@ -2,6 +2,7 @@
 // The extension point every backend implements (host, CUDA runtime/driver,
 // OpenCL). The core expands a sweep into point_specs, asks the backend to
 // prepare() each one, and drives the returned transfer's run(K) to sample it.
+#include <compare>
 #include <cstddef>
 #include <cstdint>
 #include <functional>
@@ -25,36 +26,84 @@ const char* to_string(direction d);
 direction parse_direction(const std::string& name);
 const std::vector<direction>& all_directions();
 
-// The ways bytes are moved. Each backend offers some of them (routes());
-// the spelling in results and on the command line is to_string's.
-enum class route_kind {
-  memcpy,               // host: one thread's memcpy
-  memcpy_mt,            // host: memcpy split across threads
-  copy_sync,            // the API's blocking copy, one after another
-  copy_async,           // the API's queued copy, timed by device events
-  map,                  // map the device buffer, memcpy, unmap
-  kernel_host,          // a kernel reads or writes host memory over the link
-  kernel_device,        // a kernel copies device memory to device memory
-  kernel_device_read,   // a kernel reads device memory
-  kernel_device_write,  // a kernel writes device memory
-  latency,              // one device thread chases a ring of indices in host memory
-  staged,               // libxfer's staged copier: any host memory through pinned staging buffers
-  batch_any_order,      // CUDA 12.8's cudaMemcpyBatchAsync, chunks of a pageable buffer, any-order source hint
-  bo_sync,              // XRT: bo.sync of a buffer object's own host backing, the DMA alone
-  user_ptr,             // XRT: a buffer object over the caller's memory, then bo.sync (the 4 KiB rule applies)
-  peer,                 // device memory of one device to another's (the peer matrix, backend::prepare_peer)
-  copy,                 // Vulkan: vkCmdCopyBuffer (every copy is queued; there is no blocking one)
-  cpu_store,            // the CPU stores into memory the device maps (the BAR), memcpy
-  cpu_store_nt,         // the same with non-temporal (streaming) stores
-  cpu_load,             // the CPU loads from memory the device maps, memcpy
-  cpu_load_nt,          // the same with streaming loads (MOVNTDQA)
-  cpu_store_latency,     // a CPU store into memory the device maps, until a device reader answers (round trip)
-  cpu_store_nt_latency,  // the same with non-temporal stores and SFENCE
+// What core knows about a route besides its name: the kind of mechanism, so
+// rules that hold for every route of a kind (a kernel reaching host memory
+// cannot beat the link) need no list of names. A backend picks one when it
+// declares a route.
+enum class route_family {
+  copy,           // the API, or the CPU's memcpy, moves the bytes (copy engines, map, staging)
+  kernel_host,    // a device kernel reads or writes host memory across the link
+  kernel_device,  // a device kernel works in device memory
+  latency,        // a round trip is timed, not a stream of bytes
+  cpu_access,     // the CPU loads from or stores into memory the device maps
+  peer,           // one device's memory to another's
+  other,          // a name read from a result file that no route of this build declares
 };
+const char* to_string(route_family f);
+
+// A route: one way of moving bytes, named as results and the command line
+// spell it ("copy-sync", "cpu-store-nt-latency"). Names are open: a backend
+// declares its own routes in its folder (route_kind::declare, e.g.
+// backends/vulkan/routes.hpp); core names only the few below that its own
+// logic or several backends use. A route_kind is an index into one
+// process-wide table of declared names, so it compares, orders and hashes as
+// cheaply as the enum it replaces; order is declaration order.
+class route_kind {
+ public:
+  // memcpy, as the enum's first value was.
+  constexpr route_kind() = default;
+  // The route named `name`, of `family`: declared on first call, the same
+  // route_kind on every later one. Throws std::logic_error where the name was
+  // declared before with another family.
+  static route_kind declare(std::string_view name, route_family family);
+  // The declared route of that name; nullopt where nothing declared it.
+  static std::optional<route_kind> find(std::string_view name);
+  // As find, but a name nothing declared becomes a route of family other
+  // (a result file written by a build with other backends).
+  static route_kind named(std::string_view name);
+
+  const char* name() const;
+  route_family family() const;
+
+  friend constexpr bool operator==(route_kind, route_kind) = default;
+  friend constexpr auto operator<=>(route_kind, route_kind) = default;
+
+  // Shared, well-known routes: core names them (fleet's health set, the
+  // peer matrix, the link-limit rule) or several backends offer them.
+  static const route_kind memcpy;         // host: one thread's memcpy
+  static const route_kind copy_sync;      // the API's blocking copy, one after another
+  static const route_kind copy_async;     // the API's queued copy, timed by device events
+  static const route_kind kernel_host;    // a kernel reads or writes host memory over the link
+  static const route_kind kernel_device;  // a kernel copies device memory to device memory
+  static const route_kind staged;         // libxfer's staged copier: any host memory through pinned staging
+  static const route_kind peer;           // device memory of one device to another's (backend::prepare_peer)
+
+ private:
+  constexpr explicit route_kind(std::uint32_t id) : id_(id) {}
+  std::uint32_t id_ = 0;
+};
+// The shared routes' indexes are their rows in backend.cpp's table.
+inline constexpr route_kind route_kind::memcpy{0};
+inline constexpr route_kind route_kind::copy_sync{1};
+inline constexpr route_kind route_kind::copy_async{2};
+inline constexpr route_kind route_kind::kernel_host{3};
+inline constexpr route_kind route_kind::kernel_device{4};
+inline constexpr route_kind route_kind::staged{5};
+inline constexpr route_kind route_kind::peer{6};
+
 const char* to_string(route_kind r);
-// nullopt for a name no route has.
+}  // namespace xfer
+
+// For unordered containers keyed by route.
+template <>
+struct std::hash<xfer::route_kind> {
+  std::size_t operator()(xfer::route_kind r) const noexcept { return std::hash<std::string_view>{}(r.name()); }
+};
+
+namespace xfer {
+
+// nullopt for a name no route has (route_kind::find).
 std::optional<route_kind> parse_route_kind(std::string_view name);
-const std::vector<route_kind>& all_route_kinds();
 // Streams the name (test failure messages, logs).
 std::ostream& operator<<(std::ostream& os, route_kind r);
 

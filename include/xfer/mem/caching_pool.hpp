@@ -91,7 +91,6 @@ class caching_pool final : public host_resource {
 
   void* do_allocate(std::size_t bytes, std::size_t alignment) override;
   void do_deallocate(void* p, std::size_t bytes, std::size_t alignment) noexcept override;
-  bool do_is_equal(const std::pmr::memory_resource& o) const noexcept override { return this == &o; }
   void promote_ready();  // pending blocks whose ready() holds become free (call without the lock)
   void release_upstream(void* p, key k) noexcept;
 

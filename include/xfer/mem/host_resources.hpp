@@ -18,7 +18,6 @@ class pageable_resource final : public host_resource {
  private:
   void* do_allocate(std::size_t bytes, std::size_t alignment) override;
   void do_deallocate(void* p, std::size_t bytes, std::size_t alignment) noexcept override;
-  bool do_is_equal(const std::pmr::memory_resource& o) const noexcept override { return this == &o; }
 };
 
 // malloc'd, then moved `offset` bytes past a page boundary, so the buffer
@@ -39,7 +38,6 @@ class unaligned_resource final : public host_resource {
  private:
   void* do_allocate(std::size_t bytes, std::size_t alignment) override;
   void do_deallocate(void* p, std::size_t bytes, std::size_t alignment) noexcept override;
-  bool do_is_equal(const std::pmr::memory_resource& o) const noexcept override { return this == &o; }
   std::size_t offset_;
 };
 
@@ -64,7 +62,6 @@ class aligned_resource final : public host_resource {
  private:
   void* do_allocate(std::size_t bytes, std::size_t alignment) override;
   void do_deallocate(void* p, std::size_t bytes, std::size_t alignment) noexcept override;
-  bool do_is_equal(const std::pmr::memory_resource& o) const noexcept override { return this == &o; }
   std::size_t alignment_;
 };
 
@@ -83,7 +80,6 @@ class huge_page_resource final : public host_resource {
  private:
   void* do_allocate(std::size_t bytes, std::size_t alignment) override;
   void do_deallocate(void* p, std::size_t bytes, std::size_t alignment) noexcept override;
-  bool do_is_equal(const std::pmr::memory_resource& o) const noexcept override { return this == &o; }
 };
 
 }  // namespace xfer::mem

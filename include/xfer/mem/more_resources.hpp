@@ -23,7 +23,6 @@ class over_aligned_resource final : public host_resource {
  private:
   void* do_allocate(std::size_t bytes, std::size_t alignment) override;
   void do_deallocate(void* p, std::size_t bytes, std::size_t alignment) noexcept override;
-  bool do_is_equal(const std::pmr::memory_resource& o) const noexcept override { return this == &o; }
   std::size_t alignment_;
 };
 
@@ -41,7 +40,6 @@ class mmap_resource final : public host_resource {
  private:
   void* do_allocate(std::size_t bytes, std::size_t alignment) override;
   void do_deallocate(void* p, std::size_t bytes, std::size_t alignment) noexcept override;
-  bool do_is_equal(const std::pmr::memory_resource& o) const noexcept override { return this == &o; }
 };
 
 // Pages bound to one NUMA node (mbind MPOL_BIND), so a buffer sits next to
@@ -62,7 +60,6 @@ class numa_resource final : public host_resource {
  private:
   void* do_allocate(std::size_t bytes, std::size_t alignment) override;
   void do_deallocate(void* p, std::size_t bytes, std::size_t alignment) noexcept override;
-  bool do_is_equal(const std::pmr::memory_resource& o) const noexcept override { return this == &o; }
   int node_;
 };
 

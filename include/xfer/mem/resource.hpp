@@ -27,6 +27,12 @@ class host_resource : public std::pmr::memory_resource {
   virtual std::size_t natural_alignment() const noexcept = 0;
   // One line on how the memory is obtained, for `xferbench list`.
   virtual std::string describe() const = 0;
+
+ protected:
+  // A host resource frees only what it allocated itself: two are
+  // interchangeable only when they are the same object. A resource that can
+  // free another's memory overrides this.
+  bool do_is_equal(const std::pmr::memory_resource& o) const noexcept override { return this == &o; }
 };
 
 }  // namespace xfer::mem

@@ -95,7 +95,7 @@ std::vector<route_info> cuda_backend::routes() const {
        "libxfer's staged copier: pageable memory through a ring of pinned buffers, CPU threads and the copy engine "
        "overlapped (wall clock; the plain API below its handoff size)",
        {h2d, d2h}, true},
-      {route_kind::batch_any_order,
+      {own_routes::batch_any_order,
        fmt::format("{} (CUDA 12.8+) with the any-order source hint: the pageable buffer as one batch of chunk-sized "
                    "copies (the staged copier's default chunk), the driver staging it its own way; wall clock",
                    rt ? "cudaMemcpyBatchAsync" : "cuMemcpyBatchAsync"),
@@ -105,9 +105,9 @@ std::vector<route_info> cuda_backend::routes() const {
        "registered, managed)",
        {h2d, d2h}, true},
       {route_kind::kernel_device, "a kernel copies device memory to device memory", {d2d}, false},
-      {route_kind::kernel_device_read, "a kernel reads device memory (XOR reduction)", {d2d}, false},
-      {route_kind::kernel_device_write, "a kernel writes device memory", {d2d}, false},
-      {route_kind::latency,
+      {own_routes::kernel_device_read, "a kernel reads device memory (XOR reduction)", {d2d}, false},
+      {own_routes::kernel_device_write, "a kernel writes device memory", {d2d}, false},
+      {own_routes::latency,
        "one device thread chases pointers through host memory (pinned kinds, managed): time per dependent 4-byte load",
        {h2d}, true, {}, sizeof(std::uint32_t)},
   };
@@ -133,8 +133,8 @@ std::vector<kind_support> cuda_backend::host_memory_kinds() const {
 }
 
 std::string cuda_backend::pairing_gap(route_kind route, const std::string& kind) const {
-  const bool pageable_only = route == route_kind::staged || route == route_kind::batch_any_order;
-  const bool device_reads = route == route_kind::kernel_host || route == route_kind::latency;
+  const bool pageable_only = route == route_kind::staged || route == own_routes::batch_any_order;
+  const bool device_reads = route == route_kind::kernel_host || route == own_routes::latency;
   if (!pageable_only && !device_reads) return {};
   const auto k = make_host_kind(kind, *api_, kinds_);
   if (!k) return {};
@@ -167,14 +167,14 @@ std::unique_ptr<transfer> cuda_backend::prepare(const point_spec& p) {
   if (route->uses_host_memory && p.dir != direction::d2d) kind = make_host_kind(p.host_memory, *api_, kinds_);
   // Before the device is touched: a call this build or driver lacks skips.
   std::unique_ptr<batch_copy> batch;
-  if (p.route == route_kind::batch_any_order) batch = require_batch_copy(*api_, kind.get());
+  if (p.route == own_routes::batch_any_order) batch = require_batch_copy(*api_, kind.get());
 
   device_context& ctx = context(p.device);
   if (p.route == route_kind::copy_sync) return make_copy_transfer(ctx, p, std::move(kind), false);
   if (p.route == route_kind::copy_async) return make_copy_transfer(ctx, p, std::move(kind), true);
-  if (p.route == route_kind::latency) return make_latency_transfer(ctx, p, std::move(kind));
+  if (p.route == own_routes::latency) return make_latency_transfer(ctx, p, std::move(kind));
   if (p.route == route_kind::staged) return make_staged_transfer(ctx, p, std::move(kind));
-  if (p.route == route_kind::batch_any_order) return make_batch_transfer(ctx, p, std::move(kind), std::move(batch));
+  if (p.route == own_routes::batch_any_order) return make_batch_transfer(ctx, p, std::move(kind), std::move(batch));
   return make_kernel_transfer(ctx, p, std::move(kind));
 }
 

@@ -9,6 +9,7 @@
 #include <xfer/mem/kinds.hpp>
 
 #include "cuda/api.hpp"
+#include "cuda_routes.hpp"
 
 namespace xfer::cuda {
 

@@ -8,6 +8,7 @@
 #include <xfer/core/errors.hpp>
 #include <xfer/core/pattern.hpp>
 
+#include "cuda_routes.hpp"
 #include "cuda_transfer.hpp"
 #include "kernels.hpp"
 #include "cuda/resources.hpp"
@@ -46,9 +47,9 @@ class kernel_transfer final : public cuda_transfer {
     on_host_ = p.route == route_kind::kernel_host;
     if (on_host_) {
       op_ = p.dir == direction::h2d ? op::read : op::write;
-    } else if (p.route == route_kind::kernel_device_read) {
+    } else if (p.route == own_routes::kernel_device_read) {
       op_ = op::read;
-    } else if (p.route == route_kind::kernel_device_write) {
+    } else if (p.route == own_routes::kernel_device_write) {
       op_ = op::write;
     } else {
       op_ = op::copy;

@@ -211,7 +211,7 @@ std::vector<route_info> host_backend::routes() const {
   using enum direction;
   return {
       {route_kind::memcpy, "one thread's memcpy", {h2d, d2h, bidir, rw, d2d}, true},
-      {route_kind::memcpy_mt, fmt::format("memcpy split across {} threads", threads_), {h2d, d2h, rw, d2d}, true},
+      {own_routes::memcpy_mt, fmt::format("memcpy split across {} threads", threads_), {h2d, d2h, rw, d2d}, true},
       {route_kind::staged,
        "libxfer's staged copier over the host step: pageable memory through a ring of page-aligned staging buffers, "
        "CPU threads filling while lane threads drain (the pipeline tested for real; a CPU stand-in, not a link)",
@@ -252,7 +252,7 @@ std::unique_ptr<transfer> host_backend::prepare(const point_spec& p) {
     throw std::logic_error(fmt::format("host was handed an unplanned point: device {}", p.device));
   device_state& dev = state_[static_cast<std::size_t>(p.device)];
   thread_team* pool = nullptr;
-  if (p.route == route_kind::memcpy_mt) {
+  if (p.route == own_routes::memcpy_mt) {
     if (!dev.pool) dev.pool = std::make_unique<thread_team>(threads_);
     pool = dev.pool.get();
   }

@@ -11,6 +11,12 @@
 
 namespace xfer::host {
 
+// The route only this backend has (the rest are core's shared ones); a new
+// one is declared here and described in host_backend::routes().
+namespace own_routes {
+inline const route_kind memcpy_mt = route_kind::declare("memcpy-mt", route_family::copy);
+}  // namespace own_routes
+
 
 class host_backend final : public backend {
  public:

@@ -19,7 +19,7 @@ const std::vector<route_info>& route_table() {
       {route_kind::copy_sync, "blocking clEnqueueWrite/ReadBuffer one after another; wall clock (what a plain program sees)",
        {h2d, d2h, rw},
        true},
-      {route_kind::map, "map the device buffer, memcpy, unmap; wall clock, with map/memcpy/unmap as parts", {h2d, d2h, rw}, true},
+      {own_routes::map, "map the device buffer, memcpy, unmap; wall clock, with map/memcpy/unmap as parts", {h2d, d2h, rw}, true},
       {route_kind::kernel_host,
        "a kernel copies between host-visible memory (alloc-host-ptr, use-host-ptr, svm-*) and a device buffer; events",
        {h2d, d2h, bidir, rw},

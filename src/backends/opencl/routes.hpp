@@ -15,7 +15,9 @@
 
 namespace xfer::opencl {
 
-// The routes this backend offers, by core's names (route_kind):
+// The routes this backend offers: core's shared ones (route_kind::...) and
+// its own (own_routes); a new one is declared here and described in
+// route_table() (routes.cpp), with no edit to core:
 //   copy_async    non-blocking clEnqueueWrite/Read/CopyBuffer behind a gate, event-timed
 //   copy_sync     blocking clEnqueueWrite/ReadBuffer one after another, wall-timed
 //   map           map the device buffer, memcpy, unmap; wall-timed, each part separately
@@ -23,6 +25,10 @@ namespace xfer::opencl {
 //   kernel_device a kernel copies between two device buffers
 //   staged        libxfer's staged copier (pageable host memory, h2d and d2h), wall-timed
 using route_id = route_kind;
+
+namespace own_routes {
+inline const route_kind map = route_kind::declare("map", route_family::copy);
+}  // namespace own_routes
 
 const std::vector<route_info>& route_table();
 // nullopt for a route this backend does not offer.

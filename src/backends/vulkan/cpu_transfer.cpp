@@ -15,6 +15,7 @@
 #include <xfer/core/timing.hpp>
 #include <xfer/mem/nontemporal.hpp>
 
+#include "routes.hpp"
 #include "transfer.hpp"
 
 namespace xfer::vulkan {
@@ -146,8 +147,8 @@ void require_cpu_route(const point_spec& p, const device_caps& caps) {
 }
 
 std::unique_ptr<transfer> make_cpu_transfer(const point_spec& p, const device_context& dev) {
-  const bool store = p.route == route_kind::cpu_store || p.route == route_kind::cpu_store_nt;
-  const bool nt = p.route == route_kind::cpu_store_nt || p.route == route_kind::cpu_load_nt;
+  const bool store = p.route == own_routes::cpu_store || p.route == own_routes::cpu_store_nt;
+  const bool nt = p.route == own_routes::cpu_store_nt || p.route == own_routes::cpu_load_nt;
   return std::make_unique<cpu_transfer>(p, dev, store, nt);
 }
 

@@ -29,7 +29,6 @@ class vk_host_resource final : public mem::host_resource {
  private:
   void* do_allocate(std::size_t bytes, std::size_t alignment) override;
   void do_deallocate(void* p, std::size_t bytes, std::size_t alignment) noexcept override;
-  bool do_is_equal(const std::pmr::memory_resource& o) const noexcept override { return this == &o; }
 
   std::string kind_;
   const device_context& dev_;

@@ -5,6 +5,7 @@
 #include <fmt/format.h>
 #include <utility>
 #include <xfer/core/errors.hpp>
+#include <xfer/mem/kind_registry.hpp>
 
 namespace xfer::vulkan {
 namespace {
@@ -45,7 +46,7 @@ std::uint64_t round_up(std::uint64_t n, std::uint64_t to) { return (n + to - 1) 
 }  // namespace
 
 const std::vector<std::string>& vulkan_kind_names() {
-  static const std::vector<std::string> names{"host-coherent", "host-cached", "device-local-host-visible", "imported"};
+  static const std::vector<std::string> names = mem::kind_names_of(mem::kind_maker::vulkan);
   return names;
 }
 

@@ -14,7 +14,7 @@ namespace xfer::vulkan {
 const std::vector<route_info>& route_table() {
   using enum direction;
   static const std::vector<route_info> routes{
-      {route_kind::copy,
+      {own_routes::copy,
        "vkCmdCopyBuffer on the device's transfer-only queue family where it has one (a copy engine), recorded behind a "
        "timeline-semaphore gate; timestamp queries around the batch, wall clock beside. Pageable kinds are staged by "
        "the application through a host-coherent buffer, one copy at a time, by the wall clock",
@@ -25,21 +25,21 @@ const std::vector<route_info>& route_table() {
        "(host-coherent, host-cached, imported) and a device buffer over the link; timestamps, wall clock beside",
        {h2d, d2h, bidir, rw},
        true},
-      {route_kind::cpu_store,
+      {own_routes::cpu_store,
        "the CPU stores into device memory it maps (device-local-host-visible: the BAR on a discrete GPU) with "
        "memcpy and a fence; wall clock; checked by the device reading it back",
        {h2d},
        true},
-      {route_kind::cpu_store_nt, "as cpu-store, with non-temporal (streaming) stores and SFENCE", {h2d}, true},
-      {route_kind::cpu_load,
+      {own_routes::cpu_store_nt, "as cpu-store, with non-temporal (streaming) stores and SFENCE", {h2d}, true},
+      {own_routes::cpu_load,
        "the CPU loads from device memory it maps (device-local-host-visible), after the device wrote it, with "
        "memcpy; wall clock",
        {d2h},
        true},
-      {route_kind::cpu_load_nt, "as cpu-load, with streaming loads (MOVNTDQA, the way to read write-combined memory)",
+      {own_routes::cpu_load_nt, "as cpu-load, with streaming loads (MOVNTDQA, the way to read write-combined memory)",
        {d2h},
        true},
-      {route_kind::cpu_store_latency,
+      {own_routes::cpu_store_latency,
        "a round trip per store: the CPU stores N bytes (1 to 4096) into device memory it maps "
        "(device-local-host-visible: the BAR on a discrete GPU) with memcpy, the last word after a fence; one shader "
        "invocation polls that word until it shows the round's number (the whole store is then visible) and answers "
@@ -49,7 +49,7 @@ const std::vector<route_info>& route_table() {
        {h2d},
        true,
        {8, 64}},
-      {route_kind::cpu_store_nt_latency,
+      {own_routes::cpu_store_nt_latency,
        "as cpu-store-latency (a round trip), with non-temporal stores (MOVNTI below 16 B) and SFENCE",
        {h2d},
        true,
@@ -59,8 +59,8 @@ const std::vector<route_info>& route_table() {
 }
 
 bool is_cpu_route(route_kind r) {
-  return r == route_kind::cpu_store || r == route_kind::cpu_store_nt || r == route_kind::cpu_load ||
-         r == route_kind::cpu_load_nt;
+  return r == own_routes::cpu_store || r == own_routes::cpu_store_nt || r == own_routes::cpu_load ||
+         r == own_routes::cpu_load_nt;
 }
 
 std::optional<route_kind> vulkan_route(route_kind r) {
@@ -85,20 +85,15 @@ void require_route(const point_spec& p, const device_caps& caps) {
 
 std::unique_ptr<transfer> make_transfer(const point_spec& p, device_context& dev, const mem::kind_options& kinds,
                                         compute_pipeline* pipe, compute_pipeline* poll) {
-  switch (p.route) {
-    case route_kind::copy: return make_copy_transfer(p, dev, kinds);
-    case route_kind::kernel_host:
-      if (!pipe) throw std::logic_error("kernel-host prepared without its pipeline");
-      return make_kernel_transfer(p, dev, kinds, *pipe);
-    case route_kind::cpu_store:
-    case route_kind::cpu_store_nt:
-    case route_kind::cpu_load:
-    case route_kind::cpu_load_nt: return make_cpu_transfer(p, dev);
-    case route_kind::cpu_store_latency:
-    case route_kind::cpu_store_nt_latency:
-      if (!poll) throw std::logic_error("cpu-store-latency prepared without its pipeline");
-      return make_store_latency_transfer(p, dev, *poll);
-    default: break;
+  if (p.route == own_routes::copy) return make_copy_transfer(p, dev, kinds);
+  if (p.route == route_kind::kernel_host) {
+    if (!pipe) throw std::logic_error("kernel-host prepared without its pipeline");
+    return make_kernel_transfer(p, dev, kinds, *pipe);
+  }
+  if (is_cpu_route(p.route)) return make_cpu_transfer(p, dev);
+  if (is_store_latency_route(p.route)) {
+    if (!poll) throw std::logic_error("cpu-store-latency prepared without its pipeline");
+    return make_store_latency_transfer(p, dev, *poll);
   }
   throw std::logic_error(std::string("make_transfer: Vulkan has no route ") + to_string(p.route));
 }

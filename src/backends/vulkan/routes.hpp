@@ -1,9 +1,11 @@
 #pragma once
-// The Vulkan backend's routes, by core's names (route_kind):
+// The Vulkan backend's routes: core's kernel_host, and its own (own_routes):
 //   copy         vkCmdCopyBuffer on a transfer-only queue where the device has one
 //   kernel_host  a compute shader copies between host-visible memory and a device buffer
 //   cpu_store(_nt), cpu_load(_nt)  the CPU writes into / reads from memory the device maps
 //   cpu_store(_nt)_latency  a small CPU store into that memory until a device reader answers (store_latency.hpp)
+// A new route: declare its name here, describe it in route_table() (routes.cpp)
+// and build its transfer in make_transfer; core needs no edit.
 #include <memory>
 #include <optional>
 #include <vector>
@@ -13,6 +15,17 @@
 #include "device.hpp"
 
 namespace xfer::vulkan {
+
+// The routes only this backend has, declared to core by name and family.
+namespace own_routes {
+inline const route_kind copy = route_kind::declare("copy", route_family::copy);
+inline const route_kind cpu_store = route_kind::declare("cpu-store", route_family::cpu_access);
+inline const route_kind cpu_store_nt = route_kind::declare("cpu-store-nt", route_family::cpu_access);
+inline const route_kind cpu_load = route_kind::declare("cpu-load", route_family::cpu_access);
+inline const route_kind cpu_load_nt = route_kind::declare("cpu-load-nt", route_family::cpu_access);
+inline const route_kind cpu_store_latency = route_kind::declare("cpu-store-latency", route_family::latency);
+inline const route_kind cpu_store_nt_latency = route_kind::declare("cpu-store-nt-latency", route_family::latency);
+}  // namespace own_routes
 
 const std::vector<route_info>& route_table();
 std::optional<route_kind> vulkan_route(route_kind r);

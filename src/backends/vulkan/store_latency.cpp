@@ -59,6 +59,7 @@
 
 #include "kernel.hpp"
 #include "memory.hpp"
+#include "routes.hpp"
 
 namespace xfer::vulkan {
 namespace {
@@ -109,7 +110,7 @@ void streaming_store(std::byte* dst, const std::byte* src, std::size_t n) {
 class latency_transfer final : public store_latency_transfer {
  public:
   latency_transfer(const point_spec& p, const device_context& dev, compute_pipeline& pipe)
-      : spec_(p), dev_(dev), pipe_(pipe), nt_(p.route == route_kind::cpu_store_nt_latency) {
+      : spec_(p), dev_(dev), pipe_(pipe), nt_(p.route == own_routes::cpu_store_nt_latency) {
     cuts_loops_ = dev.caps().driver_name == "llvmpipe";
     const api& a = vk();
     const auto t0 = clock::now();
@@ -522,7 +523,7 @@ class latency_transfer final : public store_latency_transfer {
 }  // namespace
 
 bool is_store_latency_route(route_kind r) {
-  return r == route_kind::cpu_store_latency || r == route_kind::cpu_store_nt_latency;
+  return r == own_routes::cpu_store_latency || r == own_routes::cpu_store_nt_latency;
 }
 
 std::string store_latency_kind_gap(route_kind route, const std::string& kind) {

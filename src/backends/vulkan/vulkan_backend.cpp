@@ -124,7 +124,7 @@ std::unique_ptr<transfer> vulkan_backend::prepare(const point_spec& p) {
     }
   };
   if (p.route == route_kind::kernel_host) ensure(pipe_, pipe_error_, copy_shader_spirv(), "shaders/copy.comp", 8);
-  if (p.route == route_kind::cpu_store_latency || p.route == route_kind::cpu_store_nt_latency)
+  if (p.route == own_routes::cpu_store_latency || p.route == own_routes::cpu_store_nt_latency)
     ensure(poll_pipe_, poll_pipe_error_, poll_shader_spirv(), "shaders/poll.comp", 20);
   try {
     return make_transfer(p, dev, kinds_, pipe_.get(), poll_pipe_.get());

@@ -36,9 +36,9 @@ class xrt_backend final : public backend {
         {route_kind::copy_sync,
          "bo.write from the host memory then bo.sync to the device (h2d); bo.sync from the device then bo.read (d2h)",
          {h2d, d2h, rw}, true},
-        {route_kind::bo_sync, "bo.sync of a buffer object XRT allocated (kinds bo-normal, bo-host-only): the DMA alone",
+        {own_routes::bo_sync, "bo.sync of a buffer object XRT allocated (kinds bo-normal, bo-host-only): the DMA alone",
          {h2d, d2h, rw}, true},
-        {route_kind::user_ptr,
+        {own_routes::user_ptr,
          "a buffer object over the host memory itself (xrt::bo on a user pointer) then bo.sync; XRT refuses a pointer "
          "that is not 4 KiB-aligned, or copies it",
          {h2d, d2h, rw}, true},

@@ -20,15 +20,17 @@
 #include <xfer/core/size.hpp>
 #include <xfer/core/timing.hpp>
 #include <xfer/mem/buffer.hpp>
+#include <xfer/mem/kind_registry.hpp>
 
 namespace xfer::xrt_backend {
 
 const std::vector<bo_kind>& bo_kinds() {
-  static const std::vector<bo_kind> k{
-      {"bo-normal", "xrt::bo::flags::normal: XRT allocates host backing and device memory; bo.sync moves between them"},
-      {"bo-host-only", "xrt::bo::flags::host_only: host memory the device reaches over the link; bo.sync has no copy "
-                       "to make"},
-  };
+  static const std::vector<bo_kind> k = [] {
+    std::vector<bo_kind> out;
+    for (const auto& e : mem::host_kinds())
+      if (e.maker == mem::kind_maker::xrt) out.push_back({std::string(e.name), std::string(e.summary)});
+    return out;
+  }();
   return k;
 }
 
@@ -55,7 +57,7 @@ class xrt_transfer final : public transfer {
       throw skip_point(fmt::format("XRT could not open device {}: {}", p.device, e.what()));
     }
     const std::size_t n = p.bytes;
-    if (p.route == route_kind::bo_sync) {
+    if (p.route == own_routes::bo_sync) {
       const auto flags = p.host_memory == "bo-host-only" ? xrt::bo::flags::host_only : xrt::bo::flags::normal;
       bo_ = make_bo([&] { return xrt::bo(dev_, n, flags, 0); });
       backing_ = bo_.map<std::byte*>();
@@ -195,9 +197,9 @@ class xrt_transfer final : public transfer {
 
 std::string bo_pairing_gap(route_kind route, const std::string& kind) {
   const bool bo_kind = is_bo_kind(kind);
-  if (route == route_kind::bo_sync && !bo_kind)
+  if (route == own_routes::bo_sync && !bo_kind)
     return "route bo-sync syncs a buffer XRT allocated: its kinds are bo-normal and bo-host-only";
-  if (route != route_kind::bo_sync && bo_kind) return fmt::format("{} is XRT's own buffer: route bo-sync measures it", kind);
+  if (route != own_routes::bo_sync && bo_kind) return fmt::format("{} is XRT's own buffer: route bo-sync measures it", kind);
   return {};
 }
 
@@ -206,7 +208,7 @@ std::unique_ptr<transfer> make_xrt_transfer(const point_spec& p, const device_in
   if (auto why = bo_pairing_gap(p.route, p.host_memory); !why.empty()) throw skip_point(why);
   // The kind is made once: the check that it exists hands it to the transfer.
   std::unique_ptr<mem::host_resource> kind;
-  if (p.route != route_kind::bo_sync) {
+  if (p.route != own_routes::bo_sync) {
     kind = mem::make_host_kind(p.host_memory, kinds);
     if (!kind) throw skip_point(fmt::format("backend xrt has no host memory kind '{}'", p.host_memory));
   }

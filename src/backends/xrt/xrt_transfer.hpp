@@ -7,6 +7,15 @@
 
 namespace xfer::xrt_backend {
 
+// XRT's own routes (copy-sync is core's); a new one is declared here and
+// described in the backend's routes() (xrt_backend.cpp).
+namespace own_routes {
+// bo.sync of a buffer object's own host backing, the DMA alone
+inline const route_kind bo_sync = route_kind::declare("bo-sync", route_family::copy);
+// a buffer object over the caller's memory, then bo.sync (the 4 KiB rule applies)
+inline const route_kind user_ptr = route_kind::declare("user-ptr", route_family::copy);
+}  // namespace own_routes
+
 // XRT's own buffer flavours, the host memory kinds of route bo-sync.
 struct bo_kind {
   std::string name;

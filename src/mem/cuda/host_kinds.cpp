@@ -26,7 +26,6 @@ class api_owning_resource final : public mem::host_resource {
   void do_deallocate(void* p, std::size_t bytes, std::size_t alignment) noexcept override {
     inner_->deallocate(p, bytes, alignment);
   }
-  bool do_is_equal(const std::pmr::memory_resource& o) const noexcept override { return this == &o; }
 
   std::unique_ptr<api> api_;  // declared first: outlives inner_, which allocates through it
   std::unique_ptr<mem::host_resource> inner_;

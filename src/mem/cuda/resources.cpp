@@ -9,6 +9,7 @@
 #include <vector>
 #include <unistd.h>
 #include <xfer/mem/error.hpp>
+#include <xfer/mem/kind_registry.hpp>
 #include <xfer/mem/os.hpp>
 
 namespace xfer::cuda {
@@ -286,14 +287,19 @@ void managed_resource::do_deallocate(void* p, std::size_t, std::size_t) noexcept
 const std::vector<std::string>& host_kind_names() {
   static const std::vector<std::string> names = [] {
     std::vector<std::string> n = mem::host_kind_names();
-    for (const char* k : {"registered", "pinned", "pinned-wc", "mapped", "managed"}) n.emplace_back(k);
+    for (auto& k : mem::kind_names_of(mem::kind_maker::cuda)) n.push_back(std::move(k));
     return n;
   }();
   return names;
 }
 
 const std::vector<std::string>& extra_kind_names() {
-  static const std::vector<std::string> names{"pinned-fast"};
+  static const std::vector<std::string> names = [] {
+    std::vector<std::string> n;
+    for (const auto& k : mem::host_kinds())
+      if (k.maker == mem::kind_maker::cuda && !k.roles.sweep) n.emplace_back(k.name);
+    return n;
+  }();
   return names;
 }
 

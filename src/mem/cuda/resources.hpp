@@ -38,7 +38,6 @@ class cuda_host_resource : public mem::host_resource {
                             const preparation& prepare = {});
   void deallocate_registered(mem::host_resource& upstream, void* p, std::size_t bytes,
                              std::size_t alignment) noexcept;
-  bool do_is_equal(const std::pmr::memory_resource& o) const noexcept override { return this == &o; }
   api& api_;
 };
 

@@ -37,7 +37,6 @@ class current_device_resource final : public mem::host_resource {
  private:
   void* do_allocate(std::size_t bytes, std::size_t alignment) override;
   void do_deallocate(void* p, std::size_t bytes, std::size_t alignment) noexcept override;
-  bool do_is_equal(const std::pmr::memory_resource& o) const noexcept override { return this == &o; }
   cuda_step& step_;
   mem::host_resource& inner_;
 };

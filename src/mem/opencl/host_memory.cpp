@@ -5,6 +5,7 @@
 #include <xfer/mem/buffer.hpp>
 #include <xfer/mem/error.hpp>
 #include <xfer/mem/host_resources.hpp>
+#include <xfer/mem/kind_registry.hpp>
 
 namespace xfer::opencl {
 namespace {
@@ -142,7 +143,7 @@ void host_block::set_kernel_arg(cl_kernel, cl_uint) const {
 }
 
 const std::vector<std::string>& opencl_kind_names() {
-  static const std::vector<std::string> names{"alloc-host-ptr", "use-host-ptr", "svm-coarse", "svm-fine"};
+  static const std::vector<std::string> names = mem::kind_names_of(mem::kind_maker::opencl);
   return names;
 }
 

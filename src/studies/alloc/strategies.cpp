@@ -4,6 +4,7 @@
 #include <fmt/ranges.h>
 #include <xfer/core/errors.hpp>
 #include <xfer/mem/host_resources.hpp>
+#include <xfer/mem/kind_registry.hpp>
 #include <xfer/mem/kinds.hpp>
 #include <xfer/mem/more_resources.hpp>
 
@@ -20,15 +21,22 @@ std::unique_ptr<mem::host_resource> library_resource(const std::string& name) {
   return nullptr;
 }
 
-// Kinds only a device API can give; asked of the backends.
-const std::vector<std::string> device_kinds{"pinned", "pinned-wc", "registered", "pinned-fast", "mapped",
-                                            "alloc-host-ptr"};
+// A strategy of this study (mem::kind_registry), and whether a device API
+// makes it (asked of the backends) rather than the library.
+const mem::kind_entry* strategy_kind(const std::string& name) {
+  const auto* k = mem::find_host_kind(name);
+  return k && k->roles.alloc ? k : nullptr;
+}
 
 }  // namespace
 
 std::vector<std::string> default_strategy_names() {
-  return {"pageable", "aligned", "over-aligned", "mmap", "huge", "numa", "pinned", "registered", "pinned-fast", "pool:aligned",
-          "pool:pinned"};
+  std::vector<std::string> names;
+  for (const auto& k : mem::host_kinds())
+    if (k.roles.alloc_default) names.emplace_back(k.name);
+  // A pool over the plain kind and over the pinned one: what the pool saves on each.
+  names.insert(names.end(), {"pool:aligned", "pool:pinned"});
+  return names;
 }
 
 strategy make_strategy(const std::string& name, const std::vector<backend_entry>& backends) {
@@ -38,7 +46,7 @@ strategy make_strategy(const std::string& name, const std::vector<backend_entry>
   s.name = pooled ? "pool:" + base : base;
   if ((s.upstream = library_resource(base))) {
     s.provider = "library";
-  } else if (std::find(device_kinds.begin(), device_kinds.end(), base) != device_kinds.end()) {
+  } else if (const auto* kind = strategy_kind(base); kind && kind->maker != mem::kind_maker::plain) {
     std::vector<std::string> reasons;
     for (const auto& b : backends) {
       if (!b.impl) {
@@ -55,8 +63,10 @@ strategy make_strategy(const std::string& name, const std::vector<backend_entry>
     }
     if (!s.upstream) throw skip_point(fmt::format("no backend offers '{}' here ({})", base, fmt::join(reasons, "; ")));
   } else {
-    auto known = default_strategy_names();
-    known.insert(known.end(), {"pageable-unaligned", "pinned-wc", "mapped", "alloc-host-ptr", "pool:<any of these>"});
+    std::vector<std::string> known;
+    for (const auto& k : mem::host_kinds())
+      if (k.roles.alloc) known.emplace_back(k.name);
+    known.emplace_back("pool:<any of these>");
     throw usage_error(fmt::format("unknown allocation strategy '{}' (known: {})", name, fmt::join(known, ", ")));
   }
   if (pooled) s.pool = std::make_unique<mem::caching_pool>(*s.upstream);

@@ -3,12 +3,18 @@
 #include <fmt/ranges.h>
 #include <xfer/core/errors.hpp>
 #include <xfer/cpu/memory_kinds.hpp>
+#include <xfer/mem/kind_registry.hpp>
 #include <xfer/mem/kinds.hpp>
 
 namespace xfer::cpu {
 
 const std::vector<std::string>& default_kind_names() {
-  static const std::vector<std::string> names{"pageable", "aligned", "huge", "pinned", "pinned-wc", "uncached"};
+  static const std::vector<std::string> names = [] {
+    std::vector<std::string> n;
+    for (const auto& k : mem::host_kinds())
+      if (k.roles.cpu_default) n.emplace_back(k.name);
+    return n;
+  }();
   return names;
 }
 

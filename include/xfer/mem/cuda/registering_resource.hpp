@@ -54,7 +54,6 @@ class registering_resource final : public mem::host_resource {
   // refused registration returns the block to the upstream first.
   void* do_allocate(std::size_t bytes, std::size_t alignment) override;
   void do_deallocate(void* p, std::size_t bytes, std::size_t alignment) noexcept override;
-  bool do_is_equal(const std::pmr::memory_resource& o) const noexcept override { return this == &o; }
   bool page_granular() const noexcept;
   std::size_t upstream_bytes(std::size_t bytes) const noexcept;
   std::size_t upstream_alignment(std::size_t alignment) const noexcept;
