@@ -131,7 +131,7 @@ TEST(CudaVerify, ACorruptedPlaceOfAnyDirectionFailsTheCheck) {
       }
     for (const auto& [route, d, kind] : {std::tuple{route_kind::kernel_host, direction::d2h, "pinned"},
                                          std::tuple{route_kind::kernel_device, direction::d2d, "none"},
-                                         std::tuple{route_kind::kernel_device_write, direction::d2d, "none"}}) {
+                                         std::tuple{cuda::own_routes::kernel_device_write, direction::d2d, "none"}}) {
       SCOPED_TRACE(::testing::Message() << to_string(route) << " " << n << " B");
       auto t = b.prepare({"cuda-rt", 0, route, d, kind, n});
       xfer::expect_every_corrupted_place_caught(*t);

@@ -138,7 +138,7 @@ TEST(VulkanRoutes, ACorruptedPlaceOfAnyDirectionFailsTheCheck) {
   for (const char* kind : {"host-coherent", "pageable"})
     for (direction d : {direction::h2d, direction::d2h, direction::rw, direction::bidir, direction::d2d}) {
       SCOPED_TRACE(::testing::Message() << kind << " " << to_string(d));
-      auto t = b->prepare({b->name(), 0, route_kind::copy, d, d == direction::d2d ? "none" : kind, 4099});
+      auto t = b->prepare({b->name(), 0, vulkan::own_routes::copy, d, d == direction::d2d ? "none" : kind, 4099});
       xfer::expect_every_corrupted_place_caught(*t);
     }
 }
