@@ -1,3 +1,6 @@
+// The one file that knows which backends exist and were compiled in: a new
+// backend is its folder (src/backends/<name>/, a class implementing
+// xfer::backend) plus its entry here and its XFER_HAVE_ flag in config.hpp.
 #include <xfer/backends/registry.hpp>
 #include <xfer/config.hpp>
 

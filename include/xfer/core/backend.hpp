@@ -1,7 +1,14 @@
 #pragma once
 // The extension point every backend implements (host, CUDA runtime/driver,
-// OpenCL). The core expands a sweep into point_specs, asks the backend to
-// prepare() each one, and drives the returned transfer's run(K) to sample it.
+// OpenCL, Vulkan, XRT). The core expands a sweep into point_specs, asks the
+// backend to prepare() each one, and drives the returned transfer's run(K) to
+// sample it (core/sampling.hpp), verifying what it moved (core/verify.cpp).
+//
+// Where new things go (docs/layout.md, "Seams"): a new backend is a folder
+// src/backends/<name>/ implementing `backend` plus one entry in
+// src/backends/registry.cpp; a new route is declared in its backend's folder
+// (route_kind::declare, listed in routes()) and never here; a new host memory
+// kind is an entry of include/xfer/mem/kind_registry.hpp and its resource.
 #include <compare>
 #include <cstddef>
 #include <cstdint>

@@ -53,6 +53,9 @@ class study_context {
   virtual void progress(std::size_t done, std::size_t total, const std::string& what) = 0;
 };
 
+// A new study: a folder src/studies/<name>/ with a class implementing this,
+// its command in apps/xferbench/ declaring options and calling it; it depends
+// on core and mem only (a backend it needs is handed in by the CLI).
 class study {
  public:
   virtual ~study() = default;
