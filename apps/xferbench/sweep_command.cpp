@@ -94,12 +94,7 @@ int run_sweep_command(const sweep_args& a, const std::vector<std::string>& argv)
   // ---- validate everything before measuring anything ----
   measure_options opts = measure_from(a.measure, a.quick ? measure_options::quick() : measure_options{});
   if (a.threads > 1024) throw usage_error(fmt::format("--threads {} is absurd (at most 1024)", a.threads));
-  if (a.budget && a.measure.max_time)
-    throw usage_error("--budget and --max-time both set the sampling time: give one (--budget for the whole run, "
-                      "--max-time per point)");
-  if (a.budget && a.quick) throw usage_error("--budget and --quick both set the sampling time: give one");
-  if (a.budget && !(*a.budget > 0 && *a.budget <= 86400))
-    throw usage_error(fmt::format("--budget {} is out of range (0, 86400] seconds", *a.budget));
+  check_time_options(a.budget, a.measure.max_time.has_value(), a.quick);
 
   selection sel;
   if (!a.sizes.empty())
@@ -110,10 +105,7 @@ int run_sweep_command(const sweep_args& a, const std::vector<std::string>& argv)
     sel.sizes = default_sizes(a.quick ? size_grid::quick : a.dense ? size_grid::dense : size_grid::overview);
   sel.sizes_given = !a.sizes.empty() || a.min || a.max;
   const system_info sys = probe_system();
-  for (auto s : sel.sizes)
-    if (sys.memory_bytes && s > sys.memory_bytes)
-      throw usage_error(fmt::format("size {} ({} B) is larger than this machine's memory ({} B)", format_size(s), s,
-                                    sys.memory_bytes));
+  check_sizes_fit(sel.sizes, sys.memory_bytes);
   for (const auto& d : a.directions) sel.directions.push_back(parse_direction(d));
   sel.backends = a.backends;
   sel.devices = a.devices;
@@ -132,29 +124,10 @@ int run_sweep_command(const sweep_args& a, const std::vector<std::string>& argv)
   backend_options bopts;
   bopts.threads = a.threads;
   bopts.host_devices = a.host_devices;
-  bopts.kinds.alignment = parse_size(a.alignment);
-  bopts.kinds.unaligned_offset = a.unaligned_offset;
-  // The kinds check their own parameters; checked here, a bad value is one
-  // usage error instead of every point failing.
-  try {
-    mem::make_host_kind("aligned", bopts.kinds);
-  } catch (const std::invalid_argument& e) {
-    throw usage_error(fmt::format("--alignment {}: {}", a.alignment, e.what()));
-  }
-  try {
-    mem::make_host_kind("pageable-unaligned", bopts.kinds);
-  } catch (const std::invalid_argument& e) {
-    throw usage_error(fmt::format("--unaligned-offset {}: {}", a.unaligned_offset, e.what()));
-  }
+  bopts.kinds = parse_kind_options(a.alignment, a.unaligned_offset);
   auto entries = make_backends(bopts);
   const plan planned = make_plan(entries, sel);
-  if (opts.run_budget_s > 0) {
-    const double smallest = run_budget::smallest_for(planned.runnable(), opts.warmup_s);
-    if (opts.run_budget_s < smallest)
-      throw usage_error(fmt::format("--budget {:g} s is too small for the {} points selected: give at least {:g} s "
-                                    "({:g} s of sampling and the warm-up a point), or select fewer points",
-                                    opts.run_budget_s, planned.runnable(), smallest, run_budget::min_point_s));
-  }
+  check_budget_fits(planned, opts);
 
   // ---- run ----
   run_context ctx = make_context(sys, argv);
