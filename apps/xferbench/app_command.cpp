@@ -54,8 +54,7 @@ int run_app_command(const app_args& a, const std::vector<std::string>& argv) {
     }
     const auto devices = b->devices();
     const auto device = devices.empty() ? "?" : devices.at(std::min<std::size_t>(a.device, devices.size() - 1)).name;
-    targets.push_back({b->name(), device, std::move(app)});
-    context.system.backend_versions[b->name()] = b->versions();
+    targets.push_back({add_backend(context, *b), device, std::move(app)});
   }
   app_study::vadd_study study(std::move(o), std::move(targets));
   session s(std::move(context), {.json = a.json, .csv = {}, .progress = true});

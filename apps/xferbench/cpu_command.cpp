@@ -1,5 +1,6 @@
 #include "cpu_command.hpp"
 
+#include <algorithm>
 #include <fmt/format.h>
 #include <xfer/backends/registry.hpp>
 #include <xfer/core/describe.hpp>
@@ -48,9 +49,8 @@ int run_cpu_command(const cpu_args& a, const std::vector<std::string>& argv) {
   const auto backends = make_backends(backend_options{});
   cpu::cpu_study study(std::move(config), kinds, backends);
   run_context context = make_context(sys, argv);
-  for (const auto& name : study.providers())
-    for (const auto& e : backends)
-      if (e.impl && e.name == name) context.system.backend_versions[name] = e.impl->versions();
+  for (const auto& e : backends)
+    if (e.impl && std::ranges::count(study.providers(), e.name)) add_backend(context, *e.impl);
   session s(std::move(context), {.json = a.json, .csv = {}, .progress = !a.quiet});
   return s.finish(s.run(study));
 }

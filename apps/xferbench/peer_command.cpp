@@ -43,10 +43,7 @@ int run_peer_command(const peer_args& a, const std::vector<std::string>& argv) {
 
   run_context ctx = make_context(probe_system(), argv);
   std::vector<std::string> names;
-  for (const auto& r : runs) {
-    names.push_back(r.impl->name());
-    ctx.system.backend_versions[r.impl->name()] = r.impl->versions();
-  }
+  for (const auto& r : runs) names.push_back(add_backend(ctx, *r.impl));
   ctx.config["command"] = "peer";
   ctx.config["backends"] = names;
   ctx.config["sizes"] = sizes;

@@ -221,14 +221,15 @@ mem::kind_options parse_kind_options(std::string_view alignment, std::size_t una
   return k;
 }
 
-void check_time_options(std::optional<double> budget, bool max_time_given, bool quick) {
-  if (!budget) return;
+double run_budget_for(std::optional<double> budget, bool max_time_given, bool quick, bool overview) {
+  if (!budget) return overview && !max_time_given ? overview_budget_s : 0;
   if (max_time_given)
     throw usage_error("--budget and --max-time both set the sampling time: give one (--budget for the whole run, "
                       "--max-time per point)");
   if (quick) throw usage_error("--budget and --quick both set the sampling time: give one");
   if (!(*budget > 0 && *budget <= 86400))
     throw usage_error(fmt::format("--budget {} is out of range (0, 86400] seconds", *budget));
+  return *budget;
 }
 
 void check_budget_fits(const plan& p, const measure_options& options) {

@@ -45,9 +45,12 @@ void check_sizes_fit(const std::vector<std::uint64_t>& sizes, std::uint64_t memo
 // point of the kind failing.
 mem::kind_options parse_kind_options(std::string_view alignment, std::size_t unaligned_offset);
 
-// The sampling time is set by one of --budget (the whole run), --max-time (per
-// point) and --quick; a budget is in (0, 86400] seconds.
-void check_time_options(std::optional<double> budget, bool max_time_given, bool quick);
+// The whole run's budget in seconds (measure_options::run_budget_s; 0: none,
+// each point takes --max-time). The sampling time is set by one of --budget
+// (the whole run), --max-time (per point) and --quick; a budget is in
+// (0, 86400] seconds. The overview (no flag that widens or narrows the grid)
+// runs on overview_budget_s unless --max-time is given.
+double run_budget_for(std::optional<double> budget, bool max_time_given, bool quick, bool overview);
 
 // The overview's directions (selection::full).
 const std::vector<direction>& overview_directions();
