@@ -1,12 +1,9 @@
 #include <fmt/format.h>
 #include <xfer/backends/registry.hpp>
 #include <xfer/core/describe.hpp>
-#include <xfer/core/errors.hpp>
 #include <xfer/core/session.hpp>
 #include <xfer/core/size.hpp>
-#include <xfer/core/sweep.hpp>
 #include <xfer/core/system_probe.hpp>
-#include <xfer/mem/kinds.hpp>
 
 #include "alloc_study.hpp"
 #include "commands.hpp"
@@ -35,14 +32,9 @@ void add_alloc_options(CLI::App& cmd, alloc_args& a) {
 
 int run_alloc_command(const alloc_args& a, const std::vector<std::string>& argv) {
   alloc_study::options o;
-  for (const auto& name : a.strategies) {
-    const bool pooled = name.rfind("pool:", 0) == 0;
-    const std::string kind = mem::canonical_kind_name(pooled ? name.substr(5) : name);
-    const std::string spelled = pooled ? "pool:" + kind : kind;
-    if (spelled != name) fmt::print(stderr, "xferbench: note: strategy '{}' is spelled '{}' now\n", name, spelled);
-    o.strategies.push_back(spelled);
-  }
-  o.strategies = without_repeats(o.strategies);
+  std::vector<std::string> notes;
+  o.strategies = alloc_study::respell_strategies(a.strategies, notes);
+  for (const auto& n : notes) fmt::print(stderr, "xferbench: note: {}\n", n);
   if (!a.sizes.empty()) o.sizes = parse_size_list(a.sizes);
   else if (a.quick) o.sizes = {4096, 1 << 20};
   o.runs = a.quick ? 5 : a.runs;
@@ -51,20 +43,8 @@ int run_alloc_command(const alloc_args& a, const std::vector<std::string>& argv)
   o.max_live = a.max_live;
   o.max_block = parse_size(a.max_block);
   o.seed = a.seed;
-  if (o.runs == 0 || o.runs > 1000000) throw usage_error(fmt::format("--runs {} is out of range 1..1000000", a.runs));
-  if (o.repeats == 0 || o.repeats > 100) throw usage_error(fmt::format("--repeat {} is out of range 1..100", a.repeat));
-  if (o.iterations == 0 || o.iterations > 100000000)
-    throw usage_error(fmt::format("--iterations {} is out of range 1..1e8", a.iterations));
-  if (o.max_live == 0 || o.max_live > 1000000) throw usage_error(fmt::format("--max-live {} is out of range 1..1e6", a.max_live));
-  if (o.max_block < 64) throw usage_error("--max-block must be at least 64 bytes");
   const system_info sys = probe_system();
-  for (auto s : o.sizes)
-    if (sys.memory_bytes && s > sys.memory_bytes / 2)
-      throw usage_error(fmt::format("size {} is more than half of this machine's memory", format_size(s)));
-  // Divided, not multiplied: 2^63 x 2 wraps to 0 and slipped past this check.
-  if (sys.memory_bytes && o.max_block > sys.memory_bytes / 2 / o.max_live)
-    throw usage_error(fmt::format("--max-block {} x --max-live {} is more than half of this machine's memory ({})",
-                                  a.max_block, a.max_live, format_capacity(sys.memory_bytes)));
+  o.check(sys.memory_bytes);
 
   const auto backends = make_backends({});
   alloc_study::allocator_study study(std::move(o), backends);

@@ -4,7 +4,6 @@
 #include <xfer/backends/registry.hpp>
 #include <xfer/backends/vadd_registry.hpp>
 #include <xfer/core/describe.hpp>
-#include <xfer/core/errors.hpp>
 #include <xfer/core/session.hpp>
 #include <xfer/core/size.hpp>
 #include <xfer/core/sweep.hpp>
@@ -41,14 +40,8 @@ int run_app_command(const app_args& a, const std::vector<std::string>& argv) {
   o.repeats = a.repeat;
   o.baseline = a.baseline;
   o.strategies = without_repeats(a.strategies);
-  if (o.repeats == 0 || o.repeats > 1000) throw usage_error(fmt::format("--repeat {} is out of range 1..1000", a.repeat));
   const system_info sys = probe_system();
-  for (auto n : o.sizes) {
-    // Four vectors (a, b, the device's result, the CPU's) live at once.
-    if (sys.memory_available_bytes && n > sys.memory_available_bytes / 16)
-      throw usage_error(fmt::format("{} elements need 4 buffers of {} = more than this machine's available memory ({})",
-                                    format_size(n), format_capacity(n * 4), format_capacity(sys.memory_available_bytes)));
-  }
+  o.check(sys.memory_available_bytes);
 
   run_context context = make_context(sys, argv);
   auto entries = make_backends({});
@@ -61,8 +54,7 @@ int run_app_command(const app_args& a, const std::vector<std::string>& argv) {
     }
     const auto devices = b->devices();
     const auto device = devices.empty() ? "?" : devices.at(std::min<std::size_t>(a.device, devices.size() - 1)).name;
-    targets.push_back({b->name(), device, std::move(app)});
-    context.system.backend_versions[b->name()] = b->versions();
+    targets.push_back({add_backend(context, *b), device, std::move(app)});
   }
   app_study::vadd_study study(std::move(o), std::move(targets));
   session s(std::move(context), {.json = a.json, .csv = {}, .progress = true});

@@ -4,6 +4,7 @@
 #include <optional>
 #include <string>
 #include <vector>
+#include <xfer/core/plan.hpp>
 #include <xfer/core/session.hpp>
 #include <xfer/fleet/run.hpp>
 
@@ -17,14 +18,15 @@ using xfer::exit_failure;
 using xfer::exit_usage;
 
 struct sweep_args {
-  std::vector<std::string> backends, routes, memory, directions;
-  std::vector<int> devices;
+  // What the options name directly (full: false, the overview, unless --full);
+  // the sizes and directions are parsed from the options below.
+  selection sel;
+  std::vector<std::string> directions;
   // Unset options take core's defaults (measure_options, default_sizes), or
   // --quick's where it is given.
   std::optional<std::string> min, max;
   std::string sizes;
   bool quick = false, dense = false;
-  bool full = false;  // every kind and direction, not the overview's
   measure_args measure;
   std::optional<double> budget;
   unsigned threads = 0;

@@ -5,14 +5,12 @@
 #include <CLI/CLI.hpp>
 #include <string>
 #include <vector>
+#include <xfer/cpu/options.hpp>
 
 namespace xfer::cli {
 
 struct cpu_args {
-  std::vector<std::string> kinds, ops, methods;  // empty: all
-  std::string sizes = "32M";
-  long long runs = 20;
-  std::vector<long long> threads{1};  // signed, so "-1" gets our message rather than a wrap-around
+  cpu::options study;  // checked by the study (cpu::options::check)
   std::string json;
   bool quiet = false;
 };

@@ -48,8 +48,8 @@ int main(int argc, char** argv) {
   add_host_devices_option(*list_cmd, list.host_devices);
 
   bool info_json = false;
-  auto* info_cmd = app.add_subcommand("info", "CPU, OS, memory, NUMA nodes, and each accelerator's PCIe link");
-  info_cmd->add_flag("--json", info_json, "print the system section of a result file instead of text");
+  app.add_subcommand("info", "CPU, OS, memory, NUMA nodes, and each accelerator's PCIe link")
+      ->add_flag("--json", info_json, "print the system section of a result file instead of text");
 
   cpu_args cpu;
   auto* cpu_cmd = app.add_subcommand(
@@ -74,36 +74,33 @@ int main(int argc, char** argv) {
       return exit_usage;
     }
 
+    const std::vector<std::string> args(argv, argv + argc);
     try {
-      if (*sweep_cmd) return run_sweep_command(sweep, std::vector<std::string>(argv, argv + argc));
-      if (*fleet_cmd) return run_fleet_command(fleet, std::vector<std::string>(argv, argv + argc));
-      if (*peer_cmd) return run_peer_command(peer, std::vector<std::string>(argv, argv + argc));
-      if (*list_cmd || *info_cmd) {
-        xfer::release_stop_signals();  // nothing to save: Ctrl-C just ends it
-        if (*list_cmd) fmt::print("{}", xfer::backends_text(xfer::make_backends(list)));
-        else if (info_json) fmt::print("{}\n", xfer::system_json(xfer::probe_system()));
-        else fmt::print("{}", xfer::system_text(xfer::probe_system()));
-        return exit_ok;
-      }
-      if (*cpu_cmd) return run_cpu_command(cpu, std::vector<std::string>(argv, argv + argc));
-      if (*vadd_cmd) return run_app_command(vadd, std::vector<std::string>(argv, argv + argc));
-      if (*alloc_cmd) return run_alloc_command(alloc, std::vector<std::string>(argv, argv + argc));
+      if (*sweep_cmd) return run_sweep_command(sweep, args);
+      if (*fleet_cmd) return run_fleet_command(fleet, args);
+      if (*peer_cmd) return run_peer_command(peer, args);
+      if (*cpu_cmd) return run_cpu_command(cpu, args);
+      if (*vadd_cmd) return run_app_command(vadd, args);
+      if (*alloc_cmd) return run_alloc_command(alloc, args);
+      xfer::release_stop_signals();  // list and info: nothing to save, Ctrl-C just ends it
+      if (*list_cmd) fmt::print("{}", xfer::backends_text(xfer::make_backends(list)));
+      else if (info_json) fmt::print("{}\n", xfer::system_json(xfer::probe_system()));
+      else fmt::print("{}", xfer::system_text(xfer::probe_system()));
+      return exit_ok;
     } catch (const xfer::usage_error& e) {
       fmt::print(stderr, "xferbench: error: {}\n", e.what());
       return exit_usage;
     } catch (const std::exception& e) {
       // A write to stdout that failed mid-command (fmt throws for it once its
       // buffer fills) is the failure close_stdout() reports: say it once.
-      if (std::ferror(stdout)) {
-        stdout_failed = true;
-        const auto* se = dynamic_cast<const std::system_error*>(&e);
+      stdout_failed = std::ferror(stdout);
+      const auto* se = dynamic_cast<const std::system_error*>(&e);
+      if (stdout_failed)
         fmt::print(stderr, "xferbench: cannot write standard output: {}\n", se ? se->code().message() : e.what());
-        return exit_failure;
-      }
-      fmt::print(stderr, "xferbench: {}\n", e.what());
+      else
+        fmt::print(stderr, "xferbench: {}\n", e.what());
       return exit_failure;
     }
-    return exit_usage;
   };
   const int code = run();
   // A reader that went away has been said already (the run stopped for it).

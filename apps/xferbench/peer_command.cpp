@@ -35,34 +35,15 @@ void add_peer_options(CLI::App& cmd, peer_args& a) {
 int run_peer_command(const peer_args& a, const std::vector<std::string>& argv) {
   const measure_options opts = measure_from(a.measure, a.quick ? measure_options::quick() : measure_options{});
   const std::vector<std::uint64_t> sizes = a.sizes.empty() ? std::vector<std::uint64_t>{256ull << 20} : parse_size_list(a.sizes);
-  for (const auto d : a.devices)
-    if (d < 0) throw usage_error(fmt::format("--device {}: device indices are 0 or more", d));
+  check_device_indices(a.devices);  // before any backend is made
   backend_options bopts;
   bopts.host_devices = a.host_devices;
   auto entries = make_backends(bopts);
-  const auto chosen = select_backends(entries, a.backends);
-  // Which devices of each: the named ones it has (an index no chosen backend
-  // has is bad input), else all.
-  std::vector<std::pair<backend*, std::vector<int>>> runs;
-  std::vector<bool> seen(a.devices.size(), false);
-  for (backend* b : chosen) {
-    std::vector<int> devices;
-    for (const auto& d : b->devices()) {
-      const auto at = std::find(a.devices.begin(), a.devices.end(), d.index);
-      if (a.devices.empty() || at != a.devices.end()) devices.push_back(d.index);
-      if (at != a.devices.end()) seen[static_cast<std::size_t>(at - a.devices.begin())] = true;
-    }
-    if (!devices.empty()) runs.emplace_back(b, devices);
-  }
-  for (std::size_t i = 0; i < seen.size(); ++i)
-    if (!seen[i]) throw usage_error(fmt::format("--device {}: no chosen backend has a device {}", a.devices[i], a.devices[i]));
+  const auto runs = select_peer_devices(select_backends(entries, a.backends), a.devices);
 
   run_context ctx = make_context(probe_system(), argv);
   std::vector<std::string> names;
-  for (const auto& [b, devices] : runs) {
-    names.push_back(b->name());
-    ctx.system.backend_versions[b->name()] = b->versions();
-  }
+  for (const auto& r : runs) names.push_back(add_backend(ctx, *r.impl));
   ctx.config["command"] = "peer";
   ctx.config["backends"] = names;
   ctx.config["sizes"] = sizes;
@@ -70,20 +51,8 @@ int run_peer_command(const peer_args& a, const std::vector<std::string>& argv) {
   ctx.config["verify"] = opts.verify;
   session run(std::move(ctx), {.json = a.json, .csv = a.csv, .progress = !a.quiet, .verbose = false});
   run.start();
-  sweep_outcome all;
   std::vector<point_result> results;
-  for (const auto& [b, devices] : runs) {
-    const auto o = run_peer_matrix(*b, peer_points(b->name(), devices, sizes), opts, run.sink(), run.stop(), results);
-    all.ok += o.ok;
-    all.skipped += o.skipped;
-    all.failed += o.failed;
-    // A copy left hung inside a backend: finish() must leave without destroying it.
-    all.abandoned = all.abandoned || o.abandoned;
-    if (o.interrupted) {
-      all.interrupted = true;
-      break;
-    }
-  }
+  const sweep_outcome all = run_peer_matrices(runs, sizes, opts, run.sink(), run.stop(), results);
   run.console() << peer_matrix_text(results);
   return run.finish(all);
 }

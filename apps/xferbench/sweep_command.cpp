@@ -30,17 +30,18 @@ void add_sweep_options(CLI::App& cmd, sweep_args& a) {
       "Exit codes: 0 all points ok or skipped, 1 a point failed or a backend is unavailable,\n"
       "2 bad input, 128 + signal when stopped by SIGINT (130), SIGTERM (143) or SIGHUP (129),\n"
       "141 when the console's reader went away (`| head`) (the completed points are still written).");
-  add_backends_option(cmd, a.backends, "backends: host, cuda-rt, cuda-drv, opencl, opencl:NAME (default: every available one)");
-  add_devices_option(cmd, a.devices, "device indices (default: all)");
-  cmd.add_option("-r,--route", a.routes, "routes (see `xferbench list`; default: all)")->delimiter(',');
-  cmd.add_option("-m,--memory", a.memory,
+  add_backends_option(cmd, a.sel.backends, "backends: host, cuda-rt, cuda-drv, opencl, opencl:NAME (default: every available one)");
+  add_devices_option(cmd, a.sel.devices, "device indices (default: all)");
+  cmd.add_option("-r,--route", a.sel.routes, "routes (see `xferbench list`; default: all)")->delimiter(',');
+  cmd.add_option("-m,--memory", a.sel.host_memory,
                  "host memory kinds (default: the plain pageable ones and each backend's own fast kind, such as "
                  "pinned; --full: all the backend offers)")
       ->delimiter(',');
   cmd.add_option("-d,--direction", a.directions,
                  "h2d, d2h, bidir, rw (write then read back), d2d (default: h2d and d2h; --full: all)")
       ->delimiter(',');
-  cmd.add_flag("--full", a.full,
+  a.sel.full = false;
+  cmd.add_flag("--full", a.sel.full,
                "the full matrix: every host memory kind and direction each backend offers where -m or -d name none "
                "(several times the overview's points; with --dense, every power of two too)");
   const measure_options defaults;
@@ -94,82 +95,39 @@ int run_sweep_command(const sweep_args& a, const std::vector<std::string>& argv)
   // ---- validate everything before measuring anything ----
   measure_options opts = measure_from(a.measure, a.quick ? measure_options::quick() : measure_options{});
   if (a.threads > 1024) throw usage_error(fmt::format("--threads {} is absurd (at most 1024)", a.threads));
-  if (a.budget && a.measure.max_time)
-    throw usage_error("--budget and --max-time both set the sampling time: give one (--budget for the whole run, "
-                      "--max-time per point)");
-  if (a.budget && a.quick) throw usage_error("--budget and --quick both set the sampling time: give one");
-  if (a.budget && !(*a.budget > 0 && *a.budget <= 86400))
-    throw usage_error(fmt::format("--budget {} is out of range (0, 86400] seconds", *a.budget));
-
-  selection sel;
+  selection sel = a.sel;
+  sel.sizes_given = !a.sizes.empty() || a.min || a.max;
+  const bool overview = !sel.full && !a.dense && !a.quick && !sel.sizes_given;
+  opts.run_budget_s = run_budget_for(a.budget, a.measure.max_time.has_value(), a.quick, overview);
   if (!a.sizes.empty())
     sel.sizes = parse_size_list(a.sizes);
   else if (a.min || a.max)
     sel.sizes = pow2_range(a.min ? parse_size(*a.min) : default_min_size, a.max ? parse_size(*a.max) : default_max_size);
   else
     sel.sizes = default_sizes(a.quick ? size_grid::quick : a.dense ? size_grid::dense : size_grid::overview);
-  sel.sizes_given = !a.sizes.empty() || a.min || a.max;
   const system_info sys = probe_system();
-  for (auto s : sel.sizes)
-    if (sys.memory_bytes && s > sys.memory_bytes)
-      throw usage_error(fmt::format("size {} ({} B) is larger than this machine's memory ({} B)", format_size(s), s,
-                                    sys.memory_bytes));
+  check_sizes_fit(sel.sizes, sys.memory_bytes);
   for (const auto& d : a.directions) sel.directions.push_back(parse_direction(d));
-  sel.backends = a.backends;
-  sel.devices = a.devices;
-  sel.routes = a.routes;
-  sel.host_memory = a.memory;
-  sel.full = a.full;
-  // The overview (no flag that widens or narrows the grid) runs on a
-  // whole-run budget; other selections keep --max-time per point unless
-  // --budget is given.
-  const bool overview = !a.full && !a.dense && !a.quick && !sel.sizes_given;
-  if (a.budget)
-    opts.run_budget_s = *a.budget;
-  else if (overview && !a.measure.max_time)
-    opts.run_budget_s = overview_budget_s;
 
   backend_options bopts;
   bopts.threads = a.threads;
   bopts.host_devices = a.host_devices;
-  bopts.kinds.alignment = parse_size(a.alignment);
-  bopts.kinds.unaligned_offset = a.unaligned_offset;
-  // The kinds check their own parameters; checked here, a bad value is one
-  // usage error instead of every point failing.
-  try {
-    mem::make_host_kind("aligned", bopts.kinds);
-  } catch (const std::invalid_argument& e) {
-    throw usage_error(fmt::format("--alignment {}: {}", a.alignment, e.what()));
-  }
-  try {
-    mem::make_host_kind("pageable-unaligned", bopts.kinds);
-  } catch (const std::invalid_argument& e) {
-    throw usage_error(fmt::format("--unaligned-offset {}: {}", a.unaligned_offset, e.what()));
-  }
+  bopts.kinds = parse_kind_options(a.alignment, a.unaligned_offset);
   auto entries = make_backends(bopts);
   const plan planned = make_plan(entries, sel);
-  if (opts.run_budget_s > 0) {
-    const double smallest = run_budget::smallest_for(planned.runnable(), opts.warmup_s);
-    if (opts.run_budget_s < smallest)
-      throw usage_error(fmt::format("--budget {:g} s is too small for the {} points selected: give at least {:g} s "
-                                    "({:g} s of sampling and the warm-up a point), or select fewer points",
-                                    opts.run_budget_s, planned.runnable(), smallest, run_budget::min_point_s));
-  }
+  check_budget_fits(planned, opts);
 
   // ---- run ----
   run_context ctx = make_context(sys, argv);
   std::vector<std::string> names;
-  for (const auto& b : planned.backends) {
-    names.push_back(b.impl->name());
-    ctx.system.backend_versions[b.impl->name()] = b.impl->versions();
-  }
+  for (const auto& b : planned.backends) names.push_back(add_backend(ctx, *b.impl));
   ctx.config = value::object{{"argv", argv},
                 {"backends", names},
                 {"sizes", sel.sizes},
                 {"target_ci", opts.target_ci},
                 {"max_time_s", opts.max_time_s},
                 {"budget_s", opts.run_budget_s},
-                {"full", a.full},
+                {"full", sel.full},
                 {"warmup_s", opts.warmup_s},
                 {"verify", opts.verify},
                 {"affinity", opts.affinity},

@@ -86,4 +86,9 @@ run_context make_context(const system_info& sys, const std::vector<std::string>&
   return c;
 }
 
+std::string add_backend(run_context& c, const backend& b) {
+  c.system.backend_versions[b.name()] = b.versions();
+  return b.name();
+}
+
 }  // namespace xfer

@@ -2,6 +2,7 @@
 #include <fmt/format.h>
 #include <map>
 #include <set>
+#include <xfer/core/errors.hpp>
 #include <xfer/core/peer_matrix.hpp>
 #include <xfer/core/reporter.hpp>
 #include <xfer/core/size.hpp>
@@ -110,6 +111,48 @@ std::string peer_matrix_text(const std::vector<point_result>& results) {
       text += "\n";
     }
   return text;
+}
+
+void check_device_indices(const std::vector<int>& devices) {
+  for (const auto d : devices)
+    if (d < 0) throw usage_error(fmt::format("--device {}: device indices are 0 or more", d));
+}
+
+std::vector<peer_run> select_peer_devices(const std::vector<backend*>& chosen, const std::vector<int>& devices) {
+  check_device_indices(devices);
+  std::vector<peer_run> runs;
+  std::vector<bool> seen(devices.size(), false);
+  for (backend* b : chosen) {
+    peer_run run{b, {}};
+    for (const auto& d : b->devices()) {
+      const auto at = std::find(devices.begin(), devices.end(), d.index);
+      if (devices.empty() || at != devices.end()) run.devices.push_back(d.index);
+      if (at != devices.end()) seen[static_cast<std::size_t>(at - devices.begin())] = true;
+    }
+    if (!run.devices.empty()) runs.push_back(std::move(run));
+  }
+  for (std::size_t i = 0; i < seen.size(); ++i)
+    if (!seen[i]) throw usage_error(fmt::format("--device {}: no chosen backend has a device {}", devices[i], devices[i]));
+  return runs;
+}
+
+sweep_outcome run_peer_matrices(const std::vector<peer_run>& runs, const std::vector<std::uint64_t>& sizes,
+                                const measure_options& options, reporter& out, const std::atomic<bool>& stop,
+                                std::vector<point_result>& results) {
+  sweep_outcome all;
+  for (const auto& r : runs) {
+    const auto o = run_peer_matrix(*r.impl, peer_points(r.impl->name(), r.devices, sizes), options, out, stop, results);
+    all.ok += o.ok;
+    all.skipped += o.skipped;
+    all.failed += o.failed;
+    // A copy left hung inside a backend: the caller must leave without destroying it.
+    all.abandoned = all.abandoned || o.abandoned;
+    if (o.interrupted) {
+      all.interrupted = true;
+      break;
+    }
+  }
+  return all;
 }
 
 }  // namespace xfer

@@ -5,6 +5,7 @@
 #include <stdexcept>
 #include <xfer/core/errors.hpp>
 #include <xfer/core/plan.hpp>
+#include <xfer/core/runner.hpp>
 #include <xfer/core/size.hpp>
 #include <xfer/core/sweep.hpp>
 
@@ -192,6 +193,52 @@ plan make_plan(std::vector<backend_entry>& entries, const selection& s) {
       throw usage_error(fmt::format("no selected backend and route moves data {}", to_string(d)));
   if (out.size() == 0) throw usage_error("the selection leaves no point to measure");
   return out;
+}
+
+}  // namespace xfer
+
+namespace xfer {
+
+void check_sizes_fit(const std::vector<std::uint64_t>& sizes, std::uint64_t memory_bytes) {
+  for (auto s : sizes)
+    if (memory_bytes && s > memory_bytes)
+      throw usage_error(fmt::format("size {} ({} B) is larger than this machine's memory ({} B)", format_size(s), s,
+                                    memory_bytes));
+}
+
+mem::kind_options parse_kind_options(std::string_view alignment, std::size_t unaligned_offset) {
+  const mem::kind_options k{.alignment = parse_size(alignment), .unaligned_offset = unaligned_offset};
+  try {
+    mem::make_host_kind("aligned", k);
+  } catch (const std::invalid_argument& e) {
+    throw usage_error(fmt::format("--alignment {}: {}", alignment, e.what()));
+  }
+  try {
+    mem::make_host_kind("pageable-unaligned", k);
+  } catch (const std::invalid_argument& e) {
+    throw usage_error(fmt::format("--unaligned-offset {}: {}", unaligned_offset, e.what()));
+  }
+  return k;
+}
+
+double run_budget_for(std::optional<double> budget, bool max_time_given, bool quick, bool overview) {
+  if (!budget) return overview && !max_time_given ? overview_budget_s : 0;
+  if (max_time_given)
+    throw usage_error("--budget and --max-time both set the sampling time: give one (--budget for the whole run, "
+                      "--max-time per point)");
+  if (quick) throw usage_error("--budget and --quick both set the sampling time: give one");
+  if (!(*budget > 0 && *budget <= 86400))
+    throw usage_error(fmt::format("--budget {} is out of range (0, 86400] seconds", *budget));
+  return *budget;
+}
+
+void check_budget_fits(const plan& p, const measure_options& options) {
+  if (options.run_budget_s <= 0) return;
+  const double smallest = run_budget::smallest_for(p.runnable(), options.warmup_s);
+  if (options.run_budget_s < smallest)
+    throw usage_error(fmt::format("--budget {:g} s is too small for the {} points selected: give at least {:g} s "
+                                  "({:g} s of sampling and the warm-up a point), or select fewer points",
+                                  options.run_budget_s, p.runnable(), smallest, run_budget::min_point_s));
 }
 
 }  // namespace xfer

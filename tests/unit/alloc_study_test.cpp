@@ -121,3 +121,36 @@ TEST(AllocStudy, SmallRunFillsEverySectionAndChecksAlignment) {
   EXPECT_GT(ctx.progress_calls, 0u);
   for (const auto& r : ctx.records) EXPECT_NE(r.status, point_status::failed) << r.fields.dump();
 }
+
+// The study's own input checks (what the CLI's --runs ... --max-block map to).
+TEST(AllocStudy, OptionsOutOfRangeAreAUsageErrorNamingTheOption) {
+  const std::uint64_t memory = std::uint64_t{1} << 30;
+  EXPECT_NO_THROW(alloc_study::options{}.check(memory));
+  const auto fails = [&](auto change, const std::string& mentions) {
+    alloc_study::options o;
+    change(o);
+    try {
+      o.check(memory);
+      ADD_FAILURE() << "no usage_error for " << mentions;
+    } catch (const xfer::usage_error& e) {
+      EXPECT_NE(std::string(e.what()).find(mentions), std::string::npos) << e.what();
+    }
+  };
+  fails([](auto& o) { o.runs = 0; }, "--runs 0");
+  fails([](auto& o) { o.repeats = 101; }, "--repeat 101");
+  fails([](auto& o) { o.iterations = 0; }, "--iterations 0");
+  fails([](auto& o) { o.max_live = 0; }, "--max-live 0");
+  fails([](auto& o) { o.max_block = 63; }, "--max-block");
+  fails([](auto& o) { o.sizes = {memory}; }, "more than half of this machine's memory");
+  // max_block x max_live wraps past 2^64: still caught.
+  fails([](auto& o) { o.max_block = std::uint64_t{1} << 63; o.max_live = 2; }, "--max-block 8388608T x --max-live 2");
+}
+
+TEST(AllocStudy, OldStrategySpellingsAreRespelledWithANoteAndRepeatsDropped) {
+  std::vector<std::string> notes;
+  const auto names = alloc_study::respell_strategies({"malloc", "pool:regular", "pageable", "aligned"}, notes);
+  EXPECT_EQ(names, (std::vector<std::string>{"pageable", "pool:pageable", "aligned"}));
+  ASSERT_EQ(notes.size(), 2u);
+  EXPECT_EQ(notes[0], "strategy 'malloc' is spelled 'pageable' now");
+  EXPECT_EQ(notes[1], "strategy 'pool:regular' is spelled 'pool:pageable' now");
+}

@@ -189,3 +189,24 @@ TEST(VaddRegistry, FindsTheHostsPart) {
     EXPECT_TRUE(app->run("pageable", 64).verified);
   }
 }
+
+// The study's own input checks (what the CLI's --repeat and --size map to).
+TEST(AppStudy, RepeatsOutOfRangeAndSizesBeyondMemoryAreAUsageError) {
+  app_study::options o;
+  o.sizes = {1024};
+  EXPECT_NO_THROW(o.check(std::uint64_t{1} << 30));
+  EXPECT_NO_THROW(o.check(0)) << "available memory unknown: nothing to check";
+  o.repeats = 0;
+  EXPECT_THROW(o.check(std::uint64_t{1} << 30), usage_error);
+  o.repeats = 1001;
+  EXPECT_THROW(o.check(std::uint64_t{1} << 30), usage_error);
+  o.repeats = 3;
+  o.sizes = {std::size_t{1} << 20};  // four vectors of 4 MiB: 16 MiB
+  EXPECT_NO_THROW(o.check(std::uint64_t{16} << 20));
+  try {
+    o.check((std::uint64_t{16} << 20) - 1);
+    ADD_FAILURE() << "no usage_error";
+  } catch (const usage_error& e) {
+    EXPECT_NE(std::string(e.what()).find("1M elements need 4 buffers of 4 MiB"), std::string::npos) << e.what();
+  }
+}

@@ -5,6 +5,7 @@
 #include <array>
 #include <mutex>
 #include <xfer/core/concurrent.hpp>
+#include <xfer/core/errors.hpp>
 #include <xfer/core/peer_matrix.hpp>
 #include <xfer/core/reporter.hpp>
 #include <xfer/mem/kinds.hpp>
@@ -386,6 +387,36 @@ TEST(PeerMatrix, ACopyThatNeverReturnsFailsAtTheWatchdogsBoundAndTheBackendIsLef
         << results[i].reason;
   }
   EXPECT_EQ(out.points.size(), 4u);
+}
+
+}  // namespace
+}  // namespace xfer
+
+namespace xfer {
+namespace {
+
+// Which devices the peer matrix measures: the named ones each backend has.
+TEST(PeerDevices, NamedIndicesPickEachBackendsDevicesAndAnUnknownOneIsBadInput) {
+  test::fake_backend a, b;
+  a.backend_name = "a";
+  b.backend_name = "b";
+  b.device_list.resize(1);  // b has only device 0
+  auto runs = select_peer_devices({&a, &b}, {});
+  ASSERT_EQ(runs.size(), 2u);
+  EXPECT_EQ(runs[0].devices, (std::vector<int>{0, 1}));
+  EXPECT_EQ(runs[1].devices, (std::vector<int>{0}));
+  runs = select_peer_devices({&a, &b}, {1});
+  ASSERT_EQ(runs.size(), 1u) << "a backend with none of the named devices is left out";
+  EXPECT_EQ(runs[0].impl, &a);
+  EXPECT_EQ(runs[0].devices, (std::vector<int>{1}));
+  try {
+    select_peer_devices({&a, &b}, {0, 7});
+    ADD_FAILURE() << "no usage_error";
+  } catch (const usage_error& e) {
+    EXPECT_STREQ(e.what(), "--device 7: no chosen backend has a device 7");
+  }
+  EXPECT_THROW(check_device_indices({0, -1}), usage_error);
+  EXPECT_THROW(select_peer_devices({&a}, {-1}), usage_error);
 }
 
 }  // namespace

@@ -1,6 +1,7 @@
 // The plan: the selection is checked once, in core, and what cannot run here
 // is a skipped point with its reason before any backend sees it.
 #include <atomic>
+#include <cmath>
 #include <gtest/gtest.h>
 #include <set>
 #include <stdexcept>
@@ -334,4 +335,67 @@ TEST(MakePlan, APairingNamedOnBothAxesIsPlannedSkippedWithTheBackendsReason) {
   s.routes = {"copy-async", "kernel-host"};
   s.backends = {};
   EXPECT_EQ(make_plan(e, s).runnable(), 2u);  // copy-async h2d x 2 kinds; kernel-host's two skipped
+}
+
+// The input checks a library caller needs as much as the CLI does: each a
+// usage_error naming the option and the value, before anything runs.
+TEST(PlanChecks, SizesMustFitInThisMachinesMemory) {
+  EXPECT_NO_THROW(check_sizes_fit({4096, 1 << 20}, 1 << 20));
+  EXPECT_NO_THROW(check_sizes_fit({std::uint64_t{1} << 50}, 0)) << "memory unknown: nothing to check";
+  try {
+    check_sizes_fit({4096, 2 << 20}, 1 << 20);
+    ADD_FAILURE() << "no usage_error";
+  } catch (const usage_error& e) {
+    EXPECT_STREQ(e.what(), "size 2M (2097152 B) is larger than this machine's memory (1048576 B)");
+  }
+}
+
+TEST(PlanChecks, KindOptionsAreCheckedByTheKindsThemselves) {
+  const auto k = parse_kind_options("2M", 100);
+  EXPECT_EQ(k.alignment, std::size_t{2} << 20);
+  EXPECT_EQ(k.unaligned_offset, 100u);
+  try {
+    parse_kind_options("3000", 16);
+    ADD_FAILURE() << "no usage_error";
+  } catch (const usage_error& e) {
+    EXPECT_EQ(std::string(e.what()).rfind("--alignment 3000: ", 0), 0u) << e.what();
+    EXPECT_NE(std::string(e.what()).find("power of two"), std::string::npos) << e.what();
+  }
+  EXPECT_THROW(parse_kind_options("4K", 4096), usage_error) << "an offset of a whole page is no offset";
+  EXPECT_THROW(parse_kind_options("x", 16), usage_error);
+}
+
+TEST(PlanChecks, OneOptionSetsTheSamplingTimeAndTheOverviewRunsOnABudget) {
+  EXPECT_EQ(run_budget_for(std::nullopt, false, false, true), overview_budget_s);
+  EXPECT_EQ(run_budget_for(std::nullopt, true, false, true), 0) << "--max-time keeps per-point sampling";
+  EXPECT_EQ(run_budget_for(std::nullopt, false, false, false), 0) << "not the overview: --max-time per point";
+  EXPECT_EQ(run_budget_for(30.0, false, false, false), 30.0);
+  EXPECT_THROW(run_budget_for(30.0, true, false, false), usage_error);
+  EXPECT_THROW(run_budget_for(30.0, false, true, false), usage_error);
+  EXPECT_THROW(run_budget_for(0.0, false, false, true), usage_error);
+  EXPECT_THROW(run_budget_for(86401.0, false, false, true), usage_error);
+  EXPECT_THROW(run_budget_for(std::nan(""), false, false, true), usage_error);
+}
+
+TEST(PlanChecks, ABudgetMustGiveEveryPointItsShare) {
+  auto e = entries();
+  selection s;
+  s.backends = {"fake:a"};
+  s.sizes = {4096};
+  const plan p = make_plan(e, s);
+  ASSERT_GT(p.runnable(), 0u);
+  measure_options m;
+  m.run_budget_s = 0;
+  EXPECT_NO_THROW(check_budget_fits(p, m)) << "no budget: nothing to check";
+  m.run_budget_s = run_budget::smallest_for(p.runnable(), m.warmup_s);
+  EXPECT_NO_THROW(check_budget_fits(p, m));
+  m.run_budget_s /= 2;
+  try {
+    check_budget_fits(p, m);
+    ADD_FAILURE() << "no usage_error";
+  } catch (const usage_error& err) {
+    EXPECT_NE(std::string(err.what()).find("too small for the " + std::to_string(p.runnable()) + " points"),
+              std::string::npos)
+        << err.what();
+  }
 }

@@ -23,5 +23,8 @@ std::string utc_now();
 // and a config that starts with the command line; a command or study adds
 // the parameters it resolved to.
 run_context make_context(const system_info& sys, const std::vector<std::string>& argv);
+// Records a backend that measures in this run (its versions, in the system
+// section); returns its name, for the config's list of backends.
+std::string add_backend(run_context& c, const backend& b);
 
 }  // namespace xfer

@@ -29,6 +29,26 @@ std::vector<point_spec> peer_points(const std::string& backend, const std::vecto
 sweep_outcome run_peer_matrix(backend& b, const std::vector<point_spec>& points, const measure_options& options,
                               reporter& out, const std::atomic<bool>& stop, std::vector<point_result>& results);
 
+// A backend's part of the matrix: the devices it measures.
+struct peer_run {
+  backend* impl = nullptr;
+  std::vector<int> devices;
+};
+
+// A negative device index is a usage_error.
+void check_device_indices(const std::vector<int>& devices);
+
+// Which devices of each chosen backend: those `devices` names that it has
+// (all of them when `devices` is empty); a backend with none is left out. An
+// index no chosen backend has is a usage_error, as check_device_indices's.
+std::vector<peer_run> select_peer_devices(const std::vector<backend*>& chosen, const std::vector<int>& devices);
+
+// run_peer_matrix for each run in turn, the outcomes added up; stops at the
+// first interrupted one.
+sweep_outcome run_peer_matrices(const std::vector<peer_run>& runs, const std::vector<std::uint64_t>& sizes,
+                                const measure_options& options, reporter& out, const std::atomic<bool>& stop,
+                                std::vector<point_result>& results);
+
 // The matrices as text, one per backend and size: rows are sources, columns
 // destinations, cells GB/s ("-" not ok), then each distinct path and which
 // pairs took it.

@@ -7,11 +7,16 @@
 // reason, so the result shows it. Backends receive only points that passed
 // these checks and do not repeat them.
 #include <cstdint>
+#include <optional>
 #include <string>
+#include <string_view>
 #include <vector>
 #include <xfer/core/backend.hpp>
+#include <xfer/mem/kinds.hpp>
 
 namespace xfer {
+
+struct measure_options;
 
 // Empty = everything available.
 struct selection {
@@ -28,6 +33,24 @@ struct selection {
   // kind and direction (--full).
   bool full = true;
 };
+
+// The input checks every caller of the plan needs, not only the CLI; each
+// throws usage_error naming the option and the value, before anything runs.
+
+// Every size fits in this machine's memory (`memory_bytes` 0: unknown, no check).
+void check_sizes_fit(const std::vector<std::uint64_t>& sizes, std::uint64_t memory_bytes);
+
+// The host kinds' parameters (--alignment as written, --unaligned-offset),
+// checked by the kinds themselves: a bad value is one usage error, not every
+// point of the kind failing.
+mem::kind_options parse_kind_options(std::string_view alignment, std::size_t unaligned_offset);
+
+// The whole run's budget in seconds (measure_options::run_budget_s; 0: none,
+// each point takes --max-time). The sampling time is set by one of --budget
+// (the whole run), --max-time (per point) and --quick; a budget is in
+// (0, 86400] seconds. The overview (no flag that widens or narrows the grid)
+// runs on overview_budget_s unless --max-time is given.
+double run_budget_for(std::optional<double> budget, bool max_time_given, bool quick, bool overview);
 
 // The overview's directions (selection::full).
 const std::vector<direction>& overview_directions();
@@ -90,5 +113,9 @@ std::string unavailable_reason(const point_spec& p, const std::vector<kind_suppo
 // Each point of `b` with its unavailable_reason, or else the backend's
 // pairing_gap (a pairing that reaches here was named on both axes).
 std::vector<planned_point> check_points(const backend& b, std::vector<point_spec> points);
+
+// A run budget (options.run_budget_s > 0) gives each runnable point of `p`
+// at least run_budget::min_point_s and its warm-up.
+void check_budget_fits(const plan& p, const measure_options& options);
 
 }  // namespace xfer

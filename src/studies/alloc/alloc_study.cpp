@@ -11,6 +11,8 @@
 #include <xfer/core/errors.hpp>
 #include <xfer/core/size.hpp>
 #include <xfer/core/stats.hpp>
+#include <xfer/core/sweep.hpp>
+#include <xfer/mem/kinds.hpp>
 #include <xfer/mem/os.hpp>
 
 #include "proc_memory.hpp"
@@ -345,6 +347,34 @@ void allocator_study::run(study_context& ctx) {
     }
   }
   if (o.repeats > 1) ctx.say(spread_table(medians));
+}
+
+void options::check(std::uint64_t memory_bytes) const {
+  if (runs == 0 || runs > 1000000) throw usage_error(fmt::format("--runs {} is out of range 1..1000000", runs));
+  if (repeats == 0 || repeats > 100) throw usage_error(fmt::format("--repeat {} is out of range 1..100", repeats));
+  if (iterations == 0 || iterations > 100000000)
+    throw usage_error(fmt::format("--iterations {} is out of range 1..1e8", iterations));
+  if (max_live == 0 || max_live > 1000000) throw usage_error(fmt::format("--max-live {} is out of range 1..1e6", max_live));
+  if (max_block < 64) throw usage_error("--max-block must be at least 64 bytes");
+  for (auto s : sizes)
+    if (memory_bytes && s > memory_bytes / 2)
+      throw usage_error(fmt::format("size {} is more than half of this machine's memory", format_size(s)));
+  // Divided, not multiplied: 2^63 x 2 wraps to 0 and slipped past this check.
+  if (memory_bytes && max_block > memory_bytes / 2 / max_live)
+    throw usage_error(fmt::format("--max-block {} x --max-live {} is more than half of this machine's memory ({})",
+                                  format_size(max_block), max_live, format_capacity(memory_bytes)));
+}
+
+std::vector<std::string> respell_strategies(const std::vector<std::string>& given, std::vector<std::string>& notes) {
+  std::vector<std::string> out;
+  for (const auto& name : given) {
+    const bool pooled = name.rfind("pool:", 0) == 0;
+    const std::string kind = mem::canonical_kind_name(pooled ? name.substr(5) : name);
+    const std::string spelled = pooled ? "pool:" + kind : kind;
+    if (spelled != name) notes.push_back(fmt::format("strategy '{}' is spelled '{}' now", name, spelled));
+    out.push_back(spelled);
+  }
+  return without_repeats(out);
 }
 
 }  // namespace xfer::alloc_study

@@ -26,7 +26,16 @@ struct options {
   std::size_t max_live = 256;     // live allocations the workload keeps at most
   std::uint64_t max_block = 1 << 20;
   std::uint64_t seed = 1;
+
+  // Throws usage_error naming the bad value: a count out of range, a block
+  // under 64 bytes, a size or the workload's live bytes at most (max_block x
+  // max_live) over half of `memory_bytes` (0: unknown, not checked).
+  void check(std::uint64_t memory_bytes) const;
 };
+
+// Strategy names in the sweep's spelling ("pool:" kept), each once; `notes`
+// gets a line for each name given in an old spelling.
+std::vector<std::string> respell_strategies(const std::vector<std::string>& given, std::vector<std::string>& notes);
 
 // The seed's 200 sizes: geometric from 1 byte to a 7680x4320 image of 4-byte pixels.
 std::vector<std::uint64_t> alignment_sizes(std::size_t count = 200, std::uint64_t largest = 7680ull * 4320 * 4);

@@ -212,4 +212,14 @@ void vadd_study::run(study_context& ctx) {
   }
 }
 
+void options::check(std::uint64_t available_bytes) const {
+  if (repeats == 0 || repeats > 1000) throw usage_error(fmt::format("--repeat {} is out of range 1..1000", repeats));
+  for (auto n : sizes) {
+    // Four vectors (a, b, the device's result, the CPU's) live at once.
+    if (available_bytes && n > available_bytes / 16)
+      throw usage_error(fmt::format("{} elements need 4 buffers of {} = more than this machine's available memory ({})",
+                                    format_size(n), format_capacity(n * 4), format_capacity(available_bytes)));
+  }
+}
+
 }  // namespace xfer::app_study

@@ -22,6 +22,10 @@ struct options {
   std::vector<std::size_t> sizes{std::size_t{24} << 20};  // elements (uint32)
   std::size_t repeats = 3;
   std::string baseline = "pageable-unaligned";
+
+  // Throws usage_error naming the bad value: repeats out of 1..1000, a size
+  // whose four vectors exceed `available_bytes` (0: unknown, not checked).
+  void check(std::uint64_t available_bytes) const;
 };
 
 struct run_result {
