@@ -26,6 +26,7 @@
 #include <memory>
 #include <ostream>
 #include <string>
+#include <utility>
 #include <vector>
 #include <xfer/core/backend.hpp>
 #include <xfer/core/errors.hpp>
@@ -45,6 +46,11 @@ struct point_expectation {
   std::string skip_mentions;  // where it skips: a phrase its reason contains (empty: any reason)
   clock_kind timer = clock_kind::wall;
   std::uint64_t bytes_per_rep = 0;
+  // prepare() must skip it, with a reason that contains `mentions`.
+  void skip(std::string mentions) {
+    runs = false;
+    skip_mentions = std::move(mentions);
+  }
 };
 
 // The usual bytes per repetition: both ways for bidir and rw.
