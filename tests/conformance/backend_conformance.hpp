@@ -244,3 +244,14 @@ TEST_P(BackendConformance, VerifiesTimesAndChecksEverySampleOrSkipsWithAReason) 
 }
 
 }  // namespace xfer::test
+
+// Both suites over one backend case, their tests named PREFIX/...: the
+// contract (BackendContract) and every route x direction x kind
+// (BackendConformance). Used in namespace xfer::test; a macro because gtest's
+// instantiation is one.
+#define XFER_CONFORMANCE_SUITES(prefix, make_case)                                                       \
+  INSTANTIATE_TEST_SUITE_P(prefix, BackendContract,                                                        \
+                           ::testing::Values(std::make_shared<const backend_case>(make_case)),             \
+                           backend_case_name);                                                             \
+  INSTANTIATE_TEST_SUITE_P(prefix, BackendConformance, ::testing::ValuesIn(route_cases(make_case)),         \
+                           route_case_name)

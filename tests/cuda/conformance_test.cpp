@@ -59,13 +59,7 @@ backend_case cuda_case(const std::string& name) {
 
 namespace xfer::test {
 
-INSTANTIATE_TEST_SUITE_P(Cuda, BackendContract,
-                         ::testing::Values(std::make_shared<const backend_case>(cuda::cuda_case("cuda-rt")),
-                                           std::make_shared<const backend_case>(cuda::cuda_case("cuda-drv"))),
-                         backend_case_name);
-INSTANTIATE_TEST_SUITE_P(CudaRuntime, BackendConformance, ::testing::ValuesIn(route_cases(cuda::cuda_case("cuda-rt"))),
-                         route_case_name);
-INSTANTIATE_TEST_SUITE_P(CudaDriver, BackendConformance,
-                         ::testing::ValuesIn(route_cases(cuda::cuda_case("cuda-drv"))), route_case_name);
+XFER_CONFORMANCE_SUITES(CudaRuntime, cuda::cuda_case("cuda-rt"));
+XFER_CONFORMANCE_SUITES(CudaDriver, cuda::cuda_case("cuda-drv"));
 
 }  // namespace xfer::test

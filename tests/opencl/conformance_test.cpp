@@ -49,10 +49,6 @@ backend_case pocl_case() {
 
 namespace xfer::test {
 
-INSTANTIATE_TEST_SUITE_P(Pocl, BackendContract,
-                         ::testing::Values(std::make_shared<const backend_case>(opencl::pocl_case())),
-                         backend_case_name);
-INSTANTIATE_TEST_SUITE_P(Pocl, BackendConformance, ::testing::ValuesIn(route_cases(opencl::pocl_case())),
-                         route_case_name);
+XFER_CONFORMANCE_SUITES(Pocl, opencl::pocl_case());
 
 }  // namespace xfer::test

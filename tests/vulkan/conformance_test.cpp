@@ -65,10 +65,6 @@ backend_case vulkan_case() {
 
 namespace xfer::test {
 
-INSTANTIATE_TEST_SUITE_P(Vulkan, BackendContract,
-                         ::testing::Values(std::make_shared<const backend_case>(vulkan::vulkan_case())),
-                         backend_case_name);
-INSTANTIATE_TEST_SUITE_P(Vulkan, BackendConformance, ::testing::ValuesIn(route_cases(vulkan::vulkan_case())),
-                         route_case_name);
+XFER_CONFORMANCE_SUITES(Vulkan, vulkan::vulkan_case());
 
 }  // namespace xfer::test
