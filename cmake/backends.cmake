@@ -104,3 +104,15 @@ if(NOT XFER_ENABLE_VULKAN STREQUAL "OFF")
   endif()
 endif()
 message(STATUS "xferbench backends: host CUDA=${XFER_HAVE_CUDA} OpenCL=${XFER_HAVE_OPENCL} Vulkan=${XFER_HAVE_VULKAN} XRT=${XFER_HAVE_XRT}; fleet over MPI=${XFER_HAVE_MPI}")
+
+# Adds the subdirectory of each named API (cuda, opencl, xrt, vulkan) that
+# this build has (XFER_HAVE_<API>): the folders that hold one API's part of a
+# layer (src/mem, tests) are named after it.
+function(xfer_add_api_subdirectories)
+  foreach(api IN LISTS ARGN)
+    string(TOUPPER "${api}" have)
+    if(XFER_HAVE_${have})
+      add_subdirectory(${api})
+    endif()
+  endforeach()
+endfunction()

@@ -208,13 +208,17 @@ def test_staged_and_plain_against_the_drivers_batched_copy(write_result):
     assert g.title == "No crossover: cuda-rt h2d: batch-any-order vs copy-sync (pageable)"
 
 
+def small_and_big(curves, big, **fields):
+    """Two points per curve (backend, route, kind, seconds at 4 KiB, seconds at `big` bytes), small first, each
+    with `fields` added: two APIs' curves on one device, for the API-against-API findings."""
+    return [dict(point(backend=backend, route=route, memory=kind, nbytes=n, samples=[t] * 5), **fields)
+            for backend, route, kind, t_small, t_big in curves for n, t in ((4096, t_small), (big, t_big))]
+
+
 def test_opencl_against_xrt_on_the_same_card(write_result):
-    pts = []
-    for backend, route, kind, t_small, t_big in (("opencl:xilinx", "copy-async", "pinned", 40e-6, 8e-3),
-                                                 ("xrt", "bo-sync", "bo-normal", 20e-6, 6e-3)):
-        for n, t in ((4096, t_small), (64 << 20, t_big)):
-            pts.append(dict(point(backend=backend, route=route, memory=kind, nbytes=n, samples=[t] * 5),
-                            device_type="accelerator", device_pci="0000:3b:00.0"))
+    pts = small_and_big((("opencl:xilinx", "copy-async", "pinned", 40e-6, 8e-3),
+                         ("xrt", "bo-sync", "bo-normal", 20e-6, 6e-3)),
+                        64 << 20, device_type="accelerator", device_pci="0000:3b:00.0")
     f = only(findings_of(write_result, pts), "OpenCL against XRT")
     assert f.title == "OpenCL against XRT (0000:3b:00.0 h2d)"
     assert f.text == ("one 4 KiB transfer costs 40.0 us through OpenCL and 20.0 us through XRT on the wall clock; "
@@ -246,14 +250,10 @@ def test_staged_copy_against_the_plain_pageable_copy(write_result):
 
 
 def test_vulkan_against_cuda_on_the_same_gpu_leaves_the_cpu_stores_out(write_result):
-    pts = []
-    for backend, route, kind, t_small, t_big in (("vulkan:nvidia", "copy", "host-coherent", 12e-6, 5.4e-3),
-                                                 ("cuda-rt", "copy-async", "pinned", 8e-6, 4.9e-3),
-                                                 ("vulkan:nvidia", "cpu-store", "device-local-host-visible", 1e-7,
-                                                  1e-4)):
-        for n, t in ((4096, t_small), (256 << 20, t_big)):
-            pts.append(dict(point(backend=backend, route=route, memory=kind, nbytes=n, samples=[t] * 5),
-                            device_type="gpu", device_pci="0000:00:06.0"))
+    pts = small_and_big((("vulkan:nvidia", "copy", "host-coherent", 12e-6, 5.4e-3),
+                         ("cuda-rt", "copy-async", "pinned", 8e-6, 4.9e-3),
+                         ("vulkan:nvidia", "cpu-store", "device-local-host-visible", 1e-7, 1e-4)),
+                        256 << 20, device_type="gpu", device_pci="0000:00:06.0")
     f = only(findings_of(write_result, pts), "Vulkan against CUDA")
     assert f.title == "Vulkan against CUDA (0000:00:06.0 h2d)"
     # The cpu-store points (faster on paper: their time ends before the device has the data) are not the peak.

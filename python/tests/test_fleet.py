@@ -83,12 +83,17 @@ def test_one_rank_scaled_down_is_the_outlier_in_every_test():
     assert ("together", "latency-4B") in tests and ("together", "d2h-pinned") in tests
 
 
-@needs_bin
-def test_merged_rank_files_list_the_outlier_first_and_exit_3(tmp_path):
+def merge_with_rank_1_slow(directory):
+    """The real fleet with rank 1 three times slower, merged from rank files: (merged, exit code, text)."""
     doc = real_fleet()
     slow_down(doc, 1, 3.0)
-    split_into_rank_files(doc, tmp_path)
-    merged, code, text = merge_dir(str(tmp_path), **LENIENT)
+    split_into_rank_files(doc, directory)
+    return merge_dir(str(directory), **LENIENT)
+
+
+@needs_bin
+def test_merged_rank_files_list_the_outlier_first_and_exit_3(tmp_path):
+    merged, code, text = merge_with_rank_1_slow(tmp_path)
     assert code == 3
     assert [r["rank"] for r in merged["fleet"]["ranks"]] == [0, 1, 2, 3]
     lines = text.splitlines()
@@ -180,10 +185,7 @@ def test_the_verdict_is_read_from_the_file_not_judged_again():
 
 @needs_bin
 def test_each_rank_carries_its_verdict_and_why(tmp_path):
-    doc = real_fleet()
-    slow_down(doc, 1, 3.0)
-    split_into_rank_files(doc, tmp_path)
-    merged, code, _ = merge_dir(str(tmp_path), **LENIENT)
+    merged, code, _ = merge_with_rank_1_slow(tmp_path)
     assert code == 3
     verdicts = {r["rank"]: (r["verdict"], r["why"]) for r in merged["fleet"]["ranks"]}
     assert [r for r, (v, _) in verdicts.items() if v == "unhealthy"] == [1]

@@ -75,6 +75,15 @@ def _suspect_panel(ax, curves, styler, sizes):
     _legend(ax)
 
 
+def _label_panel(ax, sizes, g, route, ylabel, any_hollow):
+    """The size axis, labels and legend of one backend x route panel of the bandwidth and latency figures."""
+    size_axis(ax, sizes)
+    ax.set_xlabel("")
+    ax.set_ylabel(ylabel)
+    ax.set_title(f"{g.name} · {route}", loc="left")
+    _legend(ax, extra=[_hollow_handle()] if any_hollow else ())
+
+
 def bandwidth_figure(report, direction, styler, outdir):
     panels = facets(report, direction)
     curves = report.curves_for(direction)
@@ -97,12 +106,8 @@ def bandwidth_figure(report, direction, styler, outdir):
         limit = _ceiling(cs)
         if limit:
             ax.axhline(limit, label=f"link ceiling {limit:.1f} GB/s", **LIMIT_STYLE)
-        size_axis(ax, sizes)
-        ax.set_xlabel("")
         ax.set_ylim(0, (top if top > 0 else 1.0) * 1.08)
-        ax.set_ylabel("GB/s")
-        ax.set_title(f"{g.name} · {route}", loc="left")
-        _legend(ax, extra=[_hollow_handle()] if any_hollow else ())
+        _label_panel(ax, sizes, g, route, "GB/s", any_hollow)
     title = f"Bandwidth, {direction_title(direction)}"
     _suptitle(fig, title)
     caption = ("GB/s (1e9 B/s) = bytes moved per transfer / median time, against the transfer size (log2); one "
@@ -136,13 +141,9 @@ def latency_figure(report, direction, styler, outdir):
             xs = sorted(set(sizes))
             ax.plot(xs, [k * x / (c.link_limit * 1e9) * 1e6 for x in xs], label="time at the link ceiling",
                     **LIMIT_STYLE)
-        size_axis(ax, sizes)
-        ax.set_xlabel("")
         log_y(ax)
         ax.set_ylim(min(ys) / 1.6, max(ys) * 1.6)
-        ax.set_ylabel("us per transfer")
-        ax.set_title(f"{g.name} · {route}", loc="left")
-        _legend(ax, extra=[_hollow_handle()] if any_hollow else ())
+        _label_panel(ax, sizes, g, route, "us per transfer", any_hollow)
     title = f"Time per transfer, {direction_title(direction)}"
     _suptitle(fig, title)
     caption = ("Median time of one transfer (log-log), panels as above. The flat part on the left is the fixed cost "

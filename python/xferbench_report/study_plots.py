@@ -20,6 +20,13 @@ def _row(n, ax_w=4.3):
     return fig, grid.rows[0]
 
 
+def _finish(fig, outdir, study, name, title, caption):
+    """Titles a study's figure after its file and saves it as study-NAME-<the file's stem>."""
+    title = f"{title} ({study.path.name})"
+    _suptitle(fig, title)
+    return _save(fig, outdir, f"study-{name}-{_safe(study.path.stem)}", title, caption)
+
+
 def alloc_figure(study, outdir):
     cost = study.doc["cost"]
     names = list(dict.fromkeys(c["strategy"] for c in cost))
@@ -44,10 +51,8 @@ def alloc_figure(study, outdir):
         ax.set_ylabel("allocate + free (us)")
         ax.set_title(f"strategies, {i + 1} of {len(groups)}" if len(groups) > 1 else "strategies", loc="left")
         _legend(ax)
-    title = f"Allocation cost against size ({study.path.name})"
-    _suptitle(fig, title)
-    return _save(fig, outdir, f"study-alloc-{_safe(study.path.stem)}", title,
-                 "Median time to allocate and free one buffer (log-log), per strategy.")
+    return _finish(fig, outdir, study, "alloc", "Allocation cost against size",
+                   "Median time to allocate and free one buffer (log-log), per strategy.")
 
 
 def cpu_figure(study, outdir):
@@ -72,11 +77,9 @@ def cpu_figure(study, outdir):
         ax.set_ylabel("GB/s")
         ax.set_title(f"{op} (memcpy, {threads} thread{'s' if threads > 1 else ''})", loc="left")
     _legend(axes[-1])
-    title = f"The CPU writing and reading each kind ({study.path.name})"
-    _suptitle(fig, title)
-    return _save(fig, outdir, f"study-cpu-{_safe(study.path.stem)}", title,
-                 "Steady-state GB/s against size per host memory kind: write-combined memory that reads as fast as "
-                 "regular memory is not write-combined.")
+    return _finish(fig, outdir, study, "cpu", "The CPU writing and reading each kind",
+                   "Steady-state GB/s against size per host memory kind: write-combined memory that reads as fast "
+                   "as regular memory is not write-combined.")
 
 
 def app_figure(study, outdir):
@@ -106,11 +109,9 @@ def app_figure(study, outdir):
         ax.set_xlabel("ms")
         ax.set_title(f"{b}, {n / 2 ** 20:g} MiB per vector", loc="left")
     _legend(axes[-1])
-    title = f"vadd phase by phase ({study.path.name})"
-    _suptitle(fig, title)
-    return _save(fig, outdir, f"study-app-{_safe(study.path.stem)}", title,
-                 "Each strategy's phases stacked (median over repeats) at the largest size; dashed: the CPU's own "
-                 "vadd of the same data.")
+    return _finish(fig, outdir, study, "app", "vadd phase by phase",
+                   "Each strategy's phases stacked (median over repeats) at the largest size; dashed: the CPU's "
+                   "own vadd of the same data.")
 
 
 def study_figures(studies, outdir):

@@ -99,21 +99,6 @@ double number_or_inf(const nlohmann::json& j) {
 
 }  // namespace
 
-void to_json(nlohmann::json& j, const summary& s) {
-  j = {{"min", s.min},   {"median", s.median}, {"mean", s.mean},  {"p95", s.p95},
-       {"max", s.max},   {"stddev", s.stddev}, {"count", s.count}};
-}
-
-void from_json(const nlohmann::json& j, summary& s) {
-  s.min = j.at("min");
-  s.median = j.at("median");
-  s.mean = j.at("mean");
-  s.p95 = j.at("p95");
-  s.max = j.at("max");
-  s.stddev = j.at("stddev");
-  s.count = j.at("count");
-}
-
 void to_json(nlohmann::json& j, const point_result& r) {
   j = nlohmann::json{
       {"backend", r.spec.backend},

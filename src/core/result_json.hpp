@@ -7,8 +7,8 @@
 
 namespace xfer {
 
-void to_json(nlohmann::json& j, const summary& s);
-void from_json(const nlohmann::json& j, summary& s);
+// Every field under its own name: the library writes both directions.
+NLOHMANN_DEFINE_TYPE_NON_INTRUSIVE(summary, min, median, mean, p95, max, stddev, count)
 void to_json(nlohmann::json& j, const point_result& r);
 void from_json(const nlohmann::json& j, point_result& r);
 void to_json(nlohmann::json& j, const system_info& s);

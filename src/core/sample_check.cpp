@@ -23,4 +23,18 @@ std::span<const sample_destination> sample_destinations(direction d) {
   return {};
 }
 
+std::span<const sample_source> sample_sources(direction d) {
+  static constexpr sample_source from_host[] = {{false, 0, seed_h2d}};  // h2d, rw
+  static constexpr sample_source from_device[] = {{true, 0, seed_d2h}};  // d2h, d2d
+  static constexpr sample_source bidir[] = {{false, 0, seed_h2d}, {true, 1, seed_d2h}};
+  switch (d) {
+    case direction::h2d:
+    case direction::rw: return from_host;
+    case direction::d2h:
+    case direction::d2d: return from_device;
+    case direction::bidir: return bidir;
+  }
+  return {};
+}
+
 }  // namespace xfer

@@ -22,13 +22,6 @@
 namespace xfer::fleet {
 namespace {
 
-struct collect final : reporter {
-  std::vector<point_result> points;
-  void report_context(const run_context&) override {}
-  void report(const point_result& r) override { points.push_back(r); }
-  void finalize(bool) override {}
-};
-
 // For tests of the fault paths only (docs/fleet.md): XFER_FLEET_FAULT=die:R
 // ends rank R at the start of the together phase, hang:R makes it sleep there.
 void injected_fault(int rank) {
@@ -124,7 +117,7 @@ bool measure_phases(const selection& s, comm& c, backend& b, std::uint64_t bytes
   if (report.device >= 0) tests = health_set(b, report.device, bytes);
   bool abandoned = false;
   const auto run_point = [&](const health_test& t, const char* phase, int repeat) {
-    collect out;
+    collecting_reporter out;
     if (abandoned) {
       // The backend still has a thread inside it: measuring on would only hang again.
       point_result r;

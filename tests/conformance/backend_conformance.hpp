@@ -26,6 +26,7 @@
 #include <memory>
 #include <ostream>
 #include <string>
+#include <utility>
 #include <vector>
 #include <xfer/core/backend.hpp>
 #include <xfer/core/errors.hpp>
@@ -45,6 +46,11 @@ struct point_expectation {
   std::string skip_mentions;  // where it skips: a phrase its reason contains (empty: any reason)
   clock_kind timer = clock_kind::wall;
   std::uint64_t bytes_per_rep = 0;
+  // prepare() must skip it, with a reason that contains `mentions`.
+  void skip(std::string mentions) {
+    runs = false;
+    skip_mentions = std::move(mentions);
+  }
 };
 
 // The usual bytes per repetition: both ways for bidir and rw.
@@ -238,3 +244,14 @@ TEST_P(BackendConformance, VerifiesTimesAndChecksEverySampleOrSkipsWithAReason) 
 }
 
 }  // namespace xfer::test
+
+// Both suites over one backend case, their tests named PREFIX/...: the
+// contract (BackendContract) and every route x direction x kind
+// (BackendConformance). Used in namespace xfer::test; a macro because gtest's
+// instantiation is one.
+#define XFER_CONFORMANCE_SUITES(prefix, make_case)                                                       \
+  INSTANTIATE_TEST_SUITE_P(prefix, BackendContract,                                                        \
+                           ::testing::Values(std::make_shared<const backend_case>(make_case)),             \
+                           backend_case_name);                                                             \
+  INSTANTIATE_TEST_SUITE_P(prefix, BackendConformance, ::testing::ValuesIn(route_cases(make_case)),         \
+                           route_case_name)

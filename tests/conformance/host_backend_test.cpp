@@ -40,8 +40,6 @@ backend_case host_case() {
 
 namespace xfer::test {
 
-INSTANTIATE_TEST_SUITE_P(Host, BackendContract,
-                         ::testing::Values(std::make_shared<const backend_case>(host_case())), backend_case_name);
-INSTANTIATE_TEST_SUITE_P(Host, BackendConformance, ::testing::ValuesIn(route_cases(host_case())), route_case_name);
+XFER_CONFORMANCE_SUITES(Host, host_case());
 
 }  // namespace xfer::test

@@ -43,14 +43,11 @@ backend_case cuda_case(const std::string& name) {
     e.bytes_per_rep = p.route == cuda::own_routes::latency ? 4 : ::xfer::test::two_way_bytes(p);
     const bool zero_copy = p.route == route_kind::kernel_host || p.route == cuda::own_routes::latency;
     if (zero_copy && !device_addressable(p.host_memory)) {
-      e.runs = false;
-      e.skip_mentions = "the device can address";
+      e.skip("the device can address");
     } else if (pageable_route && device_addressable(p.host_memory)) {
-      e.runs = false;  // pinned kinds and managed memory: copy-async's
-      e.skip_mentions = "for pageable memory";
+      e.skip("for pageable memory");  // pinned kinds and managed memory: copy-async's
     } else if (p.route == cuda::own_routes::latency && p.bytes < 4) {
-      e.runs = false;
-      e.skip_mentions = "at least 4 B";
+      e.skip("at least 4 B");
     }
     return e;
   };
@@ -62,13 +59,7 @@ backend_case cuda_case(const std::string& name) {
 
 namespace xfer::test {
 
-INSTANTIATE_TEST_SUITE_P(Cuda, BackendContract,
-                         ::testing::Values(std::make_shared<const backend_case>(cuda::cuda_case("cuda-rt")),
-                                           std::make_shared<const backend_case>(cuda::cuda_case("cuda-drv"))),
-                         backend_case_name);
-INSTANTIATE_TEST_SUITE_P(CudaRuntime, BackendConformance, ::testing::ValuesIn(route_cases(cuda::cuda_case("cuda-rt"))),
-                         route_case_name);
-INSTANTIATE_TEST_SUITE_P(CudaDriver, BackendConformance,
-                         ::testing::ValuesIn(route_cases(cuda::cuda_case("cuda-drv"))), route_case_name);
+XFER_CONFORMANCE_SUITES(CudaRuntime, cuda::cuda_case("cuda-rt"));
+XFER_CONFORMANCE_SUITES(CudaDriver, cuda::cuda_case("cuda-drv"));
 
 }  // namespace xfer::test

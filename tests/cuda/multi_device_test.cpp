@@ -11,13 +11,6 @@ using namespace xfer;
 
 namespace {
 
-struct collect final : reporter {
-  std::vector<point_result> points;
-  void report_context(const run_context&) override {}
-  void report(const point_result& r) override { points.push_back(r); }
-  void finalize(bool) override {}
-};
-
 measure_options quick() {
   measure_options o = measure_options::quick();
   o.max_time_s = 0.02;
@@ -53,7 +46,7 @@ TEST(CudaPeer, EveryPairCopiesAndSaysHow) {
     auto& b = *cuda::test::gpu().backend(name);
     std::vector<int> devices;
     for (const auto& dev : b.devices()) devices.push_back(dev.index);
-    collect out;
+    collecting_reporter out;
     std::vector<point_result> results;
     const std::atomic<bool> stop{false};
     run_peer_matrix(b, peer_points(name, devices, {16 << 20}), quick(), out, stop, results);

@@ -33,14 +33,11 @@ backend_case pocl_case() {
     // A kind this device cannot provide, then a kernel that cannot reach plain host memory.
     const auto& caps = static_cast<opencl_backend&>(b).context_for(p.device).caps;
     if (const std::string why = kind_unavailable_reason(p.host_memory, caps); !why.empty()) {
-      e.runs = false;
-      e.skip_mentions = why;
+      e.skip(why);
     } else if (p.route == route_kind::kernel_host && !is_opencl_kind(p.host_memory)) {
-      e.runs = false;
-      e.skip_mentions = "cl_mem or SVM";
+      e.skip("cl_mem or SVM");
     } else if (p.route == route_kind::staged && is_opencl_kind(p.host_memory)) {
-      e.runs = false;  // the API's own memory: copy-sync and copy-async move it
-      e.skip_mentions = "for pageable memory";
+      e.skip("for pageable memory");  // the API's own memory: copy-sync and copy-async move it
     }
     return e;
   };
@@ -52,10 +49,6 @@ backend_case pocl_case() {
 
 namespace xfer::test {
 
-INSTANTIATE_TEST_SUITE_P(Pocl, BackendContract,
-                         ::testing::Values(std::make_shared<const backend_case>(opencl::pocl_case())),
-                         backend_case_name);
-INSTANTIATE_TEST_SUITE_P(Pocl, BackendConformance, ::testing::ValuesIn(route_cases(opencl::pocl_case())),
-                         route_case_name);
+XFER_CONFORMANCE_SUITES(Pocl, opencl::pocl_case());
 
 }  // namespace xfer::test

@@ -220,16 +220,9 @@ TEST(Together, HostStandInDevicesMoveAndVerifyTheirDataAtOnce) {
   }
 }
 
-struct collect final : reporter {
-  std::vector<point_result> points;
-  void report_context(const run_context&) override {}
-  void report(const point_result& r) override { points.push_back(r); }
-  void finalize(bool) override {}
-};
-
 TEST(PeerMatrix, HostStandInsCopyBetweenEveryPairAndSayHow) {
   host::host_backend b(1, mem::kind_options{}, 2);
-  collect out;
+  collecting_reporter out;
   std::vector<point_result> results;
   const std::atomic<bool> stop{false};
   const auto o = run_peer_matrix(b, peer_points("host", {0, 1}, {65536}), quick_options(), out, stop, results);
@@ -250,7 +243,7 @@ TEST(PeerMatrix, HostStandInsCopyBetweenEveryPairAndSayHow) {
 
 TEST(PeerMatrix, ABackendWithoutPeerCopiesSkipsWithTheReason) {
   test::fake_backend b;
-  collect out;
+  collecting_reporter out;
   std::vector<point_result> results;
   const std::atomic<bool> stop{false};
   const auto o = run_peer_matrix(b, peer_points("fake", {0, 1}, {4096}), quick_options(), out, stop, results);
@@ -325,7 +318,7 @@ TEST(Together, AnEmulatedDeviceKeepsItsLabelAndSoDoesTheAggregate) {
   // A plan's skip keeps the label beside its own reason.
   std::vector<planned_point> planned;
   for (const auto& p : specs_for({0, 1})) planned.push_back({p, "no pinned memory here"});
-  collect out;
+  collecting_reporter out;
   const std::atomic<bool> stop{false};
   run_together(b, planned, quick_options(), out, stop);
   ASSERT_EQ(out.points.size(), 3u);
@@ -365,7 +358,7 @@ struct hanging_peer final : backend {
 TEST(PeerMatrix, ACopyThatNeverReturnsFailsAtTheWatchdogsBoundAndTheBackendIsLeftBehind) {
   const std::atomic<bool> stop{false};  // outlives the abandoned thread, which reads it once released
   hanging_peer b;
-  collect out;
+  collecting_reporter out;
   std::vector<point_result> results;
   auto o = quick_options();
   o.watchdog_s = 0.3;

@@ -12,13 +12,6 @@ using namespace xfer;
 
 namespace {
 
-struct collecting_reporter final : reporter {
-  std::vector<point_result> points;
-  void report_context(const run_context&) override {}
-  void report(const point_result& r) override { points.push_back(r); }
-  void finalize(bool) override {}
-};
-
 const device_info dev{.index = 0, .name = "dev0", .type = "gpu", .memory_bytes = 0, .max_alloc_bytes = 0, .details = {}, .unavailable_kinds = {}};
 const point_spec spec{"fake", 0, route_kind::copy_sync, direction::h2d, "pageable", 1000};
 

@@ -41,26 +41,19 @@ backend_case vulkan_case() {
     if (p.host_memory == "none") return e;
     const auto& caps = static_cast<vulkan_backend&>(b).caps();
     if (const std::string why = kind_unavailable_reason(p.host_memory, caps); !why.empty()) {
-      e.runs = false;
-      e.skip_mentions = why;
+      e.skip(why);
     } else if (p.route == route_kind::kernel_host && !is_vulkan_kind(p.host_memory)) {
-      e.runs = false;
-      e.skip_mentions = "a shader cannot reach";
+      e.skip("a shader cannot reach");
     } else if (p.route == route_kind::kernel_host && p.host_memory == "device-local-host-visible") {
-      e.runs = false;
-      e.skip_mentions = "the device's own memory";
+      e.skip("the device's own memory");
     } else if (p.route == route_kind::kernel_host && copy_shader_spirv().empty()) {
-      e.runs = false;  // built without a SPIR-V compiler
-      e.skip_mentions = "no SPIR-V";
+      e.skip("no SPIR-V");  // built without a SPIR-V compiler
     } else if ((cpu || latency) && p.host_memory != "device-local-host-visible") {
-      e.runs = false;  // host memory: the CPU study's, not a route over the link
-      e.skip_mentions = "through the BAR";
+      e.skip("through the BAR");  // host memory: the CPU study's, not a route over the link
     } else if (latency && p.bytes > store_latency_max_bytes) {
-      e.runs = false;  // a message, not a stream
-      e.skip_mentions = "up to 4096 B";
+      e.skip("up to 4096 B");  // a message, not a stream
     } else if (latency && poll_shader_spirv().empty()) {
-      e.runs = false;  // built without a SPIR-V compiler
-      e.skip_mentions = "no SPIR-V";
+      e.skip("no SPIR-V");  // built without a SPIR-V compiler
     }
     return e;
   };
@@ -72,10 +65,6 @@ backend_case vulkan_case() {
 
 namespace xfer::test {
 
-INSTANTIATE_TEST_SUITE_P(Vulkan, BackendContract,
-                         ::testing::Values(std::make_shared<const backend_case>(vulkan::vulkan_case())),
-                         backend_case_name);
-INSTANTIATE_TEST_SUITE_P(Vulkan, BackendConformance, ::testing::ValuesIn(route_cases(vulkan::vulkan_case())),
-                         route_case_name);
+XFER_CONFORMANCE_SUITES(Vulkan, vulkan::vulkan_case());
 
 }  // namespace xfer::test

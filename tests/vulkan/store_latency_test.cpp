@@ -35,6 +35,17 @@ std::unique_ptr<store_latency_transfer> prepare(vulkan_backend& b, route_kind r,
     GTEST_SKIP() << e.what();                           \
   }
 
+// Sets the limits `edit` makes of t's (a fault hook, a shorter bound) and
+// returns the ones it had, to set back once the fault has been seen.
+template <class Edit>
+store_latency_limits set_limits(store_latency_transfer& t, Edit edit) {
+  const store_latency_limits usual = t.limits();
+  store_latency_limits l = usual;
+  edit(l);
+  t.set_limits(l);
+  return usual;
+}
+
 bool mentions(const std::exception& e, const char* what) {
   return std::string(e.what()).find(what) != std::string::npos;
 }
@@ -91,11 +102,10 @@ TEST(VulkanStoreLatency, APoisonedAnswerFailsTheCheck) {
 TEST(VulkanStoreLatency, AWrongStoreFailsVerificationWithWhatTheDeviceSaw) {
   REQUIRE_DEVICE(b);
   PREPARE_OR_SKIP(t, b, vulkan::own_routes::cpu_store_latency, 64);
-  const auto usual = t->limits();
-  auto l = usual;
-  l.corrupt_round = 1;
-  l.max_polls = 1000;  // the shader's bound on the round: it gives up quickly
-  t->set_limits(l);
+  const auto usual = set_limits(*t, [](store_latency_limits& l) {
+    l.corrupt_round = 1;
+    l.max_polls = 1000;  // the shader's bound on the round: it gives up quickly
+  });
   try {
     (void)t->run(2);
     ADD_FAILURE() << "a wrong store passed";
@@ -109,22 +119,21 @@ TEST(VulkanStoreLatency, AWrongStoreFailsVerificationWithWhatTheDeviceSaw) {
 TEST(VulkanStoreLatency, TheShadersBoundEndsARoundNeverStored) {
   REQUIRE_DEVICE(b);
   PREPARE_OR_SKIP(t, b, vulkan::own_routes::cpu_store_nt_latency, 8);
-  auto l = t->limits();
-  l.skip_round = 1;
-  l.max_polls = 1000;
-  t->set_limits(l);
+  set_limits(*t, [](store_latency_limits& l) {
+    l.skip_round = 1;
+    l.max_polls = 1000;
+  });
   expect_timeout(*t, "did not become visible to the device within the shader's bound of 1000 polls");
 }
 
 TEST(VulkanStoreLatency, TheCpusBoundEndsARoundNeverAnsweredAndStopsTheShader) {
   REQUIRE_DEVICE(b);
   PREPARE_OR_SKIP(t, b, vulkan::own_routes::cpu_store_latency, 8);
-  const auto usual = t->limits();
-  auto l = usual;
-  l.skip_round = 1;
-  l.max_polls = 1u << 30;  // the shader would wait for minutes: the CPU gives up first, and stops it
-  l.answer_timeout_s = 0.05;
-  t->set_limits(l);
+  const auto usual = set_limits(*t, [](store_latency_limits& l) {
+    l.skip_round = 1;
+    l.max_polls = 1u << 30;  // the shader would wait for minutes: the CPU gives up first, and stops it
+    l.answer_timeout_s = 0.05;
+  });
   expect_timeout(*t, "no answer from the device to round 1 of 1 within 0.05 s");
   t->set_limits(usual);
   EXPECT_NO_THROW(t->verify()) << "the dispatch ended, and the next one runs";

@@ -26,6 +26,16 @@ class reporter {
   virtual void finalize(bool interrupted) = 0;
 };
 
+// Keeps the points in memory, for code that reads them back itself (fleet
+// mode's ranks, the tests) rather than writing a file.
+class collecting_reporter final : public reporter {
+ public:
+  std::vector<point_result> points;
+  void report_context(const run_context&) override {}
+  void report(const point_result& r) override { points.push_back(r); }
+  void finalize(bool) override {}
+};
+
 // A human table, one row per point as it completes. Repeated skips with the
 // same reason for one backend/route/kind/direction collapse into one row. A
 // study's records show their own text (its table), after the same first line.

@@ -8,6 +8,7 @@
 #include <cstdint>
 #include <span>
 #include <xfer/core/backend.hpp>
+#include <xfer/core/pattern.hpp>
 
 namespace xfer {
 
@@ -27,6 +28,30 @@ struct sample_destination {
 // h2d: device a; d2h: host a; rw: device a, then host a (not poisoned);
 // bidir: device a (from host a) and host b (from device b); d2d: device b.
 std::span<const sample_destination> sample_destinations(direction d);
+
+// Where a sample reads from, by direction, and the pattern a transfer fills
+// it with before sampling: h2d and rw: host a (seed_h2d); d2h: device a
+// (seed_d2h); bidir: host a (seed_h2d) and device b (seed_d2h); d2d: device a
+// (seed_d2h). What sample_destinations checks follows from these.
+struct sample_source {
+  bool on_device;  // a device buffer, else host memory
+  int buffer;      // 0: the side's first buffer ("a"), 1: its second ("b")
+  std::uint64_t seed;
+};
+std::span<const sample_source> sample_sources(direction d);
+
+// Fills each source of a sample in direction d with its pattern, before
+// sampling: a device buffer through fill_device(buffer, seed), host memory
+// (`bytes` of it) at host(buffer).
+template <class FillDevice, class HostBytes>
+void fill_sources(direction d, std::size_t bytes, FillDevice fill_device, HostBytes host) {
+  for (const auto& s : sample_sources(d)) {
+    if (s.on_device)
+      fill_device(s.buffer, s.seed);
+    else
+      fill_pattern(host(s.buffer), bytes, s.seed);
+  }
+}
 
 // For tests of the per-sample check: flips the byte at `offset` of place
 // `which` of t.places(), through the transfer's own way of reaching it.

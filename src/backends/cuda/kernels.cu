@@ -30,6 +30,26 @@ __device__ std::uint64_t pattern_word(std::uint64_t word_index, std::uint64_t se
 
 __device__ bool aligned16(const void* p) { return (reinterpret_cast<std::uintptr_t>(p) & 15u) == 0; }
 
+// This thread's place in a grid-stride loop, and the loop's step.
+struct grid_stride {
+  std::size_t first, step;
+};
+__device__ grid_stride this_thread() {
+  return {std::size_t(blockIdx.x) * blockDim.x + threadIdx.x, std::size_t(gridDim.x) * blockDim.x};
+}
+
+// The byte kernels' wide part: f(i, chunk i) for this thread's share of the
+// whole 16-byte chunks of [p, p + n), read and written as one Chunk each.
+// Returns where the byte loop takes over: 0 when p is not 16-byte aligned.
+template <class Chunk, class Byte, class F>
+__device__ std::size_t for_each_chunk(Byte* p, std::size_t n, grid_stride g, F f) {
+  if (!aligned16(p)) return 0;
+  const std::size_t chunks = n / 16;
+  auto* c = reinterpret_cast<Chunk*>(p);
+  for (std::size_t i = g.first; i < chunks; i += g.step) f(i, c[i]);
+  return chunks * 16;
+}
+
 // globaltimer (ns) rather than clock64: it does not depend on the SM clock,
 // which changes under boost and power management.
 __global__ void spin_kernel(const volatile std::uint32_t* flag, std::uint32_t target, std::uint64_t timeout_ns,
@@ -60,37 +80,22 @@ __global__ void copy_kernel(unsigned char* dst, const unsigned char* src, std::s
 }
 
 __global__ void read_xor_kernel(const unsigned char* src, std::size_t n, unsigned long long* sink) {
-  const std::size_t stride = std::size_t(gridDim.x) * blockDim.x;
-  const std::size_t tid = std::size_t(blockIdx.x) * blockDim.x + threadIdx.x;
+  const grid_stride g = this_thread();
   std::uint64_t acc = 0;
-  std::size_t head = 0;
-  if (aligned16(src)) {
-    const std::size_t chunks = n / 16;
-    const auto* s = reinterpret_cast<const ulonglong2*>(src);
-    for (std::size_t i = tid; i < chunks; i += stride) {
-      const ulonglong2 v = s[i];
-      acc ^= v.x ^ v.y;
-    }
-    head = chunks * 16;
-  }
+  const std::size_t head =
+      for_each_chunk<const ulonglong2>(src, n, g, [&](std::size_t, const ulonglong2 v) { acc ^= v.x ^ v.y; });
   // Bytes outside whole 16-byte chunks land in their little-endian word position.
-  for (std::size_t i = head + tid; i < n; i += stride) acc ^= std::uint64_t(src[i]) << (8 * (i % 8));
+  for (std::size_t i = head + g.first; i < n; i += g.step) acc ^= std::uint64_t(src[i]) << (8 * (i % 8));
   for (int offset = 16; offset > 0; offset /= 2) acc ^= __shfl_xor_sync(0xffffffffu, acc, offset);
   if ((threadIdx.x & 31) == 0 && acc) atomicXor(sink, static_cast<unsigned long long>(acc));
 }
 
 __global__ void write_pattern_kernel(unsigned char* dst, std::size_t n, std::uint64_t seed) {
-  const std::size_t stride = std::size_t(gridDim.x) * blockDim.x;
-  const std::size_t tid = std::size_t(blockIdx.x) * blockDim.x + threadIdx.x;
-  std::size_t head = 0;
-  if (aligned16(dst)) {
-    const std::size_t chunks = n / 16;
-    auto* d = reinterpret_cast<ulonglong2*>(dst);
-    for (std::size_t i = tid; i < chunks; i += stride)
-      d[i] = make_ulonglong2(pattern_word(2 * i, seed), pattern_word(2 * i + 1, seed));
-    head = chunks * 16;
-  }
-  for (std::size_t i = head + tid; i < n; i += stride)
+  const grid_stride g = this_thread();
+  const std::size_t head = for_each_chunk<ulonglong2>(dst, n, g, [&](std::size_t i, ulonglong2& d) {
+    d = make_ulonglong2(pattern_word(2 * i, seed), pattern_word(2 * i + 1, seed));
+  });
+  for (std::size_t i = head + g.first; i < n; i += g.step)
     dst[i] = static_cast<unsigned char>(pattern_word(i / 8, seed) >> (8 * (i % 8)));
 }
 
@@ -100,23 +105,15 @@ __device__ std::uint64_t first_differing_byte(std::uint64_t got, std::uint64_t w
 
 __global__ void find_mismatch_kernel(const unsigned char* src, std::size_t n, std::uint64_t seed,
                                      unsigned long long* first_bad) {
-  const std::size_t stride = std::size_t(gridDim.x) * blockDim.x;
-  const std::size_t tid = std::size_t(blockIdx.x) * blockDim.x + threadIdx.x;
-  std::size_t head = 0;
-  if (aligned16(src)) {
-    const std::size_t chunks = n / 16;
-    const auto* s = reinterpret_cast<const ulonglong2*>(src);
-    for (std::size_t i = tid; i < chunks; i += stride) {
-      const ulonglong2 v = s[i];
-      const std::uint64_t w0 = pattern_word(2 * i, seed), w1 = pattern_word(2 * i + 1, seed);
-      if (v.x != w0)
-        atomicMin(first_bad, static_cast<unsigned long long>(16 * i + first_differing_byte(v.x, w0)));
-      else if (v.y != w1)
-        atomicMin(first_bad, static_cast<unsigned long long>(16 * i + 8 + first_differing_byte(v.y, w1)));
-    }
-    head = chunks * 16;
-  }
-  for (std::size_t i = head + tid; i < n; i += stride)
+  const grid_stride g = this_thread();
+  const std::size_t head = for_each_chunk<const ulonglong2>(src, n, g, [&](std::size_t i, const ulonglong2 v) {
+    const std::uint64_t w0 = pattern_word(2 * i, seed), w1 = pattern_word(2 * i + 1, seed);
+    if (v.x != w0)
+      atomicMin(first_bad, static_cast<unsigned long long>(16 * i + first_differing_byte(v.x, w0)));
+    else if (v.y != w1)
+      atomicMin(first_bad, static_cast<unsigned long long>(16 * i + 8 + first_differing_byte(v.y, w1)));
+  });
+  for (std::size_t i = head + g.first; i < n; i += g.step)
     if (src[i] != static_cast<unsigned char>(pattern_word(i / 8, seed) >> (8 * (i % 8))))
       atomicMin(first_bad, static_cast<unsigned long long>(i));
 }

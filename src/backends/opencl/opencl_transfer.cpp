@@ -9,6 +9,7 @@
 #include <utility>
 #include <xfer/core/errors.hpp>
 #include <xfer/core/pattern.hpp>
+#include <xfer/core/sample_check.hpp>
 
 namespace xfer::opencl {
 namespace {
@@ -166,23 +167,10 @@ void opencl_transfer::allocate(const mem::kind_options& kinds) {
 // memory should find out here (and be skipped), not in the middle of sampling.
 void opencl_transfer::touch() {
   const auto t0 = clock::now();
-  switch (spec_.dir) {
-    case direction::h2d:
-    case direction::rw:
-      fill_pattern(host_a_->data(), spec_.bytes, seed_h2d);
-      poison_device(dev_a_);
-      break;
-    case direction::d2h: fill_device(dev_a_, seed_d2h); break;
-    case direction::bidir:
-      fill_pattern(host_a_->data(), spec_.bytes, seed_h2d);
-      poison_device(dev_a_);
-      fill_device(dev_b_, seed_d2h);
-      break;
-    case direction::d2d:
-      fill_device(dev_a_, seed_d2h);
-      poison_device(dev_b_);
-      break;
-  }
+  fill_sources(spec_.dir, spec_.bytes, [&](int b, std::uint64_t seed) { fill_device(b ? dev_b_ : dev_a_, seed); },
+               [&](int b) { return (b ? host_b_ : host_a_)->data(); });
+  for (const auto& d : sample_destinations(spec_.dir))
+    if (d.poisoned && d.on_device) poison_device(d.buffer ? dev_b_ : dev_a_);
   costs_.touch_s = seconds_since(t0);
 }
 

@@ -62,16 +62,11 @@ compute_pipeline::~compute_pipeline() { destroy(); }
 
 void compute_pipeline::destroy() noexcept {
   const api& a = vk();
-  if (pool_) a.vkDestroyDescriptorPool(dev_, pool_, nullptr);
-  if (pipeline_) a.vkDestroyPipeline(dev_, pipeline_, nullptr);
-  if (layout_) a.vkDestroyPipelineLayout(dev_, layout_, nullptr);
-  if (set_layout_) a.vkDestroyDescriptorSetLayout(dev_, set_layout_, nullptr);
-  if (module_) a.vkDestroyShaderModule(dev_, module_, nullptr);
-  pool_ = VK_NULL_HANDLE;
-  pipeline_ = VK_NULL_HANDLE;
-  layout_ = VK_NULL_HANDLE;
-  set_layout_ = VK_NULL_HANDLE;
-  module_ = VK_NULL_HANDLE;
+  destroy_handle(dev_, pool_, a.vkDestroyDescriptorPool);
+  destroy_handle(dev_, pipeline_, a.vkDestroyPipeline);
+  destroy_handle(dev_, layout_, a.vkDestroyPipelineLayout);
+  destroy_handle(dev_, set_layout_, a.vkDestroyDescriptorSetLayout);
+  destroy_handle(dev_, module_, a.vkDestroyShaderModule);
 }
 
 VkDescriptorSet compute_pipeline::bind(VkBuffer a_buf, VkDeviceSize a_range, VkBuffer b_buf, VkDeviceSize b_range) {

@@ -112,6 +112,15 @@ inline void check(VkResult rc, std::string_view call, std::string_view detail = 
   if (rc != VK_SUCCESS) throw vk_error(rc, call, detail);
 }
 
+// Destroys a device-level handle through its vkDestroy*/vkFree* call (the
+// device, the handle, no allocator) unless it is null, and nulls it, so
+// that release code may run twice.
+template <class Handle, class Destroy>
+void destroy_handle(VkDevice dev, Handle& h, Destroy destroy) noexcept {
+  if (h) destroy(dev, h, nullptr);
+  h = VK_NULL_HANDLE;
+}
+
 // Opens the loader (once per process) and takes the global functions.
 // Throws std::runtime_error saying why where there is no loader.
 api& open_loader();

@@ -140,12 +140,10 @@ void buffer::release() noexcept {
   if (!dev_) return;
   const api& a = vk();
   if (map_) a.vkUnmapMemory(dev_, mem_);
-  if (buf_) a.vkDestroyBuffer(dev_, buf_, nullptr);
-  if (mem_) a.vkFreeMemory(dev_, mem_, nullptr);
-  dev_ = VK_NULL_HANDLE;
-  buf_ = VK_NULL_HANDLE;
-  mem_ = VK_NULL_HANDLE;
   map_ = nullptr;
+  destroy_handle(dev_, buf_, a.vkDestroyBuffer);
+  destroy_handle(dev_, mem_, a.vkFreeMemory);
+  dev_ = VK_NULL_HANDLE;
 }
 
 namespace {

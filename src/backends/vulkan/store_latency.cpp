@@ -1,3 +1,8 @@
+// Over 500 lines as one piece on purpose: nearly all of it is one transfer
+// class (latency_transfer) whose rounds, dispatches and bounded waits share
+// its state and the protocol described here; parts of it split into files
+// would each reach into the others' members.
+//
 // Routes cpu-store-latency / cpu-store-nt-latency: a ping-pong between the
 // CPU and one shader invocation (shaders/poll.comp), many rounds in one
 // dispatch so that launching it stays out of the time.

@@ -99,29 +99,13 @@ void vulkan_transfer::allocate(const mem::kind_options& kinds) {
   costs_.alloc_s = std::chrono::duration<double>(clock::now() - t0).count();
 }
 
+// Sources get the pattern and destinations the poison, so that memory a
+// driver allocates lazily is there (or the point is skipped) before sampling.
 void vulkan_transfer::touch() {
   const auto t0 = clock::now();
-  switch (spec_.dir) {
-    case direction::h2d:
-    case direction::rw:
-      fill_pattern(host_a_->data(), spec_.bytes, seed_h2d);
-      poison_device(dev_a_);
-      break;
-    case direction::d2h:
-      fill_device(dev_a_, seed_d2h);
-      poison_host(*host_a_);
-      break;
-    case direction::bidir:
-      fill_pattern(host_a_->data(), spec_.bytes, seed_h2d);
-      poison_device(dev_a_);
-      fill_device(dev_b_, seed_d2h);
-      poison_host(*host_b_);
-      break;
-    case direction::d2d:
-      fill_device(dev_a_, seed_d2h);
-      poison_device(dev_b_);
-      break;
-  }
+  fill_sources(spec_.dir, spec_.bytes, [&](int b, std::uint64_t seed) { fill_device(b ? dev_b_ : dev_a_, seed); },
+               [&](int b) { return (b ? host_b_ : host_a_)->data(); });
+  poison_sample();  // every poisoned destination, through poison_place
   if (host_a_) host_a_->buf.flush();
   costs_.touch_s = std::chrono::duration<double>(clock::now() - t0).count();
 }

@@ -52,6 +52,26 @@ struct device_attributes {
   bool concurrent_managed_access = false;
 };
 
+// Each API names the attributes device_attributes holds in an enum of its
+// own (CUdevice_attribute, cudaDeviceAttr); both read them the same way.
+template <class Attr>
+struct attribute_ids {
+  Attr cc_major, cc_minor, multiprocessors, async_engines, unified_addressing, can_map_host_memory, managed_memory,
+      concurrent_managed_access;
+};
+// get(id) queries one attribute of the device at hand.
+template <class Attr, class Get>
+void read_attributes(device_attributes& a, const attribute_ids<Attr>& id, Get get) {
+  a.cc_major = get(id.cc_major);
+  a.cc_minor = get(id.cc_minor);
+  a.multiprocessors = get(id.multiprocessors);
+  a.async_engines = get(id.async_engines);
+  a.unified_addressing = get(id.unified_addressing) != 0;
+  a.can_map_host_memory = get(id.can_map_host_memory) != 0;
+  a.managed_memory = get(id.managed_memory) != 0;
+  a.concurrent_managed_access = get(id.concurrent_managed_access) != 0;
+}
+
 class api {
  public:
   virtual ~api() = default;

@@ -165,29 +165,22 @@ class driver_api final : public api {
     char bus[32] = {};
     check(cu_.cuDeviceGetPCIBusId(bus, sizeof bus, d), "cuDeviceGetPCIBusId");
     a.pci_bus_id = bus;
-    a.cc_major = attribute(CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MAJOR, d);
-    a.cc_minor = attribute(CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MINOR, d);
-    a.multiprocessors = attribute(CU_DEVICE_ATTRIBUTE_MULTIPROCESSOR_COUNT, d);
-    a.async_engines = attribute(CU_DEVICE_ATTRIBUTE_ASYNC_ENGINE_COUNT, d);
-    a.unified_addressing = attribute(CU_DEVICE_ATTRIBUTE_UNIFIED_ADDRESSING, d) != 0;
-    a.can_map_host_memory = attribute(CU_DEVICE_ATTRIBUTE_CAN_MAP_HOST_MEMORY, d) != 0;
-    a.managed_memory = attribute(CU_DEVICE_ATTRIBUTE_MANAGED_MEMORY, d) != 0;
-    a.concurrent_managed_access = attribute(CU_DEVICE_ATTRIBUTE_CONCURRENT_MANAGED_ACCESS, d) != 0;
+    read_attributes(a,
+                    attribute_ids<CUdevice_attribute>{
+                        CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MAJOR, CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MINOR,
+                        CU_DEVICE_ATTRIBUTE_MULTIPROCESSOR_COUNT, CU_DEVICE_ATTRIBUTE_ASYNC_ENGINE_COUNT,
+                        CU_DEVICE_ATTRIBUTE_UNIFIED_ADDRESSING, CU_DEVICE_ATTRIBUTE_CAN_MAP_HOST_MEMORY,
+                        CU_DEVICE_ATTRIBUTE_MANAGED_MEMORY, CU_DEVICE_ATTRIBUTE_CONCURRENT_MANAGED_ACCESS},
+                    [&](CUdevice_attribute id) { return attribute(id, d); });
     return a;
   }
 
   // The primary context is the one the runtime uses too, so the shared
   // kernels (launched through the runtime) run beside the driver's copies.
   void make_current(int ordinal) override {
-    auto it = contexts_.find(ordinal);
-    if (it == contexts_.end()) {
-      CUcontext ctx = nullptr;
-      const CUdevice d = device(ordinal);
-      check(cu_.cuDevicePrimaryCtxRetain(&ctx, d), "cuDevicePrimaryCtxRetain", fmt::format("device {}", ordinal));
-      it = contexts_.emplace(ordinal, std::make_pair(d, ctx)).first;
-    }
-    check(cu_.cuCtxSetCurrent(it->second.second), "cuCtxSetCurrent", fmt::format("device {}", ordinal));
-    current_ = it->second.first;
+    const auto& [d, ctx] = primary_context(ordinal);
+    check(cu_.cuCtxSetCurrent(ctx), "cuCtxSetCurrent", fmt::format("device {}", ordinal));
+    current_ = d;
   }
   void memory_info(std::size_t& free, std::size_t& total) override {
     check(cu_.cuMemGetInfo(&free, &total), "cuMemGetInfo");
@@ -321,14 +314,7 @@ class driver_api final : public api {
   // The peer's primary context is retained (as make_current does) without
   // changing which context is current.
   void enable_peer_access(int peer) override {
-    auto it = contexts_.find(peer);
-    if (it == contexts_.end()) {
-      CUcontext ctx = nullptr;
-      const CUdevice d = device(peer);
-      check(cu_.cuDevicePrimaryCtxRetain(&ctx, d), "cuDevicePrimaryCtxRetain", fmt::format("device {}", peer));
-      it = contexts_.emplace(peer, std::make_pair(d, ctx)).first;
-    }
-    const CUresult r = cu_.cuCtxEnablePeerAccess(it->second.second, 0);
+    const CUresult r = cu_.cuCtxEnablePeerAccess(primary_context(peer).second, 0);
     if (r == CUDA_ERROR_PEER_ACCESS_ALREADY_ENABLED) return;
     check(r, "cuCtxEnablePeerAccess", fmt::format("peer {}", peer));
   }
@@ -339,6 +325,18 @@ class driver_api final : public api {
   }
 
  private:
+  // The device's primary context, retained on first use and released with
+  // this api (the destructor).
+  const std::pair<CUdevice, CUcontext>& primary_context(int ordinal) {
+    auto it = contexts_.find(ordinal);
+    if (it == contexts_.end()) {
+      CUcontext ctx = nullptr;
+      const CUdevice d = device(ordinal);
+      check(cu_.cuDevicePrimaryCtxRetain(&ctx, d), "cuDevicePrimaryCtxRetain", fmt::format("device {}", ordinal));
+      it = contexts_.emplace(ordinal, std::make_pair(d, ctx)).first;
+    }
+    return it->second;
+  }
   void check(CUresult r, const char* call, const std::string& context = {}) const {
     if (r == CUDA_SUCCESS) return;
     const char* name = nullptr;

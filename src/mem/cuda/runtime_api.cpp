@@ -58,14 +58,12 @@ class runtime_api final : public api {
     char bus[32] = {};
     check(cudaDeviceGetPCIBusId(bus, sizeof bus, device), "cudaDeviceGetPCIBusId");
     a.pci_bus_id = bus;
-    a.cc_major = attribute(cudaDevAttrComputeCapabilityMajor, device);
-    a.cc_minor = attribute(cudaDevAttrComputeCapabilityMinor, device);
-    a.multiprocessors = attribute(cudaDevAttrMultiProcessorCount, device);
-    a.async_engines = attribute(cudaDevAttrAsyncEngineCount, device);
-    a.unified_addressing = attribute(cudaDevAttrUnifiedAddressing, device) != 0;
-    a.can_map_host_memory = attribute(cudaDevAttrCanMapHostMemory, device) != 0;
-    a.managed_memory = attribute(cudaDevAttrManagedMemory, device) != 0;
-    a.concurrent_managed_access = attribute(cudaDevAttrConcurrentManagedAccess, device) != 0;
+    read_attributes(a,
+                    attribute_ids<cudaDeviceAttr>{cudaDevAttrComputeCapabilityMajor, cudaDevAttrComputeCapabilityMinor,
+                                                  cudaDevAttrMultiProcessorCount, cudaDevAttrAsyncEngineCount,
+                                                  cudaDevAttrUnifiedAddressing, cudaDevAttrCanMapHostMemory,
+                                                  cudaDevAttrManagedMemory, cudaDevAttrConcurrentManagedAccess},
+                    [&](cudaDeviceAttr id) { return attribute(id, device); });
     return a;
   }
 

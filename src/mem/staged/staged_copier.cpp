@@ -15,141 +15,9 @@
 
 #include <xfer/mem/nontemporal.hpp>
 
+#include "staged_job.hpp"
+
 namespace xfer::mem {
-
-namespace detail {
-
-// XFER_STAGED_TRACE=<file>: each copy appends one line when it is gone,
-// saying when each of its stages began, in microseconds after its
-// submission. For finding where a copy's time goes beyond its bytes (issue
-// 15: a 64 MiB copy took about 0.5 ms longer than its chunks need); off,
-// it costs one branch per stage.
-struct staged_trace {
-  enum mark : unsigned { submitted, picked_up, staging_ready, first_piece, first_dma, pieces_done, dmas_done,
-                         completed, caller_woke, marks };
-  static const char* file() {
-    static const char* f = std::getenv("XFER_STAGED_TRACE");
-    return f && *f ? f : nullptr;
-  }
-  const bool on = file() != nullptr;
-  std::array<std::atomic<std::int64_t>, marks> at{};
-  // The first time a stage is reached counts (several threads may reach it).
-  void note(mark m) noexcept {
-    if (!on) return;
-    const std::int64_t now = std::chrono::steady_clock::now().time_since_epoch().count();
-    std::int64_t none = 0;
-    at[m].compare_exchange_strong(none, now, std::memory_order_relaxed);
-  }
-  void write(bool to_device, std::size_t bytes, std::size_t chunks) const noexcept {
-    if (!on || !at[submitted].load()) return;
-    static std::mutex m;
-    std::lock_guard lock(m);
-    std::FILE* f = std::fopen(file(), "a");
-    if (!f) return;
-    static constexpr const char* names[] = {"submitted", "picked_up", "staging_ready", "first_piece", "first_dma",
-                                            "pieces_done", "dmas_done", "completed", "caller_woke"};
-    std::fprintf(f, "%s %zu bytes %zu chunks", to_device ? "h2d" : "d2h", bytes, chunks);
-    const auto t0 = at[submitted].load();
-    for (unsigned i = 1; i < marks; ++i) {
-      const auto t = at[i].load();
-      if (t) std::fprintf(f, " %s=%.1f", names[i], static_cast<double>(t - t0) / 1e3);
-    }
-    std::fputc('\n', f);
-    std::fclose(f);
-  }
-};
-
-// One copy, from submission to completion. Its bytes are cut into chunks
-// (one DMA each, through slot c % slots of the ring) and each chunk into
-// pieces (one CPU copy each). The threads claim pieces in order with one
-// atomic add, so they all work on the same chunk or its neighbour and a
-// chunk is ready soon after its first piece was claimed. Per slot, three
-// counters say where it stands; nothing else is shared and no lock is taken
-// but the lane's, once per chunk.
-struct staged_job {
-  staged_direction dir{};
-  device_ref dev;
-  std::size_t dev_offset = 0;
-  const void* src = nullptr;  // to_device
-  void* dst = nullptr;        // to_host
-  std::size_t bytes = 0;
-  std::size_t chunk = 0;  // a staging buffer's size: the largest chunk
-  std::size_t chunks = 0, pieces_per_chunk = 0, pieces = 0;
-  std::vector<std::size_t> starts;  // chunk c is [starts[c], starts[c + 1]) (staged_chunk_starts)
-  std::size_t begin(std::size_t c) const { return starts[c]; }
-  std::size_t length(std::size_t c) const { return starts[c + 1] - starts[c]; }
-  // Chunk c's pieces: its length over pieces_per_chunk, on cache lines.
-  std::size_t piece(std::size_t c) const {
-    const std::size_t p = (length(c) + pieces_per_chunk - 1) / pieces_per_chunk;
-    return (p + 63) / 64 * 64;
-  }
-  unsigned slots = 0;
-  std::vector<void*> staging;  // one chunk-sized buffer per slot
-  std::unique_ptr<queue_mark> after;  // the caller's queue to wait for (null: none)
-
-  struct slot_state {
-    // Pieces of the slot's current chunk copied (reset when the chunk's DMA
-    // is queued, to_device, or when it has been emptied, to_host).
-    std::atomic<std::size_t> pieces_done{0};
-    // The last chunk whose DMA was queued in this slot, and the last known
-    // to have completed (-1: none).
-    std::atomic<std::int64_t> queued{-1}, landed{-1};
-    // The last chunk a thread has gone to the lane to wait for: one thread
-    // per chunk waits in the driver, the others watch `landed`.
-    std::atomic<std::int64_t> asked{-1};
-  };
-  std::unique_ptr<slot_state[]> slot;
-
-  std::atomic<std::size_t> next{0};
-  std::atomic<bool> abort{false};
-
-  // A failure is kept as data, and each wait() throws an exception of its
-  // own made from it: an exception object shared between threads (one
-  // exception_ptr rethrown in several) would be read by one thread while the
-  // last owner frees it in another.
-  struct failure {
-    staged_error::reason why;
-    std::size_t at;
-    std::string cause;
-  };
-
-  std::mutex mutex;  // guards error
-  std::optional<failure> error;
-  // Set once the copy has ended (error written first); the waiters spin,
-  // then sleep (spin_wait.hpp).
-  std::atomic<bool> finished{false};
-  sleeper finished_waiters;
-  staged_trace trace;
-  ~staged_job() { trace.write(dir == staged_direction::to_device, bytes, chunks); }
-
-  // The first failure wins; the others it caused (an aborted neighbour)
-  // would only repeat it.
-  void fail(staged_error::reason why, std::size_t at, std::string cause) {
-    {
-      std::lock_guard lock(mutex);
-      if (!error) error = failure{why, at, std::move(cause)};
-    }
-    abort.store(true, std::memory_order_relaxed);
-  }
-  void fail_device(std::size_t at, std::exception_ptr e) {
-    std::string cause;
-    try {
-      std::rethrow_exception(e);
-    } catch (const std::exception& x) {
-      cause = x.what();
-    } catch (...) {
-      cause = "unknown exception";
-    }
-    fail(staged_error::reason::device, at, std::move(cause));
-  }
-  void complete() {
-    trace.note(staged_trace::completed);
-    finished.store(true);
-    finished_waiters.wake();
-  }
-};
-
-}  // namespace detail
 
 using detail::staged_job;
 
@@ -380,13 +248,8 @@ void staged_copier::fill_pieces(staged_job& job) {
   const auto* src = static_cast<const unsigned char*>(job.src);
   std::size_t offset = 0;
   try {
-    for (;;) {
-      if (job.abort.load(std::memory_order_relaxed)) return;
-      const std::size_t q = job.next.fetch_add(1, std::memory_order_relaxed);
-      if (q >= job.pieces) return;
-      if (q == 0) job.trace.note(detail::staged_trace::first_piece);
-      const std::size_t c = q / job.pieces_per_chunk, k = q % job.pieces_per_chunk;
-      const auto s = static_cast<unsigned>(c % job.slots);
+    for (staged_job::piece_claim p; job.claim(p);) {
+      const auto [c, k, s] = p;
       if (c >= job.slots) {
         offset = job.begin(c - job.slots);  // a failed wait is that chunk's
         if (!await_dma(job, s, c - job.slots)) return;
@@ -413,13 +276,8 @@ void staged_copier::empty_pieces(staged_job& job) {
   auto* dst = static_cast<unsigned char*>(job.dst);
   std::size_t offset = 0;
   try {
-    for (;;) {
-      if (job.abort.load(std::memory_order_relaxed)) return;
-      const std::size_t q = job.next.fetch_add(1, std::memory_order_relaxed);
-      if (q >= job.pieces) return;
-      if (q == 0) job.trace.note(detail::staged_trace::first_piece);
-      const std::size_t c = q / job.pieces_per_chunk, k = q % job.pieces_per_chunk;
-      const auto s = static_cast<unsigned>(c % job.slots);
+    for (staged_job::piece_claim p; job.claim(p);) {
+      const auto [c, k, s] = p;
       offset = job.begin(c);
       if (!await_dma(job, s, c)) return;
       const std::size_t piece = job.piece(c), end = offset + job.length(c), at = offset + k * piece;
