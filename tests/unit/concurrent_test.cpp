@@ -128,6 +128,26 @@ TEST(Together, ADeviceThatFailsFailsTheAggregateAndTheOthersKeepTheirResults) {
   EXPECT_NE(results[2].reason.find("device 1 failed"), std::string::npos) << results[2].reason;
 }
 
+// The rounds thin the checks by the same share: a device whose copies go bad
+// after its first rounds, checked only in the first, fails at the last.
+TEST(Together, CorruptionAfterTheThinnedChecksFailsTheDeviceAndTheAggregate) {
+  test::fake_backend b;
+  b.make = [&](const point_spec& p) {
+    auto t = std::make_unique<test::fake_transfer>();
+    t->check_s = 0.1;  // far above the share: only the first round is armed
+    if (p.device == 1) t->corrupt_after_runs = 2;
+    return t;
+  };
+  const std::atomic<bool> stop{false};
+  bool abandoned = false;
+  const auto results = measure_together(b, specs_for({0, 1}), quick_options(), stop, abandoned);
+  ASSERT_EQ(results.size(), 3u);
+  EXPECT_EQ(results[0].status, point_status::ok) << results[0].reason;
+  EXPECT_EQ(results[1].status, point_status::failed);
+  EXPECT_NE(results[1].reason.find("verification failed"), std::string::npos) << results[1].reason;
+  EXPECT_EQ(results[2].status, point_status::failed);
+}
+
 TEST(Together, ADeviceThatCannotRunSkipsTheAggregate) {
   test::fake_backend b;
   b.make = [&](const point_spec& p) -> std::unique_ptr<transfer> {

@@ -246,6 +246,20 @@ TEST(Measure, ACorruptTimedSampleFailsThePoint) {
   EXPECT_NE(r.reason.find("verification failed: sample's last transfer"), std::string::npos) << r.reason;
 }
 
+// A transfer that goes bad after the first quarter of the sampling (samples
+// 3 on of 8) while checks are thinned to the first: the last sample is
+// checked whatever checking cost before, so the point fails.
+TEST(Measure, CorruptionAfterTheThinnedChecksFailsThePoint) {
+  test::fake_transfer t;
+  t.check_s = 4e-3;  // far above the share: only the first sample is armed
+  t.corrupt_after_runs = 2;
+  std::atomic<bool> stop{false};
+  const auto r = measure(t, spec, dev, fast(), stop);
+  EXPECT_EQ(t.arms, 1u);
+  EXPECT_EQ(r.status, point_status::failed);
+  EXPECT_NE(r.reason.find("verification failed: sample's last transfer"), std::string::npos) << r.reason;
+}
+
 // A check that costs more than the sample it checks (a large buffer read on
 // one CPU core after a fast copy) would spend the point's budget on checking:
 // the first sample is checked, then only as many as keep checking within its
@@ -256,13 +270,14 @@ TEST(Measure, ChecksCostlierThanSamplesAreThinnedToTheSamplingTime) {
   std::atomic<bool> stop{false};
   const auto r = measure(t, spec, dev, fast(), stop);
   ASSERT_EQ(r.status, point_status::ok);
-  EXPECT_GE(r.samples_checked, 1u);
+  EXPECT_GE(r.samples_checked, 2u);
   EXPECT_LT(r.samples_checked, r.samples_s.size());
-  EXPECT_EQ(t.arms, r.samples_checked);
+  // Every armed sample checked, and the last one on top (check_last).
+  EXPECT_EQ(t.arms + 1, r.samples_checked);
   EXPECT_EQ(t.checks, r.samples_checked);
   double sampled = 0;
   for (double w : r.wall_samples_s) sampled += w * r.reps_per_sample;
-  EXPECT_LE((r.samples_checked - 1) * t.check_s, fast().check_share * sampled);
+  EXPECT_LE((t.arms - 1) * t.check_s, fast().check_share * sampled);
   EXPECT_GT(r.spent.checking_s, 0);
   EXPECT_GE(r.spent.sampling_s, 0);
 }
