@@ -208,21 +208,27 @@ TEST(RunSweep, AStopDuringAStuckPointReturnsWithWhatWasDone) {
   EXPECT_EQ(out.points[0].spec.bytes, 1u);
 }
 
-// With the watchdog off a point runs on the calling thread, as before.
-TEST(RunSweep, WithTheWatchdogOffPointsRunOnTheCallingThread) {
-  test::fake_backend b;
-  const auto caller = std::this_thread::get_id();
-  std::thread::id ran_on;
-  b.make = [&](const point_spec&) -> std::unique_ptr<transfer> {
-    ran_on = std::this_thread::get_id();
-    return std::make_unique<test::fake_transfer>();
-  };
-  collecting_reporter out;
+// With the watchdog off a point has no bound, but a stop request while it
+// hangs still returns promptly with what was completed (sweep --watchdog 0
+// printed "stopping..." and never exited).
+TEST(RunSweep, WithTheWatchdogOffAStopDuringAStuckPointStillReturns) {
+  hanging_backend h;
   std::atomic<bool> stop{false};
+  collecting_reporter out;
   measure_options o = fast();
   o.watchdog_s = 0;
-  EXPECT_EQ(run_sweep(b, {spec}, o, out, stop).ok, 1u);
-  EXPECT_EQ(ran_on, caller);
+  std::thread signal([&] {
+    std::this_thread::sleep_for(std::chrono::milliseconds(300));
+    stop = true;
+  });
+  const auto t0 = std::chrono::steady_clock::now();
+  const auto outcome = run_sweep(h.b, h.points, o, out, stop);
+  signal.join();
+  EXPECT_LT(std::chrono::steady_clock::now() - t0, std::chrono::seconds(10));
+  EXPECT_TRUE(outcome.interrupted);
+  EXPECT_TRUE(outcome.abandoned);
+  ASSERT_EQ(out.points.size(), 1u);
+  EXPECT_EQ(out.points[0].spec.bytes, 1u);
 }
 
 TEST(Watchdog, TheDerivedBoundIsGenerousAndGrowsWithSizeAndBudget) {
