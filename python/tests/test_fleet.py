@@ -314,3 +314,42 @@ def test_four_healthy_h200s_are_healthy_though_one_median_is_low():
     found = find_outliers(doc["fleet"]["ranks"], doc["results"])
     assert [(f["rank"], f["test"]) for f in found] == [(2, "h2d-pageable")]
     assert "(median of 3; best 7.97)" in found[0]["why"]
+
+
+@needs_bin
+def test_a_rank_that_measured_nothing_is_not_healthy(tmp_path):
+    # `fleet --size 40G` on a small device: every health point skipped, the rank "ok".
+    doc = real_fleet()
+    for p in doc["results"]:
+        if p["fleet"]["rank"] == 1:
+            p.update(status="skipped", reason="40 GiB does not fit the device's 16 GiB")
+    split_into_rank_files(doc, tmp_path)
+    merged, code, text = merge_dir(str(tmp_path), **LENIENT)
+    assert code == 3
+    verdicts = {r["rank"]: (r["verdict"], r["why"]) for r in merged["fleet"]["ranks"]}
+    assert verdicts[1][0] == "unhealthy"
+    assert "measured no bandwidth" in verdicts[1][1][0] and "does not fit" in verdicts[1][1][0]
+    assert text.startswith("fleet unhealthy (exit 3): rank 1 measured no bandwidth")
+
+
+@needs_bin
+def test_an_interrupted_rank_makes_the_run_interrupted_not_unhealthy(tmp_path):
+    doc = real_fleet()
+    for r in doc["fleet"]["ranks"]:
+        if r["rank"] == 2:
+            r.update(status="error", reason="interrupted by signal 15", interrupted_by=15)
+    split_into_rank_files(doc, tmp_path)
+    merged, code, text = merge_dir(str(tmp_path), **LENIENT)
+    assert code == 128 + 15
+    assert merged["fleet"]["interrupted"] is True and merged["interrupted"] is True
+    assert {r["rank"]: r["verdict"] for r in merged["fleet"]["ranks"]}[2] == "interrupted"
+    assert text.startswith("fleet run interrupted (exit 143): rank 2 on ")
+    assert "unhealthy" not in text.splitlines()[0]
+
+
+def test_the_interrupted_flag_is_read_from_the_file():
+    doc = real_fleet()
+    doc["fleet"].update(exit_code=143, healthy=False, interrupted=True, findings=[],
+                        problems=["rank 0 on n was interrupted by signal 15: the results are partial"])
+    assert fleet_text(doc).splitlines()[0] == (
+        "fleet run interrupted (exit 143): rank 0 on n was interrupted by signal 15: the results are partial")

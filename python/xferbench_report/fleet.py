@@ -69,7 +69,9 @@ def fleet_text(doc):
         lines.append(f"fleet healthy: {len(fl['ranks'])} ranks")
     else:
         first = fl["problems"][0] if fl["problems"] else fl["findings"][0]["why"]
-        lines.append(f"fleet unhealthy (exit {fl['exit_code']}): {first}")
+        # An interrupted run is partial, not a verdict on the fleet (the C++ judge sets the flag).
+        state = "run interrupted" if fl.get("interrupted") else "unhealthy"
+        lines.append(f"fleet {state} (exit {fl['exit_code']}): {first}")
     lines += [f"problem: {p}" for p in fl["problems"]]
     for f in fl["findings"]:
         phase = f" ({f['phase']})" if f["phase"] else ""

@@ -2,10 +2,12 @@
 #include <cmath>
 #include <filesystem>
 #include <fmt/format.h>
+#include <fmt/ranges.h>
 #include <fstream>
 #include <map>
 #include <set>
 #include <sstream>
+#include <xfer/core/errors.hpp>
 #include <xfer/core/fleet.hpp>
 #include <xfer/core/size.hpp>
 
@@ -37,6 +39,9 @@ double median_of(std::vector<double> v) {
 
 // The figure a test is judged by: GB/s, or latency in microseconds.
 double figure(const point_result& r, bool latency) { return latency ? r.latency_us() : r.gbps(); }
+// A figure a measurement gives: finite and above 0 (gbps() reads a NaN or 0 s
+// median as 0 GB/s, latency_us() gives NaN or 0 us).
+bool a_measurement(double x) { return std::isfinite(x) && x > 0; }
 bool is_latency_test(const std::string& test) { return test.rfind("latency", 0) == 0; }
 
 // The best of a rank's repeats (highest GB/s, lowest latency). Interference
@@ -93,7 +98,10 @@ std::optional<identity> identity_from_env(const std::function<const char*(const 
   for (const auto& n : known) {
     const int rank = to_int(get(n.rank), -1);
     const int size = to_int(get(n.size), -1);
-    if (rank < 0 || size <= 0 || rank >= size) continue;
+    if (!get(n.rank) || size <= 0) continue;
+    if (rank < 0 || rank >= size)
+      throw usage_error(fmt::format("{}={} is outside the job ({}={}): this rank would run as another's", n.rank,
+                                    get(n.rank), n.size, size));
     identity id;
     id.rank = rank;
     id.size = size;
@@ -152,13 +160,16 @@ std::vector<finding> find_outliers(const std::vector<rank_report>& ranks, const 
   std::map<key, std::vector<double>> fleet_figures, base_figures;
   const auto collect = [](const std::vector<rank_report>& rs, auto& into) {
     for (const auto& r : rs)
-      for (const auto& [k, v] : repeat_figures(r)) into[k].push_back(median_of(v));
+      for (const auto& [k, v] : repeat_figures(r))
+        // A figure that is no measurement is a finding of its rank, never part of the fleet's median.
+        if (std::all_of(v.begin(), v.end(), a_measurement)) into[k].push_back(median_of(v));
   };
   collect(ranks, fleet_figures);
   if (baseline) collect(*baseline, base_figures);
 
   for (const auto& r : ranks) {
-    if (r.status != "ok") {
+    // An interrupted rank is no fault of the fleet: merge says it once.
+    if (r.status != "ok" && !r.interrupted_by) {
       finding f = where(r, nullptr);
       f.why = fmt::format("rank {} reported an error: {}", r.who.rank, r.reason);
       out.push_back(f);
@@ -175,6 +186,24 @@ std::vector<finding> find_outliers(const std::vector<rank_report>& ranks, const 
       out.push_back(f);
     }
     const auto mine = repeat_figures(r);
+    // Healthy needs evidence: a rank that ran but measured no bandwidth
+    // (`fleet --size 40G`: every bandwidth point skipped, the latency alone
+    // measured) is not healthy.
+    const auto bandwidth = [](const point_result& p) { return !is_latency_test(test_of(p)); };
+    const bool measured = std::any_of(r.points.begin(), r.points.end(), [&](const point_result& p) {
+      return p.status == point_status::ok && bandwidth(p);
+    });
+    if (r.status == "ok" && !r.interrupted_by && !measured) {
+      finding f = where(r, nullptr);
+      const auto skip = std::find_if(r.points.begin(), r.points.end(), [&](const point_result& p) {
+        return p.status == point_status::skipped && bandwidth(p);
+      });
+      f.why = fmt::format("rank {} measured no bandwidth{}", r.who.rank,
+                          skip != r.points.end() ? fmt::format(": every bandwidth point skipped ({})", skip->reason)
+                          : r.points.empty()     ? std::string(": it ran no health point")
+                                                 : std::string());
+      out.push_back(f);
+    }
     std::set<key> judged;
     for (const auto& p : r.points) {
       finding f = where(r, &p);
@@ -189,6 +218,12 @@ std::vector<finding> find_outliers(const std::vector<rank_report>& ranks, const 
       if (!judged.insert({f.phase, f.test}).second) continue;
       const auto& repeats = mine.at({f.phase, f.test});
       const bool latency = is_latency_test(f.test);
+      // NaN, infinite or 0 (a damaged file, a median that is NaN or 0 s): no measurement.
+      if (!std::all_of(repeats.begin(), repeats.end(), a_measurement)) {
+        f.why = fmt::format("{} is not a measurement (NaN, infinite or 0): {}", f.test, fmt::join(repeats, ", "));
+        out.push_back(f);
+        continue;
+      }
       const double v = median_of(repeats);
       const double best = best_of(repeats, latency);
       f.value = v;
@@ -269,6 +304,11 @@ merged merge(std::vector<std::optional<rank_report>> reports, const thresholds& 
       m.problems.push_back(fmt::format("rank {} on {} was given other options than rank {}: '{}' against '{}'",
                                        r.who.rank, r.who.node, first->who.rank, r.options, first->options));
     }
+    if (r.interrupted_by && !m.interrupted_by) {
+      m.interrupted_by = r.interrupted_by;
+      m.problems.push_back(fmt::format("rank {} on {} was interrupted by signal {}: the results are partial",
+                                       r.who.rank, r.who.node, r.interrupted_by));
+    }
     if (r.status == "too many ranks") {
       too_many = true;
       m.problems.push_back(fmt::format("rank {} on {}: {}", r.who.rank, r.who.node, r.reason));
@@ -286,6 +326,7 @@ merged merge(std::vector<std::optional<rank_report>> reports, const thresholds& 
   if (disagree) m.exit_code = exit_disagree;
   else if (too_many) m.exit_code = exit_too_many_ranks;
   else if (!m.missing.empty()) m.exit_code = exit_rank_missing;
+  else if (m.interrupted_by) m.exit_code = 128 + m.interrupted_by;
   else if (!m.findings.empty()) m.exit_code = exit_unhealthy;
   return m;
 }

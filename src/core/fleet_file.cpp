@@ -44,6 +44,7 @@ json rank_json(const rank_report& r, bool with_points) {
             {"transport", r.transport},
             {"status", r.status},
             {"reason", r.reason}};
+  if (r.interrupted_by) j["interrupted_by"] = r.interrupted_by;
   if (r.link) j["link"] = link_json(*r.link);
   if (with_points) j["points"] = r.points;
   return j;
@@ -64,6 +65,7 @@ rank_report rank_from_json(const json& j) {
   r.transport = j.value("transport", "");
   r.status = j.at("status");
   r.reason = j.value("reason", "");
+  r.interrupted_by = j.value("interrupted_by", 0);
   if (j.contains("link")) r.link = link_from_json(j.at("link"));
   if (j.contains("points")) r.points = j.at("points").get<std::vector<point_result>>();
   return r;
@@ -93,10 +95,10 @@ json fleet_doc(const run_context& c, const merged& m) {
     // instead of judging again (one definition of an outlier).
     json j = rank_json(r, false);
     json why = json::array();
-    if (r.status != "ok" && r.status != "error") why.push_back(r.reason);  // "too many ranks"
+    if ((r.status != "ok" && r.status != "error") || r.interrupted_by) why.push_back(r.reason);  // "too many ranks"
     for (const auto& f : m.findings)
       if (f.rank == r.who.rank) why.push_back(f.why);
-    j["verdict"] = why.empty() ? "healthy" : "unhealthy";
+    j["verdict"] = r.interrupted_by ? "interrupted" : why.empty() ? "healthy" : "unhealthy";
     j["why"] = why;
     ranks.push_back(j);
   }
@@ -120,9 +122,12 @@ json fleet_doc(const run_context& c, const merged& m) {
                 {"problems", m.problems},
                 {"missing_ranks", m.missing},
                 {"healthy", m.exit_code == 0},
+                {"interrupted", m.interrupted_by != 0},
                 {"exit_code", m.exit_code},
                 {"ranks", ranks}}},
-              {"results", results}};
+              {"results", results},
+              // As a sweep's file says it: what is here is partial.
+              {"interrupted", m.interrupted_by != 0}};
   return doc;
 }
 

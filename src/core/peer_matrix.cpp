@@ -4,8 +4,10 @@
 #include <set>
 #include <xfer/core/errors.hpp>
 #include <xfer/core/peer_matrix.hpp>
+#include <xfer/core/plan.hpp>
 #include <xfer/core/reporter.hpp>
 #include <xfer/core/size.hpp>
+#include <xfer/core/system_probe.hpp>
 
 namespace xfer {
 
@@ -28,6 +30,21 @@ std::vector<point_spec> peer_points(const std::string& backend, const std::vecto
   return out;
 }
 
+std::string peer_unfit_reason(const point_spec& p, const std::vector<device_info>& devices,
+                              std::uint64_t available_host) {
+  point_spec to = p;
+  to.device = p.peer;
+  for (const auto& side : {p, to})
+    if (auto why = unavailable_reason(side, {}, devices); !why.empty()) return why;
+  const auto is_host = [&](int index) { return find_device(devices, index).type == "cpu"; };
+  // Two stand-ins of the host backend (or one, on the diagonal) draw both
+  // buffers from the same memory: each alone may fit where the pair does not.
+  if (available_host && is_host(p.device) && is_host(p.peer) && p.bytes > available_host / 2)
+    return fmt::format("needs 2 buffers of {} ({} B each) in host memory; only {} B of memory is available",
+                       format_size(p.bytes), p.bytes, available_host);
+  return {};
+}
+
 sweep_outcome run_peer_matrix(backend& b, const std::vector<point_spec>& points, const measure_options& options,
                               reporter& out, const std::atomic<bool>& stop, std::vector<point_result>& results) {
   sweep_outcome outcome;
@@ -39,6 +56,13 @@ sweep_outcome run_peer_matrix(backend& b, const std::vector<point_spec>& points,
       break;
     }
     const device_info device = find_device(devices, p.device);
+    if (auto why = peer_unfit_reason(p, devices, available_memory_bytes()); !why.empty()) {
+      point_result r = unrun(p, device, point_status::skipped, std::move(why));
+      outcome.count(r.status);
+      out.report(r);
+      results.push_back(std::move(r));
+      continue;
+    }
     // The pair's copy, prepared and measured on the watched thread: a copy
     // that never returns fails at the watchdog's bound, as a sweep's point does.
     // The job holds copies of what it reads (an abandoned thread outlives this call).

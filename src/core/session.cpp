@@ -8,7 +8,10 @@
 #include <fmt/ostream.h>
 #include <functional>
 #include <iostream>
+#include <limits>
 #include <map>
+#include <memory>
+#include <mutex>
 #include <csignal>
 #include <poll.h>
 #include <unistd.h>
@@ -18,6 +21,7 @@
 #include <xfer/core/session.hpp>
 #include <xfer/core/size.hpp>
 #include <xfer/core/summary_reporter.hpp>
+#include <xfer/core/watchdog.hpp>
 
 namespace xfer {
 namespace {
@@ -290,6 +294,8 @@ class study_run final : public study_context {
   study_run(reporter& sink, const std::atomic<bool>& stop, show_fn show)
       : sink_(sink), stop_(stop), show_(std::move(show)) {}
   void report(const record& r) override {
+    const std::lock_guard lock(m_);
+    if (closed_) return;  // left behind: the results are being written without it
     if (!r.section.empty() || r.status != point_status::ok) {
       auto& n = r.status == point_status::ok ? outcome.ok : r.status == point_status::skipped ? outcome.skipped
                                                                                               : outcome.failed;
@@ -301,9 +307,18 @@ class study_run final : public study_context {
   void progress(std::size_t done, std::size_t total, const std::string& what) override {
     if (show_) show_(done, total, what);
   }
+  // The study's thread was left behind: what it reported so far is the
+  // result, and nothing it reports later reaches the reporters.
+  sweep_outcome close() {
+    const std::lock_guard lock(m_);
+    closed_ = true;
+    return outcome;
+  }
   sweep_outcome outcome;
 
  private:
+  std::mutex m_;
+  bool closed_ = false;
   reporter& sink_;
   const std::atomic<bool>& stop_;
   show_fn show_;
@@ -319,10 +334,33 @@ sweep_outcome session::run(study& st) {
     show = [this](std::size_t done, std::size_t total, const std::string& what) {
       chain_->progress.show(done, total, what);
     };
-  study_run ctx(sink(), stop(), show);
-  st.run(ctx);
-  ctx.outcome.interrupted = stop().load();
-  return ctx.outcome;
+  // The study runs on a watched thread (core/watchdog.hpp), as a sweep's
+  // points do: a point that hangs (a copy that never returns) then cannot
+  // keep a stop request from ending the run. The study checks the stop
+  // between its points; one stuck in a point is left behind after the grace,
+  // its completed points written and the process left by _Exit (finish).
+  // Shared: a thread left behind still holds them.
+  auto ctx = std::make_shared<study_run>(sink(), stop(), show);
+  auto failure = std::make_shared<std::exception_ptr>();
+  const watch_end end = watch(
+      [ctx, failure, &st] {
+        try {
+          st.run(*ctx);
+        } catch (...) {
+          *failure = std::current_exception();
+        }
+      },
+      std::numeric_limits<double>::infinity(), stop());
+  sweep_outcome o;
+  if (end.finished) {
+    if (*failure) std::rethrow_exception(*failure);
+    o = ctx->outcome;
+  } else {
+    o = ctx->close();
+    o.abandoned = true;
+  }
+  o.interrupted = stop().load();
+  return o;
 }
 
 int session::finish(const sweep_outcome& o) {

@@ -1,6 +1,7 @@
 #include <chrono>
 #include <condition_variable>
 #include <fmt/format.h>
+#include <limits>
 #include <mutex>
 #include <thread>
 #include <xfer/core/interrupt.hpp>
@@ -72,9 +73,11 @@ std::optional<point_result> watched_points::run(const point_spec& p, const devic
   if (abandoned())
     return unrun(p, device, point_status::skipped,
                  fmt::format("not run: {} is still stuck in an earlier point ({})", p.backend, stuck_at_));
-  if (o_.watchdog_s == 0) return job();
+  // --watchdog 0 lifts the bound, not the thread: a stop request must still
+  // end the run within the grace while a point hangs.
+  const double limit = o_.watchdog_s == 0 ? std::numeric_limits<double>::infinity() : limit_s;
   watch_end end;
-  auto r = run_watched<point_result>(std::move(job), limit_s, *stop_, end);
+  auto r = run_watched<point_result>(std::move(job), limit, *stop_, end);
   if (r) return r;
   stuck_at_ = fmt::format("{} {} {} {} B", to_string(p.route), to_string(p.dir), p.host_memory, p.bytes);
   if (end.stopped || stop_->load()) return std::nullopt;  // interrupted while stuck: what was completed is the result

@@ -199,7 +199,8 @@ void conclude(const merged& m, const std::string& json_path, const std::string& 
   }
   const std::string verdict =
       m.exit_code == 0 ? healthy
-                       : fmt::format("fleet unhealthy (exit {}): {}", m.exit_code,
+                       : fmt::format("fleet {} (exit {}): {}",
+                                     m.exit_code == 128 + m.interrupted_by ? "run interrupted" : "unhealthy", m.exit_code,
                                      !m.problems.empty() ? m.problems.front() : m.findings.front().why);
   auto& console = writes_to_stdout(json_path) ? stderr : stdout;
   fmt::print(console, "{}\n{}", verdict, fleet_text(m));
@@ -220,7 +221,14 @@ int leave(int code, bool abandoned) {
 }  // namespace
 
 int run(const selection& s, const std::function<std::vector<backend_entry>()>& make_entries, run_context ctx) {
-  const std::unique_ptr<comm> c = choose_comm(!s.out_dir.empty());
+  std::unique_ptr<comm> c;
+  try {
+    c = choose_comm(!s.out_dir.empty());
+  } catch (const usage_error& e) {
+    // Every rank's own environment is wrong: each says so.
+    fmt::print(stderr, "xferbench: error: {}\n", e.what());
+    return exit_usage;
+  }
   if (!c) return exit_no_mpi;
   return run(s, *c, make_entries, std::move(ctx));
 }
@@ -272,6 +280,7 @@ int run(const selection& s, comm& c, const std::function<std::vector<backend_ent
   if (stop.load() && report.status == "ok") {
     report.status = "error";
     report.reason = fmt::format("interrupted by signal {}", interrupt_signal());
+    report.interrupted_by = interrupted_exit_code() - 128;
   }
 
   ctx.system.backend_versions[b->name()] = b->versions();
@@ -289,6 +298,8 @@ int run(const selection& s, comm& c, const std::function<std::vector<backend_ent
     // One file per rank; the merge judges the fleet (xferbench fleet --merge DIR).
     const merged one = merge({report}, s.judge, nullptr, missing_why);
     write_output(std::filesystem::path(s.out_dir) / fmt::format("rank-{:05}.json", me.rank), fleet_json(ctx, one));
+    // No rank 0 speaks for this one: it says itself why it ran nothing.
+    if (report.status == "too many ranks") fmt::print(stderr, "xferbench: error: rank {}: {}\n", me.rank, report.reason);
     c.finish();
     return leave(report.status == "too many ranks" ? exit_too_many_ranks : one.exit_code, abandoned);
   }

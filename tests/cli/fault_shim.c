@@ -3,7 +3,8 @@
  * first XFER_FAULT_AFTER of them (default 0), it either never returns
  * (XFER_FAULT=hang: a transfer stuck in the driver) or flips the first byte
  * it wrote (XFER_FAULT=corrupt: a link or engine that corrupts data). Every
- * other copy goes to the C library's memcpy. The host backend's copies are
+ * other copy goes to the C library's memcpy. memset of that size can hang too
+ * (below). The host backend's copies are
  * plain memcpy calls, so a real sweep meets these faults. */
 #define _GNU_SOURCE
 #include <dlfcn.h>
@@ -55,4 +56,32 @@ void* memcpy(void* dst, const void* src, size_t n) {
     return dst;
   }
   return real_memcpy(dst, src, n);
+}
+
+/* memset too, for XFER_FAULT=hang only: alloc's first touch of a block is a
+ * memset, and a hang there must not keep a signal from ending the run. */
+typedef void* (*memset_fn)(void*, int, size_t);
+static memset_fn real_memset;
+static atomic_int finding_memset;
+
+/* Used while dlsym itself may set memory, as byte_copy is. */
+__attribute__((optimize("no-tree-loop-distribute-patterns"))) static void* byte_set(void* d, int c, size_t n) {
+  volatile unsigned char* dst = d;
+  for (size_t i = 0; i < n; ++i) dst[i] = (unsigned char)c;
+  return d;
+}
+
+void* memset(void* dst, int c, size_t n) {
+  if (!real_memset) {
+    if (atomic_exchange(&finding_memset, 1)) return byte_set(dst, c, n);
+    if (!real_memcpy) init();
+    real_memset = (memset_fn)dlsym(RTLD_NEXT, "memset");
+    if (!real_memset) {
+      atomic_store(&finding_memset, 0);
+      return byte_set(dst, c, n);
+    }
+  }
+  if (fault_kind == 1 && n == fault_bytes && atomic_fetch_add(&seen, 1) >= fault_after)
+    for (;;) pause();
+  return real_memset(dst, c, n);
 }

@@ -99,11 +99,75 @@ class HangingTransfer(InTempDir):
         self.assertTrue(doc["interrupted"])
         self.assertEqual([(r["bytes"], r["status"]) for r in doc["results"]], [(4096, "ok")])
 
+    def test_with_the_watchdog_off_an_interrupt_during_the_stuck_point_still_ends_the_run(self):
+        # --watchdog 0 lifts the bound, not the thread: SIGTERM printed "stopping..." and never exited.
+        rc, err, doc = interrupt_while_hung(
+            ["sweep", "-b", "host", "-r", "memcpy", "-m", "aligned", "-d", "h2d", "--max-time", "0.01",
+             "--sizes", f"4K,{ODD}", "--watchdog", "0", "--json", self.out], self.out, ODD)
+        self.assertEqual(rc, 143, err)
+        self.assertTrue(doc["interrupted"])
+        self.assertEqual([(r["bytes"], r["status"]) for r in doc["results"]], [(4096, "ok")])
+
     def test_a_bad_watchdog_value_is_a_usage_error(self):
         p = sweep(self.out, "--sizes", "4K", "--watchdog", "-5")
         self.assertEqual(p.returncode, 2, p.stderr)
         self.assertIn("--watchdog", p.stderr)
         self.assertFalse(os.path.exists(self.out))
+
+
+def interrupt_while_hung(args, out, fault_bytes, settle=3.0):
+    """Runs `xferbench ARGS` with copies (and first touches) of `fault_bytes` hanging, sends SIGTERM
+    once the run is stuck (`out` not yet written, `settle` s in), and returns the exit code, stderr
+    and the result file. The run must end within the stop grace (a few seconds), hung point or not."""
+    env = {**os.environ, "LD_PRELOAD": SHIM, "XFER_FAULT": "hang", "XFER_FAULT_BYTES": str(fault_bytes)}
+    proc = subprocess.Popen([XFERBENCH, *args], stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True,
+                            env=env)
+    time.sleep(settle)
+    if proc.poll() is not None:
+        _, err = proc.communicate()
+        raise AssertionError(f"ended before it hung (exit {proc.returncode}): {err}")
+    proc.send_signal(signal.SIGTERM)
+    try:
+        _, err = proc.communicate(timeout=20)
+    except subprocess.TimeoutExpired:
+        proc.kill()
+        proc.communicate()
+        raise AssertionError("a signal did not end the run while a point hung")
+    return proc.returncode, err, load(out)
+
+
+class SignalsWhileAPointHangs(InTempDir):
+    """Every command ends within a bounded time on SIGTERM while a point hangs, its completed
+    points written and marked interrupted: the study runs on a watched thread (session::run)."""
+
+    def test_cpu(self):
+        rc, err, doc = interrupt_while_hung(
+            ["cpu", "-k", "pageable", "--ops", "write", "--methods", "memcpy", "--sizes", f"4K,{ODD}",
+             "--runs", "3", "--json", self.out], self.out, ODD)
+        self.assertEqual(rc, 143, err)
+        self.assertTrue(doc["interrupted"])
+        self.assertEqual([(r["bytes"], r["status"]) for r in doc["results"]], [(4096, "ok")])
+
+    def test_alloc(self):
+        # The first touch of a block (a memset) hangs in the cost section's second size.
+        rc, err, doc = interrupt_while_hung(
+            ["alloc", "-s", "pageable", "--sizes", f"4K,{ODD}", "--runs", "3", "--repeat", "1", "--json", self.out],
+            self.out, ODD)
+        self.assertEqual(rc, 143, err)
+        self.assertTrue(doc["interrupted"])
+
+    def test_app(self):
+        # The host's vadd copies nothing; OpenCL's (PoCL here) copies the vectors with memcpy.
+        probe = subprocess.run([XFERBENCH, "app", "vadd", "-b", "opencl", "--sizes", "1K", "--repeat", "1"],
+                               capture_output=True, text=True, timeout=120)
+        if probe.returncode != 0:
+            self.skipTest(f"no OpenCL vadd here: {probe.stderr.strip()}")
+        n = 16411  # elements: a vector of 4-byte elements is copied as 65644 bytes
+        rc, err, doc = interrupt_while_hung(
+            ["app", "vadd", "-b", "opencl", "--sizes", f"1K,{n}", "--repeat", "1", "--json", self.out],
+            self.out, 4 * n)
+        self.assertEqual(rc, 143, err)
+        self.assertTrue(doc["interrupted"])
 
 
 if __name__ == "__main__":

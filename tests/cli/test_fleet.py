@@ -11,9 +11,11 @@ import glob
 import json
 import os
 import shutil
+import signal
 import subprocess
 import sys
 import tempfile
+import time
 import unittest
 
 XFERBENCH = None
@@ -205,6 +207,39 @@ class FleetSingle(unittest.TestCase):
             self.assertEqual(len(p.stderr.strip().splitlines()), 1, p.stderr)
             self.assertIn(word, p.stderr)
 
+    def test_a_size_nothing_fits_is_not_healthy(self):
+        # Every bandwidth point skipped ("fleet --size 40G" reported healthy, exit 0): no evidence.
+        p = xb("fleet", "-b", "host", "--size", "4T", "--max-time", "0.01", "--repeat", "1", "--json", self.out)
+        self.assertEqual(p.returncode, 3, p.stderr + p.stdout)
+        self.assertIn("measured no bandwidth: every bandwidth point skipped", p.stdout.splitlines()[0])
+        self.assertFalse(load(self.out)["fleet"]["healthy"])
+
+    def test_a_rank_outside_its_job_is_refused(self):
+        # It ran as rank 0 and wrote rank 0's file.
+        ranks = os.path.join(self.dir.name, "ranks")
+        p = xb("fleet", "-b", "host", *SMALL, "--out-dir", ranks, env={"SLURM_PROCID": "5", "SLURM_NTASKS": "2"})
+        self.assertEqual(p.returncode, 2, p.stderr)
+        self.assertEqual(p.stderr.strip().splitlines(), ["xferbench: error: SLURM_PROCID=5 is outside the job "
+                                                         "(SLURM_NTASKS=2): this rank would run as another's"])
+        self.assertFalse(glob.glob(os.path.join(ranks, "rank-*.json")))
+
+    def test_sigterm_makes_an_interrupted_run_not_an_unhealthy_one(self):
+        env = dict(os.environ)
+        for k in ("OMPI_COMM_WORLD_SIZE", "PMIX_RANK", "PMI_SIZE"):
+            env.pop(k, None)
+        proc = subprocess.Popen([XFERBENCH, "fleet", "-b", "host", *SMALL, *LENIENT, "--repeat", "20", "--json",
+                                 self.out], env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+        time.sleep(1.5)
+        proc.send_signal(signal.SIGTERM)
+        out, err = proc.communicate(timeout=60)
+        self.assertEqual(proc.returncode, 143, err)
+        doc = load(self.out)
+        self.assertTrue(doc["interrupted"])
+        self.assertTrue(doc["fleet"]["interrupted"])
+        self.assertEqual(doc["fleet"]["exit_code"], 143)
+        self.assertEqual(doc["fleet"]["ranks"][0]["verdict"], "interrupted")
+        self.assertTrue(out.startswith("fleet run interrupted (exit 143)"), out)
+
     def test_several_ranks_without_mpi_or_out_dir(self):
         # A launcher's variables (torchrun style) without an MPI launcher: no way to meet.
         p = xb("fleet", "-b", "host", *SMALL, env={"RANK": "0", "WORLD_SIZE": "2", "LOCAL_RANK": "0"})
@@ -342,6 +377,15 @@ class FleetFiles(unittest.TestCase):
         p = self.report(*LENIENT)
         self.assertEqual(p.returncode, 0, p.stderr + p.stdout)
         self.assertEqual(len(load(os.path.join(self.ranks, "fleet.json"))["results"]), 2 * 5 * 2)
+
+    def test_three_ranks_on_two_devices_the_third_says_why(self):
+        # It exited 6 with no output at all.
+        results = self.launch(3, 2)
+        code, (out, err) = results[2]
+        self.assertEqual(code, 6, err)
+        self.assertEqual(len(err.strip().splitlines()), 1, err)
+        self.assertIn("rank 2: local rank 2", err)
+        self.assertIn("start at most 2 ranks per node", err)
 
     def test_a_missing_rank_file(self):
         self.launch(3, 3)

@@ -3,11 +3,13 @@
 // failure or skip is the aggregate's too while the others keep their results.
 #include <gtest/gtest.h>
 #include <array>
+#include <functional>
 #include <mutex>
 #include <xfer/core/concurrent.hpp>
 #include <xfer/core/errors.hpp>
 #include <xfer/core/peer_matrix.hpp>
 #include <xfer/core/reporter.hpp>
+#include <xfer/core/system_probe.hpp>
 #include <xfer/mem/kinds.hpp>
 
 #include "fake_backend.hpp"
@@ -111,22 +113,42 @@ TEST(Together, BatchesOfEveryDeviceOverlapAndTheAggregateIsAllBytesOverTheWindow
   EXPECT_GE(agg.together->sum_of_devices_gbps * 1.0001, agg.gbps());
 }
 
-TEST(Together, ADeviceThatFailsFailsTheAggregateAndTheOthersKeepTheirResults) {
+// Two devices at once, where device 1's transfer (from `make`) fails: device
+// 0 keeps its result, device 1 and the aggregate fail; device 1's reason.
+std::string device_1_fails(const std::function<std::unique_ptr<transfer>(const point_spec&)>& make) {
   test::fake_backend b;
-  b.make = [&](const point_spec& p) {
-    auto t = std::make_unique<timed_fake>();
-    t->throw_on_run_after = p.device == 1;
-    return t;
-  };
+  b.make = make;
   const std::atomic<bool> stop{false};
   bool abandoned = false;
   const auto results = measure_together(b, specs_for({0, 1}), quick_options(), stop, abandoned);
-  ASSERT_EQ(results.size(), 3u);
+  EXPECT_EQ(results.size(), 3u);
+  if (results.size() != 3) return {};
   EXPECT_EQ(results[0].status, point_status::ok) << results[0].reason;
   EXPECT_EQ(results[1].status, point_status::failed);
-  EXPECT_NE(results[1].reason.find("fell off the bus"), std::string::npos);
   EXPECT_EQ(results[2].status, point_status::failed);
   EXPECT_NE(results[2].reason.find("device 1 failed"), std::string::npos) << results[2].reason;
+  return results[1].reason;
+}
+
+TEST(Together, ADeviceThatFailsFailsTheAggregateAndTheOthersKeepTheirResults) {
+  const auto why = device_1_fails([](const point_spec& p) -> std::unique_ptr<transfer> {
+    auto t = std::make_unique<timed_fake>();
+    t->throw_on_run_after = p.device == 1;
+    return t;
+  });
+  EXPECT_NE(why.find("fell off the bus"), std::string::npos) << why;
+}
+
+// The rounds thin the checks by the same share: a device whose copies go bad
+// after its first rounds, checked only in the first, fails at the last.
+TEST(Together, CorruptionAfterTheThinnedChecksFailsTheDeviceAndTheAggregate) {
+  const auto why = device_1_fails([](const point_spec& p) -> std::unique_ptr<transfer> {
+    auto t = std::make_unique<test::fake_transfer>();
+    t->check_s = 0.1;  // far above the share: only the first round is armed
+    if (p.device == 1) t->corrupt_after_runs = 2;
+    return t;
+  });
+  EXPECT_NE(why.find("verification failed"), std::string::npos) << why;
 }
 
 TEST(Together, ADeviceThatCannotRunSkipsTheAggregate) {
@@ -249,6 +271,55 @@ TEST(PeerMatrix, ABackendWithoutPeerCopiesSkipsWithTheReason) {
   const auto o = run_peer_matrix(b, peer_points("fake", {0, 1}, {4096}), quick_options(), out, stop, results);
   EXPECT_EQ(o.skipped, 4u);
   EXPECT_NE(results[0].reason.find("does not copy between its devices"), std::string::npos);
+}
+
+// A pair that cannot fit is skipped with the reason before anything is
+// allocated (peer -b host --host-devices 2 --sizes 20G was ended by the
+// kernel's OOM killer with nothing written): the sweep's check, per device.
+TEST(PeerMatrix, APairAboveADevicesLargestAllocationIsSkippedWithTheReason) {
+  test::fake_backend b;
+  for (auto& d : b.device_list) d.max_alloc_bytes = 1 << 20;
+  collect out;
+  std::vector<point_result> results;
+  const std::atomic<bool> stop{false};
+  const auto o = run_peer_matrix(b, peer_points("fake", {0, 1}, {2 << 20}), quick_options(), out, stop, results);
+  EXPECT_EQ(o.skipped, 4u);
+  ASSERT_EQ(out.points.size(), 4u);  // reported, so written
+  EXPECT_NE(results[0].reason.find("exceeds the largest allocation device 0"), std::string::npos) << results[0].reason;
+}
+
+// Host stand-ins share the host's memory: each buffer may fit alone while the
+// pair does not.
+TEST(PeerMatrix, HostStandInsNeedBothBuffersInTheHostsMemory) {
+  std::vector<device_info> devices(2);
+  for (int i : {0, 1}) {
+    devices[i].index = i;
+    devices[i].type = "cpu";
+    devices[i].max_alloc_bytes = 30ull << 30;
+  }
+  auto p = peer_points("host", {0, 1}, {20ull << 30})[1];
+  EXPECT_EQ(peer_unfit_reason(p, devices, 30ull << 30),
+            "needs 2 buffers of 20G (21474836480 B each) in host memory; only 32212254720 B of memory is available");
+  EXPECT_EQ(peer_unfit_reason(p, devices, 0), "");  // unknown: not guessed
+  devices[1].type = "gpu";  // a device's own memory for the destination
+  EXPECT_EQ(peer_unfit_reason(p, devices, 30ull << 30), "");
+  p.bytes = 40ull << 30;
+  EXPECT_NE(peer_unfit_reason(p, devices, 0).find("exceeds the largest allocation device 0"), std::string::npos);
+}
+
+// The real host backend, asked for three quarters of the available memory
+// per buffer: skipped, nothing allocated.
+TEST(PeerMatrix, HostStandInsSkipAPairThatWouldExhaustMemory) {
+  const std::uint64_t available = available_memory_bytes();
+  if (!available) GTEST_SKIP() << "MemAvailable unknown here";
+  host::host_backend b(1, mem::kind_options{}, 2);
+  collect out;
+  std::vector<point_result> results;
+  const std::atomic<bool> stop{false};
+  const auto o = run_peer_matrix(b, peer_points("host", {0, 1}, {available / 4 * 3}), quick_options(), out, stop,
+                                 results);
+  EXPECT_EQ(o.skipped, 4u);
+  EXPECT_EQ(o.ok + o.failed, 0u);
 }
 
 // ---- devices at once: the drift fixed ------------------------------------------------

@@ -27,12 +27,18 @@ struct fake_transfer final : transfer {
     if (throw_on_run) throw std::runtime_error("device fell off the bus");
     while (released && !released->load()) std::this_thread::sleep_for(std::chrono::milliseconds(5));
     const double t = seconds_per_rep(calls++) * reps;
+    if (arms > 0 && runs_since_first_arm++ >= corrupt_after_runs) left_corrupt = true;
     return {t, t * 1.5, {}, {}};
   }
   // fail_check_from: the first timed sample (counting arm calls from 1)
   // whose check finds corrupted data; 0: none.
   std::size_t fail_check_from = 0;
   std::size_t arms = 0, checks = 0;
+  // corrupt_after_runs: a transfer that goes bad late. The first this many
+  // runs from the first timed sample on leave good data, every later one bad
+  // data, poisoned or not (check_sample then throws). Unset: never.
+  std::size_t corrupt_after_runs = std::size_t(-1), runs_since_first_arm = 0;
+  bool left_corrupt = false;
   // How long poisoning and checking a sample take (a large buffer on one CPU core).
   double check_s = 0;
   void verify() override {
@@ -42,6 +48,7 @@ struct fake_transfer final : transfer {
   void check_sample() override {
     ++checks;
     if (check_s > 0) std::this_thread::sleep_for(std::chrono::duration<double>(check_s));
+    if (left_corrupt) throw verification_error("sample's last transfer: byte 0 differs");
     if (fail_check_from && arms >= fail_check_from) throw verification_error("sample's last transfer: byte 7 differs");
   }
   first_use setup_costs() const override { return {0.5, 0.25, -1}; }

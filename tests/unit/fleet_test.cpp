@@ -8,6 +8,9 @@
 #include <fstream>
 #include <nlohmann/json.hpp>
 #include <set>
+#include <cmath>
+#include <limits>
+#include <xfer/core/errors.hpp>
 #include <xfer/core/fleet.hpp>
 
 namespace xfer::fleet {
@@ -259,6 +262,74 @@ TEST(Fleet, MissingRanksAndDisagreementsHaveTheirOwnExitCodes) {
   EXPECT_NE(m.problems.front().find("rank 3"), std::string::npos);
 }
 
+// Healthy needs evidence: a rank whose every health point was skipped
+// (`fleet --size 40G`) measured nothing, and the fleet is not healthy.
+TEST(Fleet, ARankThatMeasuredNothingIsUnhealthy) {
+  auto ranks = fixture();
+  for (auto& r : ranks)
+    for (auto& p : r.points) {
+      p.status = point_status::skipped;
+      p.reason = "40 GiB does not fit";
+    }
+  const merged m = merge({ranks.begin(), ranks.end()}, lenient, nullptr, "died");
+  EXPECT_EQ(m.exit_code, exit_unhealthy);
+  ASSERT_EQ(m.findings.size(), ranks.size());
+  EXPECT_EQ(m.findings[0].why, "rank 0 measured no bandwidth: every bandwidth point skipped (40 GiB does not fit)");
+  // The latency measured, every bandwidth point skipped: still no evidence.
+  ranks = fixture();
+  for (auto& p : ranks[2].points)
+    if (p.spec.bytes > 4) {
+      p.status = point_status::skipped;
+      p.reason = "too large";
+    }
+  const auto found = find_outliers(ranks, lenient);
+  ASSERT_EQ(found.size(), 1u);
+  EXPECT_EQ(found[0].why, "rank 2 measured no bandwidth: every bandwidth point skipped (too large)");
+  ranks[1].points.clear();
+  EXPECT_EQ(find_outliers(ranks, lenient)[0].why, "rank 1 measured no bandwidth: it ran no health point");
+}
+
+// A NaN or 0 s median is no measurement: its rank is unhealthy, though no
+// fleet median is there to compare with (two ranks), and the other ranks are
+// judged against a fleet median without it.
+TEST(Fleet, AFigureThatIsNoMeasurementIsUnhealthy) {
+  for (const double bad : {std::nan(""), 0.0, -std::numeric_limits<double>::infinity()}) {
+    auto ranks = fixture();
+    ranks.resize(2);
+    ranks[1].points[0].stats.median = bad;
+    const merged m = merge({ranks.begin(), ranks.end()}, lenient, nullptr, "died");
+    EXPECT_EQ(m.exit_code, exit_unhealthy) << bad;
+    ASSERT_EQ(m.findings.size(), 1u) << bad;
+    EXPECT_EQ(m.findings[0].rank, 1);
+    EXPECT_NE(m.findings[0].why.find("h2d-pinned is not a measurement"), std::string::npos) << m.findings[0].why;
+    ranks = fixture();
+    ranks[3].points[0].stats.median = bad;
+    const auto found = find_outliers(ranks, lenient);
+    ASSERT_EQ(found.size(), 1u) << found.back().why;
+    EXPECT_EQ(found[0].rank, 3);
+  }
+}
+
+// Interrupted (SIGTERM): the run is partial, said so with the signal's exit
+// code, not judged unhealthy; the file says interrupted.
+TEST(Fleet, AnInterruptedRankMakesTheRunInterruptedNotUnhealthy) {
+  auto ranks = fixture();
+  ranks[2].status = "error";
+  ranks[2].reason = "interrupted by signal 15";
+  ranks[2].interrupted_by = 15;
+  const merged m = merge({ranks.begin(), ranks.end()}, lenient, nullptr, "died");
+  EXPECT_EQ(m.exit_code, 128 + 15);
+  EXPECT_EQ(m.interrupted_by, 15);
+  EXPECT_TRUE(m.findings.empty()) << m.findings.front().why;
+  ASSERT_EQ(m.problems.size(), 1u);
+  const auto doc = nlohmann::json::parse(fleet_json(run_context{}, m));
+  EXPECT_EQ(doc.at("interrupted"), true);
+  EXPECT_EQ(doc.at("fleet").at("interrupted"), true);
+  EXPECT_EQ(doc.at("fleet").at("ranks").at(2).at("verdict"), "interrupted");
+  EXPECT_EQ(doc.at("fleet").at("ranks").at(2).at("interrupted_by"), 15);
+  EXPECT_EQ(rank_report_from_json(to_json_text(ranks[2])).interrupted_by, 15);
+}
+
 // The rank files of --out-dir, one rank each, as each rank writes its own.
 std::vector<std::string> rank_files(const std::vector<rank_report>& ranks, const std::filesystem::path& dir) {
   std::vector<std::string> paths;
@@ -313,8 +384,16 @@ TEST(Fleet, RankVariablesOfEachLauncher) {
   EXPECT_EQ(id->size, 8);
   EXPECT_EQ(id->local_rank, 1);
   EXPECT_EQ(id->node, "n1");
-  env = {{"RANK", "9"}, {"WORLD_SIZE", "4"}};  // a rank beyond the size is no identity
-  EXPECT_FALSE(identity_from_env(get, "n1"));
+  // A rank outside its job would run as rank 0 and write rank 0's file: refused.
+  env = {{"SLURM_PROCID", "5"}, {"SLURM_NTASKS", "2"}};
+  EXPECT_THROW(identity_from_env(get, "n1"), usage_error);
+  env = {{"RANK", "9"}, {"WORLD_SIZE", "4"}};
+  try {
+    identity_from_env(get, "n1");
+    ADD_FAILURE() << "no error";
+  } catch (const usage_error& e) {
+    EXPECT_NE(std::string(e.what()).find("RANK=9 is outside the job (WORLD_SIZE=4)"), std::string::npos) << e.what();
+  }
   env.clear();
   EXPECT_FALSE(identity_from_env(get, "n1"));
 }

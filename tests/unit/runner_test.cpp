@@ -182,40 +182,30 @@ TEST(RunSweep, AHangingPointFailsWithItsTimeAndTheBackendIsLeftBehind) {
       << out.points[2].reason;
 }
 
-// A stop request while a point hangs returns promptly with what was completed.
+// A stop request while a point hangs returns promptly with what was completed:
+// under the derived bound (30 s and more), and with the watchdog off, which
+// lifts the bound but not the thread (sweep --watchdog 0 printed
+// "stopping..." and never exited).
 TEST(RunSweep, AStopDuringAStuckPointReturnsWithWhatWasDone) {
-  hanging_backend h;
-  std::atomic<bool> stop{false};
-  collecting_reporter out;
-  std::thread signal([&] {
-    std::this_thread::sleep_for(std::chrono::milliseconds(300));
-    stop = true;
-  });
-  const auto t0 = std::chrono::steady_clock::now();
-  const auto outcome = run_sweep(h.b, h.points, fast(), out, stop);  // the derived bound: 30 s and more
-  signal.join();
-  EXPECT_LT(std::chrono::steady_clock::now() - t0, std::chrono::seconds(10));
-  EXPECT_TRUE(outcome.interrupted);
-  EXPECT_TRUE(outcome.abandoned);
-  ASSERT_EQ(out.points.size(), 1u);
-  EXPECT_EQ(out.points[0].spec.bytes, 1u);
-}
-
-// With the watchdog off a point runs on the calling thread, as before.
-TEST(RunSweep, WithTheWatchdogOffPointsRunOnTheCallingThread) {
-  test::fake_backend b;
-  const auto caller = std::this_thread::get_id();
-  std::thread::id ran_on;
-  b.make = [&](const point_spec&) -> std::unique_ptr<transfer> {
-    ran_on = std::this_thread::get_id();
-    return std::make_unique<test::fake_transfer>();
-  };
-  collecting_reporter out;
-  std::atomic<bool> stop{false};
-  measure_options o = fast();
-  o.watchdog_s = 0;
-  EXPECT_EQ(run_sweep(b, {spec}, o, out, stop).ok, 1u);
-  EXPECT_EQ(ran_on, caller);
+  for (const double watchdog_s : {-1.0, 0.0}) {
+    hanging_backend h;
+    std::atomic<bool> stop{false};
+    collecting_reporter out;
+    measure_options o = fast();
+    o.watchdog_s = watchdog_s;
+    std::thread signal([&] {
+      std::this_thread::sleep_for(std::chrono::milliseconds(300));
+      stop = true;
+    });
+    const auto t0 = std::chrono::steady_clock::now();
+    const auto outcome = run_sweep(h.b, h.points, o, out, stop);
+    signal.join();
+    EXPECT_LT(std::chrono::steady_clock::now() - t0, std::chrono::seconds(10)) << watchdog_s;
+    EXPECT_TRUE(outcome.interrupted);
+    EXPECT_TRUE(outcome.abandoned);
+    ASSERT_EQ(out.points.size(), 1u);
+    EXPECT_EQ(out.points[0].spec.bytes, 1u);
+  }
 }
 
 TEST(Watchdog, TheDerivedBoundIsGenerousAndGrowsWithSizeAndBudget) {
@@ -239,6 +229,20 @@ TEST(Measure, ACorruptTimedSampleFailsThePoint) {
   EXPECT_NE(r.reason.find("verification failed: sample's last transfer"), std::string::npos) << r.reason;
 }
 
+// A transfer that goes bad after the first quarter of the sampling (samples
+// 3 on of 8) while checks are thinned to the first: the last sample is
+// checked whatever checking cost before, so the point fails.
+TEST(Measure, CorruptionAfterTheThinnedChecksFailsThePoint) {
+  test::fake_transfer t;
+  t.check_s = 4e-3;  // far above the share: only the first sample is armed
+  t.corrupt_after_runs = 2;
+  std::atomic<bool> stop{false};
+  const auto r = measure(t, spec, dev, fast(), stop);
+  EXPECT_EQ(t.arms, 1u);
+  EXPECT_EQ(r.status, point_status::failed);
+  EXPECT_NE(r.reason.find("verification failed: sample's last transfer"), std::string::npos) << r.reason;
+}
+
 // A check that costs more than the sample it checks (a large buffer read on
 // one CPU core after a fast copy) would spend the point's budget on checking:
 // the first sample is checked, then only as many as keep checking within its
@@ -249,13 +253,14 @@ TEST(Measure, ChecksCostlierThanSamplesAreThinnedToTheSamplingTime) {
   std::atomic<bool> stop{false};
   const auto r = measure(t, spec, dev, fast(), stop);
   ASSERT_EQ(r.status, point_status::ok);
-  EXPECT_GE(r.samples_checked, 1u);
+  EXPECT_GE(r.samples_checked, 2u);
   EXPECT_LT(r.samples_checked, r.samples_s.size());
-  EXPECT_EQ(t.arms, r.samples_checked);
+  // Every armed sample checked, and the last one on top (check_last).
+  EXPECT_EQ(t.arms + 1, r.samples_checked);
   EXPECT_EQ(t.checks, r.samples_checked);
   double sampled = 0;
   for (double w : r.wall_samples_s) sampled += w * r.reps_per_sample;
-  EXPECT_LE((r.samples_checked - 1) * t.check_s, fast().check_share * sampled);
+  EXPECT_LE((t.arms - 1) * t.check_s, fast().check_share * sampled);
   EXPECT_GT(r.spent.checking_s, 0);
   EXPECT_GE(r.spent.sampling_s, 0);
 }

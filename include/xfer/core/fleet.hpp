@@ -62,6 +62,8 @@ struct identity {
 // The launcher's rank variables (Open MPI, Slurm, PMI/MPICH, torchrun's
 // RANK/LOCAL_RANK), read through `get` (getenv in the CLI, a map in tests);
 // nullopt where none is set. The node is the host name given.
+// Throws usage_error where a launcher's rank lies outside its job (rank >= size,
+// or negative): running on as rank 0 would write rank 0's file.
 std::optional<identity> identity_from_env(const std::function<const char*(const char*)>& get, const std::string& node);
 
 // One test of the health set.
@@ -94,6 +96,9 @@ struct rank_report {
   std::string transport;
   std::string status = "ok";  // "ok", or "error" with reason (the rank ran nothing, or stopped early)
   std::string reason;
+  // The signal that stopped this rank early (SIGINT, SIGTERM); 0: none. Its
+  // points so far are kept; the fleet is then interrupted, not unhealthy.
+  int interrupted_by = 0;
   std::optional<pci_link> link;       // the device's PCIe link where sysfs knows it
   std::vector<point_result> points;   // each tagged with fleet (node, rank, phase, repeat)
 };
@@ -135,6 +140,10 @@ struct merged {
   std::vector<int> missing;           // ranks that never reported
   std::vector<std::string> problems;  // one line each: disagreement, too many ranks, missing ranks
   std::vector<finding> findings;
+  // A rank's interrupted_by: the run was stopped by this signal, and its exit
+  // code is the session's for it (128 + the signal) unless a rank disagreed,
+  // had too many ranks or went missing. 0: not interrupted.
+  int interrupted_by = 0;
   int exit_code = 0;
 };
 

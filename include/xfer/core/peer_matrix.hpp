@@ -20,8 +20,19 @@ class reporter;
 std::vector<point_spec> peer_points(const std::string& backend, const std::vector<int>& devices,
                                     const std::vector<std::uint64_t>& sizes);
 
+// Why a pair's copy cannot fit, before anything is allocated (empty: it
+// fits): the sweep's check (unavailable_reason: a buffer above the largest
+// allocation a device offers) for the source's buffer and the destination's,
+// and, where both devices are the host's memory (host stand-ins), both
+// buffers against `available_host` bytes (MemAvailable; 0: unknown). A peer
+// matrix of sizes that do not fit is then skipped with the reason and
+// written, not ended by the kernel's OOM killer.
+std::string peer_unfit_reason(const point_spec& p, const std::vector<device_info>& devices,
+                              std::uint64_t available_host);
+
 // Measures each point (prepare_peer, then measure) and reports it as it
-// completes, with peer_path set. Returns the counts; stops between points on
+// completes, with peer_path set; a point that cannot fit (peer_unfit_reason)
+// is skipped with the reason instead. Returns the counts; stops between points on
 // `stop`. `results` receives every reported point (for the matrix text).
 // Each point runs under the watchdog as a sweep's does (core/watchdog.hpp):
 // a copy that never returns fails at its bound, the backend's later points

@@ -43,8 +43,8 @@ struct measure_options {
   double lend_cap_x = 20;
   bool verify = true;
   // Checking samples (poisoning the destination, then reading it back on the
-  // CPU) may take at most this share of the sampling time; the first sample
-  // is always checked. A 64 MiB check on one core takes about as long as the
+  // CPU) may take at most this share of the sampling time; the first and the
+  // last sample are always checked. A 64 MiB check on one core takes about as long as the
   // copy over PCIe: checking every sample halved the samples of large points.
   double check_share = 0.25;
   // Run each device point's thread on the CPUs local to the device, with its
@@ -123,7 +123,7 @@ class point_sampler {
   // One sample in four steps, so that a mode may put its barriers between
   // them. arm(): decides whether this sample is checked (every one while
   // checking costs at most check_share of the sampling time; the first
-  // always) and poisons its destination if so. batch(): the timed batch.
+  // always, the last by check_last) and poisons its destination if so. batch(): the timed batch.
   // record(): the batch's times into the result. check(): the armed check,
   // outside the timed region.
   void arm();
@@ -136,7 +136,12 @@ class point_sampler {
   // "interrupted" on a stop request.
   void sample_alone(const std::atomic<bool>& stop);
 
-  // Sampling went to its end: status ok, where the time went, the summaries.
+  // The last timed sample, checked however the share thinned the checks
+  // before it (not poisoned: it was not known to be the last). finish() calls
+  // it, so every mode's last sample is checked.
+  void check_last();
+
+  // Sampling went to its end (its last sample checked, check_last): status ok, where the time went, the summaries.
   void finish();
   // Inside a catch block: the exception's status (record_exception) and the
   // summaries of what was sampled.
@@ -147,7 +152,7 @@ class point_sampler {
   measure_options o_;
   double min_batch_s_;
   transfer* t_ = nullptr;
-  bool verify_ = false, armed_ = false;
+  bool verify_ = false, armed_ = false, last_checked_ = false;
   double checking_ = 0, sampled_ = 0, poisoning_ = 0;
   std::chrono::steady_clock::time_point t0_;
 };

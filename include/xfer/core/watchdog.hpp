@@ -61,8 +61,8 @@ std::string watchdog_reason(double took_s, std::size_t devices = 1);
 class watched_points {
  public:
   watched_points(const measure_options& o, const std::atomic<bool>& stop) : o_(o), stop_(&stop) {}
-  // The point's result from `job` (on this thread when the watchdog is off),
-  // bounded by `limit_s`: failed with the time it took when left behind,
+  // The point's result from `job` on a watched thread, bounded by `limit_s`
+  // (unbounded with --watchdog 0, where a stop request still leaves it): failed with the time it took when left behind,
   // skipped when an earlier one was. nullopt when a stop request came while
   // it hung: the caller ends its loop with what was completed.
   std::optional<point_result> run(const point_spec& p, const device_info& device, double limit_s,
