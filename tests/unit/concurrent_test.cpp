@@ -279,7 +279,7 @@ TEST(PeerMatrix, ABackendWithoutPeerCopiesSkipsWithTheReason) {
 TEST(PeerMatrix, APairAboveADevicesLargestAllocationIsSkippedWithTheReason) {
   test::fake_backend b;
   for (auto& d : b.device_list) d.max_alloc_bytes = 1 << 20;
-  collect out;
+  collecting_reporter out;
   std::vector<point_result> results;
   const std::atomic<bool> stop{false};
   const auto o = run_peer_matrix(b, peer_points("fake", {0, 1}, {2 << 20}), quick_options(), out, stop, results);
@@ -313,7 +313,7 @@ TEST(PeerMatrix, HostStandInsSkipAPairThatWouldExhaustMemory) {
   const std::uint64_t available = available_memory_bytes();
   if (!available) GTEST_SKIP() << "MemAvailable unknown here";
   host::host_backend b(1, mem::kind_options{}, 2);
-  collect out;
+  collecting_reporter out;
   std::vector<point_result> results;
   const std::atomic<bool> stop{false};
   const auto o = run_peer_matrix(b, peer_points("host", {0, 1}, {available / 4 * 3}), quick_options(), out, stop,
