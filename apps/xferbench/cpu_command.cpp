@@ -1,45 +1,25 @@
-#include "cpu_command.hpp"
-
 #include <algorithm>
 #include <fmt/format.h>
+#include <memory>
 #include <xfer/backends/registry.hpp>
 #include <xfer/core/describe.hpp>
 #include <xfer/core/session.hpp>
 #include <xfer/core/system_probe.hpp>
+#include <xfer/cpu/options.hpp>
 #include <xfer/cpu/study.hpp>
 
+#include "commands.hpp"
 #include "options.hpp"
 
 namespace xfer::cli {
 
-void add_cpu_options(CLI::App& cmd, cpu_args& a) {
-  cmd.footer(
-      "Examples:\n"
-      "  xferbench cpu                                  every kind, op and method at 32M\n"
-      "  xferbench cpu --kinds pageable,pinned-wc --ops write --sizes 4K,1M,32M --json cpu.json\n"
-      "  xferbench cpu --threads 1,4 --methods nontemporal\n"
-      "Kinds: pageable, pageable-unaligned, aligned, huge, pinned, pinned-wc, uncached, and any other kind\n"
-      "a backend offers (see `xferbench list`), spelled as in `xferbench sweep` (the seed's 'regular' is\n"
-      "'pageable'); pageable is always measured, as the\n"
-      "baseline for break-even. Exit codes: 0 ok or skipped, 1 a point failed, 2 bad input, 128 + signal when\n"
-      "stopped by SIGINT (130), SIGTERM (143) or SIGHUP (129); the completed points are still written.");
-  cmd.add_option("-k,--kinds", a.study.kinds, "memory kinds (default: pageable,aligned,huge,pinned,pinned-wc,uncached)")
-      ->delimiter(',');
-  cmd.add_option("--ops", a.study.ops, "write (regular -> kind), read (kind -> regular), fill (default: all)")
-      ->delimiter(',');
-  cmd.add_option("--methods", a.study.methods,
-                 "memcpy, nontemporal (streaming stores), ntload (streaming loads, reads only) (default: all)")
-      ->delimiter(',');
-  add_sizes_option(cmd, a.study.sizes, "comma-separated sizes (4K,1M,1.5G; default: 32M)");
-  cmd.add_option("--runs", a.study.runs, "steady runs after the first")->capture_default_str()
-      ->multi_option_policy(CLI::MultiOptionPolicy::TakeLast);
-  cmd.add_option("--threads", a.study.threads, "threads sharing each op, a list (1..1024)")->capture_default_str()
-      ->delimiter(',');
-  add_json_option(cmd, a.json, "the result file (schema xferbench/cpu/v1)");
-  add_quiet_flag(cmd, a.quiet);
-}
+struct cpu_args {
+  cpu::options study;  // checked by the study (cpu::options::check)
+  std::string json;
+  bool quiet = false;
+};
 
-int run_cpu_command(const cpu_args& a, const std::vector<std::string>& argv) {
+static int run_cpu(const cpu_args& a, const std::vector<std::string>& argv) {
   const system_info sys = probe_system();
   auto [config, kinds, notes] = a.study.check(sys.memory_bytes);
   for (const auto& n : notes) fmt::print(stderr, "xferbench: note: {}\n", n);
@@ -53,6 +33,37 @@ int run_cpu_command(const cpu_args& a, const std::vector<std::string>& argv) {
     if (e.impl && std::ranges::count(study.providers(), e.name)) add_backend(context, *e.impl);
   session s(std::move(context), {.json = a.json, .csv = {}, .progress = !a.quiet});
   return s.finish(s.run(study));
+}
+
+command add_cpu_command(CLI::App& app) {
+  auto* cmd = app.add_subcommand(
+      "cpu", "the CPU's side: writing/reading regular, pinned, write-combined and uncached memory, first use vs steady");
+  auto a = std::make_shared<cpu_args>();
+  cmd->footer(
+      "Examples:\n"
+      "  xferbench cpu                                  every kind, op and method at 32M\n"
+      "  xferbench cpu --kinds pageable,pinned-wc --ops write --sizes 4K,1M,32M --json cpu.json\n"
+      "  xferbench cpu --threads 1,4 --methods nontemporal\n"
+      "Kinds: pageable, pageable-unaligned, aligned, huge, pinned, pinned-wc, uncached, and any other kind\n"
+      "a backend offers (see `xferbench list`), spelled as in `xferbench sweep` (the seed's 'regular' is\n"
+      "'pageable'); pageable is always measured, as the\n"
+      "baseline for break-even. Exit codes: 0 ok or skipped, 1 a point failed, 2 bad input, 128 + signal when\n"
+      "stopped by SIGINT (130), SIGTERM (143) or SIGHUP (129); the completed points are still written.");
+  cmd->add_option("-k,--kinds", a->study.kinds, "memory kinds (default: pageable,aligned,huge,pinned,pinned-wc,uncached)")
+      ->delimiter(',');
+  cmd->add_option("--ops", a->study.ops, "write (regular -> kind), read (kind -> regular), fill (default: all)")
+      ->delimiter(',');
+  cmd->add_option("--methods", a->study.methods,
+                 "memcpy, nontemporal (streaming stores), ntload (streaming loads, reads only) (default: all)")
+      ->delimiter(',');
+  add_sizes_option(*cmd, a->study.sizes, "comma-separated sizes (4K,1M,1.5G; default: 32M)");
+  cmd->add_option("--runs", a->study.runs, "steady runs after the first")->capture_default_str()
+      ->multi_option_policy(CLI::MultiOptionPolicy::TakeLast);
+  cmd->add_option("--threads", a->study.threads, "threads sharing each op, a list (1..1024)")->capture_default_str()
+      ->delimiter(',');
+  add_json_option(*cmd, a->json, "the result file (schema xferbench/cpu/v1)");
+  add_quiet_flag(*cmd, a->quiet);
+  return {cmd, [a](const std::vector<std::string>& argv) { return run_cpu(*a, argv); }};
 }
 
 }  // namespace xfer::cli

@@ -12,7 +12,7 @@
 #include <xfer/core/system_probe.hpp>
 
 #include "commands.hpp"
-#include "cpu_command.hpp"
+#include "options.hpp"
 
 int main(int argc, char** argv) {
   using namespace xfer::cli;
@@ -29,18 +29,7 @@ int main(int argc, char** argv) {
   app.set_version_flag("--version", std::string("xferbench ") + XFER_VERSION);
   app.require_subcommand(1);
 
-  sweep_args sweep;
-  auto* sweep_cmd = app.add_subcommand("sweep", "measure every selected backend x route x host memory x direction x size");
-  add_sweep_options(*sweep_cmd, sweep);
-
-  peer_args peer;
-  auto* peer_cmd = app.add_subcommand("peer", "device-to-device copies between every pair of devices: the peer matrix");
-  add_peer_options(*peer_cmd, peer);
-
-  fleet_args fleet;
-  auto* fleet_cmd = app.add_subcommand(
-      "fleet", "a short health set on every device of a node or cluster, one rank per device (MPI), outliers flagged");
-  add_fleet_options(*fleet_cmd, fleet);
+  std::vector<command> commands{add_sweep_command(app), add_peer_command(app), add_fleet_command(app)};
 
   xfer::backend_options list;
   auto* list_cmd = app.add_subcommand("list", "backends, devices, routes and host memory kinds, and why any is unavailable");
@@ -51,18 +40,8 @@ int main(int argc, char** argv) {
   app.add_subcommand("info", "CPU, OS, memory, NUMA nodes, and each accelerator's PCIe link")
       ->add_flag("--json", info_json, "print the system section of a result file instead of text");
 
-  cpu_args cpu;
-  auto* cpu_cmd = app.add_subcommand(
-      "cpu", "the CPU's side: writing/reading regular, pinned, write-combined and uncached memory, first use vs steady");
-  add_cpu_options(*cpu_cmd, cpu);
-
-  alloc_args alloc;
-  auto* alloc_cmd = app.add_subcommand("alloc", "host allocation strategies: alignment, cost, first touch, fragmentation");
-  add_alloc_options(*alloc_cmd, alloc);
-
-  app_args vadd;
-  auto* app_cmd = app.add_subcommand("app", "a whole small application timed phase by phase (vadd)");
-  auto* vadd_cmd = add_app_options(*app_cmd, vadd);
+  // After list and info, in the order `xferbench --help` lists them.
+  for (auto add : {add_cpu_command, add_alloc_command, add_app_command}) commands.push_back(add(app));
 
   bool stdout_failed = false;  // already reported, by the command's own failure
   const auto run = [&]() -> int {
@@ -76,12 +55,8 @@ int main(int argc, char** argv) {
 
     const std::vector<std::string> args(argv, argv + argc);
     try {
-      if (*sweep_cmd) return run_sweep_command(sweep, args);
-      if (*fleet_cmd) return run_fleet_command(fleet, args);
-      if (*peer_cmd) return run_peer_command(peer, args);
-      if (*cpu_cmd) return run_cpu_command(cpu, args);
-      if (*vadd_cmd) return run_app_command(vadd, args);
-      if (*alloc_cmd) return run_alloc_command(alloc, args);
+      for (const auto& c : commands)
+        if (*c.cmd) return c.run(args);
       xfer::release_stop_signals();  // list and info: nothing to save, Ctrl-C just ends it
       if (*list_cmd) fmt::print("{}", xfer::backends_text(xfer::make_backends(list)));
       else if (info_json) fmt::print("{}\n", xfer::system_json(xfer::probe_system()));

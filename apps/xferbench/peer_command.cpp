@@ -1,5 +1,6 @@
 // xferbench peer: the device-to-device matrix of each selected backend.
 #include <fmt/format.h>
+#include <memory>
 #include <xfer/backends/registry.hpp>
 #include <xfer/core/describe.hpp>
 #include <xfer/core/errors.hpp>
@@ -8,31 +9,21 @@
 #include <xfer/core/system_probe.hpp>
 
 #include "commands.hpp"
+#include "options.hpp"
 
 namespace xfer::cli {
 
-void add_peer_options(CLI::App& cmd, peer_args& a) {
-  cmd.footer(
-      "Examples:\n"
-      "  xferbench peer -b cuda-rt                  every GPU to every GPU, 256 MiB copies\n"
-      "  xferbench peer -b opencl:pocl --sizes 1M   (POCL_DEVICES='pthread pthread' for two devices)\n"
-      "Each cell is a copy from the row's device memory to the column's; the diagonal stays on one device.\n"
-      "Each pair says how it travelled: peer access, or staged via host where the API has no direct path.\n"
-      "Exit codes: 0 ok or skipped, 1 a copy failed or a backend is unavailable, 2 bad input,\n"
-      "128 + signal when interrupted.");
-  add_backends_option(cmd, a.backends, "backends (default: every available one)");
-  add_devices_option(cmd, a.devices, "device indices (default: all of each backend)");
-  add_sizes_option(cmd, a.sizes, "comma-separated copy sizes (default: 256M)");
-  cmd.add_flag("--quick", a.quick, "coarse and fast: 10 ms a point, 5% CI target");
-  add_max_time_option(cmd, a.measure.max_time, measure_options{}.max_time_s);
-  add_host_devices_option(cmd, a.host_devices);
-  add_no_verify_flag(cmd, a.measure.no_verify);
-  add_json_option(cmd, a.json, "the result file (schema xferbench/result/v1)");
-  add_csv_option(cmd, a.csv);
-  add_quiet_flag(cmd, a.quiet);
-}
+struct peer_args {
+  std::vector<std::string> backends;
+  std::vector<int> devices;
+  std::string sizes;
+  bool quick = false, quiet = false;
+  measure_args measure;
+  int host_devices = 1;
+  std::string json, csv;
+};
 
-int run_peer_command(const peer_args& a, const std::vector<std::string>& argv) {
+static int run_peer(const peer_args& a, const std::vector<std::string>& argv) {
   const measure_options opts = measure_from(a.measure, a.quick ? measure_options::quick() : measure_options{});
   const std::vector<std::uint64_t> sizes = a.sizes.empty() ? std::vector<std::uint64_t>{256ull << 20} : parse_size_list(a.sizes);
   check_device_indices(a.devices);  // before any backend is made
@@ -55,6 +46,30 @@ int run_peer_command(const peer_args& a, const std::vector<std::string>& argv) {
   const sweep_outcome all = run_peer_matrices(runs, sizes, opts, run.sink(), run.stop(), results);
   run.console() << peer_matrix_text(results);
   return run.finish(all);
+}
+
+command add_peer_command(CLI::App& app) {
+  auto* cmd = app.add_subcommand("peer", "device-to-device copies between every pair of devices: the peer matrix");
+  auto a = std::make_shared<peer_args>();
+  cmd->footer(
+      "Examples:\n"
+      "  xferbench peer -b cuda-rt                  every GPU to every GPU, 256 MiB copies\n"
+      "  xferbench peer -b opencl:pocl --sizes 1M   (POCL_DEVICES='pthread pthread' for two devices)\n"
+      "Each cell is a copy from the row's device memory to the column's; the diagonal stays on one device.\n"
+      "Each pair says how it travelled: peer access, or staged via host where the API has no direct path.\n"
+      "Exit codes: 0 ok or skipped, 1 a copy failed or a backend is unavailable, 2 bad input,\n"
+      "128 + signal when interrupted.");
+  add_backends_option(*cmd, a->backends, "backends (default: every available one)");
+  add_devices_option(*cmd, a->devices, "device indices (default: all of each backend)");
+  add_sizes_option(*cmd, a->sizes, "comma-separated copy sizes (default: 256M)");
+  cmd->add_flag("--quick", a->quick, "coarse and fast: 10 ms a point, 5% CI target");
+  add_max_time_option(*cmd, a->measure.max_time, measure_options{}.max_time_s);
+  add_host_devices_option(*cmd, a->host_devices);
+  add_no_verify_flag(*cmd, a->measure.no_verify);
+  add_json_option(*cmd, a->json, "the result file (schema xferbench/result/v1)");
+  add_csv_option(*cmd, a->csv);
+  add_quiet_flag(*cmd, a->quiet);
+  return {cmd, [a](const std::vector<std::string>& argv) { return run_peer(*a, argv); }};
 }
 
 }  // namespace xfer::cli

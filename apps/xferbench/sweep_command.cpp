@@ -1,5 +1,7 @@
 #include <fmt/format.h>
 #include <fmt/ranges.h>
+#include <memory>
+#include <optional>
 #include <xfer/backends/registry.hpp>
 #include <xfer/config.hpp>
 #include <xfer/core/describe.hpp>
@@ -11,87 +13,32 @@
 #include <xfer/core/system_probe.hpp>
 
 #include "commands.hpp"
+#include "options.hpp"
 
 namespace xfer::cli {
 
-void add_sweep_options(CLI::App& cmd, sweep_args& a) {
-  cmd.footer(
-      "Examples:\n"
-      "  xferbench sweep                                   the overview: every backend, 8 sizes (1 B to 64 MiB),\n"
-      "                                                    h2d and d2h, each backend's plain and fast kinds, in about\n"
-      "                                                    75 s (--budget)\n"
-      "  xferbench sweep --full                            every kind and direction too (bidir, rw, d2d)\n"
-      "  xferbench sweep --dense -b cuda-rt                 every power of two, 1 B to 256 MiB\n"
-      "  xferbench sweep --quick --json r.json             a coarse run in seconds\n"
-      "  xferbench sweep -b host -m pageable,aligned -d h2d --sizes 4K,1M,1.5G\n"
-      "  xferbench sweep -b cuda-rt -r copy-async -m pinned --sizes 256M --together\n"
-      "                                                    every GPU alone, then all at once (per GPU + aggregate)\n"
-      "Sizes take binary suffixes: 4K = 4096, 1.5G = 1610612736.\n"
-      "Exit codes: 0 all points ok or skipped, 1 a point failed or a backend is unavailable,\n"
-      "2 bad input, 128 + signal when stopped by SIGINT (130), SIGTERM (143) or SIGHUP (129),\n"
-      "141 when the console's reader went away (`| head`) (the completed points are still written).");
-  add_backends_option(cmd, a.sel.backends, "backends: host, cuda-rt, cuda-drv, opencl, opencl:NAME (default: every available one)");
-  add_devices_option(cmd, a.sel.devices, "device indices (default: all)");
-  cmd.add_option("-r,--route", a.sel.routes, "routes (see `xferbench list`; default: all)")->delimiter(',');
-  cmd.add_option("-m,--memory", a.sel.host_memory,
-                 "host memory kinds (default: the plain pageable ones and each backend's own fast kind, such as "
-                 "pinned; --full: all the backend offers)")
-      ->delimiter(',');
-  cmd.add_option("-d,--direction", a.directions,
-                 "h2d, d2h, bidir, rw (write then read back), d2d (default: h2d and d2h; --full: all)")
-      ->delimiter(',');
-  a.sel.full = false;
-  cmd.add_flag("--full", a.sel.full,
-               "the full matrix: every host memory kind and direction each backend offers where -m or -d name none "
-               "(several times the overview's points; with --dense, every power of two too)");
-  const measure_options defaults;
-  cmd.add_option("--min", a.min, fmt::format("smallest size of the power-of-two range (default: {})",
-                                             format_size(default_min_size)))
-      ->multi_option_policy(CLI::MultiOptionPolicy::TakeLast);
-  cmd.add_option("--max", a.max, fmt::format("largest size of the power-of-two range (default: {})",
-                                             format_size(default_max_size)))
-      ->multi_option_policy(CLI::MultiOptionPolicy::TakeLast);
-  add_sizes_option(cmd, a.sizes, "explicit comma-separated sizes instead of the range (4,4K,1M,1.5G)");
-  cmd.add_flag("--dense", a.dense,
-               fmt::format("every power of two from {} to {} instead of the overview's 1,16,256,4K,64K,1M,16M,64M",
-                           format_size(default_min_size), format_size(default_max_size)));
-  cmd.add_flag("--quick", a.quick, "coarse and fast: sizes x16 apart up to 16M, 10 ms a point, 5% CI target");
-  add_target_ci_option(cmd, a.measure.target_ci);
-  cmd.add_option("--budget", a.budget,
-                 fmt::format("the whole sweep's wall-clock target, seconds: each point samples for what is left over "
-                             "the points left, so quiet points leave time to noisy ones (default: {:g} for the "
-                             "overview; other selections take --max-time per point)",
-                             overview_budget_s))
-      ->multi_option_policy(CLI::MultiOptionPolicy::TakeLast);
-  add_max_time_option(cmd, a.measure.max_time, measure_options{}.max_time_s,
-                      " where the selection is not the overview, whose --budget is shared by its points");
-  add_warmup_option(cmd, a.measure.warmup);
-  add_watchdog_option(cmd, a.measure.watchdog);
-  cmd.add_option("--threads", a.threads, "threads for the memcpy-mt route (0 = all CPUs)")->capture_default_str()
-      ->multi_option_policy(CLI::MultiOptionPolicy::TakeLast);
-  cmd.add_option("--alignment", a.alignment, "alignment of the 'aligned' kind: a power of two from 8 to 1G (4K, 2M)")
-      ->capture_default_str()
-      ->multi_option_policy(CLI::MultiOptionPolicy::TakeLast);
-  cmd.add_option("--unaligned-offset", a.unaligned_offset, "offset past a page of 'pageable-unaligned', bytes")
-      ->capture_default_str()
-      ->multi_option_policy(CLI::MultiOptionPolicy::TakeLast);
-  cmd.add_flag("--together", a.together,
-               "after the sweep, measure each point on every selected device of a backend at once (one thread per "
-               "device, near its NUMA node, samples in shared windows): each device's rate and the aggregate "
-               "(all bytes / the windows' wall time); docs/fleet.md");
-  cmd.add_flag("--together-only", a.together_only, "as --together, without the one-device-at-a-time sweep first");
-  add_host_devices_option(cmd, a.host_devices);
-  add_no_verify_flag(cmd, a.measure.no_verify);
-  add_no_affinity_flag(cmd, a.measure.no_affinity);
-  add_json_option(cmd, a.json, "the result file (schema xferbench/result/v1)");
-  add_csv_option(cmd, a.csv);
-  add_quiet_flag(cmd, a.quiet);
-  cmd.add_flag("-v,--verbose", a.verbose,
-               "a row per point on the console as it completes (default: a summary table per backend at the end; "
-               "every point is in the --json and --csv files either way)");
-}
+struct sweep_args {
+  // What the options name directly (full: false, the overview, unless --full);
+  // the sizes and directions are parsed from the options below.
+  selection sel;
+  std::vector<std::string> directions;
+  // Unset options take core's defaults (measure_options, default_sizes), or
+  // --quick's where it is given.
+  std::optional<std::string> min, max;
+  std::string sizes;
+  bool quick = false, dense = false;
+  measure_args measure;
+  std::optional<double> budget;
+  unsigned threads = 0;
+  std::string alignment = "4K";
+  std::size_t unaligned_offset = 16;
+  bool quiet = false, verbose = false;
+  bool together = false, together_only = false;  // every selected device of a backend at once
+  int host_devices = 1;
+  std::string json, csv;
+};
 
-int run_sweep_command(const sweep_args& a, const std::vector<std::string>& argv) {
+static int run_sweep(const sweep_args& a, const std::vector<std::string>& argv) {
   // ---- validate everything before measuring anything ----
   measure_options opts = measure_from(a.measure, a.quick ? measure_options::quick() : measure_options{});
   if (a.threads > 1024) throw usage_error(fmt::format("--threads {} is absurd (at most 1024)", a.threads));
@@ -140,6 +87,86 @@ int run_sweep_command(const sweep_args& a, const std::vector<std::string>& argv)
   session run(std::move(ctx), {.json = a.json, .csv = a.csv, .progress = !a.quiet, .verbose = a.verbose});
   using mode = session::devices_mode;
   return run.finish(run.run(planned, opts, a.together_only ? mode::together : a.together ? mode::alone_then_together : mode::alone));
+}
+
+command add_sweep_command(CLI::App& app) {
+  auto* cmd = app.add_subcommand("sweep", "measure every selected backend x route x host memory x direction x size");
+  auto a = std::make_shared<sweep_args>();
+  cmd->footer(
+      "Examples:\n"
+      "  xferbench sweep                                   the overview: every backend, 8 sizes (1 B to 64 MiB),\n"
+      "                                                    h2d and d2h, each backend's plain and fast kinds, in about\n"
+      "                                                    75 s (--budget)\n"
+      "  xferbench sweep --full                            every kind and direction too (bidir, rw, d2d)\n"
+      "  xferbench sweep --dense -b cuda-rt                 every power of two, 1 B to 256 MiB\n"
+      "  xferbench sweep --quick --json r.json             a coarse run in seconds\n"
+      "  xferbench sweep -b host -m pageable,aligned -d h2d --sizes 4K,1M,1.5G\n"
+      "  xferbench sweep -b cuda-rt -r copy-async -m pinned --sizes 256M --together\n"
+      "                                                    every GPU alone, then all at once (per GPU + aggregate)\n"
+      "Sizes take binary suffixes: 4K = 4096, 1.5G = 1610612736.\n"
+      "Exit codes: 0 all points ok or skipped, 1 a point failed or a backend is unavailable,\n"
+      "2 bad input, 128 + signal when stopped by SIGINT (130), SIGTERM (143) or SIGHUP (129),\n"
+      "141 when the console's reader went away (`| head`) (the completed points are still written).");
+  add_backends_option(*cmd, a->sel.backends, "backends: host, cuda-rt, cuda-drv, opencl, opencl:NAME (default: every available one)");
+  add_devices_option(*cmd, a->sel.devices, "device indices (default: all)");
+  cmd->add_option("-r,--route", a->sel.routes, "routes (see `xferbench list`; default: all)")->delimiter(',');
+  cmd->add_option("-m,--memory", a->sel.host_memory,
+                 "host memory kinds (default: the plain pageable ones and each backend's own fast kind, such as "
+                 "pinned; --full: all the backend offers)")
+      ->delimiter(',');
+  cmd->add_option("-d,--direction", a->directions,
+                 "h2d, d2h, bidir, rw (write then read back), d2d (default: h2d and d2h; --full: all)")
+      ->delimiter(',');
+  a->sel.full = false;
+  cmd->add_flag("--full", a->sel.full,
+               "the full matrix: every host memory kind and direction each backend offers where -m or -d name none "
+               "(several times the overview's points; with --dense, every power of two too)");
+  const measure_options defaults;
+  cmd->add_option("--min", a->min, fmt::format("smallest size of the power-of-two range (default: {})",
+                                             format_size(default_min_size)))
+      ->multi_option_policy(CLI::MultiOptionPolicy::TakeLast);
+  cmd->add_option("--max", a->max, fmt::format("largest size of the power-of-two range (default: {})",
+                                             format_size(default_max_size)))
+      ->multi_option_policy(CLI::MultiOptionPolicy::TakeLast);
+  add_sizes_option(*cmd, a->sizes, "explicit comma-separated sizes instead of the range (4,4K,1M,1.5G)");
+  cmd->add_flag("--dense", a->dense,
+               fmt::format("every power of two from {} to {} instead of the overview's 1,16,256,4K,64K,1M,16M,64M",
+                           format_size(default_min_size), format_size(default_max_size)));
+  cmd->add_flag("--quick", a->quick, "coarse and fast: sizes x16 apart up to 16M, 10 ms a point, 5% CI target");
+  add_target_ci_option(*cmd, a->measure.target_ci);
+  cmd->add_option("--budget", a->budget,
+                 fmt::format("the whole sweep's wall-clock target, seconds: each point samples for what is left over "
+                             "the points left, so quiet points leave time to noisy ones (default: {:g} for the "
+                             "overview; other selections take --max-time per point)",
+                             overview_budget_s))
+      ->multi_option_policy(CLI::MultiOptionPolicy::TakeLast);
+  add_max_time_option(*cmd, a->measure.max_time, measure_options{}.max_time_s,
+                      " where the selection is not the overview, whose --budget is shared by its points");
+  add_warmup_option(*cmd, a->measure.warmup);
+  add_watchdog_option(*cmd, a->measure.watchdog);
+  cmd->add_option("--threads", a->threads, "threads for the memcpy-mt route (0 = all CPUs)")->capture_default_str()
+      ->multi_option_policy(CLI::MultiOptionPolicy::TakeLast);
+  cmd->add_option("--alignment", a->alignment, "alignment of the 'aligned' kind: a power of two from 8 to 1G (4K, 2M)")
+      ->capture_default_str()
+      ->multi_option_policy(CLI::MultiOptionPolicy::TakeLast);
+  cmd->add_option("--unaligned-offset", a->unaligned_offset, "offset past a page of 'pageable-unaligned', bytes")
+      ->capture_default_str()
+      ->multi_option_policy(CLI::MultiOptionPolicy::TakeLast);
+  cmd->add_flag("--together", a->together,
+               "after the sweep, measure each point on every selected device of a backend at once (one thread per "
+               "device, near its NUMA node, samples in shared windows): each device's rate and the aggregate "
+               "(all bytes / the windows' wall time); docs/fleet.md");
+  cmd->add_flag("--together-only", a->together_only, "as --together, without the one-device-at-a-time sweep first");
+  add_host_devices_option(*cmd, a->host_devices);
+  add_no_verify_flag(*cmd, a->measure.no_verify);
+  add_no_affinity_flag(*cmd, a->measure.no_affinity);
+  add_json_option(*cmd, a->json, "the result file (schema xferbench/result/v1)");
+  add_csv_option(*cmd, a->csv);
+  add_quiet_flag(*cmd, a->quiet);
+  cmd->add_flag("-v,--verbose", a->verbose,
+               "a row per point on the console as it completes (default: a summary table per backend at the end; "
+               "every point is in the --json and --csv files either way)");
+  return {cmd, [a](const std::vector<std::string>& argv) { return run_sweep(*a, argv); }};
 }
 
 }  // namespace xfer::cli

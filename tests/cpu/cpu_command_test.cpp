@@ -1,5 +1,5 @@
 // `xferbench cpu` as main() will call it: options parsed by CLI11, then
-// run_cpu_command. Bad input is a usage_error (exit 2) before anything is
+// the command's runner. Bad input is a usage_error (exit 2) before anything is
 // measured or written.
 #include <map>
 #include <gtest/gtest.h>
@@ -10,7 +10,7 @@
 #include <nlohmann/json.hpp>
 #include <xfer/core/errors.hpp>
 
-#include "cpu_command.hpp"
+#include "commands.hpp"
 
 namespace {
 
@@ -27,12 +27,12 @@ class CpuCommand : public testing::Test {
 
   int run(std::vector<std::string> args) {
     CLI::App app;
-    xfer::cli::cpu_args a;
-    xfer::cli::add_cpu_options(app, a);
+    const auto cpu = xfer::cli::add_cpu_command(app);
+    args.insert(args.begin(), "cpu");
     std::vector<std::string> reversed(args.rbegin(), args.rend());  // CLI11 parses a reversed vector
     app.parse(reversed);
-    args.insert(args.begin(), {"xferbench", "cpu"});
-    return xfer::cli::run_cpu_command(a, args);
+    args.insert(args.begin(), "xferbench");
+    return cpu.run(args);
   }
   void expect_usage_error(std::vector<std::string> args, const std::string& mentions) {
     args.insert(args.end(), {"--json", json_});
