@@ -12,10 +12,10 @@ fleet has the fleet command's own codes (docs/fleet.md): 0 healthy, 2 bad input,
 4 a rank missing, 5 ranks disagree, 6 more ranks on a node than devices.
 """
 
-import argparse
 import sys
 
 from . import SCHEMA, __version__, signals
+from .arguments import Parser, given, number, refuse_output_on_inputs
 from .compare import DEFAULT_FDR, DEFAULT_MIN_EFFECT, DEFAULT_NOISE_FLOOR
 from .errors import BadInput
 
@@ -23,7 +23,7 @@ PROG = "xferbench-report"
 
 
 def _parser():
-    p = argparse.ArgumentParser(
+    p = Parser(
         prog=PROG,
         description=f"Plots, peak tables, a fitted cost model, an HTML report and run-to-run comparison for "
                     f"xferbench result files ({SCHEMA}).")
@@ -85,10 +85,13 @@ def _parser():
     fl.add_argument("-o", "--output", metavar="FILE", help="the merged file (default DIR/fleet.json)")
     fl.add_argument("--baseline", metavar="FILE", help="a known-good fleet result file to compare with")
     fl.add_argument("--svg", metavar="FILE", help="also draw the node x device view (a heat map, outliers outlined)")
-    fl.add_argument("--mad-k", type=float, default=3.0, help="outlier: worse than the median by k x 1.4826 MAD...")
-    fl.add_argument("--tolerance", type=float, default=0.10, help="... and by this fraction of it (default 0.10)")
-    fl.add_argument("--min-ceiling", type=float, default=0.5,
-                    help="pinned bandwidth below this fraction of the link's ceiling (default 0.5)")
+    # The C++ fleet's ranges (src/fleet/run.cpp, check_judge), refused here before any work.
+    fl.add_argument("--mad-k", type=number(low=0, low_open=True), default=3.0,
+                    help="outlier: worse than the median by k x 1.4826 MAD (above 0; default 3)...")
+    fl.add_argument("--tolerance", type=number(0, 1, high_open=True), default=0.10,
+                    help="... and by this fraction of it (in [0, 1); default 0.10)")
+    fl.add_argument("--min-ceiling", type=number(0, 1), default=0.5,
+                    help="pinned bandwidth below this fraction of the link's ceiling (in [0, 1]; default 0.5)")
     return p
 
 
@@ -119,6 +122,8 @@ def _command(args):
 
         if args.jobs is not None and args.jobs < 1:
             raise BadInput(f"--jobs must be at least 1, got {args.jobs}")
+        # The report directory is swapped in whole: an input inside it would be removed.
+        refuse_output_on_inputs([("-o", args.output)], [("the input", p) for p in args.results])
         refused = []
         out, nfig, findings = render(args.results, args.output, title=args.title, reference=args.reference,
                                      jobs=args.jobs, mixed_machines=args.machines, refused=refused)
@@ -172,38 +177,48 @@ def _command(args):
         print("the runs agree" if agreed.agrees else "the runs disagree")
         return 0 if agreed.agrees else 1
     if args.command == "fleet":
-        import os
-
-        from .fleet import merge_dir, write_json
-
-        if os.path.isfile(args.dir):
-            # A fleet file already merged (rank 0's over MPI): its verdict as the exit code, for a
-            # scheduler whose mpirun exits 0 whatever the ranks returned (Open MPI with recovery on).
-            import json
-
-            from .fleet import fleet_text
-            try:
-                with open(args.dir) as f:
-                    doc = json.load(f)
-                code = doc["fleet"]["exit_code"]
-            except (OSError, ValueError, KeyError, TypeError) as e:
-                raise BadInput(f"{args.dir}: not a fleet result file: {e}")
-            _write_fleet_svg(doc, args.svg)
-            sys.stdout.write(fleet_text(doc))
-            return code
-        if not os.path.isdir(args.dir):
-            raise BadInput(f"{args.dir}: not a directory or a fleet result file")
-        doc, code, text = merge_dir(args.dir, args.mad_k, args.tolerance, args.min_ceiling, args.baseline)
-        out = args.output or os.path.join(args.dir, "fleet.json")
-        write_json(doc, out)
-        _write_fleet_svg(doc, args.svg)
-        from .output import writes_to_stdout
-
-        # -o -: the JSON alone on stdout, the table on stderr (as the C++ tool's --json -).
-        (sys.stderr if writes_to_stdout(out) else sys.stdout).write(text)
-        print(f"wrote {out}" + (f" and {args.svg}" if args.svg else ""), file=sys.stderr)
-        return code
+        return _fleet(args)
     return 2
+
+
+def _fleet(args):
+    import glob
+    import os
+
+    from .fleet import merge_dir, write_json
+
+    if os.path.isfile(args.dir):
+        # A fleet file already merged (rank 0's over MPI): its verdict as the exit code, for a
+        # scheduler whose mpirun exits 0 whatever the ranks returned (Open MPI with recovery on).
+        # It is judged already: the options that merge or judge cannot apply to it.
+        for dest, opt in (("output", "-o"), ("baseline", "--baseline"), ("mad_k", "--mad-k"),
+                          ("tolerance", "--tolerance"), ("min_ceiling", "--min-ceiling")):
+            if given(args, dest):
+                raise BadInput(f"{opt} applies when merging a directory of rank files; {args.dir} is a fleet "
+                               "result file, judged already")
+        refuse_output_on_inputs([("--svg", args.svg)], [("the fleet file", args.dir)])
+        from .fleet import fleet_text, read_fleet_file
+
+        doc = read_fleet_file(args.dir)
+        _write_fleet_svg(doc, args.svg)
+        sys.stdout.write(fleet_text(doc))
+        return doc["fleet"]["exit_code"]
+    if not os.path.isdir(args.dir):
+        raise BadInput(f"{args.dir}: not a directory or a fleet result file")
+    out = args.output or os.path.join(args.dir, "fleet.json")
+    inputs = [("the rank file", p) for p in sorted(glob.glob(os.path.join(glob.escape(args.dir), "rank-*.json")))]
+    if args.baseline:
+        inputs.append(("the --baseline file", args.baseline))
+    refuse_output_on_inputs([("-o", out), ("--svg", args.svg)], inputs)
+    doc, code, text = merge_dir(args.dir, args.mad_k, args.tolerance, args.min_ceiling, args.baseline)
+    write_json(doc, out)
+    _write_fleet_svg(doc, args.svg)
+    from .output import writes_to_stdout
+
+    # -o -: the JSON alone on stdout, the table on stderr (as the C++ tool's --json -).
+    (sys.stderr if writes_to_stdout(out) else sys.stdout).write(text)
+    print(f"wrote {out}" + (f" and {args.svg}" if args.svg else ""), file=sys.stderr)
+    return code
 
 
 def _write_fleet_svg(doc, path):
