@@ -89,6 +89,8 @@ CASES = [
      False),
     ("fleet-o-is-the-baseline", _with(None, "fleet", R, "--baseline", F, "-o", F), 2, "-o", False),
     ("fleet-o-and-svg-alike", _with(None, "fleet", R, "-o", OUT, "--svg", OUT), 2, "-o and --svg", False),
+    ("fleet-o-a-directory", _with(None, "fleet", R, "-o", "{t}/report"), 2, "-o", False),
+    ("fleet-svg-a-directory", _with(None, "fleet", R, "-o", OUT, "--svg", "{t}/report"), 2, "--svg", False),
     # fleet: missing or unusable inputs, judged by the binary
     ("fleet-no-such-dir", _with(None, "fleet", "{t}/nosuch", "-o", OUT), 2, "nosuch", False),
     ("fleet-rank-7-of-2", _rank_7_of_2, 2, "rank 7 of 2", True),

@@ -210,6 +210,9 @@ def _fleet(args):
     if args.baseline:
         inputs.append(("the --baseline file", args.baseline))
     refuse_output_on_inputs([("-o", out), ("--svg", args.svg)], inputs)
+    for opt, path in (("-o", out), ("--svg", args.svg)):
+        if path and os.path.isdir(path):  # refused before the merge, not after -o is written
+            raise BadInput(f"{opt} {path}: is a directory, expected a file")
     doc, code, text = merge_dir(args.dir, args.mad_k, args.tolerance, args.min_ceiling, args.baseline)
     write_json(doc, out)
     _write_fleet_svg(doc, args.svg)
