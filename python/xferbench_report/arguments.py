@@ -66,6 +66,13 @@ def number(low=-math.inf, high=math.inf, low_open=False, high_open=False):
     return parse
 
 
+def path(text):
+    """An argparse type: a path, never empty (an empty -o would fall back to a default, or name ".")."""
+    if not text:
+        raise argparse.ArgumentTypeError("empty: give a path")
+    return text
+
+
 def _same(a, b):
     try:
         return os.path.samefile(a, b)

@@ -15,7 +15,7 @@ fleet has the fleet command's own codes (docs/fleet.md): 0 healthy, 2 bad input,
 import sys
 
 from . import SCHEMA, __version__, signals
-from .arguments import Parser, given, number, refuse_output_on_inputs
+from .arguments import Parser, given, number, path, refuse_output_on_inputs
 from .compare import DEFAULT_FDR, DEFAULT_MIN_EFFECT, DEFAULT_NOISE_FLOOR
 from .errors import BadInput
 
@@ -35,8 +35,8 @@ def _parser():
                                    "inline as SVG), a Markdown summary and PNG/SVG figures. The report is built in a "
                                    "temporary directory and moved to DIR only when complete; an existing DIR is "
                                    "replaced only if it holds an earlier report.")
-    r.add_argument("results", nargs="+", metavar="RESULTS.json")
-    r.add_argument("-o", "--output", required=True, metavar="DIR", help="report directory")
+    r.add_argument("results", nargs="+", type=path, metavar="RESULTS.json")
+    r.add_argument("-o", "--output", required=True, type=path, metavar="DIR", help="report directory")
     r.add_argument("--title", help="report title (default: 'xferbench report')")
     r.add_argument("--reference", metavar="BACKEND",
                    help="backend the API comparison divides by (default: the first one in the files)")
@@ -55,8 +55,8 @@ def _parser():
                                    "when the files have no ok point in common (or, with --same-machine, come from "
                                    "different machines); 3 when a file cannot be read or is not a result file. "
                                    "Result files may be gzipped.")
-    c.add_argument("base", metavar="BASE.json")
-    c.add_argument("new", metavar="NEW.json")
+    c.add_argument("base", type=path, metavar="BASE.json")
+    c.add_argument("new", type=path, metavar="NEW.json")
     c.add_argument("--min-effect", "--tolerance", dest="min_effect", type=float, default=DEFAULT_MIN_EFFECT,
                    metavar="FRACTION",
                    help=f"smallest change of the median that counts (default {DEFAULT_MIN_EFFECT:g}: 5%%); "
@@ -75,16 +75,16 @@ def _parser():
                                    "they share and any headline the other run contradicts; exit 1 when they disagree "
                                    "(fewer in common than all but one of the shorter list, or a contradiction), the "
                                    "rule of docs/findings.md.")
-    h.add_argument("results", nargs="+", metavar="RESULTS.json", help="one or two result files")
+    h.add_argument("results", nargs="+", type=path, metavar="RESULTS.json", help="one or two result files")
     fl = sub.add_parser("fleet", help="merge the per-rank files of `xferbench fleet --out-dir DIR` and list the outliers",
                         description="Merge DIR/rank-*.json (ranks started without MPI) into one fleet result file "
                                     "and judge it as rank 0 does over MPI (docs/fleet.md): problems and outliers "
                                     "first, then a node x device table. Exit 0 healthy, 2 bad input, 3 unhealthy, "
                                     "4 a rank missing, 5 ranks disagree, 6 more ranks on a node than devices.")
-    fl.add_argument("dir", metavar="DIR", help="the ranks' files; or a fleet result file: print it, exit with its verdict")
-    fl.add_argument("-o", "--output", metavar="FILE", help="the merged file (default DIR/fleet.json)")
-    fl.add_argument("--baseline", metavar="FILE", help="a known-good fleet result file to compare with")
-    fl.add_argument("--svg", metavar="FILE", help="also draw the node x device view (a heat map, outliers outlined)")
+    fl.add_argument("dir", type=path, metavar="DIR", help="the ranks' files; or a fleet result file: print it, exit with its verdict")
+    fl.add_argument("-o", "--output", type=path, metavar="FILE", help="the merged file (default DIR/fleet.json)")
+    fl.add_argument("--baseline", type=path, metavar="FILE", help="a known-good fleet result file to compare with")
+    fl.add_argument("--svg", type=path, metavar="FILE", help="also draw the node x device view (a heat map, outliers outlined)")
     # The C++ fleet's ranges (src/fleet/run.cpp, check_judge), refused here before any work.
     fl.add_argument("--mad-k", type=number(low=0, low_open=True), default=3.0,
                     help="outlier: worse than the median by k x 1.4826 MAD (above 0; default 3)...")

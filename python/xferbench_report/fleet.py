@@ -93,6 +93,7 @@ def read_fleet_file(path):
         f.number("reference", required=True)
     if code != 0 and not fl.raw["problems"] and not fl.raw["findings"]:
         fl.fail(f"exit_code {code} with no problem and no finding to say why")
+    sizes = []
     for i, raw in enumerate(fl.array("ranks", required=True)):
         r = _Fields(path, f"{fl.at('ranks')}[{i}]", raw)
         rank, size = r.integer("rank", required=True, nonnegative=True), r.integer("size", required=True, positive=True)
@@ -100,6 +101,12 @@ def read_fleet_file(path):
             r.fail(f"rank {rank} of {size} is outside the job (ranks 0 to {size - 1})")
         r.string("node", required=True)
         r.string("verdict", choices=VERDICTS)
+        sizes.append(size)
+    missing = fl.array("missing_ranks") or []
+    if sizes and len(sizes) + len(missing) < max(sizes):
+        # One rank's own file of `fleet --out-dir`: its verdict is that rank's alone, not the fleet's.
+        raise BadInput(f"{path}: a rank file ({len(sizes)} of {max(sizes)} ranks), not a merged fleet file: "
+                       f"merge the directory, xferbench-report fleet {os.path.dirname(path) or '.'}")
     return doc
 
 
