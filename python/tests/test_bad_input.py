@@ -142,6 +142,8 @@ CASES = [
      "finite", False),
     ("render-title-twice", _with(None, "render", S, "-o", "{t}/report", "--title", "a", "--title", "b"), 2,
      "--title given twice", False),
+    ("render-jobs-word", _with(None, "render", S, "-o", "{t}/report", "--jobs", "all"), 2, "--jobs", False),
+    ("compare-noise-floor-inf", _with(None, "compare", S, S, "--noise-floor", "inf"), 2, "--noise-floor", False),
     ("render-jobs-zero", _with(None, "render", S, "-o", "{t}/report", "-j", "0"), 2, "--jobs", False),
     # compare and headlines
     ("compare-a-fleet-file", _with(None, "compare", F, S), 3, "a fleet result file", False),
@@ -181,10 +183,7 @@ def inputs(tmp_path):
 
 
 def _run(argv, capsys):
-    try:
-        code = cli.main(argv)
-    except SystemExit as e:  # argparse's usage errors
-        code = e.code
+    code = cli.main(argv)  # usage errors too are a returned code, not a SystemExit
     return code, capsys.readouterr()
 
 

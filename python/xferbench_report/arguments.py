@@ -55,15 +55,31 @@ def number(low=-math.inf, high=math.inf, low_open=False, high_open=False):
         below = v <= low if low_open else v < low
         above = v >= high if high_open else v > high
         if below or above:
-            lo = "" if low == -math.inf else f"{'(' if low_open else '['}{low:g}"
-            hi = "" if high == math.inf else f"{high:g}{')' if high_open else ']'}"
-            what = f"in {lo}, {hi}" if lo and hi else (f"above {low:g}" if low_open else f"at least {low:g}") \
-                if lo else (f"below {high:g}" if high_open else f"at most {high:g}")
-            raise argparse.ArgumentTypeError(f"must be {what}, not {text}")
+            raise argparse.ArgumentTypeError(f"must be {_range(low, high, low_open, high_open)}, not {text}")
         return v
 
     parse.__name__ = "number"  # argparse's "invalid <name> value" for what float() refuses
     return parse
+
+
+def _range(low, high, low_open, high_open):
+    """'in [0, 1)', 'above 0', 'at most 5': a range as the messages say it."""
+    if low == -math.inf:
+        return f"{'below' if high_open else 'at most'} {high:g}"
+    if high == math.inf:
+        return f"{'above' if low_open else 'at least'} {low:g}"
+    return f"in {'(' if low_open else '['}{low:g}, {high:g}{')' if high_open else ']'}"
+
+
+def count(text):
+    """An argparse type: an int of at least 1."""
+    try:
+        n = int(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"not an integer: {text!r}") from None
+    if n < 1:
+        raise argparse.ArgumentTypeError(f"must be at least 1, not {text}")
+    return n
 
 
 def path(text):

@@ -15,7 +15,7 @@ fleet has the fleet command's own codes (docs/fleet.md): 0 healthy, 2 bad input,
 import sys
 
 from . import SCHEMA, __version__, signals
-from .arguments import Parser, given, number, path, refuse_output_on_inputs
+from .arguments import Parser, count, given, number, path, refuse_output_on_inputs
 from .compare import DEFAULT_FDR, DEFAULT_MIN_EFFECT, DEFAULT_NOISE_FLOOR
 from .errors import BadInput
 
@@ -40,7 +40,7 @@ def _parser():
     r.add_argument("--title", help="report title (default: 'xferbench report')")
     r.add_argument("--reference", metavar="BACKEND",
                    help="backend the API comparison divides by (default: the first one in the files)")
-    r.add_argument("-j", "--jobs", type=int, metavar="N",
+    r.add_argument("-j", "--jobs", type=count, metavar="N",
                    help="draw figures in N processes (default: one per CPU)")
     r.add_argument("--machines", action="store_true",
                    help="allow files from several machines in one report (default: files from another machine "
@@ -57,14 +57,15 @@ def _parser():
                                    "Result files may be gzipped.")
     c.add_argument("base", type=path, metavar="BASE.json")
     c.add_argument("new", type=path, metavar="NEW.json")
-    c.add_argument("--min-effect", "--tolerance", dest="min_effect", type=float, default=DEFAULT_MIN_EFFECT,
+    c.add_argument("--min-effect", "--tolerance", dest="min_effect", type=number(0, 1, high_open=True),
+                   default=DEFAULT_MIN_EFFECT,
                    metavar="FRACTION",
                    help=f"smallest change of the median that counts (default {DEFAULT_MIN_EFFECT:g}: 5%%); "
                         "--tolerance is its old name")
-    c.add_argument("--noise-floor", type=float, default=DEFAULT_NOISE_FLOOR, metavar="K",
+    c.add_argument("--noise-floor", type=number(0, 1000), default=DEFAULT_NOISE_FLOOR, metavar="K",
                    help=f"the allowance is at least K x 1.4826 MAD of the log median ratios over all common points "
                         f"(default {DEFAULT_NOISE_FLOOR:g}; 0 turns it off)")
-    c.add_argument("--fdr", type=float, default=DEFAULT_FDR, metavar="Q",
+    c.add_argument("--fdr", type=number(0, 1, low_open=True, high_open=True), default=DEFAULT_FDR, metavar="Q",
                    help=f"Benjamini-Hochberg false discovery rate across points (default {DEFAULT_FDR:g})")
     c.add_argument("--same-machine", action="store_true",
                    help="refuse (exit 2) files from different machines instead of warning")
@@ -96,7 +97,10 @@ def _parser():
 
 
 def main(argv=None):
-    args = _parser().parse_args(argv)
+    try:
+        args = _parser().parse_args(argv)
+    except SystemExit as e:  # a usage error (one line, exit 2), or --help and --version (exit 0)
+        return e.code
     try:
         with signals.raised():
             return _command(args)
@@ -120,8 +124,6 @@ def _command(args):
     if args.command == "render":
         from .render import render
 
-        if args.jobs is not None and args.jobs < 1:
-            raise BadInput(f"--jobs must be at least 1, got {args.jobs}")
         # The report directory is swapped in whole: an input inside it would be removed.
         refuse_output_on_inputs([("-o", args.output)], [("the input", p) for p in args.results])
         refused = []
@@ -138,12 +140,6 @@ def _command(args):
                 print(f"  {f.line()}")
         return 3 if refused else 0
     if args.command == "compare":
-        if not 0 <= args.min_effect < 1:
-            raise BadInput(f"--min-effect (--tolerance) must be in [0, 1), got {args.min_effect}")
-        if not 0 <= args.noise_floor <= 1000:
-            raise BadInput(f"--noise-floor must be in [0, 1000], got {args.noise_floor}")
-        if not 0 < args.fdr < 1:
-            raise BadInput(f"--fdr must be in (0, 1), got {args.fdr}")
         from .compare import format_comparison, run_compare
 
         cmp = run_compare(args.base, args.new, min_effect=args.min_effect, noise_floor=args.noise_floor,
