@@ -87,6 +87,8 @@ CASES = [
     ("fleet-o-is-a-rank-file", _with(None, "fleet", R, "-o", R + "/rank-00001.json"), 2, "-o", False),
     ("fleet-svg-is-a-rank-file", _with(None, "fleet", R, "-o", OUT, "--svg", R + "/rank-00000.json"), 2, "--svg",
      False),
+    ("fleet-default-o-is-the-baseline", _with(lambda t: shutil.copy(t / "fleet.json", t / "ranks" / "fleet.json"),
+                                              "fleet", R, "--baseline", R + "/fleet.json"), 2, "-o (default)", False),
     ("fleet-o-is-the-baseline", _with(None, "fleet", R, "--baseline", F, "-o", F), 2, "-o", False),
     ("fleet-o-and-svg-alike", _with(None, "fleet", R, "-o", OUT, "--svg", OUT), 2, "-o and --svg", False),
     ("fleet-o-a-directory", _with(None, "fleet", R, "-o", "{t}/report"), 2, "-o", False),

@@ -37,6 +37,7 @@ from ._pool import Pool, kinds  # noqa: E402
 __version__ = "0.1.0"
 
 __all__ = [
-    "AllocationError", "BadArgument", "BadArgumentType", "BadResultFile", "CopyError", "CudaUnavailableError", "NativeModuleMissing",
+    "AllocationError", "BadArgument", "BadArgumentType", "BadResultFile", "CopyError", "CudaUnavailableError",
+    "NativeModuleMissing",
     "PoolClosedError", "XferError", "Copier", "copy", "cuda_available", "cuda_status", "load", "Pool", "kinds",
 ]

@@ -42,7 +42,7 @@ class Copier:
 
     Raises:
         CudaUnavailableError: a CUDA device where CUDA cannot start or there is none.
-        ValueError: an unusable tuning or api.
+        BadArgument (a ValueError): an unusable device, tuning or api, naming it.
     """
 
     @typed_arguments
@@ -73,7 +73,8 @@ class Copier:
         if dev is None:
             dev = getattr(stream, "device_id", None)
         if isinstance(dev, int) and dev != self._c.device:
-            raise BadArgument("stream", f"stream belongs to CUDA device {dev}, not to this copier's device {self._c.device}")
+            raise BadArgument("stream",
+                              f"stream belongs to CUDA device {dev}, not to this copier's device {self._c.device}")
 
     @typed_arguments
     def to_device(self, dst: Any, src: Any, stream: Any = None) -> None:
@@ -123,7 +124,8 @@ def _device_of(a: Any, name: str) -> Tuple[int, int]:
     try:
         memoryview(a)
     except TypeError:
-        raise BadArgumentType(name, f"{name} is not an array (it has neither __dlpack__ nor the buffer protocol)") from None
+        raise BadArgumentType(name,
+                              f"{name} is not an array (it has neither __dlpack__ nor the buffer protocol)") from None
     return _CPU, 0
 
 
@@ -149,11 +151,11 @@ def copy(dst: Any, src: Any, stream: Any = None) -> None:
     must finish first; None waits for the whole device.
 
     Raises:
-        ValueError: mismatched dtype or size, a non-contiguous array, a device-to-device copy.
-        TypeError: an argument that is not an array, a read-only dst.
+        BadArgument (a ValueError): mismatched dtype or size, a non-contiguous array, a
+            device-to-device copy.
+        BadArgumentType (a TypeError): an argument that is not an array, a read-only dst.
         CudaUnavailableError: a device array where CUDA cannot start.
         CopyError: the copy failed on the way.
-    ValueError and TypeError are BadArgument and BadArgumentType, naming the argument.
     """
     _check_writable(dst, "dst")
     (dt, di), (st, si) = _device_of(dst, "dst"), _device_of(src, "src")

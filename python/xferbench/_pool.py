@@ -77,7 +77,8 @@ class Pool:
             try:
                 cap = operator.index(max_cached_bytes)
             except TypeError:
-                raise BadArgument("max_cached_bytes", f"max_cached_bytes must be an int or None, not {max_cached_bytes!r}") from None
+                raise BadArgument("max_cached_bytes",
+                                  f"max_cached_bytes must be an int or None, not {max_cached_bytes!r}") from None
             if cap < 0:
                 raise BadArgument("max_cached_bytes", f"max_cached_bytes must not be negative: {cap}")
             cap = min(cap, _NO_CAP)

@@ -58,8 +58,7 @@ def _parser():
     c.add_argument("base", type=path, metavar="BASE.json")
     c.add_argument("new", type=path, metavar="NEW.json")
     c.add_argument("--min-effect", "--tolerance", dest="min_effect", type=number(0, 1, high_open=True),
-                   default=DEFAULT_MIN_EFFECT,
-                   metavar="FRACTION",
+                   default=DEFAULT_MIN_EFFECT, metavar="FRACTION",
                    help=f"smallest change of the median that counts (default {DEFAULT_MIN_EFFECT:g}: 5%%); "
                         "--tolerance is its old name")
     c.add_argument("--noise-floor", type=number(0, 1000), default=DEFAULT_NOISE_FLOOR, metavar="K",
@@ -82,10 +81,12 @@ def _parser():
                                     "and judge it as rank 0 does over MPI (docs/fleet.md): problems and outliers "
                                     "first, then a node x device table. Exit 0 healthy, 2 bad input, 3 unhealthy, "
                                     "4 a rank missing, 5 ranks disagree, 6 more ranks on a node than devices.")
-    fl.add_argument("dir", type=path, metavar="DIR", help="the ranks' files; or a fleet result file: print it, exit with its verdict")
+    fl.add_argument("dir", type=path, metavar="DIR",
+                    help="the ranks' files; or a fleet result file: print it, exit with its verdict")
     fl.add_argument("-o", "--output", type=path, metavar="FILE", help="the merged file (default DIR/fleet.json)")
     fl.add_argument("--baseline", type=path, metavar="FILE", help="a known-good fleet result file to compare with")
-    fl.add_argument("--svg", type=path, metavar="FILE", help="also draw the node x device view (a heat map, outliers outlined)")
+    fl.add_argument("--svg", type=path, metavar="FILE",
+                    help="also draw the node x device view (a heat map, outliers outlined)")
     # The C++ fleet's ranges (src/fleet/run.cpp, check_judge), refused here before any work.
     fl.add_argument("--mad-k", type=number(low=0, low_open=True), default=3.0,
                     help="outlier: worse than the median by k x 1.4826 MAD (above 0; default 3)...")
@@ -205,8 +206,9 @@ def _fleet(args):
     inputs = [("the rank file", p) for p in sorted(glob.glob(os.path.join(glob.escape(args.dir), "rank-*.json")))]
     if args.baseline:
         inputs.append(("the --baseline file", args.baseline))
-    refuse_output_on_inputs([("-o", out), ("--svg", args.svg)], inputs)
-    for opt, path in (("-o", out), ("--svg", args.svg)):
+    outputs = [("-o" if args.output else "-o (default)", out), ("--svg", args.svg)]
+    refuse_output_on_inputs(outputs, inputs)
+    for opt, path in outputs:
         if path and os.path.isdir(path):  # refused before the merge, not after -o is written
             raise BadInput(f"{opt} {path}: is a directory, expected a file")
     doc, code, text = merge_dir(args.dir, args.mad_k, args.tolerance, args.min_ceiling, args.baseline)
