@@ -21,6 +21,8 @@ __path__ = pkgutil.extend_path(__path__, __name__)
 
 from ._errors import (  # noqa: E402
     AllocationError,
+    BadArgument,
+    BadArgumentType,
     BadResultFile,
     CopyError,
     CudaUnavailableError,
@@ -35,6 +37,7 @@ from ._pool import Pool, kinds  # noqa: E402
 __version__ = "0.1.0"
 
 __all__ = [
-    "AllocationError", "BadResultFile", "CopyError", "CudaUnavailableError", "NativeModuleMissing",
+    "AllocationError", "BadArgument", "BadArgumentType", "BadResultFile", "CopyError", "CudaUnavailableError",
+    "NativeModuleMissing",
     "PoolClosedError", "XferError", "Copier", "copy", "cuda_available", "cuda_status", "load", "Pool", "kinds",
 ]

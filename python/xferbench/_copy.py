@@ -5,7 +5,7 @@ from __future__ import annotations
 import threading
 from typing import Any, Dict, Optional, Tuple, Union
 
-from ._errors import CudaUnavailableError
+from ._errors import BadArgument, BadArgumentType, CudaUnavailableError, typed_arguments
 from ._native_loader import native
 
 # DLPack device types (dlpack.h).
@@ -42,9 +42,10 @@ class Copier:
 
     Raises:
         CudaUnavailableError: a CUDA device where CUDA cannot start or there is none.
-        ValueError: an unusable tuning or api.
+        BadArgument (a ValueError): an unusable device, tuning or api, naming it.
     """
 
+    @typed_arguments
     def __init__(self, device: Union[int, str] = 0, *, api: str = "runtime", chunk_bytes: Optional[int] = None,
                  ring_depth: Optional[int] = None, threads: Optional[int] = None,
                  handoff_bytes: Optional[int] = None, calibrate: bool = True):
@@ -53,13 +54,13 @@ class Copier:
         elif isinstance(device, int) and not isinstance(device, bool) and device >= 0:
             index = device
         else:
-            raise ValueError(f"device must be a CUDA device index (>= 0) or 'host', not {device!r}")
+            raise BadArgument("device", f"device must be a CUDA device index (>= 0) or 'host', not {device!r}")
         if api not in ("runtime", "driver"):
-            raise ValueError(f"api must be 'runtime' or 'driver', not {api!r}")
+            raise BadArgument("api", f"api must be 'runtime' or 'driver', not {api!r}")
         for name, v in (("chunk_bytes", chunk_bytes), ("ring_depth", ring_depth), ("threads", threads),
                         ("handoff_bytes", handoff_bytes)):
             if v is not None and (not isinstance(v, int) or isinstance(v, bool) or v <= 0):
-                raise ValueError(f"{name} must be a positive int, not {v!r}")
+                raise BadArgument(name, f"{name} must be a positive int, not {v!r}")
         self._c = native().Copier(index, api, chunk_bytes, ring_depth, threads, handoff_bytes, bool(calibrate))
 
     def _check_stream(self, stream: Any) -> None:
@@ -72,8 +73,10 @@ class Copier:
         if dev is None:
             dev = getattr(stream, "device_id", None)
         if isinstance(dev, int) and dev != self._c.device:
-            raise ValueError(f"stream belongs to CUDA device {dev}, not to this copier's device {self._c.device}")
+            raise BadArgument("stream",
+                              f"stream belongs to CUDA device {dev}, not to this copier's device {self._c.device}")
 
+    @typed_arguments
     def to_device(self, dst: Any, src: Any, stream: Any = None) -> None:
         """Copies host array ``src`` into device array ``dst`` (same dtype and byte size,
         both C-contiguous) and returns once the bytes are in device memory.
@@ -81,11 +84,14 @@ class Copier:
         stream: the caller's CUDA stream (a torch or CuPy stream, or its handle as an int):
         work queued on it is waited for first. None waits for the whole device.
         A torch or CuPy stream of another device raises ValueError."""
+        _check_writable(dst, "dst")
         self._check_stream(stream)
         self._c.to_device(dst, src, stream)
 
+    @typed_arguments
     def to_host(self, dst: Any, src: Any, stream: Any = None) -> None:
         """Copies device array ``src`` into host array ``dst``; see to_device."""
+        _check_writable(dst, "dst")
         self._check_stream(stream)
         self._c.to_host(dst, src, stream)
 
@@ -118,10 +124,23 @@ def _device_of(a: Any, name: str) -> Tuple[int, int]:
     try:
         memoryview(a)
     except TypeError:
-        raise TypeError(f"{name} is not an array (it has neither __dlpack__ nor the buffer protocol)") from None
+        raise BadArgumentType(name,
+                              f"{name} is not an array (it has neither __dlpack__ nor the buffer protocol)") from None
     return _CPU, 0
 
 
+def _check_writable(a: Any, name: str) -> None:
+    # Where the buffer protocol tells (NumPy, bytes, memoryview), before any native call; an
+    # array that has DLPack alone (torch, CuPy) the native module checks, with the same message.
+    try:
+        readonly = memoryview(a).readonly
+    except (TypeError, ValueError, BufferError):  # no buffer protocol, or not for device memory
+        return
+    if readonly:
+        raise BadArgumentType(name, f"{name} is read-only (pass a writable array)")
+
+
+@typed_arguments
 def copy(dst: Any, src: Any, stream: Any = None) -> None:
     """Copies ``src`` into ``dst``: any DLPack producers (NumPy, torch, CuPy) of the same
     dtype and byte size, C-contiguous. Host to device and device to host go through the
@@ -132,11 +151,13 @@ def copy(dst: Any, src: Any, stream: Any = None) -> None:
     must finish first; None waits for the whole device.
 
     Raises:
-        ValueError: mismatched dtype or size, a non-contiguous array, a device-to-device copy.
-        TypeError: an argument that is not an array, a read-only dst.
+        BadArgument (a ValueError): mismatched dtype or size, a non-contiguous array, a
+            device-to-device copy.
+        BadArgumentType (a TypeError): an argument that is not an array, a read-only dst.
         CudaUnavailableError: a device array where CUDA cannot start.
         CopyError: the copy failed on the way.
     """
+    _check_writable(dst, "dst")
     (dt, di), (st, si) = _device_of(dst, "dst"), _device_of(src, "src")
     if dt in _HOST and st in _HOST:
         native().host_copy(dst, src)
@@ -145,9 +166,9 @@ def copy(dst: Any, src: Any, stream: Any = None) -> None:
     elif dt in _HOST and st == _CUDA:
         _default_copier(si).to_host(dst, src, stream)
     elif dt == _CUDA and st == _CUDA:
-        raise ValueError("a device-to-device copy is not staged: use the framework's own copy")
+        raise BadArgument(None, "a device-to-device copy is not staged: use the framework's own copy")
     else:
-        raise ValueError(f"unsupported DLPack devices: dst {(dt, di)}, src {(st, si)}")
+        raise BadArgument(None, f"unsupported DLPack devices: dst {(dt, di)}, src {(st, si)}")
 
 
 __all__ = ["Copier", "copy", "cuda_available", "cuda_status", "CudaUnavailableError"]

@@ -2,13 +2,54 @@
 caught) whether or not the native module is built. The native module raises
 these very classes (python/native/errors.cpp).
 
-Besides these, bad arguments raise the built-in ``ValueError`` (an unknown
-kind, a bad shape or dtype, mismatched sizes or dtypes, a non-contiguous
-array, device memory where host memory is required) or ``TypeError`` (an
-object that is not an array, a read-only destination).
+Bad arguments raise ``BadArgument``, a ``ValueError`` (an unknown kind, a bad
+shape or dtype, a tuning out of libxfer's bounds, mismatched sizes or dtypes, a
+non-contiguous array, device memory where host memory is required), or
+``BadArgumentType``, both a ``TypeError`` and a BadArgument (an object that is not
+an array, a read-only destination, a tuning that is not an int). Either is one
+line that starts with the argument's name, and carries it as ``.argument``.
 """
 
+import functools
+import inspect
+import re
+
 from xferbench_report.errors import BadInput as BadResultFile  # noqa: F401  (re-exported)
+
+
+class BadArgument(ValueError):
+    """An argument xferbench cannot use; ``argument`` names it (None where the fault is between
+    two, such as dst and src of different dtypes: the message names both)."""
+
+    def __init__(self, argument, message):
+        super().__init__(message)
+        self.argument = argument
+
+
+class BadArgumentType(BadArgument, TypeError):
+    """An argument of the wrong kind: not an array, a read-only destination, a tuning that is not an int."""
+
+
+def typed_arguments(fn):
+    """Re-raises a plain ValueError or TypeError out of `fn` (the native module's, which names the
+    argument first: "dst is read-only ...", "ring_depth=2000: expected ...") as BadArgument or
+    BadArgumentType with `argument` set to the parameter of `fn` its message starts with, else the
+    one parameter it names ("unknown memory kind ..."), else None (it names two, or none)."""
+    params = set(inspect.signature(fn).parameters) - {"self"}
+
+    @functools.wraps(fn)
+    def call(*args, **kwargs):
+        try:
+            return fn(*args, **kwargs)
+        except BadArgument:
+            raise
+        except (ValueError, TypeError) as e:
+            m = re.match(r"([A-Za-z_]\w*)[ =]", str(e))
+            named = [p for p in params if re.search(rf"\b{p}\b", str(e))]  # "unknown memory kind 'x'"
+            name = m.group(1) if m and m.group(1) in params else named[0] if len(named) == 1 else None
+            raise (BadArgumentType if isinstance(e, TypeError) else BadArgument)(name, str(e)) from None
+
+    return call
 
 
 class XferError(RuntimeError):

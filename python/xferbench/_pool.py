@@ -6,6 +6,7 @@ import operator
 from typing import Any, Dict, Optional, Sequence, Tuple, Union
 
 from ._dtypes import dlpack_dtype
+from ._errors import BadArgument, typed_arguments
 from ._native_loader import native
 
 Shape = Union[int, Sequence[int]]
@@ -26,11 +27,11 @@ def _shape(shape: Shape) -> Tuple[int, ...]:
         try:
             dims = tuple(operator.index(d) for d in shape)
         except TypeError:
-            raise ValueError(f"shape must be an int or a sequence of ints, not {shape!r}") from None
+            raise BadArgument("shape", f"shape must be an int or a sequence of ints, not {shape!r}") from None
     if any(d < 0 for d in dims):
-        raise ValueError(f"shape must not have negative sizes: {dims}")
+        raise BadArgument("shape", f"shape must not have negative sizes: {dims}")
     if len(dims) > 32:
-        raise ValueError(f"shape has {len(dims)} dimensions; at most 32")
+        raise BadArgument("shape", f"shape has {len(dims)} dimensions; at most 32")
     return dims
 
 
@@ -65,26 +66,29 @@ class Pool:
         NativeModuleMissing: the native module is not built.
     """
 
+    @typed_arguments
     def __init__(self, kind: str = "pinned", *, max_cached_bytes: Optional[int] = None, api: str = "runtime",
                  dlpack_device: str = "auto"):
         if not isinstance(kind, str):
-            raise ValueError(f"kind must be a string, not {kind!r}")
+            raise BadArgument("kind", f"kind must be a string, not {kind!r}")
         if max_cached_bytes is None:
             cap = _NO_CAP
         else:
             try:
                 cap = operator.index(max_cached_bytes)
             except TypeError:
-                raise ValueError(f"max_cached_bytes must be an int or None, not {max_cached_bytes!r}") from None
+                raise BadArgument("max_cached_bytes",
+                                  f"max_cached_bytes must be an int or None, not {max_cached_bytes!r}") from None
             if cap < 0:
-                raise ValueError(f"max_cached_bytes must not be negative: {cap}")
+                raise BadArgument("max_cached_bytes", f"max_cached_bytes must not be negative: {cap}")
             cap = min(cap, _NO_CAP)
         if api not in ("runtime", "driver"):
-            raise ValueError(f"api must be 'runtime' or 'driver', not {api!r}")
+            raise BadArgument("api", f"api must be 'runtime' or 'driver', not {api!r}")
         if dlpack_device not in ("auto", "cpu"):
-            raise ValueError(f"dlpack_device must be 'auto' or 'cpu', not {dlpack_device!r}")
+            raise BadArgument("dlpack_device", f"dlpack_device must be 'auto' or 'cpu', not {dlpack_device!r}")
         self._pool = native().Pool(kind, cap, api, dlpack_device == "cpu")
 
+    @typed_arguments
     def allocate(self, shape: Shape, dtype: Any = "uint8"):
         """A block of ``shape`` elements of ``dtype`` (C order), exported through DLPack.
 
@@ -92,6 +96,7 @@ class Pool:
         code, bits = dlpack_dtype(dtype)
         return self._pool.allocate(list(_shape(shape)), code, bits)
 
+    @typed_arguments
     def empty(self, shape: Shape, dtype: Any = "float32"):
         """A NumPy array over a new block (needs NumPy): ``numpy.from_dlpack(self.allocate(...))``."""
         import numpy as np

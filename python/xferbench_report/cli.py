@@ -12,10 +12,10 @@ fleet has the fleet command's own codes (docs/fleet.md): 0 healthy, 2 bad input,
 4 a rank missing, 5 ranks disagree, 6 more ranks on a node than devices.
 """
 
-import argparse
 import sys
 
 from . import SCHEMA, __version__, signals
+from .arguments import Parser, count, given, number, path, refuse_output_on_inputs
 from .compare import DEFAULT_FDR, DEFAULT_MIN_EFFECT, DEFAULT_NOISE_FLOOR
 from .errors import BadInput
 
@@ -23,7 +23,7 @@ PROG = "xferbench-report"
 
 
 def _parser():
-    p = argparse.ArgumentParser(
+    p = Parser(
         prog=PROG,
         description=f"Plots, peak tables, a fitted cost model, an HTML report and run-to-run comparison for "
                     f"xferbench result files ({SCHEMA}).")
@@ -35,12 +35,12 @@ def _parser():
                                    "inline as SVG), a Markdown summary and PNG/SVG figures. The report is built in a "
                                    "temporary directory and moved to DIR only when complete; an existing DIR is "
                                    "replaced only if it holds an earlier report.")
-    r.add_argument("results", nargs="+", metavar="RESULTS.json")
-    r.add_argument("-o", "--output", required=True, metavar="DIR", help="report directory")
+    r.add_argument("results", nargs="+", type=path, metavar="RESULTS.json")
+    r.add_argument("-o", "--output", required=True, type=path, metavar="DIR", help="report directory")
     r.add_argument("--title", help="report title (default: 'xferbench report')")
     r.add_argument("--reference", metavar="BACKEND",
                    help="backend the API comparison divides by (default: the first one in the files)")
-    r.add_argument("-j", "--jobs", type=int, metavar="N",
+    r.add_argument("-j", "--jobs", type=count, metavar="N",
                    help="draw figures in N processes (default: one per CPU)")
     r.add_argument("--machines", action="store_true",
                    help="allow files from several machines in one report (default: files from another machine "
@@ -55,16 +55,16 @@ def _parser():
                                    "when the files have no ok point in common (or, with --same-machine, come from "
                                    "different machines); 3 when a file cannot be read or is not a result file. "
                                    "Result files may be gzipped.")
-    c.add_argument("base", metavar="BASE.json")
-    c.add_argument("new", metavar="NEW.json")
-    c.add_argument("--min-effect", "--tolerance", dest="min_effect", type=float, default=DEFAULT_MIN_EFFECT,
-                   metavar="FRACTION",
+    c.add_argument("base", type=path, metavar="BASE.json")
+    c.add_argument("new", type=path, metavar="NEW.json")
+    c.add_argument("--min-effect", "--tolerance", dest="min_effect", type=number(0, 1, high_open=True),
+                   default=DEFAULT_MIN_EFFECT, metavar="FRACTION",
                    help=f"smallest change of the median that counts (default {DEFAULT_MIN_EFFECT:g}: 5%%); "
                         "--tolerance is its old name")
-    c.add_argument("--noise-floor", type=float, default=DEFAULT_NOISE_FLOOR, metavar="K",
+    c.add_argument("--noise-floor", type=number(0, 1000), default=DEFAULT_NOISE_FLOOR, metavar="K",
                    help=f"the allowance is at least K x 1.4826 MAD of the log median ratios over all common points "
                         f"(default {DEFAULT_NOISE_FLOOR:g}; 0 turns it off)")
-    c.add_argument("--fdr", type=float, default=DEFAULT_FDR, metavar="Q",
+    c.add_argument("--fdr", type=number(0, 1, low_open=True, high_open=True), default=DEFAULT_FDR, metavar="Q",
                    help=f"Benjamini-Hochberg false discovery rate across points (default {DEFAULT_FDR:g})")
     c.add_argument("--same-machine", action="store_true",
                    help="refuse (exit 2) files from different machines instead of warning")
@@ -75,25 +75,33 @@ def _parser():
                                    "they share and any headline the other run contradicts; exit 1 when they disagree "
                                    "(fewer in common than all but one of the shorter list, or a contradiction), the "
                                    "rule of docs/findings.md.")
-    h.add_argument("results", nargs="+", metavar="RESULTS.json", help="one or two result files")
+    h.add_argument("results", nargs="+", type=path, metavar="RESULTS.json", help="one or two result files")
     fl = sub.add_parser("fleet", help="merge the per-rank files of `xferbench fleet --out-dir DIR` and list the outliers",
                         description="Merge DIR/rank-*.json (ranks started without MPI) into one fleet result file "
                                     "and judge it as rank 0 does over MPI (docs/fleet.md): problems and outliers "
                                     "first, then a node x device table. Exit 0 healthy, 2 bad input, 3 unhealthy, "
                                     "4 a rank missing, 5 ranks disagree, 6 more ranks on a node than devices.")
-    fl.add_argument("dir", metavar="DIR", help="the ranks' files; or a fleet result file: print it, exit with its verdict")
-    fl.add_argument("-o", "--output", metavar="FILE", help="the merged file (default DIR/fleet.json)")
-    fl.add_argument("--baseline", metavar="FILE", help="a known-good fleet result file to compare with")
-    fl.add_argument("--svg", metavar="FILE", help="also draw the node x device view (a heat map, outliers outlined)")
-    fl.add_argument("--mad-k", type=float, default=3.0, help="outlier: worse than the median by k x 1.4826 MAD...")
-    fl.add_argument("--tolerance", type=float, default=0.10, help="... and by this fraction of it (default 0.10)")
-    fl.add_argument("--min-ceiling", type=float, default=0.5,
-                    help="pinned bandwidth below this fraction of the link's ceiling (default 0.5)")
+    fl.add_argument("dir", type=path, metavar="DIR",
+                    help="the ranks' files; or a fleet result file: print it, exit with its verdict")
+    fl.add_argument("-o", "--output", type=path, metavar="FILE", help="the merged file (default DIR/fleet.json)")
+    fl.add_argument("--baseline", type=path, metavar="FILE", help="a known-good fleet result file to compare with")
+    fl.add_argument("--svg", type=path, metavar="FILE",
+                    help="also draw the node x device view (a heat map, outliers outlined)")
+    # The C++ fleet's ranges (src/fleet/run.cpp, check_judge), refused here before any work.
+    fl.add_argument("--mad-k", type=number(low=0, low_open=True), default=3.0,
+                    help="outlier: worse than the median by k x 1.4826 MAD (above 0; default 3)...")
+    fl.add_argument("--tolerance", type=number(0, 1, high_open=True), default=0.10,
+                    help="... and by this fraction of it (in [0, 1); default 0.10)")
+    fl.add_argument("--min-ceiling", type=number(0, 1), default=0.5,
+                    help="pinned bandwidth below this fraction of the link's ceiling (in [0, 1]; default 0.5)")
     return p
 
 
 def main(argv=None):
-    args = _parser().parse_args(argv)
+    try:
+        args = _parser().parse_args(argv)
+    except SystemExit as e:  # a usage error (one line, exit 2), or --help and --version (exit 0)
+        return e.code
     try:
         with signals.raised():
             return _command(args)
@@ -117,8 +125,8 @@ def _command(args):
     if args.command == "render":
         from .render import render
 
-        if args.jobs is not None and args.jobs < 1:
-            raise BadInput(f"--jobs must be at least 1, got {args.jobs}")
+        # The report directory is swapped in whole: an input inside it would be removed.
+        refuse_output_on_inputs([("-o", args.output)], [("the input", p) for p in args.results])
         refused = []
         out, nfig, findings = render(args.results, args.output, title=args.title, reference=args.reference,
                                      jobs=args.jobs, mixed_machines=args.machines, refused=refused)
@@ -133,12 +141,6 @@ def _command(args):
                 print(f"  {f.line()}")
         return 3 if refused else 0
     if args.command == "compare":
-        if not 0 <= args.min_effect < 1:
-            raise BadInput(f"--min-effect (--tolerance) must be in [0, 1), got {args.min_effect}")
-        if not 0 <= args.noise_floor <= 1000:
-            raise BadInput(f"--noise-floor must be in [0, 1000], got {args.noise_floor}")
-        if not 0 < args.fdr < 1:
-            raise BadInput(f"--fdr must be in (0, 1), got {args.fdr}")
         from .compare import format_comparison, run_compare
 
         cmp = run_compare(args.base, args.new, min_effect=args.min_effect, noise_floor=args.noise_floor,
@@ -172,38 +174,52 @@ def _command(args):
         print("the runs agree" if agreed.agrees else "the runs disagree")
         return 0 if agreed.agrees else 1
     if args.command == "fleet":
-        import os
-
-        from .fleet import merge_dir, write_json
-
-        if os.path.isfile(args.dir):
-            # A fleet file already merged (rank 0's over MPI): its verdict as the exit code, for a
-            # scheduler whose mpirun exits 0 whatever the ranks returned (Open MPI with recovery on).
-            import json
-
-            from .fleet import fleet_text
-            try:
-                with open(args.dir) as f:
-                    doc = json.load(f)
-                code = doc["fleet"]["exit_code"]
-            except (OSError, ValueError, KeyError, TypeError) as e:
-                raise BadInput(f"{args.dir}: not a fleet result file: {e}")
-            _write_fleet_svg(doc, args.svg)
-            sys.stdout.write(fleet_text(doc))
-            return code
-        if not os.path.isdir(args.dir):
-            raise BadInput(f"{args.dir}: not a directory or a fleet result file")
-        doc, code, text = merge_dir(args.dir, args.mad_k, args.tolerance, args.min_ceiling, args.baseline)
-        out = args.output or os.path.join(args.dir, "fleet.json")
-        write_json(doc, out)
-        _write_fleet_svg(doc, args.svg)
-        from .output import writes_to_stdout
-
-        # -o -: the JSON alone on stdout, the table on stderr (as the C++ tool's --json -).
-        (sys.stderr if writes_to_stdout(out) else sys.stdout).write(text)
-        print(f"wrote {out}" + (f" and {args.svg}" if args.svg else ""), file=sys.stderr)
-        return code
+        return _fleet(args)
     return 2
+
+
+def _fleet(args):
+    import glob
+    import os
+
+    from .fleet import merge_dir, write_json
+
+    if os.path.isfile(args.dir):
+        # A fleet file already merged (rank 0's over MPI): its verdict as the exit code, for a
+        # scheduler whose mpirun exits 0 whatever the ranks returned (Open MPI with recovery on).
+        # It is judged already: the options that merge or judge cannot apply to it.
+        for dest, opt in (("output", "-o"), ("baseline", "--baseline"), ("mad_k", "--mad-k"),
+                          ("tolerance", "--tolerance"), ("min_ceiling", "--min-ceiling")):
+            if given(args, dest):
+                raise BadInput(f"{opt} applies when merging a directory of rank files; {args.dir} is a fleet "
+                               "result file, judged already")
+        refuse_output_on_inputs([("--svg", args.svg)], [("the fleet file", args.dir)])
+        from .fleet import fleet_text, read_fleet_file
+
+        doc = read_fleet_file(args.dir)
+        _write_fleet_svg(doc, args.svg)
+        sys.stdout.write(fleet_text(doc))
+        return doc["fleet"]["exit_code"]
+    if not os.path.isdir(args.dir):
+        raise BadInput(f"{args.dir}: not a directory or a fleet result file")
+    out = args.output or os.path.join(args.dir, "fleet.json")
+    inputs = [("the rank file", p) for p in sorted(glob.glob(os.path.join(glob.escape(args.dir), "rank-*.json")))]
+    if args.baseline:
+        inputs.append(("the --baseline file", args.baseline))
+    outputs = [("-o" if args.output else "-o (default)", out), ("--svg", args.svg)]
+    refuse_output_on_inputs(outputs, inputs)
+    for opt, path in outputs:
+        if path and os.path.isdir(path):  # refused before the merge, not after -o is written
+            raise BadInput(f"{opt} {path}: is a directory, expected a file")
+    doc, code, text = merge_dir(args.dir, args.mad_k, args.tolerance, args.min_ceiling, args.baseline)
+    write_json(doc, out)
+    _write_fleet_svg(doc, args.svg)
+    from .output import writes_to_stdout
+
+    # -o -: the JSON alone on stdout, the table on stderr (as the C++ tool's --json -).
+    (sys.stderr if writes_to_stdout(out) else sys.stdout).write(text)
+    print(f"wrote {out}" + (f" and {args.svg}" if args.svg else ""), file=sys.stderr)
+    return code
 
 
 def _write_fleet_svg(doc, path):

@@ -18,6 +18,7 @@ import subprocess
 import tempfile
 
 from .errors import BadInput
+from .load import _Fields, _parse, _string, load_run
 from .output import write_output
 
 TESTS = ("h2d-pinned", "d2h-pinned", "bidir-pinned", "latency-4B", "h2d-pageable")
@@ -55,10 +56,58 @@ def merge_dir(directory, mad_k=3.0, tolerance=0.10, min_ceiling=0.5, baseline=No
         if not os.path.exists(out):
             lines = [line for line in p.stderr.splitlines() if line.startswith("xferbench:")] or p.stderr.splitlines()
             why = lines[0].removeprefix("xferbench: ").removeprefix("error: ") if lines else f"exit {p.returncode}"
-            raise BadInput(f"{directory}: {why}")
+            # The binary names the option or the file at fault; a bare reason is the directory's.
+            raise BadInput(why if why.startswith(("--", directory)) else f"{directory}: {why}")
         with open(out) as f:
             doc = json.load(f)
     return doc, doc["fleet"]["exit_code"], fleet_text(doc)
+
+
+# The fleet command's verdicts (docs/fleet.md), and 128 + a signal for an interrupted run.
+EXIT_CODES = (0, 2, 3, 4, 5, 6)
+VERDICTS = ("healthy", "unhealthy", "interrupted")
+
+
+def read_fleet_file(path):
+    """A fleet result file whose verdict the report shows and exits with: its points checked as any
+    result file's (load.py: types, finiteness, ranges), then the verdict's own fields, so that a file
+    with an Infinity, a rank outside its job or an exit code the fleet never gives is one line
+    naming the field (BadInput), never a verdict read from it."""
+    doc = _parse(path)
+    load_run(path, require_ok=False, doc=doc, fleet=True)
+    fl = _Fields(path, "", doc).object("fleet")
+    code = fl.integer("exit_code", required=True)
+    if code not in EXIT_CODES and not 128 < code < 192:
+        fl.fail(f"not an exit code of the fleet command: {code}", "exit_code")
+    if fl.flag("healthy", code == 0) != (code == 0):
+        fl.fail(f"contradicts exit_code {code}", "healthy")
+    for i, problem in enumerate(fl.array("problems", required=True)):
+        _string(path, f"{fl.at('problems')}[{i}]", problem)
+    for i, raw in enumerate(fl.array("findings", required=True)):
+        f = _Fields(path, f"{fl.at('findings')}[{i}]", raw)
+        f.integer("rank", required=True, nonnegative=True)
+        for key in ("node", "phase", "test", "why"):
+            f.string(key, required=True)
+        f.integer("device", required=True)
+        f.number("value", required=True)
+        f.number("reference", required=True)
+    if code != 0 and not fl.raw["problems"] and not fl.raw["findings"]:
+        fl.fail(f"exit_code {code} with no problem and no finding to say why")
+    sizes = []
+    for i, raw in enumerate(fl.array("ranks", required=True)):
+        r = _Fields(path, f"{fl.at('ranks')}[{i}]", raw)
+        rank, size = r.integer("rank", required=True, nonnegative=True), r.integer("size", required=True, positive=True)
+        if rank >= size:
+            r.fail(f"rank {rank} of {size} is outside the job (ranks 0 to {size - 1})")
+        r.string("node", required=True)
+        r.string("verdict", choices=VERDICTS)
+        sizes.append(size)
+    missing = fl.array("missing_ranks") or []
+    if sizes and len(sizes) + len(missing) < max(sizes):
+        # One rank's own file of `fleet --out-dir`: its verdict is that rank's alone, not the fleet's.
+        raise BadInput(f"{path}: a rank file ({len(sizes)} of {max(sizes)} ranks), not a merged fleet file: "
+                       f"merge the directory, xferbench-report fleet {os.path.dirname(path) or '.'}")
+    return doc
 
 
 def fleet_text(doc):

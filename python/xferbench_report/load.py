@@ -418,8 +418,9 @@ def _parse(path):
         raise BadInput(f"{path}: not JSON this tool can read (a number with too many digits)") from None
 
 
-def load_run(path, label=None, require_ok=True, doc=None):
-    """Reads and validates one result file; raises BadInput with a one-line reason.
+def load_run(path, label=None, require_ok=True, doc=None, fleet=False):
+    """Reads and validates one result file (a fleet's when `fleet`, else any other: the two share the
+    schema but are read by different commands); raises BadInput with a one-line reason.
 
     Everything the report later uses is checked here, once, so that a malformed
     file is refused with the file and field named instead of failing somewhere
@@ -435,6 +436,9 @@ def load_run(path, label=None, require_ok=True, doc=None):
         if isinstance(schema, str) and schema.startswith("xferbench/result/"):
             raise BadInput(f"{path}: unsupported schema version {_quote(schema)} (this tool reads {SCHEMA})")
         raise BadInput(f"{path}: not an xferbench result file (schema {_quote(schema)}, expected {SCHEMA})")
+    if ("fleet" in doc) != fleet:
+        raise BadInput(f"{path}: a fleet result file, not a sweep's (read it with xferbench-report fleet {path})"
+                       if not fleet else f"{path}: not a fleet result file (it has no 'fleet' section)")
     results = doc.get("results")
     if not isinstance(results, list):
         raise BadInput(f"{path}: 'results' is missing or not an array")

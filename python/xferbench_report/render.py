@@ -437,6 +437,10 @@ def judge(paths, reference=None, mixed_machines=False):
     got = sort_inputs(paths, mixed_machines=mixed_machines)
     if not got.runs and not got.studies:
         raise BadInput("\n".join(got.refused))  # one line per file
+    backends = sorted({p.backend for r in got.runs for p in r.points})
+    if reference is not None and reference not in backends:
+        raise BadInput(f"--reference {reference}: no such backend in the files (they have "
+                       f"{', '.join(backends) if backends else 'no sweep'})")
     report = analyze(got.runs, reference_backend=reference) if got.runs else None
     return got, report, order((sweep_findings(report) if report else []) + study_findings(got.studies))
 

@@ -180,6 +180,11 @@ merged_files merge_rank_files(const std::vector<std::string>& paths, const thres
     if (first.is_null()) first = std::move(doc);
     names.push_back(std::filesystem::path(path).filename().string());
     for (auto& r : ranks) {
+      // A rank outside its job (rank 7 of 2) would be merged as a fleet of 8 with
+      // ranks missing: refused, as a launcher's rank variables are (fleet.cpp).
+      if (r.who.size <= 0 || r.who.rank < 0 || r.who.rank >= r.who.size)
+        throw std::runtime_error(fmt::format("{}: rank {} of {} is outside the job (ranks 0 to {})", path, r.who.rank,
+                                             r.who.size, r.who.size - 1));
       if (auto [at, fresh] = seen.emplace(r.who.rank, path); !fresh) {
         twice.push_back(fmt::format("rank {} reported twice ({} and {})", r.who.rank, at->second, path));
         continue;

@@ -47,6 +47,23 @@ backend* default_backend(std::vector<backend_entry>& entries) {
   return nullptr;
 }
 
+// The judge's thresholds and the baseline, for a run and a merge alike: what
+// is wrong, or empty. Fills the baseline.
+std::string check_judge(const selection& s, std::vector<rank_report>& baseline) {
+  const thresholds& t = s.judge;
+  if (!(t.mad_k > 0) || !(t.tolerance >= 0 && t.tolerance < 1) ||
+      !(t.min_ceiling_fraction >= 0 && t.min_ceiling_fraction <= 1))
+    return "--mad-k must be above 0, --tolerance and --min-ceiling fractions in [0, 1)";
+  if (!s.baseline.empty()) {
+    try {
+      baseline = read_fleet_file(s.baseline);
+    } catch (const std::exception& e) {
+      return fmt::format("--baseline: {}", e.what());
+    }
+  }
+  return {};
+}
+
 // Bad input, checked on every rank alike (rank 0 says it): what is wrong, or
 // empty. Fills the parsed size and the baseline.
 std::string check_input(const selection& s, bool root, std::uint64_t& bytes, std::vector<rank_report>& baseline) {
@@ -59,19 +76,9 @@ std::string check_input(const selection& s, bool root, std::uint64_t& bytes, std
   if (!(s.measure.max_time_s > 0 && s.measure.max_time_s <= max_time_ceiling_s))
     return fmt::format("--max-time {} is out of range (0, {}] for fleet mode", s.measure.max_time_s, max_time_ceiling_s);
   if (!(s.rank_timeout_s > 0)) return fmt::format("--rank-timeout {} must be above 0", s.rank_timeout_s);
-  const thresholds& t = s.judge;
-  if (!(t.mad_k > 0) || !(t.tolerance >= 0 && t.tolerance < 1) ||
-      !(t.min_ceiling_fraction >= 0 && t.min_ceiling_fraction <= 1))
-    return "--mad-k must be above 0, --tolerance and --min-ceiling fractions in [0, 1)";
   if (s.repeat < 1 || s.repeat > max_repeat)
     return fmt::format("--repeat {} is out of range [1, {}]", s.repeat, max_repeat);
-  if (!s.baseline.empty()) {
-    try {
-      baseline = read_fleet_file(s.baseline);
-    } catch (const std::exception& e) {
-      return fmt::format("--baseline: {}", e.what());
-    }
-  }
+  if (auto bad = check_judge(s, baseline); !bad.empty()) return bad;
   if (root && !s.json.empty()) {
     try {
       check_writable(s.json);
@@ -332,9 +339,9 @@ int merge_dir(const std::string& dir, const selection& s) {
   if (ec) return usage(fmt::format("--merge {}: {}", dir, ec.message()));
   if (paths.empty()) return usage(fmt::format("{}: no rank-*.json files (written by `xferbench fleet --out-dir {}`)", dir, dir));
   std::vector<rank_report> baseline;
+  if (auto bad = check_judge(s, baseline); !bad.empty()) return usage(bad);
   merged_files f;
   try {
-    if (!s.baseline.empty()) baseline = read_fleet_file(s.baseline);
     f = merge_rank_files(paths, s.judge, s.baseline.empty() ? nullptr : &baseline, fmt::format("no file in {}", dir));
   } catch (const std::exception& e) {
     return usage(e.what());

@@ -371,6 +371,24 @@ TEST(Fleet, RankFilesMergedAreJudgedAsOverMpiAndEachRankCarriesItsVerdict) {
   std::filesystem::remove_all(dir);
 }
 
+TEST(Fleet, ARankFileOutsideItsJobIsRefusedNotMergedAsALargerFleet) {
+  const auto dir = std::filesystem::temp_directory_path() / ("xfer-fleet-outside-" + std::to_string(::getpid()));
+  std::filesystem::create_directories(dir);
+  auto ranks = fixture();
+  ranks.resize(2);
+  for (auto& r : ranks) r.who.size = 2;
+  ranks[1].who.rank = 7;  // rank 7 of 2
+  for (auto& p : ranks[1].points) p.fleet->rank = 7;
+  const auto paths = rank_files(ranks, dir);
+  try {
+    (void)merge_rank_files(paths, lenient, nullptr, "no file");
+    ADD_FAILURE() << "merged a rank outside its job";
+  } catch (const std::runtime_error& e) {
+    EXPECT_NE(std::string(e.what()).find("rank 7 of 2 is outside the job"), std::string::npos) << e.what();
+  }
+  std::filesystem::remove_all(dir);
+}
+
 TEST(Fleet, RankVariablesOfEachLauncher) {
   std::map<std::string, std::string> env{{"SLURM_PROCID", "5"}, {"SLURM_NTASKS", "8"}, {"SLURM_LOCALID", "1"},
                                          {"SLURM_NTASKS_PER_NODE", "4"}};
