@@ -50,17 +50,22 @@ command add_cpu_command(CLI::App& app) {
       "baseline for break-even. Exit codes: 0 ok or skipped, 1 a point failed, 2 bad input, 128 + signal when\n"
       "stopped by SIGINT (130), SIGTERM (143) or SIGHUP (129); the completed points are still written.");
   cmd->add_option("-k,--kinds", a->study.kinds, "memory kinds (default: pageable,aligned,huge,pinned,pinned-wc,uncached)")
-      ->delimiter(',');
+      ->delimiter(',')
+      ->check(not_empty());
   cmd->add_option("--ops", a->study.ops, "write (regular -> kind), read (kind -> regular), fill (default: all)")
-      ->delimiter(',');
+      ->delimiter(',')
+      ->check(not_empty());
   cmd->add_option("--methods", a->study.methods,
                  "memcpy, nontemporal (streaming stores), ntload (streaming loads, reads only) (default: all)")
-      ->delimiter(',');
+      ->delimiter(',')
+      ->check(not_empty());
   add_sizes_option(*cmd, a->study.sizes, "comma-separated sizes (4K,1M,1.5G; default: 32M)");
   cmd->add_option("--runs", a->study.runs, "steady runs after the first")->capture_default_str()
       ->multi_option_policy(CLI::MultiOptionPolicy::TakeLast);
+  // Not empty: CLI11 read `--threads ''` as 0.
   cmd->add_option("--threads", a->study.threads, "threads sharing each op, a list (1..1024)")->capture_default_str()
-      ->delimiter(',');
+      ->delimiter(',')
+      ->check(not_empty());
   add_json_option(*cmd, a->json, "the result file (schema xferbench/cpu/v1)");
   add_quiet_flag(*cmd, a->quiet);
   return {cmd, [a](const std::vector<std::string>& argv) { return run_cpu(*a, argv); }};
