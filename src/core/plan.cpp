@@ -82,6 +82,14 @@ std::vector<backend*> select_backends(std::vector<backend_entry>& entries, const
   return ordered;
 }
 
+device_info find_device(const backend& b, int index) {
+  const auto devices = b.devices();
+  for (const auto& d : devices)
+    if (d.index == index) return d;
+  throw usage_error(fmt::format("--device {}: backend {} has no device {} (it has {})", index, b.name(), index,
+                                devices.size()));
+}
+
 const std::vector<direction>& overview_directions() {
   static const std::vector<direction> dirs{direction::h2d, direction::d2h};
   return dirs;
