@@ -7,7 +7,6 @@
 #include <xfer/core/peer_matrix.hpp>
 #include <xfer/core/plan.hpp>
 #include <xfer/core/size.hpp>
-#include <xfer/core/sweep.hpp>
 #include <xfer/core/system_probe.hpp>
 
 #include "commands.hpp"
@@ -28,15 +27,13 @@ struct peer_args {
 static int run_peer(const peer_args& a, const std::vector<std::string>& argv) {
   const measure_options opts = measure_from(a.measure, a.quick ? measure_options::quick() : measure_options{});
   const std::vector<std::uint64_t> sizes = a.sizes.empty() ? std::vector<std::uint64_t>{256ull << 20} : parse_size_list(a.sizes);
-  // Each device once: a repeated index was reported as one no backend has.
-  const std::vector<int> devices = without_repeats(a.devices);
-  check_device_indices(devices);  // before any backend is made
+  check_device_indices(a.devices);  // before any backend is made
   const system_info sys = probe_system();
   check_sizes_fit(sizes, sys.memory_bytes);
   backend_options bopts;
   bopts.host_devices = a.host_devices;
   auto entries = make_backends(bopts);
-  const auto runs = select_peer_devices(select_backends(entries, a.backends), devices);
+  const auto runs = select_peer_devices(select_backends(entries, a.backends), a.devices);
 
   run_context ctx = make_context(sys, argv);
   std::vector<std::string> names;

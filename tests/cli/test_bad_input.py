@@ -212,14 +212,21 @@ def run_to_file(*args):
 
 
 class WhatStillRuns(unittest.TestCase):
-    """The combinations that are meant: given beside --quick, an option wins; a default baseline
-    that is not measured leaves the tables without deltas, as before."""
+    """The combinations that are meant: given beside --quick, an option wins; a device named twice
+    is measured once; a default baseline that is not measured leaves the tables without deltas."""
 
     def test_an_option_given_beside_quick_is_the_one_used(self):
         p, doc = run_to_file("alloc", "--quick", "-s", "pageable", "--sizes", "4K", "--runs", "3", "--iterations", "100")
         self.assertEqual(p.returncode, 0, p.stderr)
         config = doc["config"]
         self.assertEqual((config["runs"], config["iterations"], config["repeats"]), (3, 100, 1))
+
+    def test_a_peer_device_named_twice_is_measured_once(self):
+        # It was reported as "no chosen backend has a device 0".
+        p, doc = run_to_file("peer", "-b", "host", "--host-devices", "2", "--sizes", "4K", "--quick", "-q",
+                             "--max-time", "0.01", "--device", "0,0")
+        self.assertEqual(p.returncode, 0, p.stderr)
+        self.assertEqual([(r["device_index"], r["peer_device_index"]) for r in doc["results"]], [(0, 0)])
 
     def test_the_default_baseline_need_not_be_among_the_strategies(self):
         p = run("app", "vadd", "-b", "host", "--size", "1K", "--repeat", "1", "-s", "aligned")
