@@ -89,8 +89,9 @@ command add_fleet_command(CLI::App& app) {
       ->check(CLI::ExistingDirectory);
   add_json_option(*cmd, s.json, "rank 0's fleet result file");
   // Refused rather than ignored: with --out-dir no rank writes a fleet file
-  // (--merge does, later), and --merge measures nothing.
-  out_dir->excludes("--json");
+  // and each judges only itself (--merge writes it and compares the ranks,
+  // later), and --merge measures nothing.
+  for (const char* fleet_wide : {"--json", "--baseline", "--mad-k", "--tolerance"}) out_dir->excludes(fleet_wide);
   for (const char* measuring : {"--backend", "--size", "--max-time", "--rank-timeout", "--no-alone", "--repeat",
                                 "--host-devices", "--out-dir"})
     merge->excludes(measuring);

@@ -100,6 +100,7 @@ CASES = [
     (CPU + ["--sizes", "64T"], ["64T", "larger than this machine's memory"], 2),
     (CPU + ["--ops", "fill", "--methods", "ntload"], ["ntload applies only to read"], 2),
     (CPU + ["--kinds", "granite"], ["unknown memory kind 'granite'"], 2),
+    (CPU + ["--ops", "read,write", "--methods", "ntload"], ["--ops read,write", "--methods ntload", "write"], 2),
     (CPU + ["-b", "host"], ["-b"], 2),
     (CPU + ["--device", "0"], ["--device"], 2),
     (CPU + ["--quick"], ["--quick"], 2),
@@ -121,6 +122,9 @@ CASES = [
     (PEER + ["--csv", DIR], ["--csv", "directory"], 2),
     # fleet: options that cannot apply together, thresholds that judge nothing, files that are not there
     (FLEET_JSON + ["--out-dir", DIR + "/ranks"], ["--out-dir", "--json"], 2),
+    (FLEET + ["--out-dir", DIR + "/ranks", "--mad-k", "5"], ["--out-dir", "--mad-k"], 2),
+    (FLEET + ["--out-dir", DIR + "/ranks", "--tolerance", "0.2"], ["--out-dir", "--tolerance"], 2),
+    (FLEET + ["--out-dir", DIR + "/ranks", "--baseline", FILE], ["--out-dir", "--baseline"], 2),
     (FLEET + ["--merge", DIR], ["--merge"], 2),
     (["fleet", "--merge", DIR, "--out-dir", DIR + "/ranks"], ["--out-dir", "--merge"], 2),
     (["fleet", "--merge", DIR, "--no-alone"], ["--no-alone", "--merge"], 2),
