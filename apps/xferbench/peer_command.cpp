@@ -31,6 +31,7 @@ static int run_peer(const peer_args& a, const std::vector<std::string>& argv) {
   const system_info sys = probe_system();
   check_sizes_fit(sizes, sys.memory_bytes);
   backend_options bopts;
+  check_host_devices(a.host_devices, a.backends);
   bopts.host_devices = a.host_devices;
   auto entries = make_backends(bopts);
   const auto runs = select_peer_devices(select_backends(entries, a.backends), a.devices);

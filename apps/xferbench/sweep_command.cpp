@@ -57,6 +57,7 @@ static int run_sweep(const sweep_args& a, const std::vector<std::string>& argv) 
 
   backend_options bopts;
   bopts.threads = a.threads;
+  check_host_devices(a.host_devices, sel.backends);
   bopts.host_devices = a.host_devices;
   bopts.kinds = parse_kind_options(a.alignment, a.unaligned_offset);
   auto entries = make_backends(bopts);

@@ -14,6 +14,7 @@
 #include <xfer/core/errors.hpp>
 #include <xfer/core/interrupt.hpp>
 #include <xfer/core/output_file.hpp>
+#include <xfer/core/plan.hpp>
 #include <xfer/core/reporter.hpp>
 #include <xfer/core/session.hpp>
 #include <xfer/core/size.hpp>
@@ -70,6 +71,11 @@ std::string check_input(const selection& s, bool root, std::uint64_t& bytes, std
   if (!(t.min_ceiling_fraction >= 0 && t.min_ceiling_fraction <= 1))
     return fmt::format("--min-ceiling {} is out of range [0, 1]: a fraction of the link's ceiling",
                        t.min_ceiling_fraction);
+  try {
+    check_host_devices(s.host_devices, s.backends);
+  } catch (const usage_error& e) {
+    return e.what();
+  }
   if (s.repeat < 1 || s.repeat > max_repeat)
     return fmt::format("--repeat {} is out of range [1, {}]", s.repeat, max_repeat);
   if (!s.baseline.empty()) {

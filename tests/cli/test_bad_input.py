@@ -118,6 +118,8 @@ CASES = [
     (PEER + ["--host-devices", "0"], ["--host-devices"], 2),
     (PEER + ["--host-devices", "65"], ["--host-devices"], 2),
     (PEER + ["-b", "nosuch"], ["unknown backend 'nosuch'"], 2),
+    (["peer", "-b", "opencl", "--host-devices", "2", "--sizes", "4K", "--json", OUT],
+     ["--host-devices 2", "-b opencl"], 2),
     (PEER + ["--budget", "10"], ["--budget"], 2),
     (PEER + ["--csv", DIR], ["--csv", "directory"], 2),
     # fleet: options that cannot apply together, thresholds that judge nothing, files that are not there
@@ -143,6 +145,7 @@ CASES = [
     (FLEET_JSON + ["--size", "1E"], ["--size", "1E"], 2),
     (FLEET_JSON + ["--max-time", "61"], ["--max-time 61"], 2),
     (FLEET_JSON + ["-b", "host,nosuch"], ["unknown backend 'nosuch'"], 2),
+    (["fleet", "-b", "cuda-rt", "--host-devices", "2", "--size", "4K", "--json", OUT], ["--host-devices 2", "-b cuda-rt"], 2),
     (FLEET_JSON + ["--baseline", FILE], ["--baseline"], 2),
     (FLEET_JSON + ["--baseline", DIR], ["--baseline"], 2),
     (FLEET_JSON + ["--json", "other.json"], ["--json"], 2),
