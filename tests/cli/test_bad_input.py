@@ -254,6 +254,17 @@ class Help(unittest.TestCase):
         self.assertRegex(run("app", "vadd", "--help").stdout, r"--size TEXT=24M Excludes: --sizes\n")
         self.assertRegex(run("fleet", "--help").stdout, r"--out-dir TEXT Excludes: [-a-z ]*--json\n")
 
+    def test_cpu_help_lists_the_kinds_the_study_measures(self):
+        # The study's list, defaults first, as its message for an unknown kind gives it.
+        known = re.search(r"\(known: (.*)\)", run("cpu", "--kinds", "granite").stderr).group(1).split(", ")
+        help_text = run("cpu", "--help").stdout
+        defaults = re.search(r"--kinds TEXT \.\.\. +memory kinds \(default: ([^)]*)\)", help_text).group(1).split(",")
+        self.assertEqual(known[:len(defaults)], defaults)
+        also = re.search(r"Kinds: by default ([^;]*); also (.*), and\n", help_text)
+        self.assertEqual(also.group(1).split(", "), defaults)
+        for kind in also.group(2).split(", "):
+            self.assertIn(kind, known[len(defaults):])
+
     def test_alloc_help_lists_the_strategies_the_study_knows(self):
         # The study's own list, as its message for an unknown one gives it.
         p = run("alloc", "-s", "granite")
