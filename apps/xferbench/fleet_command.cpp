@@ -81,13 +81,20 @@ command add_fleet_command(CLI::App& app) {
       ->capture_default_str()
       ->multi_option_policy(CLI::MultiOptionPolicy::TakeLast);
   add_host_devices_option(*cmd, s.host_devices);
-  cmd->add_option("--out-dir", s.out_dir, "write this rank's file DIR/rank-N.json instead of gathering over MPI")
+  auto* out_dir = cmd->add_option("--out-dir", s.out_dir, "write this rank's file DIR/rank-N.json instead of gathering over MPI")
       ->check(not_empty());
-  cmd->add_option("--merge", a->merge,
-                 "merge and judge the rank files of --out-dir DIR into one fleet file (--json, default DIR/fleet.json) "
-                 "instead of measuring")
+  auto* merge = cmd->add_option("--merge", a->merge,
+                                "merge and judge the rank files of --out-dir DIR into one fleet file (--json, default "
+                                "DIR/fleet.json) instead of measuring")
       ->check(CLI::ExistingDirectory);
   add_json_option(*cmd, s.json, "rank 0's fleet result file");
+  // Refused rather than ignored: with --out-dir no rank writes a fleet file
+  // and each judges only itself (--merge writes it and compares the ranks,
+  // later), and --merge measures nothing.
+  for (const char* fleet_wide : {"--json", "--baseline", "--mad-k", "--tolerance"}) out_dir->excludes(fleet_wide);
+  for (const char* measuring : {"--backend", "--size", "--max-time", "--rank-timeout", "--no-alone", "--repeat",
+                                "--host-devices", "--out-dir"})
+    merge->excludes(measuring);
   return {cmd, [a](const std::vector<std::string>& argv) { return run_fleet(*a, argv); }};
 }
 

@@ -2,6 +2,7 @@
 #include <csignal>
 #include <cstdio>
 #include <fmt/format.h>
+#include <fmt/ranges.h>
 #include <system_error>
 #include <xfer/config.hpp>
 #include <xfer/backends/registry.hpp>
@@ -13,6 +14,45 @@
 
 #include "commands.hpp"
 #include "options.hpp"
+
+namespace {
+
+// CLI11 says only "A subcommand is required" for a mistyped or missing
+// command, or an option before one: name what was typed, and the commands there are.
+std::string check_command_words(CLI::App& app, int argc, char** argv) {
+  CLI::App* at = &app;
+  std::string path;
+  for (int i = 1;; ++i) {
+    std::vector<std::string> names;
+    CLI::App* next = nullptr;
+    const std::string word = i < argc ? argv[i] : "";
+    for (auto* sub : at->get_subcommands([](CLI::App* s) { return !s->get_name().empty(); })) {
+      names.push_back(sub->get_name());
+      if (sub->get_name() == word) next = sub;
+    }
+    if (names.empty() || word == "-h" || word == "--help" || word == "--version") return "";
+    const std::string known = fmt::format("{}", fmt::join(names, ", "));
+    if (i == argc) return fmt::format("give a command, xferbench {}COMMAND (known: {})", path, known);
+    if (!next)
+      return word.starts_with('-') ? fmt::format("'{}': give a command first, xferbench {}COMMAND (known: {})", word, path, known)
+                                   : fmt::format("unknown command '{}{}' (known: {})", path, word, known);
+    path += word + " ";
+    at = next;
+  }
+}
+
+// CLI11's words for an option given twice, or beside one it excludes.
+std::string usage_text(const CLI::ParseError& e) {
+  std::string what = e.what();
+  const std::string twice = ": At Most 1 required but received ";
+  if (const auto at = what.find(twice); at != std::string::npos)
+    return fmt::format("{} is given {} times: give it once", what.substr(0, at), what.substr(at + twice.size()));
+  if (const auto at = what.find(" excludes "); at != std::string::npos && dynamic_cast<const CLI::ExcludesError*>(&e))
+    return fmt::format("{} and {} cannot be given together: give one", what.substr(0, at), what.substr(at + 10));
+  return what;
+}
+
+}  // namespace
 
 int main(int argc, char** argv) {
   using namespace xfer::cli;
@@ -33,7 +73,7 @@ int main(int argc, char** argv) {
 
   xfer::backend_options list;
   auto* list_cmd = app.add_subcommand("list", "backends, devices, routes and host memory kinds, and why any is unavailable");
-  list_cmd->add_option("--threads", list.threads, "threads the memcpy-mt route would use (0 = all CPUs)");
+  add_threads_option(*list_cmd, list.threads);
   add_host_devices_option(*list_cmd, list.host_devices);
 
   bool info_json = false;
@@ -45,11 +85,15 @@ int main(int argc, char** argv) {
 
   bool stdout_failed = false;  // already reported, by the command's own failure
   const auto run = [&]() -> int {
+    if (const auto bad = check_command_words(app, argc, argv); !bad.empty()) {
+      fmt::print(stderr, "xferbench: error: {}\n", bad);
+      return exit_usage;
+    }
     try {
       app.parse(argc, argv);
     } catch (const CLI::ParseError& e) {
       if (e.get_exit_code() == 0) return app.exit(e);  // --help, --version
-      fmt::print(stderr, "xferbench: error: {}\n", e.what());
+      fmt::print(stderr, "xferbench: error: {}\n", usage_text(e));
       return exit_usage;
     }
 

@@ -1,6 +1,8 @@
 #include "options.hpp"
 
 #include <fmt/format.h>
+#include <xfer/core/errors.hpp>
+#include <xfer/core/size.hpp>
 
 namespace xfer::cli {
 namespace {
@@ -26,6 +28,38 @@ CLI::Validator in_range(bool (*ok)(double), const char* range) {
 CLI::Validator not_empty() {
   return CLI::Validator([](std::string& v) { return v.empty() ? std::string("the value is empty") : std::string(); },
                         "", "not empty");
+}
+
+CLI::Validator not_negative() {
+  return CLI::Validator(
+      [](std::string& v) {
+        return !v.empty() && v.front() == '-' ? fmt::format("{} is negative: give a count", v) : std::string();
+      },
+      "", "");
+}
+
+namespace {
+template <class Parse>
+CLI::Validator size_check(Parse parse) {
+  return CLI::Validator(
+      [parse](std::string& v) {
+        try {
+          parse(v);
+        } catch (const usage_error& e) {
+          return std::string(e.what());
+        }
+        return std::string();
+      },
+      "", "");
+}
+}  // namespace
+
+CLI::Validator size_value() {
+  return size_check([](const std::string& v) { parse_size(v); });
+}
+
+CLI::Validator size_list() {
+  return size_check([](const std::string& v) { parse_size_list(v); });
 }
 
 measure_options measure_from(const measure_args& a, measure_options base) {
@@ -83,7 +117,17 @@ void add_devices_option(CLI::App& cmd, std::vector<int>& v, const std::string& h
 }
 
 void add_sizes_option(CLI::App& cmd, std::string& v, const std::string& help) {
-  cmd.add_option("--sizes", v, help)->check(not_empty())->multi_option_policy(CLI::MultiOptionPolicy::TakeLast);
+  cmd.add_option("--sizes", v, help)
+      ->check(not_empty())
+      ->check(size_list())
+      ->multi_option_policy(CLI::MultiOptionPolicy::TakeLast);
+}
+
+void add_threads_option(CLI::App& cmd, unsigned& v) {
+  cmd.add_option("--threads", v, "threads for the memcpy-mt route (0 = all CPUs)")
+      ->check(in_range([](double x) { return x >= 0 && x <= 1024; }, "[0, 1024] (0 = all CPUs)"))
+      ->capture_default_str()
+      ->multi_option_policy(CLI::MultiOptionPolicy::TakeLast);
 }
 
 void add_host_devices_option(CLI::App& cmd, int& n) {
@@ -96,15 +140,11 @@ void add_host_devices_option(CLI::App& cmd, int& n) {
 }
 
 void add_json_option(CLI::App& cmd, std::string& v, const std::string& what) {
-  cmd.add_option("--json", v, fmt::format("write {} (- for stdout)", what))
-      ->check(not_empty())
-      ->multi_option_policy(CLI::MultiOptionPolicy::TakeLast);
+  cmd.add_option("--json", v, fmt::format("write {} (- for stdout)", what))->check(not_empty());
 }
 
 void add_csv_option(CLI::App& cmd, std::string& v) {
-  cmd.add_option("--csv", v, "write one CSV row per point (- for stdout)")
-      ->check(not_empty())
-      ->multi_option_policy(CLI::MultiOptionPolicy::TakeLast);
+  cmd.add_option("--csv", v, "write one CSV row per point (- for stdout)")->check(not_empty());
 }
 
 void add_quiet_flag(CLI::App& cmd, bool& v) { cmd.add_flag("-q,--quiet", v, "no progress line on stderr"); }

@@ -2,7 +2,9 @@
 // The options several commands share, each declared once: one name, one
 // range, one default (core's measure_options; fleet mode's own in
 // core/fleet.hpp, with why). Scalar options take the last value given, so
-// scripts can set defaults that a user's own arguments override.
+// scripts can set defaults that a user's own arguments override; an output
+// (--json, --csv) given twice is refused instead, as a second file the user
+// asked for would silently not be written.
 #include <CLI/CLI.hpp>
 #include <optional>
 #include <string>
@@ -15,6 +17,13 @@ namespace xfer::cli {
 // the option, rather than read as "not given": that ran the default sweep
 // for `--sizes ''` and wrote no file for `--json ''`, silently.
 CLI::Validator not_empty();
+// A count bound to an unsigned type: CLI11 reads "-5" as 2^64 - 5, so the
+// range check later said "--runs 18446744073709551611"; refused here instead.
+CLI::Validator not_negative();
+// A size (parse_size) or a list of sizes (parse_size_list), read as parsed so
+// that the message names the option; core's parser is the rule.
+CLI::Validator size_value();
+CLI::Validator size_list();
 
 // How a point is sampled: unset options keep the command's defaults.
 struct measure_args {
@@ -38,6 +47,8 @@ void add_backends_option(CLI::App& cmd, std::vector<std::string>& v, const std::
 void add_devices_option(CLI::App& cmd, std::vector<int>& v, const std::string& help);
 // --sizes: a comma-separated list with binary suffixes (parse_size_list).
 void add_sizes_option(CLI::App& cmd, std::string& v, const std::string& help);
+// --threads: the memcpy-mt route's workers (0: one per CPU).
+void add_threads_option(CLI::App& cmd, unsigned& v);
 // --host-devices: how many stand-in devices the host backend shows.
 void add_host_devices_option(CLI::App& cmd, int& n);
 // --json FILE (- for stdout); `what` names the file's schema.

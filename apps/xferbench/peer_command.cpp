@@ -5,6 +5,7 @@
 #include <xfer/core/describe.hpp>
 #include <xfer/core/errors.hpp>
 #include <xfer/core/peer_matrix.hpp>
+#include <xfer/core/plan.hpp>
 #include <xfer/core/size.hpp>
 #include <xfer/core/system_probe.hpp>
 
@@ -27,12 +28,15 @@ static int run_peer(const peer_args& a, const std::vector<std::string>& argv) {
   const measure_options opts = measure_from(a.measure, a.quick ? measure_options::quick() : measure_options{});
   const std::vector<std::uint64_t> sizes = a.sizes.empty() ? std::vector<std::uint64_t>{256ull << 20} : parse_size_list(a.sizes);
   check_device_indices(a.devices);  // before any backend is made
+  const system_info sys = probe_system();
+  check_sizes_fit(sizes, sys.memory_bytes);
   backend_options bopts;
+  check_host_devices(a.host_devices, a.backends);
   bopts.host_devices = a.host_devices;
   auto entries = make_backends(bopts);
   const auto runs = select_peer_devices(select_backends(entries, a.backends), a.devices);
 
-  run_context ctx = make_context(probe_system(), argv);
+  run_context ctx = make_context(sys, argv);
   std::vector<std::string> names;
   for (const auto& r : runs) names.push_back(add_backend(ctx, *r.impl));
   ctx.config["command"] = "peer";

@@ -41,7 +41,6 @@ struct sweep_args {
 static int run_sweep(const sweep_args& a, const std::vector<std::string>& argv) {
   // ---- validate everything before measuring anything ----
   measure_options opts = measure_from(a.measure, a.quick ? measure_options::quick() : measure_options{});
-  if (a.threads > 1024) throw usage_error(fmt::format("--threads {} is absurd (at most 1024)", a.threads));
   selection sel = a.sel;
   sel.sizes_given = !a.sizes.empty() || a.min || a.max;
   const bool overview = !sel.full && !a.dense && !a.quick && !sel.sizes_given;
@@ -58,6 +57,7 @@ static int run_sweep(const sweep_args& a, const std::vector<std::string>& argv) 
 
   backend_options bopts;
   bopts.threads = a.threads;
+  check_host_devices(a.host_devices, sel.backends);
   bopts.host_devices = a.host_devices;
   bopts.kinds = parse_kind_options(a.alignment, a.unaligned_offset);
   auto entries = make_backends(bopts);
@@ -144,12 +144,12 @@ command add_sweep_command(CLI::App& app) {
                       " where the selection is not the overview, whose --budget is shared by its points");
   add_warmup_option(*cmd, a->measure.warmup);
   add_watchdog_option(*cmd, a->measure.watchdog);
-  cmd->add_option("--threads", a->threads, "threads for the memcpy-mt route (0 = all CPUs)")->capture_default_str()
-      ->multi_option_policy(CLI::MultiOptionPolicy::TakeLast);
+  add_threads_option(*cmd, a->threads);
   cmd->add_option("--alignment", a->alignment, "alignment of the 'aligned' kind: a power of two from 8 to 1G (4K, 2M)")
       ->capture_default_str()
       ->multi_option_policy(CLI::MultiOptionPolicy::TakeLast);
   cmd->add_option("--unaligned-offset", a->unaligned_offset, "offset past a page of 'pageable-unaligned', bytes")
+      ->check(not_negative())
       ->capture_default_str()
       ->multi_option_policy(CLI::MultiOptionPolicy::TakeLast);
   cmd->add_flag("--together", a->together,

@@ -7,6 +7,7 @@
 #include <xfer/core/plan.hpp>
 #include <xfer/core/reporter.hpp>
 #include <xfer/core/size.hpp>
+#include <xfer/core/sweep.hpp>
 #include <xfer/core/system_probe.hpp>
 
 namespace xfer {
@@ -142,7 +143,9 @@ void check_device_indices(const std::vector<int>& devices) {
     if (d < 0) throw usage_error(fmt::format("--device {}: device indices are 0 or more", d));
 }
 
-std::vector<peer_run> select_peer_devices(const std::vector<backend*>& chosen, const std::vector<int>& devices) {
+std::vector<peer_run> select_peer_devices(const std::vector<backend*>& chosen, const std::vector<int>& named) {
+  // Each index once: a repeated one was reported as one no backend has.
+  const std::vector<int> devices = without_repeats(named);
   check_device_indices(devices);
   std::vector<peer_run> runs;
   std::vector<bool> seen(devices.size(), false);

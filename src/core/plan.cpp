@@ -82,6 +82,22 @@ std::vector<backend*> select_backends(std::vector<backend_entry>& entries, const
   return ordered;
 }
 
+device_info find_device(const backend& b, int index) {
+  const auto devices = b.devices();
+  for (const auto& d : devices)
+    if (d.index == index) return d;
+  throw usage_error(fmt::format("--device {}: backend {} has no device {} (it has {})", index, b.name(), index,
+                                devices.size()));
+}
+
+void check_host_devices(int host_devices, const std::vector<std::string>& backends) {
+  if (host_devices == 1 || backends.empty()) return;
+  if (std::any_of(backends.begin(), backends.end(), [](const std::string& b) { return backend_matches(b, "host"); }))
+    return;
+  throw usage_error(fmt::format("--host-devices {} shapes the host backend, which -b {} does not select", host_devices,
+                                fmt::join(backends, ",")));
+}
+
 const std::vector<direction>& overview_directions() {
   static const std::vector<direction> dirs{direction::h2d, direction::d2h};
   return dirs;

@@ -4,6 +4,7 @@
 
 #include <algorithm>
 #include <chrono>
+#include <cmath>
 #include <cstdlib>
 #include <filesystem>
 #include <fmt/format.h>
@@ -13,6 +14,7 @@
 #include <xfer/core/errors.hpp>
 #include <xfer/core/interrupt.hpp>
 #include <xfer/core/output_file.hpp>
+#include <xfer/core/plan.hpp>
 #include <xfer/core/reporter.hpp>
 #include <xfer/core/session.hpp>
 #include <xfer/core/size.hpp>
@@ -50,10 +52,14 @@ backend* default_backend(std::vector<backend_entry>& entries) {
 // The judge's thresholds and the baseline, for a run and a merge alike: what
 // is wrong, or empty. Fills the baseline.
 std::string check_judge(const selection& s, std::vector<rank_report>& baseline) {
+  // Finite: an infinite --mad-k flags no outlier however slow.
   const thresholds& t = s.judge;
-  if (!(t.mad_k > 0) || !(t.tolerance >= 0 && t.tolerance < 1) ||
-      !(t.min_ceiling_fraction >= 0 && t.min_ceiling_fraction <= 1))
-    return "--mad-k must be above 0, --tolerance and --min-ceiling fractions in [0, 1)";
+  if (!(t.mad_k > 0 && std::isfinite(t.mad_k))) return fmt::format("--mad-k {} must be above 0 and finite", t.mad_k);
+  if (!(t.tolerance >= 0 && t.tolerance < 1))
+    return fmt::format("--tolerance {} is out of range [0, 1): a fraction of the median", t.tolerance);
+  if (!(t.min_ceiling_fraction >= 0 && t.min_ceiling_fraction <= 1))
+    return fmt::format("--min-ceiling {} is out of range [0, 1]: a fraction of the link's ceiling",
+                       t.min_ceiling_fraction);
   if (!s.baseline.empty()) {
     try {
       baseline = read_fleet_file(s.baseline);
@@ -75,7 +81,14 @@ std::string check_input(const selection& s, bool root, std::uint64_t& bytes, std
   if (bytes < 4096) return fmt::format("--size {} is below 4K: the health set's bandwidth needs large transfers", s.size);
   if (!(s.measure.max_time_s > 0 && s.measure.max_time_s <= max_time_ceiling_s))
     return fmt::format("--max-time {} is out of range (0, {}] for fleet mode", s.measure.max_time_s, max_time_ceiling_s);
-  if (!(s.rank_timeout_s > 0)) return fmt::format("--rank-timeout {} must be above 0", s.rank_timeout_s);
+  // Finite: an endless wait leaves a hung rank hanging the fleet.
+  if (!(s.rank_timeout_s > 0 && std::isfinite(s.rank_timeout_s)))
+    return fmt::format("--rank-timeout {} must be above 0 and finite", s.rank_timeout_s);
+  try {
+    check_host_devices(s.host_devices, s.backends);
+  } catch (const usage_error& e) {
+    return e.what();
+  }
   if (s.repeat < 1 || s.repeat > max_repeat)
     return fmt::format("--repeat {} is out of range [1, {}]", s.repeat, max_repeat);
   if (auto bad = check_judge(s, baseline); !bad.empty()) return bad;

@@ -41,6 +41,8 @@ class CpuCommand : public testing::Test {
       ADD_FAILURE() << "no usage_error";
     } catch (const xfer::usage_error& e) {
       EXPECT_NE(std::string(e.what()).find(mentions), std::string::npos) << e.what();
+    } catch (const CLI::ParseError& e) {  // refused as parsed (a malformed size): main's exit 2 too
+      EXPECT_NE(std::string(e.what()).find(mentions), std::string::npos) << e.what();
     }
     EXPECT_FALSE(fs::exists(json_)) << "nothing half-written";
   }

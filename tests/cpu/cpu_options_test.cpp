@@ -53,9 +53,26 @@ TEST(CpuOptions, BadInputIsAUsageErrorNamingTheValue) {
   o.methods = {"ntload"};
   EXPECT_NE(error_of(o).find("ntload applies only to read"), std::string::npos);
   o = {};
+  o.ops = {"read", "write"};
+  o.methods = {"ntload"};
+  EXPECT_EQ(error_of(o), "--ops read,write: none of --methods ntload applies to write (ntload applies only to read)")
+      << "write was left out without a word";
+  o = {};
   o.sizes = "2M";
   EXPECT_EQ(error_of(o, 1 << 20), "size 2M (2097152 B) is larger than this machine's memory (1048576 B)");
   EXPECT_EQ(error_of(o, 0), "") << "memory unknown: nothing to check";
+}
+
+// The default ops, not named: the ones a named method does not apply to are
+// a note, not an error (`xferbench cpu --methods ntload` measures the reads).
+TEST(CpuOptions, DefaultOpsNoMethodAppliesToAreNamedInANote) {
+  options o;
+  o.methods = {"ntload"};
+  const auto c = o.check(std::uint64_t{1} << 30);
+  EXPECT_EQ(c.notes, (std::vector<std::string>{
+                         "none of --methods ntload applies to write, fill (ntload applies only to read): not measured"}));
+  o.methods = {"memcpy", "ntload"};
+  EXPECT_TRUE(o.check(std::uint64_t{1} << 30).notes.empty());
 }
 
 }  // namespace

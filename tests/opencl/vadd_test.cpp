@@ -217,7 +217,7 @@ TEST(Vadd, TheAppStudyRunsEveryStrategy) {
       EXPECT_EQ(r.samples[i].size(), applies(static_cast<vadd_phase>(i), r.strategy, caps) ? 2u : 0u)
           << vadd_phase_names[i];
   }
-  const std::string table = app_study::render_table(results, 4096, o.baseline);
+  const std::string table = app_study::render_table(results, 4096, app_study::default_baseline);
   EXPECT_NE(table.find("| Phase | pageable | Δ pageable | pageable-unaligned |"), std::string::npos) << table;
 }
 

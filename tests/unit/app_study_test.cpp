@@ -180,6 +180,20 @@ TEST(AppStudy, UnknownStrategiesAndBaselinesAreUsageErrors) {
   EXPECT_THROW(app_study::vadd_study(app_study::options{}, {}), usage_error) << "no backend has a vadd";
 }
 
+// A baseline named beside --strategies that leaves it out was measured
+// nowhere, and the tables lost their deltas without a word.
+TEST(AppStudy, ABaselineGivenMustBeAmongTheStrategiesGiven) {
+  try {
+    scripted_study({"wrong", "broken"});
+    ADD_FAILURE() << "a baseline outside the strategies was taken";
+  } catch (const usage_error& e) {
+    EXPECT_STREQ(e.what(), "--baseline good is not among --strategies wrong,broken: add it to them, or compare with one "
+                           "of them");
+  }
+  EXPECT_NO_THROW(scripted_study({"wrong", "good"}));
+  EXPECT_NO_THROW(scripted_study({})) << "every strategy: the baseline among them";
+}
+
 // Only backends with a vadd part get one from the registry; the host's is the CPU baseline.
 TEST(VaddRegistry, FindsTheHostsPart) {
   auto entries = make_backends({});

@@ -399,3 +399,31 @@ TEST(PlanChecks, ABudgetMustGiveEveryPointItsShare) {
         << err.what();
   }
 }
+
+// app vadd's --device: the host's vadd took any index and ran device 0.
+TEST(FindDevice, ADeviceTheBackendLacksIsUsageErrorNamingIt) {
+  test::fake_backend b;
+  b.backend_name = "host";
+  b.device_list.resize(1);
+  EXPECT_EQ(find_device(b, 0).index, 0);
+  try {
+    find_device(b, 1);
+    ADD_FAILURE() << "no usage_error";
+  } catch (const usage_error& err) {
+    EXPECT_STREQ(err.what(), "--device 1: backend host has no device 1 (it has 1)");
+  }
+  EXPECT_THROW(find_device(b, -1), usage_error);
+}
+
+// --host-devices shapes the host backend alone: beside -b naming none, it did nothing.
+TEST(CheckHostDevices, MoreThanOneNeedsTheHostBackendSelected) {
+  EXPECT_NO_THROW(check_host_devices(1, {"cuda-rt"})) << "the default: nothing asked";
+  EXPECT_NO_THROW(check_host_devices(2, {})) << "every backend, the host among them";
+  EXPECT_NO_THROW(check_host_devices(2, {"cuda-rt", "host"}));
+  try {
+    check_host_devices(2, {"opencl", "cuda-rt"});
+    ADD_FAILURE() << "no usage_error";
+  } catch (const usage_error& err) {
+    EXPECT_STREQ(err.what(), "--host-devices 2 shapes the host backend, which -b opencl,cuda-rt does not select");
+  }
+}

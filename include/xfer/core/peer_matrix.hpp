@@ -50,8 +50,8 @@ struct peer_run {
 void check_device_indices(const std::vector<int>& devices);
 
 // Which devices of each chosen backend: those `devices` names that it has
-// (all of them when `devices` is empty); a backend with none is left out. An
-// index no chosen backend has is a usage_error, as check_device_indices's.
+// (all of them when `devices` is empty), each once; a backend with none is
+// left out. An index no chosen backend has is a usage_error, as check_device_indices's.
 std::vector<peer_run> select_peer_devices(const std::vector<backend*>& chosen, const std::vector<int>& devices);
 
 // run_peer_matrix for each run in turn, the outcomes added up; stops at the

@@ -65,6 +65,15 @@ bool backend_matches(const std::string& selector, const std::string& name);
 // std::runtime_error with the reason (a missing driver is not bad input).
 std::vector<backend*> select_backends(std::vector<backend_entry>& entries, const std::vector<std::string>& names);
 
+// Device `index` of `b`, for a command that measures one device of each
+// backend (app vadd's --device); a usage_error naming --device when `b` has
+// no such device (the host backend has one, device 0).
+device_info find_device(const backend& b, int index);
+
+// --host-devices shapes the host backend only: more than one where -b names
+// no host backend is a usage_error, rather than an option without effect.
+void check_host_devices(int host_devices, const std::vector<std::string>& backends);
+
 struct planned_point {
   point_spec spec;
   std::string skip_reason;  // non-empty: recorded as skipped, never prepared

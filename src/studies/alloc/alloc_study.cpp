@@ -349,6 +349,15 @@ void allocator_study::run(study_context& ctx) {
   if (o.repeats > 1) ctx.say(spread_table(medians));
 }
 
+options options::quick() {
+  options o;
+  o.sizes = {4096, 1 << 20};
+  o.runs = 5;
+  o.repeats = 1;
+  o.iterations = 2000;
+  return o;
+}
+
 void options::check(std::uint64_t memory_bytes) const {
   if (runs == 0 || runs > 1000000) throw usage_error(fmt::format("--runs {} is out of range 1..1000000", runs));
   if (repeats == 0 || repeats > 100) throw usage_error(fmt::format("--repeat {} is out of range 1..100", repeats));

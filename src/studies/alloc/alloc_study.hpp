@@ -27,6 +27,10 @@ struct options {
   std::uint64_t max_block = 1 << 20;
   std::uint64_t seed = 1;
 
+  // `xferbench alloc --quick`'s starting point: 5 runs, 1 repeat, 2000
+  // steps, sizes 4K and 1M. Options given beside --quick change it.
+  static options quick();
+
   // Throws usage_error naming the bad value: a count out of range, a block
   // under 64 bytes, a size or the workload's live bytes at most (max_block x
   // max_live) over half of `memory_bytes` (0: unknown, not checked).

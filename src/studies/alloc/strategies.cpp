@@ -30,6 +30,13 @@ const mem::kind_entry* strategy_kind(const std::string& name) {
 
 }  // namespace
 
+std::vector<std::string> strategy_names() {
+  std::vector<std::string> names;
+  for (const auto& k : mem::host_kinds())
+    if (k.roles.alloc) names.emplace_back(k.name);
+  return names;
+}
+
 std::vector<std::string> default_strategy_names() {
   std::vector<std::string> names;
   for (const auto& k : mem::host_kinds())
@@ -63,9 +70,7 @@ strategy make_strategy(const std::string& name, const std::vector<backend_entry>
     }
     if (!s.upstream) throw skip_point(fmt::format("no backend offers '{}' here ({})", base, fmt::join(reasons, "; ")));
   } else {
-    std::vector<std::string> known;
-    for (const auto& k : mem::host_kinds())
-      if (k.roles.alloc) known.emplace_back(k.name);
+    auto known = strategy_names();
     known.emplace_back("pool:<any of these>");
     throw usage_error(fmt::format("unknown allocation strategy '{}' (known: {})", name, fmt::join(known, ", ")));
   }

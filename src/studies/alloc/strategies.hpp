@@ -18,6 +18,11 @@ struct strategy {
   mem::host_resource& resource() const { return pool ? *pool : *upstream; }
 };
 
+// Every strategy the study knows (mem::kind_registry's alloc role), in report
+// order, without the "pool:" forms: what `xferbench alloc --help` lists and an
+// unknown name's message names.
+std::vector<std::string> strategy_names();
+
 // The names the study runs when none are given, in report order.
 std::vector<std::string> default_strategy_names();
 

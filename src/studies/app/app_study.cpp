@@ -185,8 +185,14 @@ vadd_study::vadd_study(options o, std::vector<target> targets) : options_(std::m
   const auto is_known = [&](const std::string& s) { return std::find(known.begin(), known.end(), s) != known.end(); };
   for (const auto& s : options_.strategies)
     if (!is_known(s)) throw usage_error(fmt::format("unknown strategy '{}' (see `xferbench list` for host memory kinds)", s));
+  const bool baseline_given = !options_.baseline.empty();
+  if (!baseline_given) options_.baseline = default_baseline;
   if (!is_known(options_.baseline))
     throw usage_error(fmt::format("unknown baseline '{}' (known: {})", options_.baseline, fmt::join(known, ", ")));
+  const auto& chosen = options_.strategies;
+  if (baseline_given && !chosen.empty() && std::find(chosen.begin(), chosen.end(), options_.baseline) == chosen.end())
+    throw usage_error(fmt::format("--baseline {} is not among --strategies {}: add it to them, or compare with one of them",
+                                  options_.baseline, fmt::join(chosen, ",")));
 }
 
 study_info vadd_study::info() const {

@@ -16,12 +16,18 @@
 namespace xfer::app_study {
 
 inline constexpr const char* schema = "xferbench/app/v1";
+// The strategy the others are compared with unless one is named: the seed's
+// plain program (000: a malloc'ed, unaligned buffer).
+inline constexpr const char* default_baseline = "pageable-unaligned";
 
 struct options {
   std::vector<std::string> strategies;  // empty: every strategy the backend offers
   std::vector<std::size_t> sizes{std::size_t{24} << 20};  // elements (uint32)
   std::size_t repeats = 3;
-  std::string baseline = "pageable-unaligned";
+  // Empty: default_baseline, compared with where it is measured. One given
+  // must be among `strategies` where those are given: a baseline not
+  // measured left the tables without their deltas, without a word.
+  std::string baseline;
 
   // Throws usage_error naming the bad value: repeats out of 1..1000, a size
   // whose four vectors exceed `available_bytes` (0: unknown, not checked).
@@ -75,8 +81,9 @@ struct target {
 // backend's tables (one per size, then the crossover) on the console.
 class vadd_study final : public study {
  public:
-  // usage_error when there is no target, or a strategy or the baseline is
-  // one no target's app knows (a typo, not a skip).
+  // usage_error when there is no target, a strategy or the baseline is one
+  // no target's app knows (a typo, not a skip), or a baseline given is not
+  // among the strategies given.
   vadd_study(options o, std::vector<target> targets);
   study_info info() const override;
   void run(study_context& context) override;

@@ -1,5 +1,6 @@
 #include <algorithm>
 #include <fmt/format.h>
+#include <fmt/ranges.h>
 #include <xfer/core/errors.hpp>
 #include <xfer/core/plan.hpp>
 #include <xfer/core/size.hpp>
@@ -47,6 +48,19 @@ options::checked options::check(std::uint64_t memory_bytes) const {
     for (auto m : config.methods) any_pair = any_pair || applies(o, m);
   if (!any_pair)
     throw usage_error("the selected methods apply to none of the selected ops (ntload applies only to read)");
+  // An op no selected method applies to was left out without a word
+  // (`--ops read,write --methods ntload` measured no write): named ops are a
+  // usage error, the default ops a note.
+  std::vector<std::string> left_out;
+  for (auto o : config.ops)
+    if (std::none_of(config.methods.begin(), config.methods.end(), [&](method m) { return applies(o, m); }))
+      left_out.emplace_back(to_string(o));
+  if (!left_out.empty()) {
+    const auto what = fmt::format("none of --methods {} applies to {} (ntload applies only to read)",
+                                  fmt::join(methods, ","), fmt::join(left_out, ", "));
+    if (!ops.empty()) throw usage_error(fmt::format("--ops {}: {}", fmt::join(ops, ","), what));
+    out.notes.push_back(what + ": not measured");
+  }
 
   config.sizes = parse_size_list(sizes);
   check_sizes_fit(config.sizes, memory_bytes);
