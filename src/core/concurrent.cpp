@@ -279,23 +279,23 @@ std::vector<point_result> measure_together(backend& b, const std::vector<point_s
   }
   g->sync.emplace(static_cast<std::ptrdiff_t>(points.size()), round_end{g.get()});
 
+  // --watchdog 0 lifts the bound, not the thread: a stop request must still
+  // end the run within the grace while a device's transfer hangs (waiting on
+  // the group here never returned, and SIGTERM only printed "stopping...").
+  const double limit = options.watchdog_s == 0 ? std::numeric_limits<double>::infinity()
+                                               : watchdog_limit(options, points);
+  const watch_end end = watch([g, &b] { run_group(g, b); }, limit, stop);
+  abandoned = !end.finished;
   std::vector<point_result> out;
-  if (options.watchdog_s == 0) {
-    run_group(g, b);
+  if (!abandoned) {
     out = assemble(*g, options);
   } else {
-    const watch_end end = watch([g, &b] { run_group(g, b); }, watchdog_limit(options, points), stop);
-    abandoned = !end.finished;
-    if (!abandoned) {
-      out = assemble(*g, options);
-    } else {
-      const std::string why = end.stopped ? "interrupted; a transfer never returned and its thread is left behind"
-                                          : watchdog_reason(end.took_s, points.size());
-      for (const auto& s : g->slots) out.push_back(unrun(s.spec, s.device, point_status::failed, why));
-      out.push_back(aggregate_of(out));
-      out.back().status = point_status::failed;
-      out.back().reason = why;
-    }
+    const std::string why = end.stopped ? "interrupted; a transfer never returned and its thread is left behind"
+                                        : watchdog_reason(end.took_s, points.size());
+    for (const auto& s : g->slots) out.push_back(unrun(s.spec, s.device, point_status::failed, why));
+    out.push_back(aggregate_of(out));
+    out.back().status = point_status::failed;
+    out.back().reason = why;
   }
   for (std::size_t i = 0; i < points.size(); ++i) out[i].together = point_result::concurrency{indices, false, 0};
   return out;
