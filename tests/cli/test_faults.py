@@ -58,6 +58,47 @@ class CorruptingTransfer(InTempDir):
         self.assertIn("verification failed", by_size[ODD]["reason"])
 
 
+class LateCorruption(InTempDir):
+    """Copies corrupted only once a point is well into its sampling time (issue 36: such a point
+    was `ok` and `verified: true`): the last timed sample is checked whatever checking cost before."""
+
+    # Never converges (--target-ci): the point samples until its budget or sample cap.
+    ARGS = ["--sizes", f"4K,{ODD}", "--max-time", "0.8", "--target-ci", "1e-9"]
+
+    def late(self, *mode):
+        """The ODD point's results in a clean run and in one where its copies corrupt from half-way
+        through the clean run's time for it (preparation, warm-up, sampling) on."""
+        clean = sweep(self.out, *self.ARGS, *mode)
+        self.assertEqual(clean.returncode, 0, clean.stderr)
+        devices = [r for r in load(self.out)["results"] if r["bytes"] == ODD and r["device_index"] >= 0]
+        spent = max(sum(r["time_spent_s"][k] for k in ("prepare", "warmup")) + r["time_spent_s"]["sampling"] / 2
+                    for r in devices)
+        p = sweep(self.out, *self.ARGS, *mode, env={"LD_PRELOAD": SHIM, "XFER_FAULT": "corrupt",
+                                                    "XFER_FAULT_BYTES": str(ODD), "XFER_FAULT_AFTER_S": str(spent)})
+        self.assertEqual(p.returncode, 1, p.stderr)
+        results = load(self.out)["results"]
+        self.assertEqual({r["status"] for r in results if r["bytes"] == 4096}, {"ok"})
+        return devices, [r for r in results if r["bytes"] == ODD]
+
+    def assert_failed_late(self, clean, faulty):
+        for r in faulty:
+            self.assertEqual(r["status"], "failed", (r["device_index"], r["reason"]))
+            self.assertIn("verification failed", r["reason"])
+            self.assertFalse(r["verified"], "a point whose data failed a check is not verified")
+        # The premise: the corruption began past the first quarter of the point's samples.
+        for r in faulty:
+            if r["device_index"] >= 0:
+                self.assertGreater(len(r["samples_s"]), len(clean[0]["samples_s"]) / 4, "corrupted too early")
+
+    def test_a_point_alone(self):
+        self.assert_failed_late(*self.late())
+
+    def test_devices_at_once(self):
+        clean, faulty = self.late("--host-devices", "2", "--together-only")
+        self.assertEqual(sorted(r["device_index"] for r in faulty), [-1, 0, 1])
+        self.assert_failed_late(clean, faulty)
+
+
 class HangingTransfer(InTempDir):
     def test_the_point_fails_with_its_time_and_the_sweep_finishes(self):
         t0 = time.monotonic()
