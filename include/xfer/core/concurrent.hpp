@@ -50,8 +50,8 @@ std::vector<point_result> measure_together(backend& b, const std::vector<point_s
 std::vector<std::vector<planned_point>> group_across_devices(const std::vector<planned_point>& points);
 
 // Every group of `points` at once (measure_together), reported as they
-// complete; a group with a planned skip is reported skipped, device by device
-// and as an aggregate. A group of one device is measured at once all the same
+// complete; a group with a planned skip, or after a group left stuck in the
+// backend, is reported skipped, device by device and as an aggregate. A group of one device is measured at once all the same
 // (its aggregate equals it), so the shape of the output does not depend on
 // the number of devices.
 sweep_outcome run_together(backend& b, const std::vector<planned_point>& points, const measure_options& options,
