@@ -6,22 +6,26 @@ completed points written and the run marked interrupted; a size beyond the machi
 refused before anything is allocated. Sweep's own cases, and the signal cases of cpu, alloc and
 app, are in test_faults.py.
 
-Usage: test_guards.py PATH/TO/xferbench PATH/TO/fault_shim.so
+Usage: test_guards.py PATH/TO/xferbench PATH/TO/fault_shim.so [PYTHON PYTHON_SOURCE_DIR NATIVE_DIR]
+(the last three, where the native module was built: the interpreter it was built for, python/
+and the build's python/ holding xferbench/_native).
 """
 import os
+import signal
 import subprocess
 import sys
 import time
 import unittest
 
 import test_faults
-from test_faults import ODD, InTempDir, interrupt_while_hung, load
+from test_faults import ODD, InTempDir, end_by_signal, interrupt_while_hung, load
 
 HANG = {"XFER_FAULT": "hang", "XFER_FAULT_BYTES": str(ODD)}
 TOGETHER = ["sweep", "-b", "host", "--host-devices", "2", "--together-only", "-r", "memcpy", "-m", "aligned", "-d",
             "h2d", "--max-time", "0.01"]
 PEER = ["peer", "-b", "host", "--host-devices", "2", "--quick", "-q"]
 FLEET = ["fleet", "-b", "host", "--size", str(ODD), "--max-time", "0.01", "--repeat", "1"]
+NATIVE = None  # (python, source dir, native module dir), where the native module was built
 
 
 def xferbench(*args, env=None, timeout=120):
@@ -120,6 +124,56 @@ class ASignalEndsAHungRun(InTempDir):
         self.assertEqual(doc["fleet"]["ranks"][0]["verdict"], "interrupted")
 
 
+# A host copier's staged copy of n bytes (above its handoff, below a chunk: one piece, so one
+# memcpy of n bytes into the staging ring), interrupted by SIGINT where it hangs.
+COPY = r"""
+import sys, xferbench
+c = xferbench.Copier("host", chunk_bytes=64 << 10, ring_depth=4, threads=2, handoff_bytes=16 << 10)
+n = int(sys.argv[1])
+src, dst = memoryview(bytearray(n + 1))[:n], memoryview(bytearray(n + 1))[:n]
+print("copying", flush=True)
+try:
+    c.to_device(dst, src)
+except KeyboardInterrupt:
+    print("interrupted", flush=True)
+    try:
+        c.to_device(dst, src)  # the copier's thread is still stuck inside it
+    except RuntimeError as e:
+        print(e, flush=True)
+    sys.exit(130)
+print("copied", flush=True)
+"""
+
+
+class APythonCopierCanBeInterrupted(unittest.TestCase):
+    N = 40009
+
+    def copy(self, fault):
+        if not NATIVE:
+            self.skipTest("the native module is not built here (XFER_HAVE_PYTHON is off)")
+        python, source, native = NATIVE
+        env = {**os.environ, "PYTHONPATH": os.pathsep.join([source, native]), "LD_PRELOAD": test_faults.SHIM,
+               "XFER_FAULT": fault, "XFER_FAULT_BYTES": str(self.N)}
+        return subprocess.Popen([python, "-c", COPY, str(self.N)], env=env, stdout=subprocess.PIPE,
+                                stderr=subprocess.PIPE, text=True)
+
+    def test_a_hung_copy(self):
+        # The copy ran with the GIL released on the calling thread: Python's handler only set a
+        # flag, and Ctrl-C never came back from a hung copy.
+        proc = self.copy("hang")
+        self.assertEqual(proc.stdout.readline().strip(), "copying")
+        time.sleep(1)
+        self.assertIsNone(proc.poll(), "the copy did not hang")
+        out, err = end_by_signal(proc, signal.SIGINT, "SIGINT did not interrupt the hung copy", timeout=10)
+        self.assertEqual(proc.returncode, 130, err)
+        self.assertEqual(out.splitlines(), ["interrupted", "this Copier's earlier copy was interrupted and never "
+                                                           "returned: make a new Copier"])
+
+    def test_the_same_copy_unhung(self):
+        out, err = self.copy("none").communicate(timeout=60)
+        self.assertEqual(out.split(), ["copying", "copied"], err)
+
+
 class SizesBeyondTheMachinesMemory(InTempDir):
     """Refused before anything is allocated: one line, exit 2, no file (app's case is in
     test_cli.py, sweep's too; peer skips such a pair with the reason, tests/unit)."""
@@ -147,4 +201,6 @@ class SizesBeyondTheMachinesMemory(InTempDir):
 
 if __name__ == "__main__":
     test_faults.XFERBENCH, test_faults.SHIM = sys.argv[1], sys.argv[2]
-    unittest.main(argv=sys.argv[:1] + sys.argv[3:], verbosity=2)
+    if len(sys.argv) == 6:
+        NATIVE = tuple(sys.argv[3:6])
+    unittest.main(argv=sys.argv[:1], verbosity=2)
