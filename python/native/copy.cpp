@@ -2,20 +2,14 @@
 // or the host step, whose "device memory" is host memory, so the pipeline
 // runs and is tested on a machine without a GPU) and a staged_copier over it.
 // Arrays arrive through DLPack (any producer nanobind imports: NumPy, torch,
-// CuPy), are checked for what the copy needs, and move with the GIL released,
-// on a thread of the Copier's own while the caller waits for it and Ctrl-C
-// still reaches Python (copy_thread).
+// CuPy), are checked for what the copy needs, and move with the GIL released
+// while Ctrl-C still reaches Python (copier::await).
 #include <chrono>
-#include <condition_variable>
 #include <cstring>
-#include <exception>
-#include <functional>
 #include <memory>
-#include <mutex>
 #include <optional>
 #include <stdexcept>
 #include <string>
-#include <thread>
 #include <tuple>
 #include <vector>
 
@@ -109,78 +103,6 @@ nb::ndarray<> writable(nb::handle h, const char* name) {
   throw nb::type_error(fmt::format("{} is read-only (pass a writable array)", name).c_str());
 }
 
-// The thread a Copier's copies run on. The caller waits for each with the
-// GIL released, checking Python's signals every 50 ms: a copy that never
-// returns (a hung driver) must not keep Ctrl-C from reaching Python, which
-// only runs its handlers in the main thread between bytecodes. A copy left
-// running that way is abandoned: the thread, and what it copies with, must
-// then outlive everything else (see copier::copy).
-class copy_thread {
- public:
-  copy_thread() : thread_([this] { serve(); }) {}
-  copy_thread(const copy_thread&) = delete;
-  copy_thread& operator=(const copy_thread&) = delete;
-  ~copy_thread() {
-    {
-      const std::lock_guard lock(m_);
-      quit_ = true;
-    }
-    cv_.notify_all();
-    thread_.join();
-  }
-
-  // Runs `job` on the thread and waits for it (the GIL held on entry). Throws
-  // the job's exception, or nb::python_error when a signal handler raised
-  // (KeyboardInterrupt) while it ran: the job is then still running.
-  void run(std::function<void()> job) {
-    {
-      const std::lock_guard lock(m_);
-      job_ = std::move(job);
-      done_ = false;
-      error_ = nullptr;
-    }
-    cv_.notify_all();
-    for (;;) {
-      {
-        nb::gil_scoped_release release;
-        std::unique_lock lock(m_);
-        if (cv_.wait_for(lock, std::chrono::milliseconds(50), [&] { return done_; })) break;
-      }
-      if (PyErr_CheckSignals() != 0) throw nb::python_error();
-    }
-    if (error_) std::rethrow_exception(error_);
-  }
-
- private:
-  void serve() {
-    std::unique_lock lock(m_);
-    for (;;) {
-      cv_.wait(lock, [&] { return quit_ || job_; });
-      if (quit_) return;
-      auto job = std::move(job_);
-      job_ = nullptr;
-      lock.unlock();
-      std::exception_ptr error;
-      try {
-        job();
-      } catch (...) {
-        error = std::current_exception();
-      }
-      lock.lock();
-      error_ = error;
-      done_ = true;
-      cv_.notify_all();
-    }
-  }
-
-  std::mutex m_;
-  std::condition_variable cv_;
-  std::function<void()> job_;
-  bool done_ = false, quit_ = false;
-  std::exception_ptr error_;
-  std::thread thread_;  // last: it starts with the members above ready
-};
-
 class copier {
  public:
   // device: -1 for the host step, else a CUDA device.
@@ -236,13 +158,17 @@ class copier {
     check_device_side("dst", d);
     if (!host_side(src.device_type())) throw std::invalid_argument("src must be host memory for a copy to the device");
     auto s = stream_handle(stream);
-    // An empty array copies nothing, as NumPy's copyto does (the copier
-    // refuses a size of 0: in C++ it is almost always a size gone wrong).
-    copy({dst_, src_}, src.nbytes() >= copier_->tuning().handoff_to_device_bytes,
-         [this, s, to = dst.data(), from = src.data(), bytes = src.nbytes()] {
+    refuse_if_abandoned();
+    mem::staged_completion done;
+    {
+      nb::gil_scoped_release release;
       wait_for_stream(s);
-      if (bytes) copier_->copy_to_device({to, bytes}, 0, from, bytes);
-    });
+      // An empty array copies nothing, as NumPy's copyto does (the copier
+      // refuses a size of 0: in C++ it is almost always a size gone wrong).
+      if (src.nbytes() == 0) return;
+      done = copier_->copy_to_device_async({dst.data(), dst.nbytes()}, 0, src.data(), src.nbytes());
+    }
+    await(done, {dst_, src_});
   }
 
   void to_host(nb::handle dst_, nb::handle src_, nb::handle stream) {
@@ -252,18 +178,21 @@ class copier {
     check_device_side("src", src);
     if (!host_side(dst.device_type())) throw std::invalid_argument("dst must be host memory for a copy to the host");
     auto s = stream_handle(stream);
-    copy({dst_, src_}, src.nbytes() >= copier_->tuning().handoff_to_host_bytes,
-         [this, s, to = dst.data(), from = const_cast<void*>(src.data()), bytes = src.nbytes()] {
+    refuse_if_abandoned();
+    mem::staged_completion done;
+    {
+      nb::gil_scoped_release release;
       wait_for_stream(s);
-      if (bytes) copier_->copy_to_host(to, {from, bytes}, 0, bytes);
-    });
+      if (src.nbytes() == 0) return;
+      done = copier_->copy_to_host_async(dst.data(), {const_cast<void*>(src.data()), src.nbytes()}, 0, src.nbytes());
+    }
+    await(done, {dst_, src_});
   }
 
   ~copier() {
     if (!abandoned_) return;
-    // A copy never returned: its thread is inside the staged copier, which
-    // would wait for it. Leak them rather than hang the garbage collector.
-    (void)thread_.release();
+    // A copy never returned: the staged copier's destructor would wait for
+    // it. Leak it rather than hang the garbage collector.
     (void)copier_.release();
     (void)step_.release();
 #if XFER_HAVE_CUDA
@@ -296,27 +225,30 @@ class copier {
     }
   }
 
-  // Runs a staged copy (`staged`: at or above the handoff) on the Copier's
-  // thread (copy_thread). One interrupted while it ran is abandoned: its
-  // arrays are kept alive for good (it may still write or read them) and the
-  // Copier refuses further copies. A copy below the handoff (the plain API's
-  // one call, at most a few MiB) runs here with the GIL released, as before:
-  // handing it over would cost more than it takes (1 KiB: 1 us, 15 to 20 us
-  // through the thread on 2 loaded cores).
-  void copy(std::initializer_list<nb::handle> arrays, bool staged, std::function<void()> job) {
+  // Waits for a copy with the GIL released, as copy_to_device would, but
+  // runs Python's signal handlers every 50 ms: Python only runs them in the
+  // main thread between bytecodes, so a copy that never returns (a hung
+  // driver) kept Ctrl-C from ever coming back. A copy interrupted that way is
+  // abandoned: its arrays are kept alive for good (it may still write or read
+  // them) and the Copier refuses further copies. A copy below the handoff
+  // ran on this thread (the plain API's one call) and is already finished.
+  void await(const mem::staged_completion& done, std::initializer_list<nb::handle> arrays) {
+    for (;;) {
+      {
+        nb::gil_scoped_release release;
+        if (done.wait_for(std::chrono::milliseconds(50))) return;
+      }
+      if (PyErr_CheckSignals() != 0) {
+        abandoned_ = true;
+        for (auto a : arrays) a.inc_ref();
+        throw nb::python_error();
+      }
+    }
+  }
+
+  void refuse_if_abandoned() const {
     if (abandoned_)
       throw std::runtime_error("this Copier's earlier copy was interrupted and never returned: make a new Copier");
-    if (!staged) {
-      nb::gil_scoped_release release;
-      return job();
-    }
-    try {
-      thread_->run(std::move(job));
-    } catch (const nb::python_error&) {
-      abandoned_ = true;
-      for (auto a : arrays) a.inc_ref();
-      throw;
-    }
   }
 
   // The staged copier runs on streams of its own and does not wait for work
@@ -340,8 +272,6 @@ class copier {
 #if XFER_HAVE_CUDA
   std::unique_ptr<cuda::api> sync_api_;
 #endif
-  // Destroyed first, so its thread ends before what its copies use.
-  std::unique_ptr<copy_thread> thread_ = std::make_unique<copy_thread>();
   bool abandoned_ = false;
 };
 
