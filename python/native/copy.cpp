@@ -2,7 +2,9 @@
 // or the host step, whose "device memory" is host memory, so the pipeline
 // runs and is tested on a machine without a GPU) and a staged_copier over it.
 // Arrays arrive through DLPack (any producer nanobind imports: NumPy, torch,
-// CuPy), are checked for what the copy needs, and move with the GIL released.
+// CuPy), are checked for what the copy needs, and move with the GIL released
+// while Ctrl-C still reaches Python (copier::await).
+#include <chrono>
 #include <cstring>
 #include <memory>
 #include <optional>
@@ -156,12 +158,17 @@ class copier {
     check_device_side("dst", d);
     if (!host_side(src.device_type())) throw std::invalid_argument("src must be host memory for a copy to the device");
     auto s = stream_handle(stream);
-    nb::gil_scoped_release release;
-    wait_for_stream(s);
-    // An empty array copies nothing, as NumPy's copyto does (the copier
-    // refuses a size of 0: in C++ it is almost always a size gone wrong).
-    if (src.nbytes() == 0) return;
-    copier_->copy_to_device({dst.data(), dst.nbytes()}, 0, src.data(), src.nbytes());
+    refuse_if_abandoned();
+    mem::staged_completion done;
+    {
+      nb::gil_scoped_release release;
+      wait_for_stream(s);
+      // An empty array copies nothing, as NumPy's copyto does (the copier
+      // refuses a size of 0: in C++ it is almost always a size gone wrong).
+      if (src.nbytes() == 0) return;
+      done = copier_->copy_to_device_async({dst.data(), dst.nbytes()}, 0, src.data(), src.nbytes());
+    }
+    await(done, {dst_, src_});
   }
 
   void to_host(nb::handle dst_, nb::handle src_, nb::handle stream) {
@@ -171,10 +178,26 @@ class copier {
     check_device_side("src", src);
     if (!host_side(dst.device_type())) throw std::invalid_argument("dst must be host memory for a copy to the host");
     auto s = stream_handle(stream);
-    nb::gil_scoped_release release;
-    wait_for_stream(s);
-    if (src.nbytes() == 0) return;
-    copier_->copy_to_host(dst.data(), {const_cast<void*>(src.data()), src.nbytes()}, 0, src.nbytes());
+    refuse_if_abandoned();
+    mem::staged_completion done;
+    {
+      nb::gil_scoped_release release;
+      wait_for_stream(s);
+      if (src.nbytes() == 0) return;
+      done = copier_->copy_to_host_async(dst.data(), {const_cast<void*>(src.data()), src.nbytes()}, 0, src.nbytes());
+    }
+    await(done, {dst_, src_});
+  }
+
+  ~copier() {
+    if (!abandoned_) return;
+    // A copy never returned: the staged copier's destructor would wait for
+    // it. Leak it rather than hang the garbage collector.
+    (void)copier_.release();
+    (void)step_.release();
+#if XFER_HAVE_CUDA
+    (void)sync_api_.release();
+#endif
   }
 
   nb::dict tuning() const {
@@ -202,6 +225,32 @@ class copier {
     }
   }
 
+  // Waits for a copy with the GIL released, as copy_to_device would, but
+  // runs Python's signal handlers every 50 ms: Python only runs them in the
+  // main thread between bytecodes, so a copy that never returns (a hung
+  // driver) kept Ctrl-C from ever coming back. A copy interrupted that way is
+  // abandoned: its arrays are kept alive for good (it may still write or read
+  // them) and the Copier refuses further copies. A copy below the handoff
+  // ran on this thread (the plain API's one call) and is already finished.
+  void await(const mem::staged_completion& done, std::initializer_list<nb::handle> arrays) {
+    for (;;) {
+      {
+        nb::gil_scoped_release release;
+        if (done.wait_for(std::chrono::milliseconds(50))) return;
+      }
+      if (PyErr_CheckSignals() != 0) {
+        abandoned_ = true;
+        for (auto a : arrays) a.inc_ref();
+        throw nb::python_error();
+      }
+    }
+  }
+
+  void refuse_if_abandoned() const {
+    if (abandoned_)
+      throw std::runtime_error("this Copier's earlier copy was interrupted and never returned: make a new Copier");
+  }
+
   // The staged copier runs on streams of its own and does not wait for work
   // queued before the call. So the producer's work must be complete first:
   // the caller's stream when one is given, else the whole device (the DLPack
@@ -223,6 +272,7 @@ class copier {
 #if XFER_HAVE_CUDA
   std::unique_ptr<cuda::api> sync_api_;
 #endif
+  bool abandoned_ = false;
 };
 
 // Host to host: no device involved, one memcpy without the GIL.

@@ -83,7 +83,11 @@ class Copier:
 
         stream: the caller's CUDA stream (a torch or CuPy stream, or its handle as an int):
         work queued on it is waited for first. None waits for the whole device.
-        A torch or CuPy stream of another device raises ValueError."""
+        A torch or CuPy stream of another device raises ValueError.
+
+        Ctrl-C (KeyboardInterrupt) interrupts a staged copy (``handoff_bytes`` and up) that
+        does not return, a hung driver's: the copy is then left running, its arrays are kept
+        alive, and this copier raises RuntimeError on any later copy (make a new one)."""
         _check_writable(dst, "dst")
         self._check_stream(stream)
         self._c.to_device(dst, src, stream)

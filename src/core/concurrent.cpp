@@ -3,6 +3,7 @@
 #include <chrono>
 #include <condition_variable>
 #include <fmt/format.h>
+#include <functional>
 #include <limits>
 #include <map>
 #include <memory>
@@ -279,27 +280,50 @@ std::vector<point_result> measure_together(backend& b, const std::vector<point_s
   }
   g->sync.emplace(static_cast<std::ptrdiff_t>(points.size()), round_end{g.get()});
 
+  // --watchdog 0 lifts the bound, not the thread: a stop request must still
+  // end the run within the grace while a device's transfer hangs (waiting on
+  // the group here never returned, and SIGTERM only printed "stopping...").
+  const double limit = options.watchdog_s == 0 ? std::numeric_limits<double>::infinity()
+                                               : watchdog_limit(options, points);
+  const watch_end end = watch([g, &b] { run_group(g, b); }, limit, stop);
+  abandoned = !end.finished;
   std::vector<point_result> out;
-  if (options.watchdog_s == 0) {
-    run_group(g, b);
+  if (!abandoned) {
     out = assemble(*g, options);
   } else {
-    const watch_end end = watch([g, &b] { run_group(g, b); }, watchdog_limit(options, points), stop);
-    abandoned = !end.finished;
-    if (!abandoned) {
-      out = assemble(*g, options);
-    } else {
-      const std::string why = end.stopped ? "interrupted; a transfer never returned and its thread is left behind"
-                                          : watchdog_reason(end.took_s, points.size());
-      for (const auto& s : g->slots) out.push_back(unrun(s.spec, s.device, point_status::failed, why));
-      out.push_back(aggregate_of(out));
-      out.back().status = point_status::failed;
-      out.back().reason = why;
-    }
+    const std::string why = end.stopped ? "interrupted; a transfer never returned and its thread is left behind"
+                                        : watchdog_reason(end.took_s, points.size());
+    for (const auto& s : g->slots) out.push_back(unrun(s.spec, s.device, point_status::failed, why));
+    out.push_back(aggregate_of(out));
+    out.back().status = point_status::failed;
+    out.back().reason = why;
   }
   for (std::size_t i = 0; i < points.size(); ++i) out[i].together = point_result::concurrency{indices, false, 0};
   return out;
 }
+
+namespace {
+
+// A group reported skipped without running: each device with its reason,
+// then the aggregate with the first device's (the shape of a measured group).
+std::vector<point_result> skipped_group(const std::vector<planned_point>& group, const std::vector<device_info>& devices,
+                                        const std::function<std::string(const planned_point&)>& reason) {
+  std::vector<int> indices;
+  for (const auto& p : group) indices.push_back(p.spec.device);
+  std::vector<point_result> results;
+  for (const auto& p : group) {
+    point_result r = unrun(p.spec, find_device(devices, p.spec.device), point_status::skipped, reason(p));
+    r.together = point_result::concurrency{indices, false, 0};
+    results.push_back(std::move(r));
+  }
+  point_result agg = aggregate_of(results);
+  agg.status = point_status::skipped;
+  agg.reason = results.front().reason;
+  results.push_back(std::move(agg));
+  return results;
+}
+
+}  // namespace
 
 std::vector<std::vector<planned_point>> group_across_devices(const std::vector<planned_point>& points) {
   using key = std::tuple<route_kind, direction, std::string, std::uint64_t, int>;
@@ -330,25 +354,17 @@ sweep_outcome run_together(backend& b, const std::vector<planned_point>& points,
     const auto planned_skip =
         std::find_if(group.begin(), group.end(), [](const planned_point& p) { return !p.skip_reason.empty(); });
     if (outcome.abandoned) {
-      for (const auto& p : group)
-        results.push_back(unrun(p.spec, find_device(devices, p.spec.device), point_status::skipped,
-                                fmt::format("not run: {} is still stuck in an earlier group", p.spec.backend)));
+      results = skipped_group(group, devices, [&](const planned_point& p) {
+        return fmt::format("not run: {} is still stuck in an earlier group", p.spec.backend);
+      });
     } else if (planned_skip != group.end()) {
       // The group cannot run as a whole: every device and the aggregate say why.
-      std::vector<int> indices;
-      for (const auto& p : group) indices.push_back(p.spec.device);
-      for (const auto& p : group) {
-        point_result r = unrun(p.spec, find_device(devices, p.spec.device), point_status::skipped,
-                               p.skip_reason.empty() ? fmt::format("device {} cannot run it: {}",
-                                                                   planned_skip->spec.device, planned_skip->skip_reason)
-                                                     : p.skip_reason);
-        r.together = point_result::concurrency{indices, false, 0};
-        results.push_back(std::move(r));
-      }
-      point_result agg = aggregate_of(results);
-      agg.status = point_status::skipped;
-      agg.reason = fmt::format("device {} cannot run it: {}", planned_skip->spec.device, planned_skip->skip_reason);
-      results.push_back(std::move(agg));
+      const std::string why =
+          fmt::format("device {} cannot run it: {}", planned_skip->spec.device, planned_skip->skip_reason);
+      results = skipped_group(group, devices, [&](const planned_point& p) {
+        return p.skip_reason.empty() ? why : p.skip_reason;
+      });
+      results.back().reason = why;
     } else {
       std::vector<point_spec> specs;
       for (const auto& p : group) specs.push_back(p.spec);

@@ -86,6 +86,8 @@ void record_exception(point_result& r) {
   } catch (const verification_error& e) {
     r.status = point_status::failed;
     r.reason = std::string("verification failed: ") + e.what();
+    // The first check passed (verified was set then); a later one did not: the point's data is not verified.
+    r.verified = false;
   } catch (const skip_point& e) {
     r.status = point_status::skipped;
     r.reason = e.what();

@@ -71,10 +71,14 @@ std::string check_judge(const selection& s, std::vector<rank_report>& baseline) 
 }
 
 // Bad input, checked on every rank alike (rank 0 says it): what is wrong, or
-// empty. Fills the parsed size and the baseline.
-std::string check_input(const selection& s, bool root, std::uint64_t& bytes, std::vector<rank_report>& baseline) {
+// empty. Fills the parsed size and the baseline. A size beyond this node's
+// memory (`memory_bytes`, 0: unknown) is refused before anything is
+// allocated, as sweep refuses it: its health points could only be skipped.
+std::string check_input(const selection& s, bool root, std::uint64_t memory_bytes, std::uint64_t& bytes,
+                        std::vector<rank_report>& baseline) {
   try {
     bytes = parse_size(s.size);
+    check_sizes_fit({bytes}, memory_bytes);
   } catch (const usage_error& e) {
     return fmt::format("--size: {}", e.what());
   }
@@ -263,7 +267,7 @@ int run(const selection& s, comm& c, const std::function<std::vector<backend_ent
   };
   std::uint64_t bytes = 0;
   std::vector<rank_report> baseline;
-  if (const auto bad = check_input(s, root, bytes, baseline); !bad.empty()) return usage(bad);
+  if (const auto bad = check_input(s, root, ctx.system.memory_bytes, bytes, baseline); !bad.empty()) return usage(bad);
 
   auto entries = make_entries();
   backend* b = nullptr;

@@ -1,6 +1,8 @@
 /* Fault injection for the end-to-end tests, loaded with LD_PRELOAD: it stands
  * in for memcpy, and for copies of exactly XFER_FAULT_BYTES bytes, after the
- * first XFER_FAULT_AFTER of them (default 0), it either never returns
+ * first XFER_FAULT_AFTER of them (default 0), and, with XFER_FAULT_AFTER_S,
+ * only once that many seconds have passed since the first of them (faults
+ * that start late in a point's sampling), it either never returns
  * (XFER_FAULT=hang: a transfer stuck in the driver) or flips the first byte
  * it wrote (XFER_FAULT=corrupt: a link or engine that corrupts data). Every
  * other copy goes to the C library's memcpy. memset of that size can hang too
@@ -11,6 +13,7 @@
 #include <stdatomic.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 #include <unistd.h>
 
 typedef void* (*memcpy_fn)(void*, const void*, size_t);
@@ -18,6 +21,8 @@ typedef void* (*memcpy_fn)(void*, const void*, size_t);
 static memcpy_fn real_memcpy;
 static size_t fault_bytes;
 static long fault_after;
+static double fault_after_s = -1; /* < 0: from the first copy on */
+static atomic_llong first_ns;     /* when the first copy of that size came (0: none yet) */
 static int fault_kind; /* 0 none, 1 hang, 2 corrupt */
 static atomic_long seen;
 static atomic_int initialising;
@@ -40,7 +45,20 @@ static void init(void) {
   fault_kind = !kind ? 0 : strcmp(kind, "hang") == 0 ? 1 : strcmp(kind, "corrupt") == 0 ? 2 : 0;
   fault_bytes = bytes ? strtoull(bytes, NULL, 10) : 0;
   fault_after = after ? strtol(after, NULL, 10) : 0;
+  const char* after_s = getenv("XFER_FAULT_AFTER_S");
+  if (after_s) fault_after_s = strtod(after_s, NULL);
   real_memcpy = (memcpy_fn)dlsym(RTLD_NEXT, "memcpy");
+}
+
+/* Whether a copy of the faulting size comes late enough (XFER_FAULT_AFTER_S). */
+static int late_enough(void) {
+  if (fault_after_s < 0) return 1;
+  struct timespec t;
+  clock_gettime(CLOCK_MONOTONIC, &t);
+  const long long now = (long long)t.tv_sec * 1000000000LL + t.tv_nsec;
+  long long none = 0;
+  atomic_compare_exchange_strong(&first_ns, &none, now);
+  return (double)(now - atomic_load(&first_ns)) >= fault_after_s * 1e9;
 }
 
 void* memcpy(void* dst, const void* src, size_t n) {
@@ -48,7 +66,7 @@ void* memcpy(void* dst, const void* src, size_t n) {
     init();
     if (!real_memcpy) return byte_copy(dst, src, n);
   }
-  if (fault_kind && n == fault_bytes && atomic_fetch_add(&seen, 1) >= fault_after) {
+  if (fault_kind && n == fault_bytes && late_enough() && atomic_fetch_add(&seen, 1) >= fault_after) {
     if (fault_kind == 1)
       for (;;) pause();
     real_memcpy(dst, src, n);

@@ -58,6 +58,42 @@ class CorruptingTransfer(InTempDir):
         self.assertIn("verification failed", by_size[ODD]["reason"])
 
 
+class LateCorruption(InTempDir):
+    """Copies corrupted only once a point is well into its sampling time (issue 36: such a point
+    was `ok` and `verified: true`): the last timed sample is checked whatever checking cost before."""
+
+    # Never converges (--target-ci), and is the only point (no time lent by an earlier one): the
+    # point samples for its --max-time, so a clean run's time for it is the faulty run's too.
+    ARGS = ["--sizes", str(ODD), "--max-time", "0.2", "--target-ci", "1e-9"]
+
+    def late(self, *mode):
+        """The results of a run whose copies corrupt from half-way through a clean run's time for
+        the point (preparation, warm-up, sampling) on."""
+        clean = sweep(self.out, *self.ARGS, *mode)
+        self.assertEqual(clean.returncode, 0, clean.stderr)
+        spent = max(r["time_spent_s"]["prepare"] + r["time_spent_s"]["warmup"] + r["time_spent_s"]["sampling"] / 2
+                    for r in load(self.out)["results"] if r["device_index"] >= 0)
+        p = sweep(self.out, *self.ARGS, *mode, env={"LD_PRELOAD": SHIM, "XFER_FAULT": "corrupt",
+                                                    "XFER_FAULT_BYTES": str(ODD), "XFER_FAULT_AFTER_S": str(spent)})
+        self.assertEqual(p.returncode, 1, p.stderr)
+        results = load(self.out)["results"]
+        for r in results:
+            self.assertEqual(r["status"], "failed", (r["device_index"], r["reason"]))
+            self.assertIn("verification failed", r["reason"])
+            self.assertFalse(r["verified"], "a point whose data failed a check is not verified")
+            # The premise: the point's first checks passed, and it was sampling when the corruption began.
+            if r["device_index"] >= 0:
+                self.assertGreater(len(r["samples_s"]), 1, "corrupted before sampling")
+        return results
+
+    def test_a_point_alone(self):
+        self.assertEqual(len(self.late()), 1)
+
+    def test_devices_at_once(self):
+        self.assertEqual(sorted(r["device_index"] for r in self.late("--host-devices", "2", "--together-only")),
+                         [-1, 0, 1])
+
+
 class HangingTransfer(InTempDir):
     def test_the_point_fails_with_its_time_and_the_sweep_finishes(self):
         t0 = time.monotonic()
@@ -126,14 +162,20 @@ def interrupt_while_hung(args, out, fault_bytes, settle=3.0):
     if proc.poll() is not None:
         _, err = proc.communicate()
         raise AssertionError(f"ended before it hung (exit {proc.returncode}): {err}")
-    proc.send_signal(signal.SIGTERM)
+    _, err = end_by_signal(proc, signal.SIGTERM, "a signal did not end the run while a point hung")
+    return proc.returncode, err, load(out)
+
+
+def end_by_signal(proc, sig, failure, timeout=20):
+    """Sends `sig` to `proc` and returns its stdout and stderr once it ended; kills it and fails
+    with `failure` where it does not end within `timeout` s."""
+    proc.send_signal(sig)
     try:
-        _, err = proc.communicate(timeout=20)
+        return proc.communicate(timeout=timeout)
     except subprocess.TimeoutExpired:
         proc.kill()
         proc.communicate()
-        raise AssertionError("a signal did not end the run while a point hung")
-    return proc.returncode, err, load(out)
+        raise AssertionError(failure)
 
 
 class SignalsWhileAPointHangs(InTempDir):

@@ -3,8 +3,10 @@
 // the chunk's copy is queued or when its completion is waited for; and a
 // staging resource that can be told to refuse. For the copier's fault tests.
 #include <atomic>
+#include <chrono>
 #include <map>
 #include <memory>
+#include <thread>
 #include <xfer/mem/error.hpp>
 #include <xfer/mem/host_resources.hpp>
 #include <xfer/mem/staged/host_step.hpp>
@@ -21,6 +23,8 @@ class faulty_step final : public mem::device_step {
     offset_ = offset;
     when_ = when;
   }
+  // Hold every chunk's completion (a device that stops answering) until released.
+  void hold(bool held) { held_ = held; }
   std::string_view name() const noexcept override { return "faulty-host"; }
   std::string device_key() const override { return "host"; }
   mem::host_resource& staging_memory() override { return inner_.staging_memory(); }
@@ -59,6 +63,7 @@ class faulty_step final : public mem::device_step {
       slot_offset_[slot] = last_;
     }
     void wait(unsigned slot) override {
+      while (step_.held_.load()) std::this_thread::sleep_for(std::chrono::milliseconds(1));
       in_->wait(slot);
       if (step_.when_ == fault_at::wait && slot_offset_[slot] == step_.offset_)
         throw mem::device_step_error("injected completion failure");
@@ -81,6 +86,7 @@ class faulty_step final : public mem::device_step {
   mem::host_step inner_;
   std::atomic<std::size_t> offset_{SIZE_MAX};
   std::atomic<fault_at> when_{fault_at::enqueue};
+  std::atomic<bool> held_{false};
 };
 
 // Page-aligned memory that refuses (allocation_error, as a pinned pool

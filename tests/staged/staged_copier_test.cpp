@@ -315,6 +315,25 @@ TEST(StagedHost, AsyncFailureIsReportedByEveryWait) {
   EXPECT_THROW(done.wait(), staged_error);
 }
 
+// wait_for: false while the copy is held (the Python Copier checks for
+// Ctrl-C between such waits), then its outcome, as wait() gives it.
+TEST(StagedHost, WaitForSaysWhetherTheCopyFinished) {
+  faulty_step step;
+  mem::staged_copier c(step, with_tuning(small_chunks()));
+  device_buffer dev(step, 8 * 4096);
+  std::vector<unsigned char> host(8 * 4096, 5);
+  step.hold(true);
+  auto done = c.copy_to_device_async(dev.ref(), 0, host.data(), host.size());
+  EXPECT_FALSE(done.wait_for(std::chrono::milliseconds(20)));
+  EXPECT_FALSE(done.ready());
+  step.hold(false);
+  EXPECT_TRUE(done.wait_for(std::chrono::seconds(60)));
+  EXPECT_EQ(0, std::memcmp(dev.ref().handle, host.data(), host.size()));
+  step.fail(3 * 4096, fault_at::wait);
+  auto failed = c.copy_to_device_async(dev.ref(), 0, host.data(), host.size());
+  EXPECT_THROW((void)failed.wait_for(std::chrono::seconds(60)), staged_error);
+}
+
 TEST(StagedHost, StagingPoolUnableToGrow) {
   refusing_resource staging;
   faulty_step step(&staging);

@@ -36,10 +36,11 @@ inline constexpr double concurrent_min_sample_s = 2e-3;
 // measurement); the others keep their own results. Each device's point is
 // the sampling engine's (core/sampling.hpp: what it verifies, its note and
 // emulation label, its check schedule); the rounds' windows stop by the same
-// stop_rule as a point's samples. With the watchdog on (core/watchdog.hpp),
-// a group that outlives its bound, or is still running stop_grace_s after a
-// stop request, is failed and its threads are abandoned (abandoned is set;
-// see run_sweep for what the caller must then do).
+// stop_rule as a point's samples. The group runs under the watchdog
+// (core/watchdog.hpp): one that outlives its bound (none with --watchdog 0),
+// or is still running stop_grace_s after a stop request (watchdog on or
+// off), is failed and its threads are abandoned (abandoned is set; see
+// run_sweep for what the caller must then do).
 std::vector<point_result> measure_together(backend& b, const std::vector<point_spec>& points,
                                            const measure_options& options, const std::atomic<bool>& stop,
                                            bool& abandoned);
@@ -49,8 +50,8 @@ std::vector<point_result> measure_together(backend& b, const std::vector<point_s
 std::vector<std::vector<planned_point>> group_across_devices(const std::vector<planned_point>& points);
 
 // Every group of `points` at once (measure_together), reported as they
-// complete; a group with a planned skip is reported skipped, device by device
-// and as an aggregate. A group of one device is measured at once all the same
+// complete; a group with a planned skip, or after a group left stuck in the
+// backend, is reported skipped, device by device and as an aggregate. A group of one device is measured at once all the same
 // (its aggregate equals it), so the shape of the output does not depend on
 // the number of devices.
 sweep_outcome run_together(backend& b, const std::vector<planned_point>& points, const measure_options& options,

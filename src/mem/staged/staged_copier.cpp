@@ -35,6 +35,13 @@ void staged_completion::wait() const {
   if (f) throw staged_error(f->why, job_->dir, job_->bytes, f->at, std::move(f->cause));
 }
 
+bool staged_completion::wait_for(std::chrono::microseconds timeout) const {
+  if (!job_) return true;
+  if (!job_->finished_waiters.wait_for([&] { return job_->finished.load(); }, timeout)) return false;
+  wait();  // finished: wait() returns at once, or throws the copy's error
+  return true;
+}
+
 bool staged_completion::ready() const {
   return !job_ || job_->finished.load();
 }

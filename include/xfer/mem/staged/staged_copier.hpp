@@ -17,6 +17,7 @@
 // buffers are taken from the pool when it starts and returned when it ends,
 // so the pinned memory in use stays one ring whatever the queue length.
 #include <atomic>
+#include <chrono>
 #include <cstddef>
 #include <deque>
 #include <exception>
@@ -45,6 +46,10 @@ class staged_completion {
  public:
   staged_completion() = default;  // an already finished, successful copy
   void wait() const;
+  // As wait(), for at most about `timeout`: false while the copy is still
+  // running then. For a caller that must stay responsive while it waits
+  // (Python's Ctrl-C): it waits as wait() does, polling first, then asleep.
+  bool wait_for(std::chrono::microseconds timeout) const;
   bool ready() const;  // finished (successfully or not) without blocking
   std::size_t bytes() const noexcept;
 

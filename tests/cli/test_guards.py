@@ -1,0 +1,206 @@
+#!/usr/bin/env python3
+"""Every command has sweep's guards (issue 36, item 2), end to end with the hanging fault shim
+(tests/cli/fault_shim.c): a point whose copy never returns is failed by the watchdog and the
+command goes on and ends; a signal while it hangs ends the run within the stop grace, the
+completed points written and the run marked interrupted; a size beyond the machine's memory is
+refused before anything is allocated. Sweep's own cases, and the signal cases of cpu, alloc and
+app, are in test_faults.py.
+
+Usage: test_guards.py PATH/TO/xferbench PATH/TO/fault_shim.so [PYTHON PYTHON_SOURCE_DIR NATIVE_DIR]
+(the last three, where the native module was built: the interpreter it was built for, python/
+and the build's python/ holding xferbench/_native).
+"""
+import os
+import signal
+import subprocess
+import sys
+import time
+import unittest
+
+import test_faults
+from test_faults import ODD, InTempDir, end_by_signal, interrupt_while_hung, load
+
+HANG = {"XFER_FAULT": "hang", "XFER_FAULT_BYTES": str(ODD)}
+TOGETHER = ["sweep", "-b", "host", "--host-devices", "2", "--together-only", "-r", "memcpy", "-m", "aligned", "-d",
+            "h2d", "--max-time", "0.01"]
+PEER = ["peer", "-b", "host", "--host-devices", "2", "--quick", "-q"]
+FLEET = ["fleet", "-b", "host", "--size", str(ODD), "--max-time", "0.01", "--repeat", "1"]
+NATIVE = None  # (python, source dir, native module dir), where the native module was built
+
+
+def xferbench(*args, env=None, timeout=120):
+    """The run's exit code, stderr and the seconds it took."""
+    t0 = time.monotonic()
+    p = subprocess.run([test_faults.XFERBENCH, *args], capture_output=True, text=True, timeout=timeout,
+                       env={**os.environ, **(env or {})})
+    return p, time.monotonic() - t0
+
+
+def hung(*args, timeout=120):
+    return xferbench(*args, env={"LD_PRELOAD": test_faults.SHIM, **HANG}, timeout=timeout)
+
+
+def statuses(doc):
+    return [(r["bytes"], r["device_index"], r["status"]) for r in doc["results"]]
+
+
+class TheWatchdogFailsAHungPoint(InTempDir):
+    """The stuck point failed with the watchdog's reason, the backend's later points skipped with
+    why, the command ended on its own (not interrupted). peer and fleet have no --watchdog: their
+    derived bound (30 s and more) is what the test waits for."""
+
+    def test_sweep_devices_at_once(self):
+        p, took = hung(*TOGETHER, "--sizes", f"4K,{ODD},8K", "--watchdog", "1", "--json", self.out)
+        self.assertEqual(p.returncode, 1, p.stderr)
+        self.assertLess(took, 30)
+        doc = load(self.out)
+        self.assertFalse(doc["interrupted"])
+        by = {(r["bytes"], r["device_index"]): r for r in doc["results"]}
+        self.assertEqual({by[4096, d]["status"] for d in (0, 1, -1)}, {"ok"})
+        for d in (0, 1, -1):
+            self.assertEqual(by[ODD, d]["status"], "failed")
+            self.assertIn("the watchdog's bound for this group of 2 devices", by[ODD, d]["reason"])
+            self.assertEqual(by[8192, d]["status"], "skipped")
+            self.assertIn("still stuck in an earlier group", by[8192, d]["reason"])
+
+    def test_peer(self):
+        p, took = hung(*PEER, "--sizes", f"4K,{ODD}", "--json", self.out)
+        self.assertEqual(p.returncode, 1, p.stderr)
+        doc = load(self.out)
+        self.assertFalse(doc["interrupted"])
+        by = {(r["bytes"], r["device_index"], r["peer_device_index"]): r for r in doc["results"]}
+        pairs = [(0, 0), (0, 1), (1, 0), (1, 1)]
+        self.assertEqual({by[(4096, *pair)]["status"] for pair in pairs}, {"ok"})
+        self.assertEqual(by[ODD, 0, 0]["status"], "failed")
+        self.assertIn("the watchdog's bound for this point", by[ODD, 0, 0]["reason"])
+        for pair in pairs[1:]:
+            self.assertEqual(by[(ODD, *pair)]["status"], "skipped")
+            self.assertIn("still stuck in an earlier point", by[(ODD, *pair)]["reason"])
+
+    def test_fleet(self):
+        p, took = hung(*FLEET, "--json", self.out)
+        self.assertEqual(p.returncode, 3, p.stderr)  # unhealthy, not interrupted
+        doc = load(self.out)
+        self.assertFalse(doc["fleet"]["interrupted"])
+        self.assertFalse(doc["fleet"]["healthy"])
+        first, *rest = [r for r in doc["results"] if r["bytes"] == ODD]
+        self.assertEqual(first["status"], "failed")
+        self.assertIn("the watchdog's bound for this point", first["reason"])
+        self.assertTrue(rest)
+        self.assertEqual({r["status"] for r in rest}, {"skipped"})
+        self.assertIn("health point failed: no result after", p.stdout)
+
+
+class ASignalEndsAHungRun(InTempDir):
+    """SIGTERM while a point hangs: exit 143 within the grace (interrupt_while_hung's bound), the
+    completed points written, the run marked interrupted."""
+
+    def together(self, *watchdog):
+        rc, err, doc = interrupt_while_hung([*TOGETHER, "--sizes", f"4K,{ODD}", *watchdog, "--json", self.out],
+                                            self.out, ODD)
+        self.assertEqual(rc, 143, err)
+        self.assertTrue(doc["interrupted"])
+        self.assertEqual(statuses(doc), [(4096, 0, "ok"), (4096, 1, "ok"), (4096, -1, "ok")])
+
+    def test_sweep_devices_at_once(self):
+        self.together()
+
+    def test_sweep_devices_at_once_with_the_watchdog_off(self):
+        # It waited on the group in the main thread: "stopping..." and no exit.
+        self.together("--watchdog", "0")
+
+    def test_peer(self):
+        rc, err, doc = interrupt_while_hung([*PEER, "--sizes", f"4K,{ODD}", "--json", self.out], self.out, ODD)
+        self.assertEqual(rc, 143, err)
+        self.assertTrue(doc["interrupted"])
+        self.assertEqual([(r["bytes"], r["status"]) for r in doc["results"]], [(4096, "ok")] * 4)
+
+    def test_fleet(self):
+        rc, err, doc = interrupt_while_hung([*FLEET, "--json", self.out], self.out, ODD)
+        self.assertEqual(rc, 143, err)
+        self.assertTrue(doc["interrupted"])
+        self.assertTrue(doc["fleet"]["interrupted"])
+        self.assertEqual(doc["fleet"]["exit_code"], 143)
+        self.assertEqual(doc["fleet"]["ranks"][0]["verdict"], "interrupted")
+
+
+# A host copier's staged copy of n bytes (above its handoff, below a chunk: one piece, so one
+# memcpy of n bytes into the staging ring), interrupted by SIGINT where it hangs.
+COPY = r"""
+import sys, xferbench
+c = xferbench.Copier("host", chunk_bytes=64 << 10, ring_depth=4, threads=2, handoff_bytes=16 << 10)
+n = int(sys.argv[1])
+src, dst = memoryview(bytearray(n + 1))[:n], memoryview(bytearray(n + 1))[:n]
+print("copying", flush=True)
+try:
+    c.to_device(dst, src)
+except KeyboardInterrupt:
+    print("interrupted", flush=True)
+    try:
+        c.to_device(dst, src)  # the copier's thread is still stuck inside it
+    except RuntimeError as e:
+        print(e, flush=True)
+    sys.exit(130)
+print("copied", flush=True)
+"""
+
+
+class APythonCopierCanBeInterrupted(unittest.TestCase):
+    N = 40009
+
+    def copy(self, fault):
+        if not NATIVE:
+            self.skipTest("the native module is not built here (XFER_HAVE_PYTHON is off)")
+        python, source, native = NATIVE
+        env = {**os.environ, "PYTHONPATH": os.pathsep.join([source, native]), "LD_PRELOAD": test_faults.SHIM,
+               "XFER_FAULT": fault, "XFER_FAULT_BYTES": str(self.N)}
+        return subprocess.Popen([python, "-c", COPY, str(self.N)], env=env, stdout=subprocess.PIPE,
+                                stderr=subprocess.PIPE, text=True)
+
+    def test_a_hung_copy(self):
+        # The copy ran with the GIL released on the calling thread: Python's handler only set a
+        # flag, and Ctrl-C never came back from a hung copy.
+        proc = self.copy("hang")
+        self.assertEqual(proc.stdout.readline().strip(), "copying")
+        time.sleep(1)
+        self.assertIsNone(proc.poll(), "the copy did not hang")
+        out, err = end_by_signal(proc, signal.SIGINT, "SIGINT did not interrupt the hung copy", timeout=10)
+        self.assertEqual(proc.returncode, 130, err)
+        self.assertEqual(out.splitlines(), ["interrupted", "this Copier's earlier copy was interrupted and never "
+                                                           "returned: make a new Copier"])
+
+    def test_the_same_copy_unhung(self):
+        out, err = self.copy("none").communicate(timeout=60)
+        self.assertEqual(out.split(), ["copying", "copied"], err)
+
+
+class SizesBeyondTheMachinesMemory(InTempDir):
+    """Refused before anything is allocated: one line, exit 2, no file (app's case is in
+    test_cli.py, sweep's too; peer skips such a pair with the reason, tests/unit)."""
+
+    def refused(self, *args, says):
+        p, took = xferbench(*args, "--json", self.out)
+        self.assertEqual(p.returncode, 2, p.stderr)
+        self.assertEqual(len(p.stderr.strip().splitlines()), 1, p.stderr)
+        self.assertIn(says, p.stderr)
+        self.assertFalse(os.path.exists(self.out))
+
+    def test_alloc(self):
+        self.refused("alloc", "--sizes", "4K,64T", says="size 64T is more than half of this machine's memory")
+
+    def test_cpu(self):
+        self.refused("cpu", "--sizes", "4K,64T", says="size 64T (70368744177664 B) is larger than this machine's memory")
+
+    def test_app(self):
+        self.refused("app", "vadd", "-b", "host", "--sizes", "1K,64T", says="more than this machine's available memory")
+
+    def test_fleet(self):
+        self.refused("fleet", "-b", "host", "--size", "64T",
+                     says="--size: size 64T (70368744177664 B) is larger than this machine's memory")
+
+
+if __name__ == "__main__":
+    test_faults.XFERBENCH, test_faults.SHIM = sys.argv[1], sys.argv[2]
+    if len(sys.argv) == 6:
+        NATIVE = tuple(sys.argv[3:6])
+    unittest.main(argv=sys.argv[:1], verbosity=2)
