@@ -290,7 +290,8 @@ std::vector<T> split(const std::string& text, char sep, F&& parse) {
   return out;
 }
 
-int run(int argc, char** argv) {
+// Measures; returns where the JSON goes (empty: nowhere) and the JSON.
+std::pair<std::string, nlohmann::json> run(int argc, char** argv) {
   const unsigned ncpu = cpus();
   std::vector<unsigned> threads;
   for (unsigned t = 1; t < ncpu; t *= 2) threads.push_back(t);
@@ -386,20 +387,18 @@ int run(int argc, char** argv) {
     dev.link_gbs = link;
     out["device"] = roofline::run_device(dev, counter);
   }
-  if (!json_path.empty()) xfer::write_output(json_path, out.dump() + '\n');
-  return 0;
+  return {json_path, out};
 }
 
 }  // namespace
 
 int main(int argc, char** argv) {
   try {
-    return run(argc, argv);
-  } catch (const std::invalid_argument& e) {
-    std::fprintf(stderr, "xfer_bench_roofline: %s\n", e.what());
-    return 2;
+    const auto [path, out] = run(argc, argv);
+    if (!path.empty()) xfer::write_output(path, out.dump() + '\n');
+    return 0;
   } catch (const std::exception& e) {
     std::fprintf(stderr, "xfer_bench_roofline: %s\n", e.what());
-    return 1;
+    return dynamic_cast<const std::invalid_argument*>(&e) ? 2 : 1;  // 2: a usage error
   }
 }

@@ -70,10 +70,10 @@ nlohmann::json bytes_per_byte(const dram_model& model, std::optional<double> cou
 
 namespace {
 
+// A sysfs attribute: one line ("" where the file is missing).
 std::string read_line(const fs::path& p) {
-  std::ifstream in(p);
   std::string s;
-  std::getline(in, s);
+  if (std::ifstream in(p); !std::getline(in, s)) s.clear();
   return s;
 }
 

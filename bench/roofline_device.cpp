@@ -100,12 +100,13 @@ nlohmann::json run_device(const device_options& o, dram_counter& counter) {
     xfer::mem::staged_copier copier(*step, options);
     for (const std::size_t n : o.sizes)
       for (const bool to_device : {true, false}) {
-        auto plain_pinned = [&] {
-          if (to_device) lane->to_device(pinned, dev, 0, n);
+        auto pinned_copy = [&](bool h2d) {
+          if (h2d) lane->to_device(pinned, dev, 0, n);
           else lane->to_host(pinned, dev, 0, n);
           lane->record(0);
           lane->wait(0);
         };
+        auto plain_pinned = [&] { pinned_copy(to_device); };
         auto staged = [&] {
           if (to_device) copier.copy_to_device(dev, 0, src.data(), n);
           else copier.copy_to_host(back.data(), dev, 0, n);
@@ -126,16 +127,22 @@ nlohmann::json run_device(const device_options& o, dram_counter& counter) {
           const auto [r, w] = counter.stop();
           counted = (r + w) / static_cast<double>(n);
         }
-        // The data: the staged copy one way, the plain copy the other.
+        // The data: the staged copy one way, the pinned copy the other (the
+        // pinned buffer holds the source's bytes again afterwards).
+        const unsigned char* arrived = back.data();
         std::memset(back.data(), 0, n);
         if (to_device) {
           copier.copy_to_device(dev, 0, src.data(), n);
-          step->plain_to_host(back.data(), dev, 0, n);
+          std::memset(pinned, 0, n);
+          pinned_copy(false);
+          arrived = static_cast<const unsigned char*>(pinned);
         } else {
-          step->plain_to_device(dev, 0, src.data(), n);
+          pinned_copy(true);
           copier.copy_to_host(back.data(), dev, 0, n);
         }
-        if (std::memcmp(back.data(), src.data(), n) != 0)
+        const bool intact = std::memcmp(arrived, src.data(), n) == 0;
+        std::memcpy(pinned, src.data(), n);
+        if (!intact)
           throw std::runtime_error(fmt::format("design {}, {} bytes {}: the data did not arrive intact", d.label, n,
                                                to_device ? "to the device" : "to the host"));
         const rate rs = summarize(static_cast<double>(n), ts), rp = summarize(static_cast<double>(n), tp);
