@@ -305,7 +305,7 @@ std::pair<std::string, nlohmann::json> run(int argc, char** argv) {
   std::optional<double> link;
   bool device = true;
   std::string json_path,
-      designs = "256K/8 512K/8 1M/8 2M/4 8M/4 8M/4/nt 1M/8/nt 8M/4/size";
+      designs = "8M/4 8M/4/size 8M/4/nt 4M/4 2M/8 1M/8 256K/8";
   roofline::device_options dev;
   dev.sizes = {std::size_t{16} << 20, std::size_t{64} << 20, std::size_t{256} << 20, std::size_t{1} << 30};
   for (int i = 1; i < argc; ++i) {

@@ -34,10 +34,10 @@ bool cut_at(faulty_step& step, mem::staged_copier& c, mem::device_ref dev, const
 }
 
 TEST(StagedSizeChunks, EachCopyIsCutByTheRuleAndArrivesIntact) {
-  // 6 MiB + 13 with 1 MiB staging buffers: the rule's chunk is 256 KiB
-  // whatever the LLC (6 MiB / 16 is under 512 KiB, and an LLC of 2 MiB or
-  // more holds a ring of 4 of them).
-  const std::size_t bytes = 6 * MiB + 13;
+  // 3 MiB + 13 with 1 MiB staging buffers: the rule's chunk is 512 KiB
+  // whatever the LLC (3 MiB / 4 is under 1 MiB, and an LLC of 4 MiB or
+  // more holds a ring of 4 of them in its half).
+  const std::size_t bytes = 3 * MiB + 13;
   std::vector<unsigned char> src(bytes);
   for (std::size_t i = 0; i < bytes; ++i) src[i] = pattern_byte(i, 3);
   for (const bool rule : {false, true}) {
@@ -46,9 +46,9 @@ TEST(StagedSizeChunks, EachCopyIsCutByTheRuleAndArrivesIntact) {
     auto t = small_chunks(1 * MiB, 4, 3);
     t.size_chunks = rule;
     mem::staged_copier c(step, with_tuning(t));
-    const std::size_t chunk = rule ? 256 * KiB : 1 * MiB, other = rule ? 1 * MiB : 256 * KiB;
-    if (const std::size_t llc = mem::last_level_cache_bytes(); rule && llc != 0 && llc < 2 * MiB)
-      GTEST_SKIP() << "an LLC under 2 MiB: the rule's chunk would be another";
+    const std::size_t chunk = rule ? 512 * KiB : 1 * MiB, other = rule ? 1 * MiB : 512 * KiB;
+    if (const std::size_t llc = mem::last_level_cache_bytes(); rule && llc != 0 && llc < 4 * MiB)
+      GTEST_SKIP() << "an LLC under 4 MiB: the rule's chunk would be another";
     ASSERT_EQ(mem::staged_chunk_for(bytes, t, mem::last_level_cache_bytes()), chunk);
     round_trip(c, bytes, 0, 0, 5);
 

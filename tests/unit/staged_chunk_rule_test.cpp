@@ -4,6 +4,7 @@
 // tests/staged/size_chunks_test.cpp.
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <cstdlib>
 #include <stdexcept>
 #include <string>
@@ -31,21 +32,27 @@ TEST(StagedChunkRule, OffMeansTheTuningsChunkForEverySize) {
     EXPECT_EQ(mem::staged_chunk_for(bytes, t, 32 * MiB), 8 * MiB) << bytes;
 }
 
-TEST(StagedChunkRule, SixteenToThirtyTwoChunksPerCopyBetweenTheBounds) {
+TEST(StagedChunkRule, FourToEightChunksPerCopyBetweenTheBounds) {
   const auto t = sized();
   // No LLC known: the size alone decides.
-  EXPECT_EQ(mem::staged_chunk_for(16 * MiB, t, 0), 1 * MiB);
-  EXPECT_EQ(mem::staged_chunk_for(64 * MiB, t, 0), 4 * MiB);
-  EXPECT_EQ(mem::staged_chunk_for(256 * MiB, t, 0), 8 * MiB) << "never above chunk_bytes (a staging buffer)";
+  EXPECT_EQ(mem::staged_chunk_for(16 * MiB, t, 0), 4 * MiB) << "not 16 even 1 MiB chunks";
+  EXPECT_EQ(mem::staged_chunk_for(8 * MiB, t, 0), 2 * MiB);
+  EXPECT_EQ(mem::staged_chunk_for(64 * MiB, t, 0), 8 * MiB) << "never above chunk_bytes (a staging buffer)";
   EXPECT_EQ(mem::staged_chunk_for(std::size_t{1} << 30, t, 0), 8 * MiB);
-  EXPECT_EQ(mem::staged_chunk_for(1 * MiB, t, 0), mem::min_size_chunk_bytes) << "never below 256 KiB";
-  for (std::size_t bytes = 4 * MiB; bytes <= 128 * MiB; bytes += 3 * MiB + 4097) {
+  EXPECT_EQ(mem::staged_chunk_for(512 * KiB, t, 0), mem::min_size_chunk_bytes) << "never below 256 KiB";
+  for (std::size_t bytes = 1 * MiB; bytes <= 32 * MiB; bytes += MiB + 4097) {
     const std::size_t c = mem::staged_chunk_for(bytes, t, 0);
     EXPECT_EQ(c & (c - 1), 0u) << "a power of two: " << c;
     const std::size_t chunks = (bytes + c - 1) / c;
     if (c > mem::min_size_chunk_bytes && c < t.chunk_bytes) {
       EXPECT_GE(chunks, mem::staged_chunks_per_copy) << bytes;
       EXPECT_LE(chunks, 2 * mem::staged_chunks_per_copy) << bytes;
+      // Room for the ramps both ways: whole chunks in the middle, not the
+      // even cut at chunk/8 of a copy too short for them.
+      const auto starts = mem::staged_chunk_starts(bytes, c);
+      std::size_t longest = 0;
+      for (std::size_t i = 0; i + 1 < starts.size(); ++i) longest = std::max(longest, starts[i + 1] - starts[i]);
+      EXPECT_EQ(longest, c) << bytes;
     }
   }
 }

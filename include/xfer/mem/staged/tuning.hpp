@@ -52,10 +52,12 @@ struct staged_tuning {
   // Not calibrated (nor cached): XFER_STAGED_STREAM_STORES=1 turns it on.
   bool stream_stores = false;
   // Cut each copy with a chunk chosen from its size (staged_chunk_for)
-  // rather than chunk_bytes for every copy: a 16 MiB copy then fills the
-  // pipeline after a 1 MiB chunk, and its ring stays in the last-level
-  // cache. Off until measured on the H100 (issue 37). Not calibrated (nor
-  // cached): XFER_STAGED_SIZE_CHUNKS=1 turns it on.
+  // rather than chunk_bytes for every copy: a 16 MiB copy is then cut with
+  // 4 MiB chunks and their ramps, not into 16 even 1 MiB chunks, and the
+  // ring stays within the last-level cache where that is small. Off until
+  // measured on the H100 (issue 37; on the H200 machine it won at 16 MiB
+  // and changed nothing from 32 MiB up). Not calibrated (nor cached):
+  // XFER_STAGED_SIZE_CHUNKS=1 turns it on.
   bool size_chunks = false;
 
   // Throws std::invalid_argument naming the field when a value is outside
@@ -85,14 +87,20 @@ std::vector<std::size_t> staged_chunk_starts(std::size_t bytes, std::size_t chun
 // The chunk a copy of `bytes` is cut with (at most t.chunk_bytes, the
 // staging buffers' size). chunk_bytes unless t.size_chunks is on; then the
 // largest power of two that cuts the copy into at least
-// staged_chunks_per_copy chunks (16 to 32: the first DMA starts after a
-// sixteenth of the copy, not after a whole 8 MiB chunk), no larger than a
-// ring of t.ring_depth of them fitting in half of `llc_bytes` (where the
-// device reads the ring from the cache, its bytes need never reach DRAM;
-// the other half is left to the source streaming through; 0: unknown, no
-// limit), and no smaller than min_size_chunk_bytes (below that a DMA's
-// fixed cost shows), nor larger than t.chunk_bytes.
-inline constexpr std::size_t staged_chunks_per_copy = 16;
+// staged_chunks_per_copy chunks (4 to 8), no larger than a ring of
+// t.ring_depth of them fitting in half of `llc_bytes` (where the device
+// reads the ring from the cache, its bytes need never reach DRAM; the other
+// half is left to the source streaming through; 0: unknown, no limit), and
+// no smaller than min_size_chunk_bytes, nor larger than t.chunk_bytes.
+// Four per copy leaves room for staged_chunk_starts' ramps (2.75 chunks):
+// with 8 MiB chunks a 16 MiB copy is too short for them and is cut into 16
+// even 1 MiB chunks. Measured on the H200 machine (12 threads, ring 4,
+// median of two runs, sweep -r staged): 16 MiB cut with 4 MiB chunks moved
+// 25.7 GB/s to the device and 29.0 back, against 19.3 and 21.3 for 16 even
+// 1 MiB chunks; more, smaller chunks lost (1 MiB chunks: 64 MiB at 20 GB/s,
+// where 8 MiB chunks ran 39.5 and 45.2): each chunk costs the pipeline
+// about 50 us beyond its bytes there.
+inline constexpr std::size_t staged_chunks_per_copy = 4;
 inline constexpr std::size_t min_size_chunk_bytes = std::size_t{256} << 10;
 std::size_t staged_chunk_for(std::size_t bytes, const staged_tuning& t, std::size_t llc_bytes);
 
