@@ -132,8 +132,9 @@ nlohmann::json run_device(const device_options& o, dram_counter& counter) {
         const unsigned char* arrived = back.data();
         std::memset(back.data(), 0, n);
         if (to_device) {
-          copier.copy_to_device(dev, 0, src.data(), n);
           std::memset(pinned, 0, n);
+          pinned_copy(true);  // the device zeroed first: a copy that moved nothing shows
+          copier.copy_to_device(dev, 0, src.data(), n);
           pinned_copy(false);
           arrived = static_cast<const unsigned char*>(pinned);
         } else {
