@@ -120,9 +120,15 @@ void staged_copier::run_job(staged_job& job) {
   host_resource& up = step_.staging_memory();
   const std::size_t align = staging_alignment(up);
   job.chunk = tuning_.chunk_bytes;
-  job.starts = staged_chunk_starts(job.bytes, job.chunk);
+  // This copy's cut: the tuning's chunk, or one chosen from the copy's size
+  // (staged_chunk_for), never more than a staging buffer. A smaller chunk
+  // uses the start of each buffer only: the ring the caches see shrinks,
+  // the pool's blocks stay the same.
+  staged_tuning cut = tuning_;
+  cut.chunk_bytes = staged_chunk_for(job.bytes, tuning_, last_level_cache_bytes());
+  job.starts = staged_chunk_starts(job.bytes, cut.chunk_bytes);
   job.chunks = job.starts.size() - 1;
-  job.pieces_per_chunk = (job.chunk + tuning_.piece_bytes() - 1) / tuning_.piece_bytes();
+  job.pieces_per_chunk = (cut.chunk_bytes + cut.piece_bytes() - 1) / cut.piece_bytes();
   job.pieces = job.chunks * job.pieces_per_chunk;  // a short chunk's last pieces may be empty: they only count
   job.slots = static_cast<unsigned>(std::min<std::size_t>(tuning_.ring_depth, job.chunks));
   job.slot = std::make_unique<staged_job::slot_state[]>(job.slots);

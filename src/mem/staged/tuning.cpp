@@ -77,6 +77,46 @@ std::vector<std::size_t> staged_chunk_starts(std::size_t bytes, std::size_t chun
 
 namespace {
 
+std::size_t floor_pow2(std::size_t n) {
+  std::size_t p = 1;
+  while (p <= n / 2) p *= 2;
+  return p;
+}
+
+}  // namespace
+
+std::size_t staged_chunk_for(std::size_t bytes, const staged_tuning& t, std::size_t llc_bytes) {
+  if (!t.size_chunks) return t.chunk_bytes;
+  std::size_t chunk = floor_pow2(std::max<std::size_t>(bytes / staged_chunks_per_copy, 1));
+  if (llc_bytes > 0) chunk = std::min(chunk, floor_pow2(std::max<std::size_t>(llc_bytes / 2 / t.ring_depth, 1)));
+  return std::min(std::max(chunk, min_size_chunk_bytes), t.chunk_bytes);
+}
+
+std::size_t last_level_cache_bytes() noexcept {
+  static const std::size_t bytes = [] {
+    std::size_t best = 0;
+    int best_level = 0;
+    for (int i = 0; i < 16; ++i) {
+      const std::string dir = fmt::format("/sys/devices/system/cpu/cpu0/cache/index{}/", i);
+      std::ifstream level_in(dir + "level"), type_in(dir + "type"), size_in(dir + "size");
+      int level = 0;
+      std::string type;
+      std::size_t size = 0;
+      char unit = 0;
+      if (!(level_in >> level) || !(type_in >> type) || !(size_in >> size)) continue;
+      size_in >> unit;  // sysfs writes "32768K"; a bare number is bytes
+      if (unit == 'K') size <<= 10;
+      else if (unit == 'M') size <<= 20;
+      else if (unit == 'G') size <<= 30;
+      if (type == "Unified" && level >= best_level) best = size, best_level = level;
+    }
+    return best;
+  }();
+  return bytes;
+}
+
+namespace {
+
 // Not std::call_once: where the calibration throws, call_once must leave
 // the flag unset through an exception unwinding pthread_once, which hangs
 // under ThreadSanitizer (and did on older glibc, GCC bug 66146).
@@ -223,13 +263,14 @@ constexpr field_info fields[] = {
     // only the code's own tuning asks for.
     {staged_field::handoff_bytes, "XFER_STAGED_HANDOFF_BYTES", 1, std::numeric_limits<std::size_t>::max()},
     {staged_field::stream_stores, "XFER_STAGED_STREAM_STORES", 0, 1},
+    {staged_field::size_chunks, "XFER_STAGED_SIZE_CHUNKS", 0, 1},
 };
 
 // Digits only (no sign, no suffix, no spaces), within [min, max].
 std::uint64_t parse_override(const staged_override& o) {
   const field_info& f = fields[static_cast<int>(o.field)];
   const auto refuse = [&] {
-    return std::invalid_argument(f.field == staged_field::stream_stores
+    return std::invalid_argument(f.max == 1  // a switch
                                      ? fmt::format("{}={}: expected 0 or 1", o.name, o.value)
                                      : fmt::format("{}={}: expected an integer from {} to {}", o.name, o.value,
                                                    f.min, f.max));
@@ -262,6 +303,7 @@ staged_tuning apply_staged_overrides(staged_tuning t, const std::vector<staged_o
       // the same way round both ways.
       case staged_field::handoff_bytes: t.handoff_to_device_bytes = t.handoff_to_host_bytes = n; break;
       case staged_field::stream_stores: t.stream_stores = n == 1; break;
+      case staged_field::size_chunks: t.size_chunks = n == 1; break;
     }
   }
   return t;

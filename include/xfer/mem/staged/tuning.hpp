@@ -51,6 +51,14 @@ struct staged_tuning {
   // rather than from the cache (docs/results/h100/staged/README.md).
   // Not calibrated (nor cached): XFER_STAGED_STREAM_STORES=1 turns it on.
   bool stream_stores = false;
+  // Cut each copy with a chunk chosen from its size (staged_chunk_for)
+  // rather than chunk_bytes for every copy: a 16 MiB copy is then cut with
+  // 4 MiB chunks and their ramps, not into 16 even 1 MiB chunks, and the
+  // ring stays within the last-level cache where that is small. Off until
+  // measured on the H100 (issue 37; on the H200 machine it won at 16 MiB
+  // and changed nothing from 32 MiB up). Not calibrated (nor cached):
+  // XFER_STAGED_SIZE_CHUNKS=1 turns it on.
+  bool size_chunks = false;
 
   // Throws std::invalid_argument naming the field when a value is outside
   // the bounds below (min_staged_chunk_bytes and friends).
@@ -76,6 +84,30 @@ struct staged_tuning {
 // short for both ramps is cut evenly at the ramp's first size.
 std::vector<std::size_t> staged_chunk_starts(std::size_t bytes, std::size_t chunk);
 
+// The chunk a copy of `bytes` is cut with (at most t.chunk_bytes, the
+// staging buffers' size). chunk_bytes unless t.size_chunks is on; then the
+// largest power of two that cuts the copy into at least
+// staged_chunks_per_copy chunks (4 to 8), no larger than a ring of
+// t.ring_depth of them fitting in half of `llc_bytes` (where the device
+// reads the ring from the cache, its bytes need never reach DRAM; the other
+// half is left to the source streaming through; 0: unknown, no limit), and
+// no smaller than min_size_chunk_bytes, nor larger than t.chunk_bytes.
+// Four per copy leaves room for staged_chunk_starts' ramps (2.75 chunks):
+// with 8 MiB chunks a 16 MiB copy is too short for them and is cut into 16
+// even 1 MiB chunks. Measured on the H200 machine (12 threads, ring 4,
+// median of two runs, sweep -r staged): 16 MiB cut with 4 MiB chunks moved
+// 25.7 GB/s to the device and 29.0 back, against 19.3 and 21.3 for 16 even
+// 1 MiB chunks; more, smaller chunks lost (1 MiB chunks: 64 MiB at 20 GB/s,
+// where 8 MiB chunks ran 39.5 and 45.2): each chunk costs the pipeline
+// about 50 us beyond its bytes there.
+inline constexpr std::size_t staged_chunks_per_copy = 4;
+inline constexpr std::size_t min_size_chunk_bytes = std::size_t{256} << 10;
+std::size_t staged_chunk_for(std::size_t bytes, const staged_tuning& t, std::size_t llc_bytes);
+
+// The last-level cache's size from sysfs (cpu0's largest unified cache),
+// read once; 0 where the system does not say.
+std::size_t last_level_cache_bytes() noexcept;
+
 // ---- The one rule for a step's tuning (issue 35) ----------------------------
 // Every caller asks tuning_for: the sweep's staged route, the CUDA batch
 // route (its chunk), a staged_copier made without a tuning, the vadd study
@@ -93,7 +125,8 @@ std::vector<std::size_t> staged_chunk_starts(std::size_t bytes, std::size_t chun
 //   2. Each XFER_STAGED_* variable set (non-empty) in the environment
 //      replaces its own field, whichever others are set:
 //      XFER_STAGED_CHUNK_BYTES, _RING_DEPTH, _THREADS, _HANDOFF_BYTES (both
-//      directions), _STREAM_STORES (0 or 1; never calibrated).
+//      directions), _STREAM_STORES and _SIZE_CHUNKS (0 or 1; never
+//      calibrated).
 //   3. Each override the caller passes (`overrides`: the Python Copier's
 //      keyword arguments) replaces its own field, over the environment.
 //
@@ -116,10 +149,10 @@ inline constexpr std::size_t max_staged_chunk_bytes = std::size_t{1} << 30;
 inline constexpr unsigned max_staged_ring_depth = 1024;
 inline constexpr unsigned max_staged_threads = 256;
 
-enum class staged_field { chunk_bytes, ring_depth, threads, handoff_bytes, stream_stores };
+enum class staged_field { chunk_bytes, ring_depth, threads, handoff_bytes, stream_stores, size_chunks };
 // One override as given: its field, its name where it came from (for
 // messages: "XFER_STAGED_THREADS", "threads") and its text (a decimal
-// integer; "0" or "1" for stream_stores).
+// integer; "0" or "1" for stream_stores and size_chunks).
 struct staged_override {
   staged_field field;
   std::string name;

@@ -1,0 +1,104 @@
+// The staged copier's chunk chosen per copy size (staged_chunk_for, issue
+// 37): the rule's arithmetic and its switch in the environment. The copier
+// cutting copies by it is tested on the host step in
+// tests/staged/size_chunks_test.cpp.
+#include <gtest/gtest.h>
+
+#include <algorithm>
+#include <cstdlib>
+#include <stdexcept>
+#include <string>
+#include <xfer/mem/staged/tuning.hpp>
+
+namespace xfer::test {
+namespace {
+
+namespace mem = xfer::mem;
+constexpr std::size_t KiB = 1024, MiB = 1024 * KiB;
+
+mem::staged_tuning sized(std::size_t chunk = 8 * MiB, unsigned ring = 4) {
+  mem::staged_tuning t;
+  t.chunk_bytes = chunk;
+  t.ring_depth = ring;
+  t.size_chunks = true;
+  return t;
+}
+
+TEST(StagedChunkRule, OffMeansTheTuningsChunkForEverySize) {
+  mem::staged_tuning t;
+  t.chunk_bytes = 8 * MiB;
+  EXPECT_FALSE(t.size_chunks) << "off by default until measured";
+  for (const std::size_t bytes : {std::size_t{1}, 16 * MiB, std::size_t{1} << 30})
+    EXPECT_EQ(mem::staged_chunk_for(bytes, t, 32 * MiB), 8 * MiB) << bytes;
+}
+
+TEST(StagedChunkRule, FourToEightChunksPerCopyBetweenTheBounds) {
+  const auto t = sized();
+  // No LLC known: the size alone decides.
+  EXPECT_EQ(mem::staged_chunk_for(16 * MiB, t, 0), 4 * MiB) << "not 16 even 1 MiB chunks";
+  EXPECT_EQ(mem::staged_chunk_for(8 * MiB, t, 0), 2 * MiB);
+  EXPECT_EQ(mem::staged_chunk_for(64 * MiB, t, 0), 8 * MiB) << "never above chunk_bytes (a staging buffer)";
+  EXPECT_EQ(mem::staged_chunk_for(std::size_t{1} << 30, t, 0), 8 * MiB);
+  EXPECT_EQ(mem::staged_chunk_for(512 * KiB, t, 0), mem::min_size_chunk_bytes) << "never below 256 KiB";
+  for (std::size_t bytes = 1 * MiB; bytes <= 32 * MiB; bytes += MiB + 4097) {
+    const std::size_t c = mem::staged_chunk_for(bytes, t, 0);
+    EXPECT_EQ(c & (c - 1), 0u) << "a power of two: " << c;
+    const std::size_t chunks = (bytes + c - 1) / c;
+    if (c > mem::min_size_chunk_bytes && c < t.chunk_bytes) {
+      EXPECT_GE(chunks, mem::staged_chunks_per_copy) << bytes;
+      EXPECT_LE(chunks, 2 * mem::staged_chunks_per_copy) << bytes;
+      // Room for the ramps both ways: whole chunks in the middle, not the
+      // even cut at chunk/8 of a copy too short for them.
+      const auto starts = mem::staged_chunk_starts(bytes, c);
+      std::size_t longest = 0;
+      for (std::size_t i = 0; i + 1 < starts.size(); ++i) longest = std::max(longest, starts[i + 1] - starts[i]);
+      EXPECT_EQ(longest, c) << bytes;
+    }
+  }
+}
+
+TEST(StagedChunkRule, TheRingFitsHalfTheLastLevelCache) {
+  const auto t = sized(8 * MiB, 4);
+  // 8 MiB of LLC: half is 4 MiB, a ring of 4 chunks of 1 MiB.
+  EXPECT_EQ(mem::staged_chunk_for(64 * MiB, t, 8 * MiB), 1 * MiB);
+  EXPECT_EQ(mem::staged_chunk_for(std::size_t{1} << 30, t, 8 * MiB), 1 * MiB);
+  // A cache too small for a ring of 256 KiB chunks: the floor wins.
+  EXPECT_EQ(mem::staged_chunk_for(64 * MiB, t, 1 * MiB), mem::min_size_chunk_bytes);
+  // A deeper ring, smaller chunks.
+  EXPECT_EQ(mem::staged_chunk_for(64 * MiB, sized(8 * MiB, 8), 8 * MiB), 512 * KiB);
+  // A chunk_bytes below the floor is still the ceiling.
+  EXPECT_EQ(mem::staged_chunk_for(64 * MiB, sized(64 * KiB, 4), 0), 64 * KiB);
+}
+
+struct scoped_env {
+  const char* name;
+  scoped_env(const char* n, const char* v) : name(n) { ::setenv(n, v, 1); }
+  ~scoped_env() { ::unsetenv(name); }
+};
+
+TEST(StagedChunkRule, SwitchedByItsVariableZeroOrOneOnly) {
+  EXPECT_FALSE(mem::tuning_from_environment().size_chunks);
+  {
+    scoped_env on("XFER_STAGED_SIZE_CHUNKS", "1");
+    EXPECT_TRUE(mem::tuning_from_environment().size_chunks);
+  }
+  scoped_env bad("XFER_STAGED_SIZE_CHUNKS", "2");
+  try {
+    (void)mem::tuning_from_environment();
+    FAIL() << "no error";
+  } catch (const std::invalid_argument& e) {
+    EXPECT_EQ(std::string(e.what()), "XFER_STAGED_SIZE_CHUNKS=2: expected 0 or 1");
+  }
+}
+
+TEST(StagedChunkRule, LastLevelCacheIsReadOnceAndPlausible) {
+  const std::size_t llc = mem::last_level_cache_bytes();
+  EXPECT_EQ(llc, mem::last_level_cache_bytes());
+  if (llc != 0) {
+    EXPECT_GE(llc, 64 * KiB);
+    EXPECT_LE(llc, std::size_t{4} << 30);
+  }
+}
+
+}  // namespace
+}  // namespace xfer::test
