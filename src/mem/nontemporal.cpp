@@ -236,4 +236,17 @@ void stream_load_copy(nt_isa isa, void* dst, const void* src, std::size_t bytes)
 #endif
 }
 
+void demote_to_shared_cache(const void* p, std::size_t bytes) noexcept {
+#if XFER_CPU_X86
+  // CLDEMOTE (0F 1C /0) by its bytes: assemblers before 2019 lack the
+  // mnemonic, and CPUs without it execute the encoding as a NOP.
+  const auto first = reinterpret_cast<std::uintptr_t>(p) & ~std::uintptr_t{63};
+  const auto end = reinterpret_cast<std::uintptr_t>(p) + bytes;
+  for (std::uintptr_t line = first; line < end; line += 64)
+    asm volatile(".byte 0x0f, 0x1c, 0x00" ::"a"(line) : "memory");
+#else
+  (void)p, (void)bytes;
+#endif
+}
+
 }  // namespace xfer::mem

@@ -8,6 +8,8 @@
 #include <cstdlib>
 #include <stdexcept>
 #include <string>
+#include <vector>
+#include <xfer/mem/nontemporal.hpp>
 #include <xfer/mem/staged/tuning.hpp>
 
 namespace xfer::test {
@@ -26,8 +28,9 @@ mem::staged_tuning sized(std::size_t chunk = 8 * MiB, unsigned ring = 4) {
 
 TEST(StagedChunkRule, OffMeansTheTuningsChunkForEverySize) {
   mem::staged_tuning t;
+  EXPECT_TRUE(t.size_chunks) << "on by default since measured on the H100 and the H200 (issue 37)";
   t.chunk_bytes = 8 * MiB;
-  EXPECT_FALSE(t.size_chunks) << "off by default until measured";
+  t.size_chunks = false;
   for (const std::size_t bytes : {std::size_t{1}, 16 * MiB, std::size_t{1} << 30})
     EXPECT_EQ(mem::staged_chunk_for(bytes, t, 32 * MiB), 8 * MiB) << bytes;
 }
@@ -77,10 +80,10 @@ struct scoped_env {
 };
 
 TEST(StagedChunkRule, SwitchedByItsVariableZeroOrOneOnly) {
-  EXPECT_FALSE(mem::tuning_from_environment().size_chunks);
+  EXPECT_TRUE(mem::tuning_from_environment().size_chunks);
   {
-    scoped_env on("XFER_STAGED_SIZE_CHUNKS", "1");
-    EXPECT_TRUE(mem::tuning_from_environment().size_chunks);
+    scoped_env off("XFER_STAGED_SIZE_CHUNKS", "0");
+    EXPECT_FALSE(mem::tuning_from_environment().size_chunks);
   }
   scoped_env bad("XFER_STAGED_SIZE_CHUNKS", "2");
   try {
@@ -98,6 +101,44 @@ TEST(StagedChunkRule, LastLevelCacheIsReadOnceAndPlausible) {
     EXPECT_GE(llc, 64 * KiB);
     EXPECT_LE(llc, std::size_t{4} << 30);
   }
+}
+
+TEST(StagedDemote, HostToDeviceCopiesUpToTheLastLevelCache) {
+  mem::staged_tuning t;
+  EXPECT_TRUE(t.demote_staging) << "on by default (issue 37, explore-b88f143)";
+  EXPECT_TRUE(mem::staged_demotes(16 * MiB, t, 300 * MiB));
+  EXPECT_TRUE(mem::staged_demotes(300 * MiB, t, 300 * MiB)) << "a copy the cache holds";
+  EXPECT_FALSE(mem::staged_demotes(300 * MiB + 1, t, 300 * MiB)) << "the source no longer fits the cache";
+  EXPECT_TRUE(mem::staged_demotes(mem::demote_limit_unknown_llc, t, 0)) << "an unknown cache: the limit measured";
+  EXPECT_FALSE(mem::staged_demotes(mem::demote_limit_unknown_llc + 1, t, 0));
+  t.demote_staging = false;
+  EXPECT_FALSE(mem::staged_demotes(16 * MiB, t, 300 * MiB));
+}
+
+TEST(StagedDemote, SwitchedByItsVariableZeroOrOneOnly) {
+  {
+    scoped_env off("XFER_STAGED_DEMOTE", "0");
+    EXPECT_FALSE(mem::tuning_from_environment().demote_staging);
+  }
+  scoped_env bad("XFER_STAGED_DEMOTE", "yes");
+  try {
+    (void)mem::tuning_from_environment();
+    FAIL() << "no error";
+  } catch (const std::invalid_argument& e) {
+    EXPECT_EQ(std::string(e.what()), "XFER_STAGED_DEMOTE=yes: expected 0 or 1");
+  }
+}
+
+TEST(StagedDemote, LeavesTheBytesAsTheyWere) {
+  // Only a hint: whatever the CPU does with it, no byte changes, at any
+  // alignment and length (0 included).
+  std::vector<unsigned char> buf(3 * 4096 + 17);
+  for (std::size_t i = 0; i < buf.size(); ++i) buf[i] = static_cast<unsigned char>(i * 7 + 3);
+  const auto before = buf;
+  for (const std::size_t off : {std::size_t{0}, std::size_t{1}, std::size_t{63}, std::size_t{4095}})
+    for (const std::size_t len : {std::size_t{0}, std::size_t{1}, std::size_t{64}, std::size_t{5000}})
+      mem::demote_to_shared_cache(buf.data() + off, len);
+  EXPECT_EQ(buf, before);
 }
 
 }  // namespace

@@ -45,4 +45,10 @@ void nontemporal_fill(nt_isa isa, void* dst, unsigned char value, std::size_t by
 void stream_load_copy(void* dst, const void* src, std::size_t bytes);
 void stream_load_copy(nt_isa isa, void* dst, const void* src, std::size_t bytes);  // isa: portable/sse41
 
+// Hints that the lines of [p, p + bytes) move from this core's caches to the
+// shared last-level cache (x86 CLDEMOTE), for another agent (a core, a DMA
+// engine) about to read them. Only a hint: the data is unchanged, and CPUs
+// without the instruction (and non-x86 builds) do nothing.
+void demote_to_shared_cache(const void* p, std::size_t bytes) noexcept;
+
 }  // namespace xfer::mem

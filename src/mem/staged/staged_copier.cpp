@@ -127,6 +127,7 @@ void staged_copier::run_job(staged_job& job) {
   staged_tuning cut = tuning_;
   cut.chunk_bytes = staged_chunk_for(job.bytes, tuning_, last_level_cache_bytes());
   job.starts = staged_chunk_starts(job.bytes, cut.chunk_bytes);
+  job.demote = job.dir == staged_direction::to_device && staged_demotes(job.bytes, tuning_, last_level_cache_bytes());
   job.chunks = job.starts.size() - 1;
   job.pieces_per_chunk = (cut.chunk_bytes + cut.piece_bytes() - 1) / cut.piece_bytes();
   job.pieces = job.chunks * job.pieces_per_chunk;  // a short chunk's last pieces may be empty: they only count
@@ -269,8 +270,13 @@ void staged_copier::fill_pieces(staged_job& job) {
       }
       offset = job.begin(c);
       const std::size_t piece = job.piece(c), end = offset + job.length(c), at = offset + k * piece;
-      if (at < end) copy_piece(static_cast<unsigned char*>(job.staging[s]) + k * piece, src + at,
-                               std::min(piece, end - at));
+      if (at < end) {
+        unsigned char* to = static_cast<unsigned char*>(job.staging[s]) + k * piece;
+        const std::size_t len = std::min(piece, end - at);
+        copy_piece(to, src + at, len);
+        // For the copy engine, which reads the chunk soon (staged_tuning::demote_staging).
+        if (job.demote) demote_to_shared_cache(to, len);
+      }
       auto& st = job.slot[s];
       if (st.pieces_done.fetch_add(1, std::memory_order_acq_rel) + 1 == job.pieces_per_chunk) {
         st.pieces_done.store(0, std::memory_order_relaxed);  // published by queue_dma's release

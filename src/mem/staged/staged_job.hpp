@@ -76,6 +76,7 @@ struct staged_job {
   void* dst = nullptr;        // to_host
   std::size_t bytes = 0;
   std::size_t chunk = 0;  // a staging buffer's size: the largest chunk
+  bool demote = false;  // host to device: demote each piece to the shared cache (staged_demotes)
   std::size_t chunks = 0, pieces_per_chunk = 0, pieces = 0;
   std::vector<std::size_t> starts;  // chunk c is [starts[c], starts[c + 1]) (staged_chunk_starts)
   std::size_t begin(std::size_t c) const { return starts[c]; }

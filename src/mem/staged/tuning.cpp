@@ -92,6 +92,10 @@ std::size_t staged_chunk_for(std::size_t bytes, const staged_tuning& t, std::siz
   return std::min(std::max(chunk, min_size_chunk_bytes), t.chunk_bytes);
 }
 
+bool staged_demotes(std::size_t bytes, const staged_tuning& t, std::size_t llc_bytes) noexcept {
+  return t.demote_staging && bytes <= (llc_bytes > 0 ? llc_bytes : demote_limit_unknown_llc);
+}
+
 std::size_t last_level_cache_bytes() noexcept {
   static const std::size_t bytes = [] {
     std::size_t best = 0;
@@ -264,6 +268,7 @@ constexpr field_info fields[] = {
     {staged_field::handoff_bytes, "XFER_STAGED_HANDOFF_BYTES", 1, std::numeric_limits<std::size_t>::max()},
     {staged_field::stream_stores, "XFER_STAGED_STREAM_STORES", 0, 1},
     {staged_field::size_chunks, "XFER_STAGED_SIZE_CHUNKS", 0, 1},
+    {staged_field::demote_staging, "XFER_STAGED_DEMOTE", 0, 1},
 };
 
 // Digits only (no sign, no suffix, no spaces), within [min, max].
@@ -304,6 +309,7 @@ staged_tuning apply_staged_overrides(staged_tuning t, const std::vector<staged_o
       case staged_field::handoff_bytes: t.handoff_to_device_bytes = t.handoff_to_host_bytes = n; break;
       case staged_field::stream_stores: t.stream_stores = n == 1; break;
       case staged_field::size_chunks: t.size_chunks = n == 1; break;
+      case staged_field::demote_staging: t.demote_staging = n == 1; break;
     }
   }
   return t;

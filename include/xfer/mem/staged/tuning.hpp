@@ -54,11 +54,27 @@ struct staged_tuning {
   // Cut each copy with a chunk chosen from its size (staged_chunk_for)
   // rather than chunk_bytes for every copy: a 16 MiB copy is then cut with
   // 4 MiB chunks and their ramps, not into 16 even 1 MiB chunks, and the
-  // ring stays within the last-level cache where that is small. Off until
-  // measured on the H100 (issue 37; on the H200 machine it won at 16 MiB
-  // and changed nothing from 32 MiB up). Not calibrated (nor cached):
-  // XFER_STAGED_SIZE_CHUNKS=1 turns it on.
-  bool size_chunks = false;
+  // ring stays within the last-level cache where that is small. On: on the
+  // H200 machine it won at 16 MiB and changed nothing from 32 MiB up
+  // (docs/results/nvidia-h200/staged-chunks-b88f143); on the H100 machine
+  // 4 MiB chunks moved 16 MiB at 27.3 GB/s to the device and 31.1 back
+  // against 22.0 and 24.1 for today's cut of 16 even 1 MiB chunks, in one
+  // run (docs/results/h100/staged/explore-b88f143, run 2). Not calibrated
+  // (nor cached): XFER_STAGED_SIZE_CHUNKS=0 turns it off.
+  bool size_chunks = true;
+  // Host to device: once a thread has copied its piece into a staging
+  // buffer, move the piece's lines from its core's caches to the shared
+  // last-level cache (x86 CLDEMOTE; a no-op elsewhere), for copies no larger
+  // than that cache (staged_demotes). The copy engine then reads the lines
+  // from the L3 instead of snooping them out of each writer's L2, where a
+  // DMA that follows its chunk closely finds them. On the H100 machine
+  // (Emerald Rapids, 300 MiB L3; explore-b88f143 run 3, 8 MiB x 4 x 12, one
+  // run): host-to-device 4 MiB 17.2 -> 31.7 GB/s, 16 MiB 20.3 -> 39.2,
+  // 64 MiB 36.8 -> 44.4, 256 MiB 47.4 -> 47.2, but 1 GiB 51.6 -> 43.5, where
+  // the source no longer fits the L3 and the threads' copy is the limit:
+  // hence the size limit. Not calibrated (nor cached):
+  // XFER_STAGED_DEMOTE=0 turns it off.
+  bool demote_staging = true;
 
   // Throws std::invalid_argument naming the field when a value is outside
   // the bounds below (min_staged_chunk_bytes and friends).
@@ -103,6 +119,12 @@ std::vector<std::size_t> staged_chunk_starts(std::size_t bytes, std::size_t chun
 inline constexpr std::size_t staged_chunks_per_copy = 4;
 inline constexpr std::size_t min_size_chunk_bytes = std::size_t{256} << 10;
 std::size_t staged_chunk_for(std::size_t bytes, const staged_tuning& t, std::size_t llc_bytes);
+
+// Whether a host-to-device copy of `bytes` demotes its staging lines:
+// t.demote_staging and `bytes` no larger than `llc_bytes` (256 MiB where
+// that is unknown, 0: the largest size measured not to lose on the H100).
+inline constexpr std::size_t demote_limit_unknown_llc = std::size_t{256} << 20;
+bool staged_demotes(std::size_t bytes, const staged_tuning& t, std::size_t llc_bytes) noexcept;
 
 // The last-level cache's size from sysfs (cpu0's largest unified cache),
 // read once; 0 where the system does not say.
@@ -149,10 +171,10 @@ inline constexpr std::size_t max_staged_chunk_bytes = std::size_t{1} << 30;
 inline constexpr unsigned max_staged_ring_depth = 1024;
 inline constexpr unsigned max_staged_threads = 256;
 
-enum class staged_field { chunk_bytes, ring_depth, threads, handoff_bytes, stream_stores, size_chunks };
+enum class staged_field { chunk_bytes, ring_depth, threads, handoff_bytes, stream_stores, size_chunks, demote_staging };
 // One override as given: its field, its name where it came from (for
 // messages: "XFER_STAGED_THREADS", "threads") and its text (a decimal
-// integer; "0" or "1" for stream_stores and size_chunks).
+// integer; "0" or "1" for stream_stores, size_chunks and demote_staging).
 struct staged_override {
   staged_field field;
   std::string name;
