@@ -58,7 +58,7 @@ struct staged_tuning {
   // H200 machine it won at 16 MiB and changed nothing from 32 MiB up
   // (docs/results/nvidia-h200/staged-chunks-b88f143); on the H100 machine
   // 4 MiB chunks moved 16 MiB at 27.3 GB/s to the device and 31.1 back
-  // against 22.0 and 24.1 for today's cut of 16 even 1 MiB chunks, in one
+  // against 22.0 and 24.1 for the fixed cut of 16 even 1 MiB chunks, in one
   // run (docs/results/h100/staged/explore-b88f143, run 2). Not calibrated
   // (nor cached): XFER_STAGED_SIZE_CHUNKS=0 turns it off.
   bool size_chunks = true;
@@ -121,8 +121,9 @@ inline constexpr std::size_t min_size_chunk_bytes = std::size_t{256} << 10;
 std::size_t staged_chunk_for(std::size_t bytes, const staged_tuning& t, std::size_t llc_bytes);
 
 // Whether a host-to-device copy of `bytes` demotes its staging lines:
-// t.demote_staging and `bytes` no larger than `llc_bytes` (256 MiB where
-// that is unknown, 0: the largest size measured not to lose on the H100).
+// t.demote_staging and `bytes` no larger than `llc_bytes`; where the cache's
+// size is unknown (0), no larger than 256 MiB, the largest copy measured not
+// to lose by it on the H100.
 inline constexpr std::size_t demote_limit_unknown_llc = std::size_t{256} << 20;
 bool staged_demotes(std::size_t bytes, const staged_tuning& t, std::size_t llc_bytes) noexcept;
 
