@@ -23,3 +23,26 @@ def test_an_unknown_value_is_one_line_and_exit_2(tmp_path, script, env, args, na
     assert len(lines) == 1 and "bogus" in lines[0] and names in lines[0], p.stderr
     assert p.stdout == ""
     assert not (tmp_path / "out").exists()  # nothing written before the refusal
+
+
+def _gate_summary(tmp_path, test_log):
+    (tmp_path / "test.log").write_text(test_log)
+    p = subprocess.run(["python3", str(ROOT / "scripts/gate_summary.py"), str(tmp_path), "abc1234", "1", "10", "0", "0",
+                        "10", "tests", ""], capture_output=True, text=True, timeout=60)
+    assert p.returncode == 0, p.stderr
+    return p.stdout
+
+
+def test_gate_summary_says_when_pytest_died_without_its_summary_line(tmp_path):
+    out = _gate_summary(tmp_path, "100% tests passed, 0 tests failed out of 5\n"
+                                  "== Python package tests (pytest) ==\n....F\nFatal Python error: Segmentation fault\n")
+    assert "ctest 5 passed, 0 failed" in out
+    assert "FAILED pytest: no summary line" in out
+    assert "Fatal Python error: Segmentation fault" in out  # its last lines come back in the summary
+
+
+def test_gate_summary_counts_a_finished_pytest_and_flags_nothing(tmp_path):
+    out = _gate_summary(tmp_path, "100% tests passed, 0 tests failed out of 5\n"
+                                  "== Python package tests (pytest) ==\n....\n70 passed, 1 skipped in 28.03s\n")
+    assert "pytest 70 passed, 0 failed" in out
+    assert "FAILED" not in out
