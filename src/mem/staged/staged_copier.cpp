@@ -124,10 +124,11 @@ void staged_copier::run_job(staged_job& job) {
   // (staged_chunk_for), never more than a staging buffer. A smaller chunk
   // uses the start of each buffer only: the ring the caches see shrinks,
   // the pool's blocks stay the same.
+  const std::size_t llc = last_level_cache_bytes();
   staged_tuning cut = tuning_;
-  cut.chunk_bytes = staged_chunk_for(job.bytes, tuning_, last_level_cache_bytes());
+  cut.chunk_bytes = staged_chunk_for(job.bytes, tuning_, llc);
   job.starts = staged_chunk_starts(job.bytes, cut.chunk_bytes);
-  job.demote = job.dir == staged_direction::to_device && staged_demotes(job.bytes, tuning_, last_level_cache_bytes());
+  job.demote = job.dir == staged_direction::to_device && staged_demotes(job.bytes, tuning_, llc);
   job.chunks = job.starts.size() - 1;
   job.pieces_per_chunk = (cut.chunk_bytes + cut.piece_bytes() - 1) / cut.piece_bytes();
   job.pieces = job.chunks * job.pieces_per_chunk;  // a short chunk's last pieces may be empty: they only count
