@@ -92,6 +92,10 @@ void keep_until_exit(std::shared_ptr<void> what) {
   kept->push_back(std::move(what));
 }
 
+std::string still_stuck_reason(const std::string& holder, const std::string& stuck_at) {
+  return fmt::format("not run: {} is still stuck in an earlier point ({})", holder, stuck_at);
+}
+
 std::string stalled_reason(double quiet_s) {
   return fmt::format("no progress for {:.1f} s, the watchdog's bound for this point (--watchdog): it never returned; "
                      "its thread is left behind",
@@ -101,8 +105,7 @@ std::string stalled_reason(double quiet_s) {
 std::optional<point_result> watched_points::run(const point_spec& p, const device_info& device, double limit_s,
                                                 std::function<point_result()> job) {
   if (abandoned())
-    return unrun(p, device, point_status::skipped,
-                 fmt::format("not run: {} is still stuck in an earlier point ({})", p.backend, stuck_at_));
+    return unrun(p, device, point_status::skipped, still_stuck_reason(p.backend, stuck_at_));
   // --watchdog 0 lifts the bound, not the thread: a stop request must still
   // end the run within the grace while a point hangs.
   const double limit = o_.watchdog_s == 0 ? std::numeric_limits<double>::infinity() : limit_s;

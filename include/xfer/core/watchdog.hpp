@@ -78,6 +78,9 @@ void keep_until_exit(std::shared_ptr<void> what);
 std::string watchdog_reason(double took_s, std::size_t devices = 1);
 // A study's point's reason when it went `quiet_s` without a heartbeat.
 std::string stalled_reason(double quiet_s);
+// Why a point of `holder` (a backend, a memory provider) is skipped: a thread
+// left behind in its earlier point `stuck_at` is still inside it.
+std::string still_stuck_reason(const std::string& holder, const std::string& stuck_at);
 
 // Points of one backend measured one after another under the watchdog
 // (run_sweep, revisit, the peer matrix). Once a point is left behind, the

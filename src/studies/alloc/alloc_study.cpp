@@ -225,9 +225,7 @@ class stuck_points {
   // Why `s`'s next point is not run; empty: it runs.
   std::string reason(const strategy& s) const {
     const auto it = by_provider_.find(s.provider);
-    return it == by_provider_.end()
-               ? std::string()
-               : fmt::format("not run: {} is still stuck in an earlier point ({})", s.provider, it->second);
+    return it == by_provider_.end() ? std::string() : still_stuck_reason(s.provider, it->second);
   }
   // A point of `s` was left behind: true where a stop request left it (the
   // run ends with what it completed), false where the watchdog did.

@@ -10,6 +10,7 @@
 #include <xfer/core/errors.hpp>
 #include <xfer/core/size.hpp>
 #include <xfer/core/stats.hpp>
+#include <xfer/core/watchdog.hpp>
 
 namespace xfer::app_study {
 namespace {
@@ -93,7 +94,7 @@ std::vector<run_result> run(vadd_app& app, const std::string& backend, const std
       r.n = n;
       if (!stuck_at.empty()) {
         r.status = point_status::skipped;
-        r.reason = fmt::format("not run: {} is still stuck in an earlier point ({})", backend, stuck_at);
+        r.reason = still_stuck_reason(backend, stuck_at);
         out.push_back(std::move(r));
         continue;
       }

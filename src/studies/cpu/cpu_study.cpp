@@ -256,7 +256,7 @@ using stuck_providers = std::map<std::string, std::string>;
 std::string stuck_reason(const stuck_providers& stuck, const kind_slot& k) {
   const auto s = stuck.find(k.info.provider);
   if (s == stuck.end() || plain_memory(k)) return {};  // plain memory a provider hands out is not its driver's
-  return fmt::format("not run: {} is still stuck in an earlier point ({})", s->first, s->second);
+  return still_stuck_reason(s->first, s->second);
 }
 
 // Each write-combined kind's probe is a point of its own under the watchdog.
