@@ -23,6 +23,7 @@ struct alloc_args {
   std::optional<std::size_t> runs, repeats, iterations;
   std::string sizes, max_block = "1M", json;
   bool quick = false;
+  double watchdog = -1;  // add_watchdog_option
 };
 
 static int run_alloc(const alloc_args& a, const std::vector<std::string>& argv) {
@@ -42,7 +43,7 @@ static int run_alloc(const alloc_args& a, const std::vector<std::string>& argv) 
 
   const auto backends = make_backends({});
   alloc_study::allocator_study study(std::move(o), backends);
-  session s(make_context(sys, argv), {.json = a.json, .csv = {}, .progress = true});
+  session s(make_context(sys, argv), {.json = a.json, .csv = {}, .progress = true, .verbose = false, .watchdog_s = a.watchdog});
   return s.finish(s.run(study));
 }
 
@@ -81,6 +82,7 @@ command add_alloc_command(CLI::App& app) {
   cmd->add_flag("--quick", a->quick,
                 "5 runs, 1 repeat, 2000 steps, sizes 4K,1M: a starting point, which --runs, --repeat, --iterations "
                 "and --sizes change");
+  add_watchdog_option(*cmd, a->watchdog, watchdog_for::study);
   add_json_option(*cmd, a->json, "the study (schema xferbench/alloc/v1)");
   return {cmd, [a](const std::vector<std::string>& argv) { return run_alloc(*a, argv); }};
 }

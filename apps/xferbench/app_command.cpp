@@ -23,6 +23,7 @@ struct app_args {
   std::vector<std::string> backends;
   int device = 0;
   std::string size = "24M", sizes, json;
+  double watchdog = -1;  // add_watchdog_option
 };
 
 static int run_app(const app_args& a, const std::vector<std::string>& argv) {
@@ -54,7 +55,7 @@ static int run_app(const app_args& a, const std::vector<std::string>& argv) {
                                   without.size() == 1 ? "this backend" : "these backends"));
   for (const auto& name : without) fmt::print(stderr, "xferbench: note: backend {} has no vadd application; skipped\n", name);
   app_study::vadd_study study(std::move(o), std::move(targets));
-  session s(std::move(context), {.json = a.json, .csv = {}, .progress = true});
+  session s(std::move(context), {.json = a.json, .csv = {}, .progress = true, .verbose = false, .watchdog_s = a.watchdog});
   return s.finish(s.run(study));
 }
 
@@ -83,6 +84,7 @@ command add_app_command(CLI::App& app) {
                                "(default: {}, where it is measured)",
                                app_study::default_baseline))
       ->check(not_empty());
+  add_watchdog_option(*vadd, a->watchdog, watchdog_for::study);
   add_json_option(*vadd, a->json, "every phase's samples (schema xferbench/app/v1)");
   return {vadd, [a](const std::vector<std::string>& argv) { return run_app(*a, argv); }};
 }

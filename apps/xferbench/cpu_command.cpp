@@ -20,6 +20,7 @@ struct cpu_args {
   cpu::options study;  // checked by the study (cpu::options::check)
   std::string json;
   bool quiet = false;
+  double watchdog = -1;  // add_watchdog_option
 };
 
 static int run_cpu(const cpu_args& a, const std::vector<std::string>& argv) {
@@ -34,7 +35,7 @@ static int run_cpu(const cpu_args& a, const std::vector<std::string>& argv) {
   run_context context = make_context(sys, argv);
   for (const auto& e : backends)
     if (e.impl && std::ranges::count(study.providers(), e.name)) add_backend(context, *e.impl);
-  session s(std::move(context), {.json = a.json, .csv = {}, .progress = !a.quiet});
+  session s(std::move(context), {.json = a.json, .csv = {}, .progress = !a.quiet, .verbose = false, .watchdog_s = a.watchdog});
   return s.finish(s.run(study));
 }
 
@@ -59,6 +60,7 @@ command add_cpu_command(CLI::App& app) {
       kinds_help() +
       "any other kind a backend offers (see `xferbench list`), spelled as in `xferbench sweep` (the seed's\n"
       "'regular' is 'pageable'); pageable is always measured, as the baseline for break-even.\n"
+      "A point that makes no progress for --watchdog's time is failed and the run goes on.\n"
       "Exit codes: 0 ok or skipped, 1 a point failed, 2 bad input, 128 + signal when\n"
       "stopped by SIGINT (130), SIGTERM (143) or SIGHUP (129); the completed points are still written.");
   cmd->add_option("-k,--kinds", a->study.kinds,
@@ -79,6 +81,7 @@ command add_cpu_command(CLI::App& app) {
   cmd->add_option("--threads", a->study.threads, "threads sharing each op, a list (1..1024)")->capture_default_str()
       ->delimiter(',')
       ->check(not_empty());
+  add_watchdog_option(*cmd, a->watchdog, watchdog_for::study);
   add_json_option(*cmd, a->json, "the result file (schema xferbench/cpu/v1)");
   add_quiet_flag(*cmd, a->quiet);
   return {cmd, [a](const std::vector<std::string>& argv) { return run_cpu(*a, argv); }};

@@ -92,10 +92,13 @@ void add_warmup_option(CLI::App& cmd, std::optional<double>& v) {
       ->multi_option_policy(CLI::MultiOptionPolicy::TakeLast);
 }
 
-void add_watchdog_option(CLI::App& cmd, double& v) {
+void add_watchdog_option(CLI::App& cmd, double& v, watchdog_for what) {
   cmd.add_option("--watchdog", v,
-                 "seconds a point may take before it is recorded as failed and its backend left behind (0: off; "
-                 "default: 30 + 40 x --max-time + size / 20 MB/s)")
+                 what == watchdog_for::sweep
+                     ? "seconds a point may take before it is recorded as failed and its backend left behind (0: off; "
+                       "default: 30 + 40 x --max-time + size / 20 MB/s)"
+                     : "seconds a point may go without progress (a run or repeat done) before it is recorded as failed "
+                       "and its thread left behind (0: off; default: 30 + size / 20 MB/s)")
       ->check(in_range([](double x) { return x == -1 || (x >= 0 && x <= 86400); }, "[0, 86400] seconds (0 turns it off)"))
       ->multi_option_policy(CLI::MultiOptionPolicy::TakeLast);
 }

@@ -28,7 +28,7 @@ CLI::Validator size_list();
 // How a point is sampled: unset options keep the command's defaults.
 struct measure_args {
   std::optional<double> target_ci, max_time, warmup;
-  double watchdog = -1;  // seconds a point may take; -1: derived from its size, 0: off
+  double watchdog = -1;  // seconds a point may take; -1: derived from its size, 0: off (add_watchdog_option)
   bool no_verify = false, no_affinity = false;
 };
 // `base` with what was given: each option was checked against its range when parsed.
@@ -37,7 +37,10 @@ measure_options measure_from(const measure_args& a, measure_options base);
 void add_target_ci_option(CLI::App& cmd, std::optional<double>& v);
 void add_max_time_option(CLI::App& cmd, std::optional<double>& v, double default_s, const std::string& more = {});
 void add_warmup_option(CLI::App& cmd, std::optional<double>& v);
-void add_watchdog_option(CLI::App& cmd, double& v);
+// --watchdog: a sweep's bound on a point (derived from its size and
+// --max-time), or a study's (cpu, alloc, app) on a point without progress.
+enum class watchdog_for { sweep, study };
+void add_watchdog_option(CLI::App& cmd, double& v, watchdog_for what = watchdog_for::sweep);
 void add_no_verify_flag(CLI::App& cmd, bool& v);
 void add_no_affinity_flag(CLI::App& cmd, bool& v);
 

@@ -291,8 +291,8 @@ using show_fn = std::function<void(std::size_t done, std::size_t total, const st
 
 class study_run final : public study_context {
  public:
-  study_run(reporter& sink, const std::atomic<bool>& stop, show_fn show)
-      : sink_(sink), stop_(stop), show_(std::move(show)) {}
+  study_run(reporter& sink, const std::atomic<bool>& stop, show_fn show, double watchdog_s)
+      : sink_(sink), stop_(stop), show_(std::move(show)), watchdog_s_(watchdog_s) {}
   void report(const record& r) override {
     const std::lock_guard lock(m_);
     if (closed_) return;  // left behind: the results are being written without it
@@ -316,12 +316,35 @@ class study_run final : public study_context {
   }
   sweep_outcome outcome;
 
+ protected:
+  // Each point on a watched thread of its own, its bound counted from its
+  // latest beat; one left behind makes the run abandoned (finish leaves the
+  // process: what the point's thread uses must never be destroyed).
+  std::optional<std::string> run_point(std::uint64_t step_bytes, std::function<void(const beat_fn&)> job) override {
+    // --watchdog 0 lifts the bound, not the thread: a stop request must still
+    // end the run within the grace while a point hangs.
+    const double limit = watchdog_s_ == 0  ? std::numeric_limits<double>::infinity()
+                         : watchdog_s_ > 0 ? watchdog_s_
+                                           : watchdog_bound(step_bytes, 0);
+    auto beats = std::make_shared<heartbeat>();  // shared: the point's thread may outlive this call
+    const watch_end end = watch([beats, job = std::move(job)] { job([beats] { beats->beat(); }); }, limit, stop_,
+                                beats.get());
+    if (end.finished) return std::nullopt;
+    {
+      const std::lock_guard lock(m_);
+      outcome.abandoned = true;
+    }
+    if (end.stopped || stop_.load()) return std::string();
+    return stalled_reason(end.quiet_s);
+  }
+
  private:
   std::mutex m_;
   bool closed_ = false;
   reporter& sink_;
   const std::atomic<bool>& stop_;
   show_fn show_;
+  double watchdog_s_;
 };
 
 }  // namespace
@@ -334,13 +357,15 @@ sweep_outcome session::run(study& st) {
     show = [this](std::size_t done, std::size_t total, const std::string& what) {
       chain_->progress.show(done, total, what);
     };
-  // The study runs on a watched thread (core/watchdog.hpp), as a sweep's
-  // points do: a point that hangs (a copy that never returns) then cannot
-  // keep a stop request from ending the run. The study checks the stop
-  // between its points; one stuck in a point is left behind after the grace,
-  // its completed points written and the process left by _Exit (finish).
+  // The study runs on a watched thread (core/watchdog.hpp), and each of its
+  // points on one of its own under the bound (study_run::run_point), as a
+  // sweep's points do: a point that hangs (a copy that never returns) is
+  // failed and the study goes on, and a hang outside a point cannot keep a
+  // stop request from ending the run. The study checks the stop between its
+  // points; one stuck is left behind after the grace, its completed points
+  // written and the process left by _Exit (finish).
   // Shared: a thread left behind still holds them.
-  auto ctx = std::make_shared<study_run>(sink(), stop(), show);
+  auto ctx = std::make_shared<study_run>(sink(), stop(), show, options_.watchdog_s);
   auto failure = std::make_shared<std::exception_ptr>();
   const watch_end end = watch(
       [ctx, failure, &st] {
@@ -354,7 +379,7 @@ sweep_outcome session::run(study& st) {
   sweep_outcome o;
   if (end.finished) {
     if (*failure) std::rethrow_exception(*failure);
-    o = ctx->outcome;
+    o = ctx->close();  // abandoned where one of its points was left behind
   } else {
     o = ctx->close();
     o.abandoned = true;

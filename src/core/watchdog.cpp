@@ -1,3 +1,4 @@
+#include <algorithm>
 #include <chrono>
 #include <condition_variable>
 #include <fmt/format.h>
@@ -34,7 +35,21 @@ double watchdog_limit(const measure_options& o, const std::vector<point_spec>& p
   return limit;
 }
 
-watch_end watch(std::function<void()> job, double limit_s, const std::atomic<bool>& stop) {
+namespace {
+std::int64_t now_ns() {
+  return std::chrono::duration_cast<std::chrono::nanoseconds>(clock::now().time_since_epoch()).count();
+}
+}  // namespace
+
+heartbeat::heartbeat() : last_ns_(now_ns()) {}
+
+void heartbeat::beat() { last_ns_.store(now_ns(), std::memory_order_relaxed); }
+
+double heartbeat::quiet_s() const {
+  return static_cast<double>(now_ns() - last_ns_.load(std::memory_order_relaxed)) * 1e-9;
+}
+
+watch_end watch(std::function<void()> job, double limit_s, const std::atomic<bool>& stop, const heartbeat* beats) {
   auto state = std::make_shared<watched_job>();
   std::thread([state, job = std::move(job)] {
     block_stop_signals_in_this_thread();
@@ -49,11 +64,13 @@ watch_end watch(std::function<void()> job, double limit_s, const std::atomic<boo
   std::unique_lock lock(state->m);
   while (!state->done_cv.wait_for(lock, std::chrono::milliseconds(50), [&] { return state->done; })) {
     end.took_s = seconds_since(t0);
+    end.quiet_s = beats ? std::min(beats->quiet_s(), end.took_s) : end.took_s;
     if (stop.load() && !stopped_at) stopped_at = clock::now();
     end.stopped = stopped_at && seconds_since(*stopped_at) >= stop_grace_s;
-    if (end.took_s >= limit_s || end.stopped) return end;
+    if (end.quiet_s >= limit_s || end.stopped) return end;
   }
   end.took_s = seconds_since(t0);
+  end.quiet_s = beats ? std::min(beats->quiet_s(), end.took_s) : end.took_s;
   end.finished = true;
   return end;
 }
@@ -68,11 +85,27 @@ std::string watchdog_reason(double took_s, std::size_t devices) {
                      took_s);
 }
 
+void keep_until_exit(std::shared_ptr<void> what) {
+  static std::mutex m;
+  static auto* kept = new std::vector<std::shared_ptr<void>>;  // never destroyed, not even at exit
+  const std::lock_guard lock(m);
+  kept->push_back(std::move(what));
+}
+
+std::string still_stuck_reason(const std::string& holder, const std::string& stuck_at) {
+  return fmt::format("not run: {} is still stuck in an earlier point ({})", holder, stuck_at);
+}
+
+std::string stalled_reason(double quiet_s) {
+  return fmt::format("no progress for {:.1f} s, the watchdog's bound for this point (--watchdog): it never returned; "
+                     "its thread is left behind",
+                     quiet_s);
+}
+
 std::optional<point_result> watched_points::run(const point_spec& p, const device_info& device, double limit_s,
                                                 std::function<point_result()> job) {
   if (abandoned())
-    return unrun(p, device, point_status::skipped,
-                 fmt::format("not run: {} is still stuck in an earlier point ({})", p.backend, stuck_at_));
+    return unrun(p, device, point_status::skipped, still_stuck_reason(p.backend, stuck_at_));
   // --watchdog 0 lifts the bound, not the thread: a stop request must still
   // end the run within the grace while a point hangs.
   const double limit = o_.watchdog_s == 0 ? std::numeric_limits<double>::infinity() : limit_s;

@@ -91,6 +91,86 @@ class TheWatchdogFailsAHungPoint(InTempDir):
         self.assertIn("health point failed: no result after", p.stdout)
 
 
+class TheWatchdogFailsAHungStudyPoint(InTempDir):
+    """cpu, alloc and app: a point that makes no progress for --watchdog's time is failed with the
+    reason and the study goes on to the next point; the file is written whole, the run not
+    interrupted, exit 1. A point stuck inside a backend (app's OpenCL) makes that backend's later
+    points skipped with where it is stuck, as a sweep's backend left behind."""
+
+    STALLED = r"no progress for 1\.\d s, the watchdog's bound for this point \(--watchdog\): it never returned"
+
+    def finished(self, p, took, *sections):
+        self.assertEqual(p.returncode, 1, p.stderr)
+        self.assertLess(took, 30)
+        self.assertIn(f"wrote {self.out}", p.stderr)
+        doc = load(self.out)
+        self.assertFalse(doc["interrupted"])
+        for section in sections:
+            self.assertIn(section, doc)
+        return doc
+
+    def test_cpu(self):
+        p, took = hung("cpu", "-k", "pageable", "--ops", "write", "--methods", "memcpy", "--sizes", f"4K,{ODD},128K",
+                       "--runs", "3", "--watchdog", "1", "--json", self.out)
+        doc = self.finished(p, took, "kinds", "results", "write_combining")
+        self.assertEqual([(r["bytes"], r["status"]) for r in doc["results"]],
+                         [(4096, "ok"), (ODD, "failed"), (128 << 10, "ok")])
+        self.assertRegex(doc["results"][1]["reason"], self.STALLED)
+        self.assertTrue(doc["results"][2]["verified"])
+
+    def test_alloc(self):
+        # The first touch of a block (a memset) hangs in the cost section's second size.
+        p, took = hung("alloc", "-s", "pageable,aligned", "--sizes", f"4K,{ODD}", "--runs", "3", "--repeat", "1",
+                       "--iterations", "300", "--watchdog", "1", "--json", self.out)
+        doc = self.finished(p, took, "strategies", "alignment", "cost", "fragmentation")
+        cost = [(c["strategy"], c["bytes"], c.get("status", "ok")) for c in doc["cost"]]
+        # aligned's block of ODD bytes is touched by the same memset: it hangs too, on its own.
+        self.assertEqual(cost, [("pageable", 4096, "ok"), ("pageable", ODD, "failed"), ("aligned", 4096, "ok"),
+                                ("aligned", ODD, "failed")])
+        self.assertRegex(doc["cost"][1]["reason"], self.STALLED)
+        self.assertEqual([f["steps"] for f in doc["fragmentation"]], [300, 300], "both measured after the hangs")
+
+    def test_app(self):
+        if not test_faults.opencl_vadd():
+            self.skipTest("no OpenCL vadd here")
+        n = 16411  # elements: a vector of 4-byte elements is copied as 65644 bytes
+        p, took = xferbench("app", "vadd", "-b", "host,opencl", "-s", "pageable,aligned", "--sizes", f"1K,{n},32K",
+                            "--repeat", "1", "--watchdog", "5", "--json", self.out,
+                            env={"LD_PRELOAD": test_faults.SHIM, "XFER_FAULT": "hang", "XFER_FAULT_BYTES": str(4 * n)})
+        doc = self.finished(p, took, "results")
+        runs = {(r["backend"].split(":")[0], r["strategy"], r["elements"]): r for r in doc["results"]}
+        self.assertEqual(len(runs), 12)
+        for size in (1024, n, 32 << 10):
+            for s in ("pageable", "aligned"):
+                self.assertEqual(runs["host", s, size]["status"], "ok", "the host's vadd copies nothing")
+        self.assertEqual({runs["opencl", s, 1024]["status"] for s in ("pageable", "aligned")}, {"ok"})
+        stuck = runs["opencl", "pageable", n]
+        self.assertEqual(stuck["status"], "failed")
+        self.assertRegex(stuck["reason"], self.STALLED.replace("1\\.", "5\\."))
+        for key in (("aligned", n), ("pageable", 32 << 10), ("aligned", 32 << 10)):
+            later = runs["opencl", *key]
+            self.assertEqual(later["status"], "skipped")
+            self.assertIn("still stuck in an earlier point (pageable 16411 elements)", later["reason"])
+
+    def test_cpu_with_the_watchdog_off_ends_on_a_signal(self):
+        rc, err, doc = interrupt_while_hung(
+            ["cpu", "-k", "pageable", "--ops", "write", "--methods", "memcpy", "--sizes", f"4K,{ODD}", "--runs", "3",
+             "--watchdog", "0", "--json", self.out], self.out, ODD)
+        self.assertEqual(rc, 143, err)
+        self.assertTrue(doc["interrupted"])
+        self.assertEqual([(r["bytes"], r["status"]) for r in doc["results"]], [(4096, "ok")])
+
+    def test_the_option_is_sweeps_with_the_studys_bound(self):
+        for command in (["cpu"], ["alloc", "--quick"], ["app", "vadd", "-b", "host"]):
+            p, _ = xferbench(*command, "--help")
+            self.assertIn("--watchdog", p.stdout)
+            self.assertIn("without progress", p.stdout)
+            p, _ = xferbench(*command, "--watchdog", "-5", "--json", self.out)
+            self.assertEqual(p.returncode, 2, p.stderr)
+            self.assertIn("--watchdog: -5 is out of range [0, 86400] seconds", p.stderr)
+            self.assertFalse(os.path.exists(self.out))
+
+
 class ASignalEndsAHungRun(InTempDir):
     """SIGTERM while a point hangs: exit 143 within the grace (interrupt_while_hung's bound), the
     completed points written, the run marked interrupted."""

@@ -21,6 +21,8 @@
 #include <xfer/cpu/study.hpp>
 #include <xfer/mem/error.hpp>
 
+#include "../unit/recording_context.hpp"
+
 namespace {
 
 using namespace xfer::cpu;
@@ -85,6 +87,16 @@ study_config small_config() {
   c.min_sample_s = 1e-5;
   c.wc_probe_bytes = 1 << 20;
   c.wc_probe_runs = 2;
+  return c;
+}
+
+// One point per kind and size: a single-thread memcpy fill.
+study_config fill_config(std::vector<std::uint64_t> sizes) {
+  study_config c = small_config();
+  c.ops = {op::fill};
+  c.methods = {method::memcpy};
+  c.threads = {1};
+  c.sizes = std::move(sizes);
   return c;
 }
 
@@ -237,11 +249,7 @@ TEST(CpuStudy, KindsFromAnotherBackendRecordItAndGetTheWriteCombiningCheck) {
 TEST(CpuStudy, ARefusedAllocationSkipsThePointWithTheCause) {
   auto backends = fake_backends();
   auto slots = resolve_kinds({"pageable", "refusing"}, backends);
-  study_config c = small_config();
-  c.ops = {op::fill};
-  c.methods = {method::memcpy};
-  c.threads = {1};
-  c.sizes = {4096};
+  const study_config c = fill_config({4096});
   const auto r = run_study(c, slots);
   ASSERT_EQ(r.points.size(), 2u);
   EXPECT_EQ(r.points[0].status, point_status::ok);
@@ -264,6 +272,55 @@ TEST(CpuStudy, AStopRequestEndsTheRunWithWhatWasCompleted) {
   EXPECT_TRUE(r.interrupted);
   EXPECT_EQ(r.points.size(), 3u);
   EXPECT_TRUE(r.write_combining.empty());
+}
+
+// A point the watchdog leaves behind is failed with its reason and the run
+// goes on; where its kind came from a device's API (the thread may be stuck in
+// the driver) that provider's later kinds of that sort are skipped, its
+// write-combining check too, while plain memory it hands out still runs.
+TEST(CpuStudy, APointLeftBehindFailsAndOnlyItsDriversLaterPointsAreSkipped) {
+  auto backends = fake_backends();
+  auto slots = resolve_kinds({"pageable", "pinned-wc"}, backends);
+  const study_config c = fill_config({4096, 8192});
+  xfer::test::recording_context ctx;
+  ctx.leave = {1};  // pinned-wc at 4K
+  study_hooks hooks;
+  hooks.watch = &ctx;
+  const auto r = run_study(c, slots, hooks);
+  EXPECT_FALSE(r.interrupted);
+  ASSERT_EQ(r.points.size(), 4u);
+  EXPECT_EQ(r.points[0].status, point_status::ok) << r.points[0].reason;
+  EXPECT_EQ(r.points[1].status, point_status::failed);
+  EXPECT_EQ(r.points[1].reason, ctx.left_reason);
+  EXPECT_TRUE(r.points[1].samples_s.empty());
+  EXPECT_EQ(r.points[2].status, point_status::ok) << "pageable is plain memory, though fakegpu hands it out";
+  const std::string stuck = "not run: fakegpu is still stuck in an earlier point (pinned-wc fill memcpy threads 1 4K)";
+  EXPECT_EQ(r.points[3].status, point_status::skipped);
+  EXPECT_EQ(r.points[3].reason, stuck);
+  ASSERT_EQ(r.write_combining.size(), 1u);
+  EXPECT_FALSE(r.write_combining[0].checked);
+  EXPECT_EQ(r.write_combining[0].text, "write combining not checked for pinned-wc: " + stuck);
+  EXPECT_EQ(ctx.watched_points, 3u);
+
+  // Left behind in plain memory (the baseline at 4K): every later point and the check run.
+  xfer::test::recording_context plain;
+  plain.leave = {0};
+  hooks.watch = &plain;
+  const auto p = run_study(c, slots, hooks);
+  EXPECT_EQ(p.points[0].status, point_status::failed);
+  for (std::size_t i = 1; i < p.points.size(); ++i) EXPECT_EQ(p.points[i].status, point_status::ok) << p.points[i].reason;
+  ASSERT_EQ(p.write_combining.size(), 1u);
+  EXPECT_TRUE(p.write_combining[0].checked) << p.write_combining[0].text;
+
+  // Left behind by a stop request: the points before it stand, nothing after, no check.
+  xfer::test::recording_context stopped;
+  stopped.leave = {1};
+  stopped.left_reason.clear();
+  hooks.watch = &stopped;
+  const auto s = run_study(c, slots, hooks);
+  EXPECT_TRUE(s.interrupted);
+  EXPECT_EQ(s.points.size(), 1u);
+  EXPECT_TRUE(s.write_combining.empty());
 }
 
 // Through the session, as `xferbench cpu --json` writes it.

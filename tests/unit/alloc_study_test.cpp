@@ -84,14 +84,25 @@ TEST(AllocStudy, DeviceKindsWithoutADeviceAreSkippedWithTheReason) {
   }
 }
 
-TEST(AllocStudy, SmallRunFillsEverySectionAndChecksAlignment) {
+namespace {
+
+// 3 runs a size, 300 workload steps of blocks up to 64K.
+alloc_study::options small_options(std::vector<std::string> strategies, std::vector<std::uint64_t> sizes,
+                                   std::size_t repeats) {
   alloc_study::options o;
-  o.strategies = {"pageable", "aligned", "pool:aligned", "pinned"};
-  o.sizes = {4096};
+  o.strategies = std::move(strategies);
+  o.sizes = std::move(sizes);
   o.runs = 3;
-  o.repeats = 2;
+  o.repeats = repeats;
   o.iterations = 300;
   o.max_block = 64 << 10;
+  return o;
+}
+
+}  // namespace
+
+TEST(AllocStudy, SmallRunFillsEverySectionAndChecksAlignment) {
+  const auto o = small_options({"pageable", "aligned", "pool:aligned", "pinned"}, {4096}, 2);
   const auto backends = make_backends({});
   alloc_study::allocator_study study(o, backends);
   test::recording_context ctx;
@@ -120,6 +131,35 @@ TEST(AllocStudy, SmallRunFillsEverySectionAndChecksAlignment) {
   EXPECT_NE(ctx.text.find("run-to-run spread"), std::string::npos);
   EXPECT_GT(ctx.progress_calls, 0u);
   for (const auto& r : ctx.records) EXPECT_NE(r.status, point_status::failed) << r.fields.dump();
+}
+
+// A point the watchdog leaves behind is failed with its reason and the study
+// goes on: a thread stuck in the library's own memory holds nothing the
+// later points need.
+TEST(AllocStudy, APointLeftBehindIsFailedAndTheOthersRun) {
+  const auto o = small_options({"pageable", "aligned"}, {4096, 8192}, 1);
+  const auto backends = make_backends({});
+  alloc_study::allocator_study study(o, backends);
+  test::recording_context ctx;
+  ctx.leave = {1, 4};  // pageable's 8K cost, and pageable's fragmentation
+  study.run(ctx);
+  const auto cost = ctx.section("cost");
+  ASSERT_EQ(cost.size(), 4u);
+  EXPECT_EQ(cost[1]["strategy"], "pageable");
+  EXPECT_EQ(cost[1]["bytes"], 8192);
+  EXPECT_EQ(cost[1]["status"], "failed");
+  EXPECT_EQ(cost[1]["reason"], ctx.left_reason);
+  for (std::size_t i : {0u, 2u, 3u}) EXPECT_EQ(cost[i]["alloc_free_s"]["count"], 3) << "measured: " << cost[i];
+  const auto frag = ctx.section("fragmentation");
+  ASSERT_EQ(frag.size(), 2u);
+  EXPECT_EQ(frag[0]["status"], "failed");
+  EXPECT_EQ(frag[0]["reason"], ctx.left_reason);
+  EXPECT_EQ(frag[1]["strategy"], "aligned");
+  EXPECT_EQ(frag[1]["steps"], 300) << "measured: " << frag[1];
+  std::size_t failed = 0;
+  for (const auto& r : ctx.records) failed += r.status == point_status::failed;
+  EXPECT_EQ(failed, 2u) << "the exit code sees both";
+  EXPECT_NE(ctx.text.find("pageable           8K failed: " + ctx.left_reason), std::string::npos) << ctx.text;
 }
 
 // The study's own input checks (what the CLI's --runs ... --max-block map to).

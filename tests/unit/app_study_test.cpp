@@ -224,3 +224,36 @@ TEST(AppStudy, RepeatsOutOfRangeAndSizesBeyondMemoryAreAUsageError) {
     EXPECT_NE(std::string(e.what()).find("1M elements need 4 buffers of 4 MiB"), std::string::npos) << e.what();
   }
 }
+
+// A run the watchdog leaves behind is failed with its reason; its thread is
+// still inside the app's backend, so the app's later runs are skipped with
+// where it is stuck, as a sweep skips a backend left behind.
+TEST(AppStudy, ARunLeftBehindFailsAndTheAppsLaterRunsAreSkipped) {
+  host::host_backend b(1, {});
+  auto app = make_vadd_app(b, 0);
+  ASSERT_NE(app, nullptr);
+  app_study::options o;
+  o.sizes = {1000, 4097};
+  o.strategies = {"pageable", "aligned"};
+  o.repeats = 1;
+  std::atomic<bool> stop{false};
+  test::recording_context ctx;
+  ctx.leave = {1};  // aligned at 1000 elements
+  const auto rs = app_study::run(*app, "host", "cpu", o, stop, {}, &ctx);
+  ASSERT_EQ(rs.size(), 4u);
+  EXPECT_TRUE(rs[0].ok()) << rs[0].reason;
+  EXPECT_EQ(rs[1].status, point_status::failed);
+  EXPECT_EQ(rs[1].reason, ctx.left_reason);
+  EXPECT_FALSE(rs[1].verified);
+  for (std::size_t i : {2u, 3u}) {
+    EXPECT_EQ(rs[i].status, point_status::skipped);
+    EXPECT_EQ(rs[i].reason, "not run: host is still stuck in an earlier point (aligned 1000 elements)");
+  }
+  EXPECT_EQ(ctx.watched_points, 2u) << "nothing more of the app is run";
+
+  // Left behind by a stop request: the runs completed before it stand, nothing after.
+  test::recording_context stopped;
+  stopped.leave = {1};
+  stopped.left_reason.clear();
+  EXPECT_EQ(app_study::run(*app, "host", "cpu", o, stop, {}, &stopped).size(), 1u);
+}

@@ -77,5 +77,40 @@ TEST(Watch, AJobThatOutlivesItsBoundIsLeftAndAStopIsHonouredWithinTheGrace) {
   EXPECT_EQ(*r, 7);
 }
 
+// A study's point beats at each step: the bound counts from its latest beat,
+// so a point longer than the bound that keeps moving finishes, and one that
+// stops moving is left that long after its last beat.
+TEST(Watch, AJobThatBeatsIsBoundedFromItsLatestBeat) {
+  const std::atomic<bool> calm{false};
+  auto beats = std::make_shared<heartbeat>();
+  const auto moving = [beats] {
+    for (int i = 0; i < 30; ++i) {
+      std::this_thread::sleep_for(std::chrono::milliseconds(50));
+      beats->beat();
+    }
+  };
+  const watch_end done = watch(moving, 1.0, calm, beats.get());
+  EXPECT_TRUE(done.finished);
+  EXPECT_GE(done.took_s, 1.4) << "longer than the bound, in steps well inside it";
+  EXPECT_LT(done.quiet_s, 1.0);
+
+  auto release = std::make_shared<std::atomic<bool>>(false);
+  auto stalls = std::make_shared<heartbeat>();
+  const auto stalling = [stalls, release] {
+    for (int i = 0; i < 6; ++i) {
+      std::this_thread::sleep_for(std::chrono::milliseconds(50));
+      stalls->beat();
+    }
+    while (!release->load()) std::this_thread::sleep_for(std::chrono::milliseconds(5));
+  };
+  const watch_end left = watch(stalling, 0.5, calm, stalls.get());
+  EXPECT_FALSE(left.finished);
+  EXPECT_FALSE(left.stopped);
+  EXPECT_GE(left.quiet_s, 0.5);
+  EXPECT_GE(left.took_s, 0.8) << "its beats moved the bound on";
+  EXPECT_EQ(stalled_reason(left.quiet_s).rfind("no progress for ", 0), 0u);
+  *release = true;
+}
+
 }  // namespace
 }  // namespace xfer

@@ -8,11 +8,13 @@
 #include <limits>
 #include <nlohmann/json.hpp>
 #include <sstream>
+#include <thread>
 #include <unistd.h>
 #include <xfer/core/reporter.hpp>
 #include <xfer/core/session.hpp>
 #include <xfer/core/study.hpp>
 
+#include "recording_context.hpp"
 #include "session_fixtures.hpp"
 
 using namespace xfer;
@@ -112,6 +114,61 @@ TEST(Study, AFailedItemMakesTheCommandExitOne) {
   scripted_study fine({item("a", point_status::ok, "failed: nothing, this is just text")});
   session quiet(context(), {.json = "", .csv = "", .progress = false});
   EXPECT_EQ(quiet.finish(quiet.run(fine)), exit_ok);
+}
+
+namespace {
+
+// Three points through study_context::watched: the second hangs (until the
+// test releases it) without a beat, the others beat and finish.
+class hanging_study final : public study {
+ public:
+  explicit hanging_study(std::shared_ptr<std::atomic<bool>> release) : release_(std::move(release)) {}
+  study_info info() const override { return {.schema = "xferbench/fake/v1", .sections = {"items"}, .config = {}, .fields = {}}; }
+  void run(study_context& ctx) override {
+    for (const std::string name : {"a", "hangs", "c"}) {
+      auto ran = ctx.watched<int>(0, [name, release = release_](const beat_fn& beat) {
+        beat();
+        while (name == "hangs" && !release->load()) std::this_thread::sleep_for(std::chrono::milliseconds(5));
+        return 7;
+      });
+      ctx.report(ran.result ? item(name, point_status::ok) : item(name, point_status::failed, ran.reason));
+      reasons.push_back(ran.reason);
+    }
+  }
+  std::vector<std::string> reasons;
+
+ private:
+  std::shared_ptr<std::atomic<bool>> release_;
+};
+
+}  // namespace
+
+// The session runs each point of a study under the watchdog: the hung one is
+// failed with the watchdog's reason, the study goes on to the next, and the
+// run is abandoned (finish leaves the process once the file is written).
+TEST(Study, APointThatMakesNoProgressIsFailedAndTheStudyGoesOn) {
+  auto release = std::make_shared<std::atomic<bool>>(false);
+  hanging_study st(release);
+  session s(context(), {.json = "", .csv = "", .progress = false, .verbose = false, .watchdog_s = 0.3});
+  const auto outcome = s.run(st);
+  *release = true;
+  EXPECT_EQ(outcome.ok, 2u);
+  EXPECT_EQ(outcome.failed, 1u);
+  EXPECT_TRUE(outcome.abandoned);
+  EXPECT_FALSE(outcome.interrupted);
+  EXPECT_EQ(exit_code_of(outcome), exit_failure);
+  ASSERT_EQ(st.reasons.size(), 3u);
+  EXPECT_EQ(st.reasons[1].rfind("no progress for 0.", 0), 0u) << st.reasons[1];
+  EXPECT_NE(st.reasons[1].find(" s, the watchdog's bound for this point (--watchdog)"), std::string::npos);
+  EXPECT_EQ(st.reasons[2], "") << "the next point ran";
+
+  // Without a session's watchdog (a library caller's context) the point runs in place.
+  test::recording_context in_place;
+  auto released = std::make_shared<std::atomic<bool>>(true);
+  hanging_study fine(released);
+  fine.run(in_place);
+  ASSERT_EQ(in_place.records.size(), 3u);
+  for (const auto& r : in_place.records) EXPECT_EQ(r.status, point_status::ok);
 }
 
 TEST(Study, ConsoleShowsTheStudysTextNotTheSweepsColumns) {

@@ -35,13 +35,29 @@ struct watch_end {
   bool finished = false;  // false: its thread is left behind
   bool stopped = false;   // left behind after a stop request (not at the bound)
   double took_s = 0;      // how long it was waited for
+  double quiet_s = 0;     // how long since its last heartbeat (took_s without one)
+};
+
+// A job's sign of progress, for work whose length nobody can bound up front
+// (a study's point: runs or repeats, each of a known size): the bound then
+// counts from the latest beat, so a point fails only when it stops moving.
+class heartbeat {
+ public:
+  heartbeat();
+  void beat();             // from the job's thread
+  double quiet_s() const;  // since the latest beat (or since made)
+
+ private:
+  std::atomic<std::int64_t> last_ns_;  // steady_clock, since its epoch
 };
 
 // Runs `job` on a detached thread (stop signals blocked there, as on every
-// worker) and waits for it at most `limit_s`, or stop_grace_s after `stop` is
-// set. The job must own what it writes, or write into what outlives an
-// abandoned thread.
-watch_end watch(std::function<void()> job, double limit_s, const std::atomic<bool>& stop);
+// worker) and waits for it at most `limit_s` (from the latest of `beats`,
+// where given), or stop_grace_s after `stop` is set. The job must own what it
+// writes, or write into what outlives an abandoned thread; `beats` must outlive
+// the call.
+watch_end watch(std::function<void()> job, double limit_s, const std::atomic<bool>& stop,
+                const heartbeat* beats = nullptr);
 
 // `job`'s result under the watchdog, or nullopt with `end` saying why not.
 template <class T>
@@ -52,8 +68,19 @@ std::optional<T> run_watched(std::function<T()> job, double limit_s, const std::
   return std::move(*slot);
 }
 
+// What a thread left behind may still use (a study's thread team, its
+// resources), kept for the rest of the process: never destroyed (that could
+// free memory the thread writes, or wait on it forever), yet still reachable,
+// so a leak checker does not report it.
+void keep_until_exit(std::shared_ptr<void> what);
+
 // A failed point's reason when the watchdog left it (devices > 1: a group's).
 std::string watchdog_reason(double took_s, std::size_t devices = 1);
+// A study's point's reason when it went `quiet_s` without a heartbeat.
+std::string stalled_reason(double quiet_s);
+// Why a point of `holder` (a backend, a memory provider) is skipped: a thread
+// left behind in its earlier point `stuck_at` is still inside it.
+std::string still_stuck_reason(const std::string& holder, const std::string& stuck_at);
 
 // Points of one backend measured one after another under the watchdog
 // (run_sweep, revisit, the peer matrix). Once a point is left behind, the

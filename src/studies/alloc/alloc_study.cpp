@@ -12,6 +12,7 @@
 #include <xfer/core/size.hpp>
 #include <xfer/core/stats.hpp>
 #include <xfer/core/sweep.hpp>
+#include <xfer/core/watchdog.hpp>
 #include <xfer/mem/kinds.hpp>
 #include <xfer/mem/os.hpp>
 
@@ -66,7 +67,8 @@ struct cost_result {
   value fields;
 };
 
-cost_result measure_cost(const strategy& s, std::uint64_t n, const options& o, const std::atomic<bool>& stop) {
+cost_result measure_cost(const strategy& s, std::uint64_t n, const options& o, const std::atomic<bool>& stop,
+                         const beat_fn& beat) {
   auto& r = s.resource();
   std::vector<double> alloc_s, free_s, touch_s;
   const auto t_start = clock::now();
@@ -80,6 +82,7 @@ cost_result measure_cost(const strategy& s, std::uint64_t n, const options& o, c
     t0 = clock::now();
     r.deallocate(p, n, 1);
     free_s.push_back(seconds_since(t0));
+    beat();
     if (i >= 2 && seconds_since(t_start) > o.budget_s) break;
   }
   std::vector<double> both(alloc_s.size());
@@ -100,6 +103,10 @@ cost_result measure_cost(const strategy& s, std::uint64_t n, const options& o, c
   return c;
 }
 
+// The fragmentation workload beats (and reads the pool's books) every this
+// many steps: a clock read per step would weigh on the time it reports.
+constexpr std::size_t beat_steps = 256;
+
 struct fragmentation_result {
   double seconds = 0;
   std::uint64_t requested_end = 0, rss_end = 0, peak_rss = 0, virtual_end = 0;
@@ -108,7 +115,7 @@ struct fragmentation_result {
 };
 
 fragmentation_result fragmentation(const strategy& s, const options& o, const std::vector<workload_step>& steps,
-                             const std::atomic<bool>& stop) {
+                             const std::atomic<bool>& stop, const beat_fn& beat) {
   auto& r = s.resource();
   // Start from an empty cache so the books show this workload alone.
   if (s.pool) {
@@ -138,7 +145,10 @@ fragmentation_result fragmentation(const strategy& s, const options& o, const st
       v = live.back();
       live.pop_back();
     }
-    if (s.pool && (++done % 256 == 0)) peak_waste = std::max(peak_waste, s.pool->stats().rounding_waste_ratio());
+    if (++done % beat_steps == 0) {
+      beat();
+      if (s.pool) peak_waste = std::max(peak_waste, s.pool->stats().rounding_waste_ratio());
+    }
   }
   const double seconds = seconds_since(t0);
   const memory_snapshot end = read_memory();
@@ -206,6 +216,32 @@ std::string spread_table(const std::vector<cost_median>& costs) {
   return out;
 }
 
+// The points the watchdog left behind. A thread stuck in the library's own
+// memory holds nothing another point needs, so the study goes on; one stuck
+// with a backend's memory may be inside its driver, so that backend's later
+// points are skipped, as a sweep skips a backend left behind.
+class stuck_points {
+ public:
+  // Why `s`'s next point is not run; empty: it runs.
+  std::string reason(const strategy& s) const {
+    const auto it = by_provider_.find(s.provider);
+    return it == by_provider_.end() ? std::string() : still_stuck_reason(s.provider, it->second);
+  }
+  // A point of `s` was left behind: true where a stop request left it (the
+  // run ends with what it completed), false where the watchdog did.
+  bool left(const strategy& s, const std::string& what, const std::string& why) {
+    any_ = true;
+    if (why.empty()) return true;
+    if (s.provider != library_provider) by_provider_.emplace(s.provider, fmt::format("{} {}", s.name, what));
+    return false;
+  }
+  bool any() const { return any_; }
+
+ private:
+  std::map<std::string, std::string> by_provider_;
+  bool any_ = false;
+};
+
 constexpr const char* cost_row = "{:<14} {:>6} {:>12} {:>10} {:>12} {:>10} {:>5}\n";
 
 }  // namespace
@@ -270,11 +306,13 @@ void allocator_study::run(study_context& ctx) {
                          std::string text = {}) {
     ctx.report(record{.section = section, .status = status, .fields = std::move(fields), .text = std::move(text)});
   };
-  std::vector<strategy> strategies;
+  // The cost and fragmentation points run on watched threads that read the
+  // strategies: where one is left behind (stuck), they are never destroyed.
+  auto strategies = std::make_unique<std::vector<strategy>>();
   for (const auto& name : o.strategies) {
     try {
-      strategies.push_back(make_strategy(name, backends_));
-      const auto& s = strategies.back();
+      strategies->push_back(make_strategy(name, backends_));
+      const auto& s = strategies->back();
       entry("strategies", value::object{{"name", name},
                                         {"status", "ok"},
                                         {"provider", s.provider},
@@ -287,7 +325,7 @@ void allocator_study::run(study_context& ctx) {
   }
 
   ctx.say(fmt::format("\n== alignment: {} buffers, 1 B to 7680x4320x4 B ==", alignment_sizes().size()));
-  for (const auto& s : strategies) {
+  for (const auto& s : *strategies) {
     const auto a = check_alignment(s);
     entry("alignment",
           value::object{{"alignment", a.alignment}, {"checked", a.checked}, {"misaligned", a.misaligned},
@@ -296,19 +334,38 @@ void allocator_study::run(study_context& ctx) {
           fmt::format("{:<14} {} of {} aligned to {}", s.name, a.checked - a.misaligned, a.checked, a.alignment));
   }
 
-  const auto steps = make_workload(o);
+  const auto steps = std::make_shared<const std::vector<workload_step>>(make_workload(o));
+  stuck_points stuck;
   std::vector<cost_median> medians;
-  const std::size_t items = o.repeats * strategies.size() * (o.sizes.size() + 1);
+  const std::size_t items = o.repeats * strategies->size() * (o.sizes.size() + 1);
   std::size_t done = 0;
+  const auto& stop = ctx.stop();
   for (std::size_t rep = 0; rep < o.repeats && !ctx.stopped(); ++rep) {
     ctx.say(fmt::format("\n== cost, repeat {} of {} (medians over up to {} runs) ==\n", rep + 1, o.repeats, o.runs) +
             fmt::format(cost_row, "strategy", "size", "alloc+free us", "spread", "touch us", "GB/s", "n"));
-    for (const auto& s : strategies) {
+    for (const auto& s : *strategies) {
       for (auto n : o.sizes) {
         if (ctx.stopped()) break;
         ctx.progress(done++, items, fmt::format("cost {} {}", s.name, format_size(n)));
+        const auto not_measured = [&](point_status status, const std::string& why) {
+          entry("cost",
+                value::object{{"strategy", s.name}, {"bytes", n}, {"repeat", rep}, {"status", to_string(status)},
+                              {"reason", why}},
+                status, fmt::format("{:<14} {:>6} {}: {}", s.name, format_size(n), to_string(status), why));
+        };
+        if (const auto why = stuck.reason(s); !why.empty()) {
+          not_measured(point_status::skipped, why);
+          continue;
+        }
         try {
-          auto c = measure_cost(s, n, o, ctx.stop());
+          auto ran = ctx.watched<cost_result>(
+              n, [&s, n, &o, &stop](const beat_fn& beat) { return measure_cost(s, n, o, stop, beat); });
+          if (!ran.result) {
+            if (stuck.left(s, fmt::format("cost {}", format_size(n)), ran.reason)) break;
+            not_measured(point_status::failed, ran.reason);
+            continue;
+          }
+          auto& c = *ran.result;
           c.fields["repeat"] = rep;
           const auto& af = c.alloc_free;
           const double touch = c.touch.median;
@@ -318,9 +375,7 @@ void allocator_study::run(study_context& ctx) {
                             fmt::format("{:.2f}-{:.2f}", af.min * 1e6, af.p95 * 1e6), fmt::format("{:.1f}", touch * 1e6),
                             fmt::format("{:.2f}", touch > 0 ? n / touch / 1e9 : 0.0), af.count));
         } catch (const std::bad_alloc& e) {
-          entry("cost",
-                value::object{{"strategy", s.name}, {"bytes", n}, {"repeat", rep}, {"status", "failed"}, {"reason", e.what()}},
-                point_status::failed, fmt::format("{:<14} {:>6} failed: {}", s.name, format_size(n), e.what()));
+          not_measured(point_status::failed, e.what());
         }
       }
     }
@@ -328,11 +383,28 @@ void allocator_study::run(study_context& ctx) {
                         o.repeats, o.iterations, o.max_live, format_size(o.max_block)) +
             fmt::format("{:<14} {:>9} {:>12} {:>12} {:>12} {:>12} {:>9} {:>9}", "strategy", "seconds", "requested",
                         "rss end", "peak rss", "address sp.", "rounding", "+idle"));
-    for (const auto& s : strategies) {
+    for (const auto& s : *strategies) {
       if (ctx.stopped()) break;
       ctx.progress(done++, items, fmt::format("fragmentation {}", s.name));
+      const auto not_measured = [&](point_status status, const std::string& why) {
+        entry("fragmentation",
+              value::object{{"strategy", s.name}, {"repeat", rep}, {"status", to_string(status)}, {"reason", why}},
+              status, fmt::format("{:<14} {}: {}", s.name, to_string(status), why));
+      };
+      if (const auto why = stuck.reason(s); !why.empty()) {
+        not_measured(point_status::skipped, why);
+        continue;
+      }
       try {
-        auto f = fragmentation(s, o, steps, ctx.stop());
+        auto ran = ctx.watched<fragmentation_result>(beat_steps * o.max_block, [&s, &o, steps, &stop](const beat_fn& beat) {
+          return fragmentation(s, o, *steps, stop, beat);
+        });
+        if (!ran.result) {
+          if (stuck.left(s, "fragmentation", ran.reason)) break;
+          not_measured(point_status::failed, ran.reason);
+          continue;
+        }
+        auto& f = *ran.result;
         f.fields["repeat"] = rep;
         const auto pct = [](double ratio) { return ratio < 0 ? std::string("-") : fmt::format("{:.1f}%", 100 * ratio); };
         entry("fragmentation", std::move(f.fields), point_status::ok,
@@ -340,13 +412,12 @@ void allocator_study::run(study_context& ctx) {
                           format_capacity(f.requested_end), format_capacity(f.rss_end), format_capacity(f.peak_rss),
                           format_capacity(f.virtual_end), pct(f.rounding_peak), pct(f.total_waste_end)));
       } catch (const std::bad_alloc& e) {
-        entry("fragmentation",
-              value::object{{"strategy", s.name}, {"repeat", rep}, {"status", "failed"}, {"reason", e.what()}},
-              point_status::failed, fmt::format("{:<14} failed: {}", s.name, e.what()));
+        not_measured(point_status::failed, e.what());
       }
     }
   }
   if (o.repeats > 1) ctx.say(spread_table(medians));
+  if (stuck.any()) keep_until_exit(std::move(strategies));  // a point's thread is still inside one of them
 }
 
 options options::quick() {

@@ -52,7 +52,7 @@ strategy make_strategy(const std::string& name, const std::vector<backend_entry>
   const std::string base = mem::canonical_kind_name(pooled ? name.substr(5) : name);
   s.name = pooled ? "pool:" + base : base;
   if ((s.upstream = library_resource(base))) {
-    s.provider = "library";
+    s.provider = library_provider;
   } else if (const auto* kind = strategy_kind(base); kind && kind->maker != mem::kind_maker::plain) {
     std::vector<std::string> reasons;
     for (const auto& b : backends) {

@@ -10,9 +10,12 @@
 
 namespace xfer::alloc_study {
 
+// The provider of the strategies libxfer makes itself (plain memory).
+inline constexpr const char* library_provider = "library";
+
 struct strategy {
   std::string name;
-  std::string provider;  // "library" or the backend that supplied the memory
+  std::string provider;  // library_provider or the backend that supplied the memory
   std::unique_ptr<mem::host_resource> upstream;
   std::unique_ptr<mem::caching_pool> pool;  // set for "pool:<name>"
   mem::host_resource& resource() const { return pool ? *pool : *upstream; }

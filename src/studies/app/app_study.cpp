@@ -10,6 +10,7 @@
 #include <xfer/core/errors.hpp>
 #include <xfer/core/size.hpp>
 #include <xfer/core/stats.hpp>
+#include <xfer/core/watchdog.hpp>
 
 namespace xfer::app_study {
 namespace {
@@ -42,13 +43,47 @@ bottom_lines bottom(const run_result& r) {
   return {cpu - program, cpu - algorithm};
 }
 
+namespace {
+
+// One strategy at one size: every repeat, each one a step of its progress.
+run_result measure(vadd_app& app, run_result r, std::size_t repeats, const std::atomic<bool>& stop,
+                   const beat_fn& beat) {
+  try {
+    r.verified = true;
+    for (std::size_t rep = 0; rep < repeats && !stop.load(); ++rep) {
+      const vadd_times t = app.run(r.strategy, r.n);
+      beat();
+      r.verified = r.verified && t.verified;
+      for (std::size_t p = 0; p < vadd_phase_count; ++p)
+        if (t.seconds[p] >= 0) r.samples[p].push_back(t.seconds[p]);
+    }
+    if (!r.verified) {
+      r.status = point_status::failed;
+      r.reason = "the device's result differs from the CPU's";
+    }
+  } catch (const skip_point& e) {
+    r.status = point_status::skipped;
+    r.verified = false;
+    r.reason = e.what();
+  } catch (const std::exception& e) {
+    r.status = point_status::failed;
+    r.verified = false;
+    r.reason = e.what();
+  }
+  return r;
+}
+
+}  // namespace
+
 std::vector<run_result> run(vadd_app& app, const std::string& backend, const std::string& device,
-                            const options& o, const std::atomic<bool>& stop, const progress_fn& progress) {
+                            const options& o, const std::atomic<bool>& stop, const progress_fn& progress,
+                            study_context* watch) {
   std::vector<std::string> strategies = o.strategies;
   if (strategies.empty())
     for (const auto& k : app.strategies()) strategies.push_back(k.name);
   std::vector<run_result> out;
   const std::size_t total = o.sizes.size() * strategies.size();
+  std::string stuck_at;  // the run whose thread the watchdog left inside the app's backend
   for (std::size_t n : o.sizes) {
     for (const auto& s : strategies) {
       if (progress) progress(out.size(), total, fmt::format("{} {} {} elements", backend, s, format_size(n)));
@@ -57,26 +92,24 @@ std::vector<run_result> run(vadd_app& app, const std::string& backend, const std
       r.device = device;
       r.strategy = s;
       r.n = n;
-      try {
-        r.verified = true;
-        for (std::size_t rep = 0; rep < o.repeats && !stop.load(); ++rep) {
-          const vadd_times t = app.run(s, n);
-          r.verified = r.verified && t.verified;
-          for (std::size_t p = 0; p < vadd_phase_count; ++p)
-            if (t.seconds[p] >= 0) r.samples[p].push_back(t.seconds[p]);
-        }
-        if (!r.verified) {
-          r.status = point_status::failed;
-          r.reason = "the device's result differs from the CPU's";
-        }
-      } catch (const skip_point& e) {
+      if (!stuck_at.empty()) {
         r.status = point_status::skipped;
-        r.verified = false;
-        r.reason = e.what();
-      } catch (const std::exception& e) {
+        r.reason = still_stuck_reason(backend, stuck_at);
+        out.push_back(std::move(r));
+        continue;
+      }
+      // Four vectors of n uint32 (a, b, the device's result, the CPU's) each repeat.
+      auto ran = run_watched_point<run_result>(
+          watch, std::uint64_t{16} * n,
+          [&app, r, repeats = o.repeats, &stop](const beat_fn& beat) { return measure(app, r, repeats, stop, beat); });
+      if (ran.result) {
+        r = std::move(*ran.result);
+      } else {
+        if (ran.reason.empty()) return out;  // a stop request left it: the completed runs stand
+        // The thread is inside the backend: its later runs would meet it there.
         r.status = point_status::failed;
-        r.verified = false;
-        r.reason = e.what();
+        r.reason = std::move(ran.reason);
+        stuck_at = fmt::format("{} {} elements", s, format_size(n));
       }
       out.push_back(std::move(r));
       if (stop.load()) return out;
@@ -204,10 +237,9 @@ study_info vadd_study::info() const {
 
 void vadd_study::run(study_context& ctx) {
   for (auto& t : targets_) {
-    const auto rs = app_study::run(*t.app, t.backend, t.device, options_, ctx.stop(),
-                                   [&](std::size_t done, std::size_t total, const std::string& what) {
-                                     ctx.progress(done, total, what);
-                                   });
+    const auto rs = app_study::run(
+        *t.app, t.backend, t.device, options_, ctx.stop(),
+        [&](std::size_t done, std::size_t total, const std::string& what) { ctx.progress(done, total, what); }, &ctx);
     for (const auto& r : rs)
       ctx.report(record{.section = "results", .status = r.status, .fields = to_value(r), .text = {}});
     std::string tables;

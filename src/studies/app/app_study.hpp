@@ -56,10 +56,15 @@ struct bottom_lines {
 bottom_lines bottom(const run_result& r);
 
 // Every strategy at every size on one app. `progress`, when given, hears of
-// each run before it starts.
+// each run before it starts. `watch`, when given, runs each strategy and size
+// under its watchdog (study_context::watched): one left behind is failed with
+// the reason and the app's later ones skipped (its thread is still inside the
+// backend), as a sweep skips a backend left behind; `app` and `stop` must then
+// outlive the process's run (session::finish leaves it without destroying them).
 using progress_fn = std::function<void(std::size_t done, std::size_t total, const std::string& what)>;
 std::vector<run_result> run(vadd_app& app, const std::string& backend, const std::string& device,
-                            const options& o, const std::atomic<bool>& stop, const progress_fn& progress = {});
+                            const options& o, const std::atomic<bool>& stop, const progress_fn& progress = {},
+                            study_context* watch = nullptr);
 
 // The seed's table for one size: Markdown, times in ms, deltas against the
 // baseline strategy where it ran.

@@ -3,7 +3,12 @@
 #include <cmath>
 #include <fmt/format.h>
 #include <fmt/ranges.h>
+#include <map>
+#include <stdexcept>
+#include <tuple>
+#include <utility>
 #include <xfer/core/timing.hpp>
+#include <xfer/core/watchdog.hpp>
 #include <xfer/core/errors.hpp>
 #include <xfer/core/pattern.hpp>
 #include <xfer/core/size.hpp>
@@ -12,6 +17,7 @@
 #include <xfer/mem/buffer.hpp>
 #include <xfer/mem/error.hpp>
 #include <xfer/mem/host_resources.hpp>
+#include <xfer/mem/kind_registry.hpp>
 
 namespace xfer::cpu {
 namespace {
@@ -42,8 +48,8 @@ unsigned char fill_value(std::size_t sample) { return static_cast<unsigned char>
 class point_runner {
  public:
   point_runner(const study_config& c, kind_slot& kind, thread_team& team, const planned_point& p, std::size_t index,
-               const std::atomic<bool>* stop)
-      : config_(c), kind_(kind), team_(team), plan_(p), seed_(point_seed(index)), stop_(stop) {}
+               const std::atomic<bool>* stop, const beat_fn& beat)
+      : config_(c), kind_(kind), team_(team), plan_(p), seed_(point_seed(index)), stop_(stop), beat_(beat) {}
 
   void run(cpu_point& out) {
     const op o = plan_.operation;
@@ -79,11 +85,13 @@ class point_runner {
     run_op(o, plan_.how, b, first_value, team_, 1);
     out.first_s = seconds_since(t0);
     verify(b, first_value, what + ", first run");
+    beat_();
 
     // Size the samples from one untimed run, so a sample outlasts the clock's resolution.
     t0 = clock::now();
     run_op(o, plan_.how, b, first_value, team_, 1);
     const double one = std::max(seconds_since(t0), 1e-9);
+    beat_();
     out.reps_per_sample = static_cast<std::size_t>(std::clamp(std::ceil(config_.min_sample_s / one), 1.0, 1e6));
 
     // Wipe what the first runs wrote, so the final check proves the steady runs moved the data.
@@ -98,6 +106,7 @@ class point_runner {
       t0 = clock::now();
       run_op(o, plan_.how, b, value, team_, out.reps_per_sample);
       out.samples_s.push_back(seconds_since(t0) / static_cast<double>(out.reps_per_sample));
+      beat_();  // outside the timed region
     }
     verify(b, value, what + ", steady runs");
     out.verified = true;
@@ -118,8 +127,31 @@ class point_runner {
   const planned_point& plan_;
   std::uint64_t seed_;
   const std::atomic<bool>* stop_;
+  const beat_fn& beat_;
   mem::pageable_resource regular_resource_;  // the seed's `new double[]`
 };
+
+// A team a point's thread was left behind in: its workers may be stuck with
+// it, so later points get a fresh one and this one is never destroyed (its
+// destructor would join them).
+void retire(std::vector<std::unique_ptr<thread_team>>& teams, thread_team* team) {
+  for (auto& t : teams)
+    if (t.get() == team) keep_until_exit(std::move(t));
+  std::erase(teams, nullptr);
+}
+
+void fail(cpu_point& p, std::string why) {
+  p.status = point_status::failed;
+  p.reason = std::move(why);
+  p.samples_s.clear();
+}
+
+// Memory libxfer makes itself (mem::make_host_kind): a thread stuck in it holds
+// nothing another point needs, unlike one stuck inside a device API.
+bool plain_memory(const kind_slot& k) {
+  const auto* entry = mem::find_host_kind(k.info.name);
+  return entry && entry->maker == mem::kind_maker::plain;
+}
 
 cpu_point describe(const planned_point& p, const kind_slot& k) {
   cpu_point out;
@@ -214,8 +246,22 @@ std::vector<planned_point> plan_points(const study_config& config, const std::ve
   return out;
 }
 
-std::vector<wc_report> check_write_combining(const study_config& config, std::vector<kind_slot>& kinds,
-                                             const std::atomic<bool>* stop) {
+namespace {
+
+// Providers a point was left behind in (with that point), where the kind was
+// not plain memory: a thread may be stuck inside their driver.
+using stuck_providers = std::map<std::string, std::string>;
+
+// Why a point of `k` is not run because of an earlier one left behind; empty: it runs.
+std::string stuck_reason(const stuck_providers& stuck, const kind_slot& k) {
+  const auto s = stuck.find(k.info.provider);
+  if (s == stuck.end() || plain_memory(k)) return {};  // plain memory a provider hands out is not its driver's
+  return still_stuck_reason(s->first, s->second);
+}
+
+// Each write-combined kind's probe is a point of its own under the watchdog.
+std::vector<wc_report> check_wc(const study_config& config, std::vector<kind_slot>& kinds,
+                                const std::atomic<bool>* stop, study_context* watch, const stuck_providers& stuck) {
   std::vector<wc_report> out;
   std::vector<std::string> unavailable;
   for (auto& k : kinds) {
@@ -229,11 +275,19 @@ std::vector<wc_report> check_write_combining(const study_config& config, std::ve
     r.kind = k.info.name;
     r.provider = k.info.provider;
     try {
-      mem::pageable_resource regular;
-      r.regular_read_gbps =
-          probe_read_gbps(regular, regular.natural_alignment(), config.wc_probe_bytes, config.wc_probe_runs, stop);
-      r.wc_read_gbps = probe_read_gbps(*k.resource, k.resource->natural_alignment(), config.wc_probe_bytes,
-                                       config.wc_probe_runs, stop);
+      if (auto why = stuck_reason(stuck, k); !why.empty()) throw std::runtime_error(why);
+      auto ran = run_watched_point<std::pair<double, double>>(
+          watch, config.wc_probe_bytes, [&config, &k, stop](const beat_fn& beat) {
+            mem::pageable_resource regular;
+            const double regular_gbps = probe_read_gbps(regular, regular.natural_alignment(), config.wc_probe_bytes,
+                                                        config.wc_probe_runs, stop);
+            beat();
+            return std::pair(regular_gbps, probe_read_gbps(*k.resource, k.resource->natural_alignment(),
+                                                           config.wc_probe_bytes, config.wc_probe_runs, stop));
+          });
+      if (!ran.result && ran.reason.empty()) break;  // a stop request left it: what was checked stands
+      if (!ran.result) throw std::runtime_error(ran.reason);
+      std::tie(r.regular_read_gbps, r.wc_read_gbps) = *ran.result;
       r.verdict = judge_write_combining(r.regular_read_gbps, r.wc_read_gbps, r.kind);
       r.checked = true;
       r.text = r.verdict.text;
@@ -255,6 +309,13 @@ std::vector<wc_report> check_write_combining(const study_config& config, std::ve
   return out;
 }
 
+}  // namespace
+
+std::vector<wc_report> check_write_combining(const study_config& config, std::vector<kind_slot>& kinds,
+                                             const std::atomic<bool>* stop) {
+  return check_wc(config, kinds, stop, nullptr, {});
+}
+
 study_result run_study(const study_config& config, std::vector<kind_slot>& kinds, const study_hooks& hooks) {
   study_result result;
   for (const auto& k : kinds) result.kinds.push_back(k.info);
@@ -268,6 +329,8 @@ study_result run_study(const study_config& config, std::vector<kind_slot>& kinds
     return *teams.back();
   };
 
+  stuck_providers stuck;
+
   for (std::size_t i = 0; i < plan.size(); ++i) {
     if (stopping(hooks.stop)) {
       result.interrupted = true;
@@ -277,12 +340,42 @@ study_result run_study(const study_config& config, std::vector<kind_slot>& kinds
     kind_slot& kind = kinds[p.kind_index];
     cpu_point point = describe(p, kind);
     if (hooks.on_progress) hooks.on_progress(i, plan.size(), point);
-    if (auto why = skip_reason(p, kind); !why.empty()) {
+    std::string why = skip_reason(p, kind);
+    if (why.empty()) why = stuck_reason(stuck, kind);
+    if (!why.empty()) {
       point.status = point_status::skipped;
       point.reason = std::move(why);
     } else {
       try {
-        point_runner(config, kind, team_of(p.threads), p, i, hooks.stop).run(point);
+        // The point's thread owns its plan and result; the config, the kind
+        // and the team outlive it (a team it was left in is never destroyed).
+        thread_team* team = &team_of(p.threads);
+        auto ran = run_watched_point<cpu_point>(
+            hooks.watch, p.bytes, [&config, &kind, team, p, i, stop = hooks.stop, point](const beat_fn& beat) {
+              cpu_point out = point;
+              try {
+                point_runner(config, kind, *team, p, i, stop, beat).run(out);
+              } catch (const std::bad_alloc&) {
+                throw;  // skipped, below
+              } catch (const std::exception& e) {
+                fail(out, e.what());  // what it measured of its first use stays
+              }
+              return out;
+            });
+        if (ran.result) {
+          point = std::move(*ran.result);
+        } else {
+          retire(teams, team);
+          if (ran.reason.empty()) {  // a stop request left it: the completed points stand
+            result.interrupted = true;
+            break;
+          }
+          fail(point, ran.reason);
+          if (!plain_memory(kind))
+            stuck.emplace(kind.info.provider, fmt::format("{} {} {} threads {} {}", kind.info.name,
+                                                          to_string(p.operation), to_string(p.how), p.threads,
+                                                          format_size(p.bytes)));
+        }
       } catch (const interrupted&) {
         result.interrupted = true;
         break;
@@ -292,9 +385,7 @@ study_result run_study(const study_config& config, std::vector<kind_slot>& kinds
         point.status = point_status::skipped;
         point.reason = e.what();
       } catch (const std::exception& e) {
-        point.status = point_status::failed;
-        point.reason = e.what();
-        point.samples_s.clear();
+        fail(point, e.what());
       }
     }
     if (point.status == point_status::ok) {
@@ -312,7 +403,7 @@ study_result run_study(const study_config& config, std::vector<kind_slot>& kinds
   }
 
   if (!result.interrupted) {
-    result.write_combining = check_write_combining(config, kinds, hooks.stop);
+    result.write_combining = check_wc(config, kinds, hooks.stop, hooks.watch, stuck);
     result.interrupted = stopping(hooks.stop);
   }
   return result;

@@ -82,6 +82,7 @@ void cpu_study::run(study_context& ctx) {
 
   study_hooks hooks;
   hooks.stop = &ctx.stop();
+  hooks.watch = &ctx;
   hooks.on_progress = [&](std::size_t done, std::size_t total, const cpu_point& p) {
     ctx.progress(done, total, fmt::format("{} {} {} threads {} {}", p.kind, to_string(p.operation), to_string(p.how),
                                           p.threads, format_size(p.bytes)));

@@ -11,6 +11,7 @@
 #include <vector>
 #include <xfer/core/result.hpp>  // point_status: ok, skipped, failed
 #include <xfer/core/stats.hpp>
+#include <xfer/core/study.hpp>
 #include <xfer/cpu/break_even.hpp>
 #include <xfer/cpu/cpu_ops.hpp>
 #include <xfer/cpu/memory_kinds.hpp>
@@ -94,10 +95,18 @@ struct study_hooks {
   std::function<void(std::size_t done, std::size_t total, const cpu_point& next)> on_progress;
   std::function<void(const cpu_point&)> on_point;
   const std::atomic<bool>* stop = nullptr;  // set (SIGINT, SIGTERM, SIGHUP): finish with the points completed
+  // Runs each point under its watchdog (the session's, study_context::watched);
+  // null: in place.
+  study_context* watch = nullptr;
 };
 
 // Runs every planned point, then the write-combining check. Never throws for
 // a point: a kind that cannot run is skipped, a point that breaks is failed.
+// A point the watchdog left behind is failed with its reason, and the run goes
+// on: its thread is stuck in its own buffers (kept), and its thread team is
+// retired. Where the kind came from a device API rather than plain memory (the
+// thread may be stuck inside the driver), that provider's later points of such
+// kinds are skipped with the reason, as a sweep skips a backend left behind.
 study_result run_study(const study_config& config, std::vector<kind_slot>& kinds, const study_hooks& hooks = {});
 
 // The write-combining check alone, for every available kind with the
