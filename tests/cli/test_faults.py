@@ -106,7 +106,8 @@ class HangingTransfer(InTempDir):
         by_size = {r["bytes"]: r for r in doc["results"]}
         self.assertEqual(by_size[4096]["status"], "ok")
         self.assertEqual(by_size[ODD]["status"], "failed")
-        self.assertIn("no result after 1.0 s", by_size[ODD]["reason"])
+        # The time is the one measured: a loaded machine reads 1.1 s.
+        self.assertRegex(by_size[ODD]["reason"], r"no result after 1\.\d s")
         self.assertFalse(doc.get("interrupted", False))
 
     def test_without_the_fault_the_same_sweep_is_ok(self):
