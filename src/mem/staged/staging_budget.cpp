@@ -1,0 +1,157 @@
+#include <algorithm>
+#include <cstdlib>
+#include <stdexcept>
+#include <fmt/format.h>
+#include <xfer/mem/staged/staging_budget.hpp>
+#include <xfer/mem/staged/tuning.hpp>
+
+namespace xfer::mem {
+
+// One run: the piece it copies, how many threads may be inside it at once,
+// how many are, and whether a thread has found no piece left. `busy` only
+// grows under the budget's mutex (pick), so a run's owner that sees it at 0
+// under that mutex knows no thread is or will be inside its piece.
+struct staging_budget::work {
+  const std::function<bool()>* piece;
+  unsigned cap;
+  std::atomic<unsigned> busy{0};
+  std::atomic<bool> drained{false};
+};
+
+namespace {
+
+unsigned checked_threads(unsigned n) {
+  if (n > max_staged_threads)
+    throw std::invalid_argument(fmt::format("staging budget: {} threads is more than {}", n, max_staged_threads));
+  return n;
+}
+
+}  // namespace
+
+staging_budget::staging_budget(staging_budget_options o)
+    : fixed_threads_(checked_threads(o.threads)),
+      cache_bytes_(o.cache_bytes ? *o.cache_bytes : last_level_cache_bytes()),
+      thread_start_(std::move(o.thread_start)) {
+  if (fixed_threads_) reserve(fixed_threads_);
+}
+
+staging_budget::~staging_budget() {
+  closing_.store(true);
+  wake_.wake();
+  std::lock_guard lock(start_mutex_);
+  for (auto& t : threads_) t.join();
+}
+
+unsigned staging_budget::threads() const { return started_.load(); }
+
+unsigned staging_budget::runs() const {
+  std::lock_guard lock(mutex_);
+  return static_cast<unsigned>(active_.size());
+}
+
+void staging_budget::reserve(unsigned n, const std::function<void()>& thread_start) {
+  std::lock_guard lock(start_mutex_);
+  // A fixed team is started whole by the constructor; a growing one up to
+  // the largest team asked for.
+  const unsigned want = fixed_threads_ ? fixed_threads_ : std::min(n, max_staged_threads);
+  while (threads_.size() < want) start_thread(thread_start_ ? thread_start_ : thread_start);
+}
+
+void staging_budget::start_thread(std::function<void()> thread_start) {
+  threads_.emplace_back([this, start = std::move(thread_start)] { loop(start); });
+  started_.fetch_add(1);
+}
+
+// Under mutex_: the next run after the last one served that has a piece
+// left and room for one more thread; its busy count taken.
+staging_budget::work* staging_budget::pick() {
+  const std::size_t n = active_.size();
+  for (std::size_t i = 0; i < n; ++i) {
+    const std::size_t at = (cursor_ + i) % n;
+    work* w = active_[at];
+    if (w->drained.load() || w->busy.load() >= w->cap) continue;
+    w->busy.fetch_add(1);
+    cursor_ = at + 1;  // the next pick starts after it: the runs take turns
+    return w;
+  }
+  return nullptr;
+}
+
+void staging_budget::loop(const std::function<void()>& thread_start) {
+  if (thread_start) thread_start();
+  for (;;) {
+    work* w = nullptr;
+    std::uint64_t seen = 0;
+    {
+      std::lock_guard lock(mutex_);
+      seen = changes_.load();
+      w = pick();
+    }
+    if (!w) {
+      // Nothing to take (no run, or each full or finished): until a run
+      // comes or goes.
+      wake_.wait([&] { return closing_.load() || changes_.load() != seen; });
+      if (closing_.load()) return;
+      continue;
+    }
+    if (!(*w->piece)()) w->drained.store(true);
+    // After this the run may be gone: only the budget's own sleeper is
+    // touched (a run's owner rechecks its condition when woken).
+    if (w->busy.fetch_sub(1) == 1) finished_.wake();
+  }
+}
+
+void staging_budget::run(unsigned max_threads, const std::function<bool()>& piece) {
+  if (started_.load() == 0) reserve(max_threads);
+  work w{&piece, std::max(1u, max_threads)};
+  {
+    std::lock_guard lock(mutex_);
+    active_.push_back(&w);
+  }
+  changes_.fetch_add(1);
+  wake_.wake();
+  for (;;) {
+    finished_.wait([&] { return w.drained.load() && w.busy.load() == 0; });
+    std::lock_guard lock(mutex_);
+    // A thread may have picked it between the check and the lock (and will
+    // find no piece): wait for that one too.
+    if (w.busy.load() != 0) continue;
+    const auto it = std::find(active_.begin(), active_.end(), &w);
+    const auto at = static_cast<std::size_t>(it - active_.begin());
+    active_.erase(it);
+    if (cursor_ > at) --cursor_;  // the turn stays with the run that had it
+    break;
+  }
+  changes_.fetch_add(1);
+  wake_.wake();
+}
+
+std::size_t staging_budget::enter() noexcept {
+  const unsigned copies = staging_.fetch_add(1) + 1;
+  return cache_bytes_ / copies;
+}
+
+void staging_budget::leave() noexcept { staging_.fetch_sub(1); }
+
+std::shared_ptr<staging_budget> process_staging_budget() {
+  // The switches parse as the XFER_STAGED_* overrides do (one message for a
+  // bad value, naming the variable): XFER_STAGED_SHARED as a 0/1 field,
+  // XFER_STAGED_BUDGET_THREADS within the thread count's bounds.
+  staging_budget_options o;
+  if (const char* v = std::getenv("XFER_STAGED_SHARED"); v && *v)
+    if (!apply_staged_overrides({}, {{staged_field::size_chunks, "XFER_STAGED_SHARED", v}}).size_chunks)
+      return nullptr;
+  if (const char* v = std::getenv("XFER_STAGED_BUDGET_THREADS"); v && *v)
+    o.threads = apply_staged_overrides({}, {{staged_field::threads, "XFER_STAGED_BUDGET_THREADS", v}}).threads;
+  // Kept while a copier holds it: a program whose copiers are all gone has
+  // no budget threads left either, and the next copier starts a new one.
+  static std::mutex mutex;
+  static std::weak_ptr<staging_budget> current;
+  std::lock_guard lock(mutex);
+  if (auto b = current.lock()) return b;
+  auto b = std::make_shared<staging_budget>(std::move(o));
+  current = b;
+  return b;
+}
+
+}  // namespace xfer::mem
