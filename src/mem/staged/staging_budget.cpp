@@ -62,17 +62,22 @@ void staging_budget::start_thread(std::function<void()> thread_start) {
   started_.fetch_add(1);
 }
 
-// Under mutex_: the next run after the last one served that has a piece
-// left and room for one more thread; its busy count taken.
+// Under mutex_: whether `w` may take one more thread now (a piece left,
+// room under its cap and under the budget's), and if so its counts taken.
+bool staging_budget::take(work& w, std::size_t at) {
+  if (w.drained.load() || w.busy.load() >= w.cap || busy_.load() >= started_.load()) return false;
+  w.busy.fetch_add(1);
+  busy_.fetch_add(1);
+  cursor_ = at + 1;  // the next pick starts after it: the runs take turns
+  return true;
+}
+
+// Under mutex_: the next run after the last one served that may take a thread.
 staging_budget::work* staging_budget::pick() {
   const std::size_t n = active_.size();
   for (std::size_t i = 0; i < n; ++i) {
     const std::size_t at = (cursor_ + i) % n;
-    work* w = active_[at];
-    if (w->drained.load() || w->busy.load() >= w->cap) continue;
-    w->busy.fetch_add(1);
-    cursor_ = at + 1;  // the next pick starts after it: the runs take turns
-    return w;
+    if (take(*active_[at], at)) return active_[at];
   }
   return nullptr;
 }
@@ -95,6 +100,7 @@ void staging_budget::loop(const std::function<void()>& thread_start) {
       continue;
     }
     if (!(*w->piece)()) w->drained.store(true);
+    busy_.fetch_sub(1);
     // After this the run may be gone: only the budget's own sleeper is
     // touched (a run's owner rechecks its condition when woken).
     if (w->busy.fetch_sub(1) == 1) finished_.wake();
@@ -109,6 +115,27 @@ void staging_budget::run(unsigned max_threads, const std::function<bool()>& piec
     active_.push_back(&w);
   }
   changes_.fetch_add(1);
+  wake_.wake();
+  // Alone, the caller copies too, as a team's leader does, on one of the
+  // budget's places (the budget's threads take the others): a copy alone
+  // then runs as with a team of its own, with no hand-off to wake the
+  // caller but the last thread's. Once another run is in, it steps back, so
+  // the budget's threads alone take turns between the runs.
+  for (bool helped = false;;) {
+    {
+      std::lock_guard lock(mutex_);
+      if (active_.size() != 1 || !take(w, 0)) {
+        if (helped) changes_.fetch_add(1);  // its place is free: an idle thread may take it
+        break;
+      }
+    }
+    helped = true;
+    const bool more = piece();
+    if (!more) w.drained.store(true);
+    busy_.fetch_sub(1);
+    w.busy.fetch_sub(1);
+    if (!more) break;
+  }
   wake_.wake();
   for (;;) {
     finished_.wait([&] { return w.drained.load() && w.busy.load() == 0; });

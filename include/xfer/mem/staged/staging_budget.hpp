@@ -72,13 +72,15 @@ class staging_budget {
   // thread cannot start.
   void reserve(unsigned threads, const std::function<void()>& thread_start = {});
 
-  // Runs piece() on up to `max_threads` of the budget's threads at once,
-  // interleaved with every other run in progress (a thread takes one piece,
-  // then goes on to the next run in turn), until piece() returns false (no
-  // piece left to take); returns once no thread is still inside it. piece()
-  // must not throw. Any number of threads may run at once: that is how
-  // copiers share the team. Where no thread has started yet, starts
-  // max_threads first (reserve).
+  // Runs piece() on up to `max_threads` threads at once, interleaved with
+  // every other run in progress (a thread takes one piece, then goes on to
+  // the next run in turn), until piece() returns false (no piece left to
+  // take); returns once no thread is still inside it. While the run is the
+  // only one, the calling thread takes pieces too, in one of the budget's
+  // places (as a team's leader does); never are more than threads() threads
+  // inside pieces at once. piece() must not throw. Any number of threads
+  // may run at once: that is how copiers share the team. Where no thread
+  // has started yet, starts max_threads first (reserve).
   void run(unsigned max_threads, const std::function<bool()>& piece);
 
   // A copy's share of the cache while it holds staging: enter() counts it in
@@ -91,7 +93,8 @@ class staging_budget {
   struct work;
   void start_thread(std::function<void()> thread_start);  // under start_mutex_
   void loop(const std::function<void()>& thread_start);
-  work* pick();  // under mutex_
+  bool take(work& w, std::size_t at);  // under mutex_
+  work* pick();                          // under mutex_
 
   const unsigned fixed_threads_;
   const std::size_t cache_bytes_;
@@ -107,6 +110,7 @@ class staging_budget {
   std::atomic<bool> closing_{false};
   sleeper wake_;      // idle threads
   sleeper finished_;  // runs waiting for their last piece
+  std::atomic<unsigned> busy_{0};     // threads inside a piece, callers helping included
   std::atomic<unsigned> staging_{0};  // copies between enter() and leave()
 };
 
