@@ -18,10 +18,11 @@
 #   XFER_SIZES        sizes (default 64M,256M)
 #   XFER_BUDGETS      extra runs with the budget's team fixed at each count
 #                     (XFER_STAGED_BUDGET_THREADS; e.g. "16 24 32"), all devices at once only
-#   XFER_PINNED_ROUTE the route the pinned aggregate is read from (default copy-async;
-#                     memcpy to try it on the host backend)
+#   XFER_PINNED_ROUTE, XFER_PINNED_MEMORY  the route and host memory the pinned aggregate is
+#                     read from (default copy-async, pinned; memcpy, aligned to try it on the host backend)
 #   XFER_HOST_DEVICES --host-devices, to try it on the host backend (XFER_BACKEND=host)
 #   XFER_SKIP_OWN=1   skip the team-per-device run
+#   XFERBENCH_BIN     the xferbench to run (default: $XFER_BUILD_DIR, build-gpu, built here)
 #
 # Writes under $OUT: build.log, shared.json/.log (the default), own.json/.log
 # (XFER_STAGED_SHARED=0), budget-<n>.json/.log, summary.txt (also printed),
@@ -30,21 +31,22 @@ set -uo pipefail
 cd "$(dirname "$0")/.."
 
 skip_build=${XFER_SKIP_BUILD:-0}
-for arg in "$@"; do
-  case $arg in
-    --skip-build) skip_build=1 ;;
-    -h | --help) sed -n '2,/^set /p' "$0" | sed '$d'; exit 0 ;;
-    *) echo "staged_together.sh: unknown argument '$arg' (see --help)" >&2; exit 2 ;;
-  esac
-done
+case "${1:-}" in
+  "") ;;
+  --skip-build) skip_build=1 ;;
+  -h | --help) sed -n '2,/^set /p' "$0" | sed '$d'; exit 0 ;;
+  *) echo "staged_together.sh: unknown argument '$1' (see --help)" >&2; exit 2 ;;
+esac
+[ $# -le 1 ] || { echo "staged_together.sh: one argument at most (see --help)" >&2; exit 2; }
 
 OUT=${OUT:-$PWD/results/staged-together}
 mkdir -p "$OUT"
 BUILD=${XFER_BUILD_DIR:-build-gpu}
-XB=$PWD/$BUILD/apps/xferbench/xferbench
+XB=${XFERBENCH_BIN:-$PWD/$BUILD/apps/xferbench/xferbench}
 B=${XFER_BACKEND:-cuda-rt}
 SIZES=${XFER_SIZES:-64M,256M}
 PINNED_ROUTE=${XFER_PINNED_ROUTE:-copy-async}
+PINNED_MEMORY=${XFER_PINNED_MEMORY:-pinned}
 HD=()
 [ -n "${XFER_HOST_DEVICES:-}" ] && HD=(--host-devices "$XFER_HOST_DEVICES")
 start=$SECONDS
@@ -81,19 +83,19 @@ if [ "$skip_build" != 1 ]; then
 fi
 [ -x "$XB" ] || { log "no $XB: build first"; exit 1; }
 
-sweep=(sweep -b "$B" "${HD[@]}" -r "$PINNED_ROUTE,staged" -m pinned,pageable -d h2d,d2h --sizes "$SIZES")
+sweep=(sweep -b "$B" "${HD[@]}" -r "$PINNED_ROUTE,staged" -m "$PINNED_MEMORY,pageable" -d h2d,d2h --sizes "$SIZES")
 step shared 240 XFER_STAGED_SHARED=1 -- "${sweep[@]}" --together
 [ "${XFER_SKIP_OWN:-0}" = 1 ] || step own 240 XFER_STAGED_SHARED=0 -- "${sweep[@]}" --together
 for n in ${XFER_BUDGETS:-}; do
   step "budget-$n" 150 XFER_STAGED_SHARED=1 "XFER_STAGED_BUDGET_THREADS=$n" -- "${sweep[@]}" --together-only
 done
 
-python3 - "$OUT" "$PINNED_ROUTE" <<'PY' | tee "$OUT/summary.txt"
+python3 - "$OUT" "$PINNED_ROUTE" "$PINNED_MEMORY" <<'PY' | tee "$OUT/summary.txt"
 import json, os, sys
-out, pinned_route = sys.argv[1], sys.argv[2]
+out, pinned_route, pinned_memory = sys.argv[1:4]
 names = ["shared", "own"] + sorted((f[:-5] for f in os.listdir(out) if f.startswith("budget-") and f.endswith(".json")),
                                    key=lambda n: int(n.split("-")[1]))
-print("staged (pageable) against pinned %s, GB/s; target: aggregate ratio >= 70%%" % pinned_route)
+print(f"staged (pageable) against {pinned_route} ({pinned_memory}), GB/s; target: aggregate ratio >= 70%")
 for name in names:
     path = os.path.join(out, name + ".json")
     if not os.path.exists(path):
@@ -111,8 +113,8 @@ for name in names:
                 continue
             got.setdefault((p["direction"], p["bytes"]), []).append((p["device"], p["gbps"]))
         return got
-    staged, pinned = pick("staged", "pageable", "aggregate"), pick(pinned_route, "pinned", "aggregate")
-    alone_staged, alone_pinned = pick("staged", "pageable", None), pick(pinned_route, "pinned", None)
+    staged, pinned = pick("staged", "pageable", "aggregate"), pick(pinned_route, pinned_memory, "aggregate")
+    alone_staged, alone_pinned = pick("staged", "pageable", None), pick(pinned_route, pinned_memory, None)
     print(f"\n== {name}")
     for key in sorted(set(staged) | set(pinned) | set(alone_staged)):
         d, b = key

@@ -197,25 +197,14 @@ TEST(StagingBudgetCopiers, FourDevicesCopyAtOnceThroughOneTeam) {
 // The host step, its lane's DMAs to the device recorded in one sequence
 // for all the "devices"; the first waits until `runs` copies are in the
 // budget, so every copy is under way before the turns are counted.
-class recording_step final : public mem::device_step {
+class recording_step final : public forwarding_step {
  public:
   recording_step(int id, std::vector<int>& order, std::mutex& m, staging_budget& b, unsigned runs)
       : id_(id), order_(order), m_(m), budget_(b), runs_(runs) {}
   std::string_view name() const noexcept override { return "recording-host"; }
-  std::string device_key() const override { return "host"; }
-  mem::host_resource& staging_memory() override { return inner_.staging_memory(); }
   std::unique_ptr<mem::staging_lane> open_lane(unsigned slots) override {
     return std::make_unique<lane>(*this, inner_.open_lane(slots));
   }
-  void plain_to_device(mem::device_ref d, std::size_t o, const void* s, std::size_t n) override {
-    inner_.plain_to_device(d, o, s, n);
-  }
-  void plain_to_host(void* d, mem::device_ref s, std::size_t o, std::size_t n) override {
-    inner_.plain_to_host(d, s, o, n);
-  }
-  mem::device_ref allocate(std::size_t n) override { return inner_.allocate(n); }
-  void deallocate(mem::device_ref d) noexcept override { inner_.deallocate(d); }
-  const void* host_view(mem::device_ref d) const noexcept override { return inner_.host_view(d); }
 
  private:
   class lane final : public mem::staging_lane {
@@ -241,7 +230,6 @@ class recording_step final : public mem::device_step {
     recording_step& s_;
     std::unique_ptr<mem::staging_lane> in_;
   };
-  mem::host_step inner_;
   int id_;
   std::vector<int>& order_;
   std::mutex& m_;
