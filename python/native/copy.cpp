@@ -245,6 +245,9 @@ class copier {
       }
       if (PyErr_CheckSignals() != 0) {
         abandoned_ = true;
+        // The shared budget's threads inside the copy stay with it: copiers
+        // made from now on get a budget of their own.
+        mem::retire_process_staging_budget(copier_->budget().get());
         for (auto a : arrays) a.inc_ref();
         throw nb::python_error();
       }

@@ -93,7 +93,8 @@ class Copier:
 
         Ctrl-C (KeyboardInterrupt) interrupts a staged copy (``handoff_bytes`` and up) that
         does not return, a hung driver's: the copy is then left running, its arrays are kept
-        alive, and this copier raises RuntimeError on any later copy (make a new one)."""
+        alive, and this copier raises RuntimeError on any later copy (make a new one: it
+        does not share the abandoned copy's staging budget)."""
         _check_writable(dst, "dst")
         self._check_stream(stream)
         self._c.to_device(dst, src, stream)

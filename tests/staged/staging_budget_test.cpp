@@ -373,6 +373,17 @@ TEST(ProcessStagingBudget, OneWhileAnyCopierHoldsIt) {
   EXPECT_FALSE(held.expired()) << "the copiers hold it";
 }
 
+TEST(ProcessStagingBudget, ARetiredBudgetIsNotHandedOutAgain) {
+  scoped_env on("XFER_STAGED_SHARED", "1");
+  auto hung = mem::process_staging_budget();
+  mem::retire_process_staging_budget(nullptr);  // not the process's: nothing changes
+  EXPECT_EQ(mem::process_staging_budget(), hung);
+  mem::retire_process_staging_budget(hung.get());
+  auto next = mem::process_staging_budget();
+  EXPECT_NE(next, hung) << "a copier made now must not wait behind the retired budget's copy";
+  EXPECT_EQ(mem::process_staging_budget(), next);
+}
+
 TEST(ProcessStagingBudget, OptedOutOrSizedByTheEnvironment) {
   {
     scoped_env off("XFER_STAGED_SHARED", "0");

@@ -44,10 +44,7 @@ staging_budget::~staging_budget() {
 
 unsigned staging_budget::threads() const { return started_.load(); }
 
-unsigned staging_budget::runs() const {
-  std::lock_guard lock(mutex_);
-  return static_cast<unsigned>(active_.size());
-}
+unsigned staging_budget::runs() const { return runs_.load(); }
 
 void staging_budget::reserve(unsigned n, const std::function<void()>& thread_start) {
   std::lock_guard lock(start_mutex_);
@@ -99,12 +96,21 @@ void staging_budget::loop(const std::function<void()>& thread_start) {
       if (closing_.load()) return;
       continue;
     }
-    if (!(*w->piece)()) w->drained.store(true);
+    // Pieces of it while it is the only run (no turn to give, and no lock
+    // per piece: a copy alone runs as on a team of its own), else one.
+    if (!serve(*w)) w->drained.store(true);
     busy_.fetch_sub(1);
     // After this the run may be gone: only the budget's own sleeper is
     // touched (a run's owner rechecks its condition when woken).
     if (w->busy.fetch_sub(1) == 1) finished_.wake();
   }
+}
+
+bool staging_budget::serve(work& w) {
+  bool more = true;
+  do more = (*w.piece)();
+  while (more && runs_.load(std::memory_order_relaxed) == 1);
+  return more;
 }
 
 void staging_budget::run(unsigned max_threads, const std::function<bool()>& piece) {
@@ -113,6 +119,7 @@ void staging_budget::run(unsigned max_threads, const std::function<bool()>& piec
   {
     std::lock_guard lock(mutex_);
     active_.push_back(&w);
+    runs_.store(static_cast<unsigned>(active_.size()));
   }
   changes_.fetch_add(1);
   wake_.wake();
@@ -121,22 +128,18 @@ void staging_budget::run(unsigned max_threads, const std::function<bool()>& piec
   // then runs as with a team of its own, with no hand-off to wake the
   // caller but the last thread's. Once another run is in, it steps back, so
   // the budget's threads alone take turns between the runs.
-  for (bool helped = false;;) {
-    {
-      std::lock_guard lock(mutex_);
-      if (active_.size() != 1 || !take(w, 0)) {
-        if (helped) changes_.fetch_add(1);  // its place is free: an idle thread may take it
-        break;
-      }
-    }
-    helped = true;
-    const bool more = piece();
-    if (!more) w.drained.store(true);
+  bool helping = false;
+  {
+    std::lock_guard lock(mutex_);
+    helping = active_.size() == 1 && take(w, 0);
+  }
+  if (helping) {
+    if (!serve(w)) w.drained.store(true);
     busy_.fetch_sub(1);
     w.busy.fetch_sub(1);
-    if (!more) break;
+    changes_.fetch_add(1);  // its place is free: an idle thread may take it
+    wake_.wake();
   }
-  wake_.wake();
   for (;;) {
     finished_.wait([&] { return w.drained.load() && w.busy.load() == 0; });
     std::lock_guard lock(mutex_);
@@ -146,6 +149,7 @@ void staging_budget::run(unsigned max_threads, const std::function<bool()>& piec
     const auto it = std::find(active_.begin(), active_.end(), &w);
     const auto at = static_cast<std::size_t>(it - active_.begin());
     active_.erase(it);
+    runs_.store(static_cast<unsigned>(active_.size()));
     if (cursor_ > at) --cursor_;  // the turn stays with the run that had it
     break;
   }
@@ -160,6 +164,15 @@ std::size_t staging_budget::enter() noexcept {
 
 void staging_budget::leave() noexcept { staging_.fetch_sub(1); }
 
+namespace {
+
+// Kept while a copier holds it: a program whose copiers are all gone has no
+// budget threads left either, and the next copier starts a new one.
+std::mutex process_budget_mutex;
+std::weak_ptr<staging_budget> process_budget;
+
+}  // namespace
+
 std::shared_ptr<staging_budget> process_staging_budget() {
   // The switches parse as the XFER_STAGED_* overrides do (one message for a
   // bad value, naming the variable): XFER_STAGED_SHARED as a 0/1 field,
@@ -170,15 +183,16 @@ std::shared_ptr<staging_budget> process_staging_budget() {
       return nullptr;
   if (const char* v = std::getenv("XFER_STAGED_BUDGET_THREADS"); v && *v)
     o.threads = apply_staged_overrides({}, {{staged_field::threads, "XFER_STAGED_BUDGET_THREADS", v}}).threads;
-  // Kept while a copier holds it: a program whose copiers are all gone has
-  // no budget threads left either, and the next copier starts a new one.
-  static std::mutex mutex;
-  static std::weak_ptr<staging_budget> current;
-  std::lock_guard lock(mutex);
-  if (auto b = current.lock()) return b;
+  std::lock_guard lock(process_budget_mutex);
+  if (auto b = process_budget.lock()) return b;
   auto b = std::make_shared<staging_budget>(std::move(o));
-  current = b;
+  process_budget = b;
   return b;
+}
+
+void retire_process_staging_budget(const staging_budget* budget) noexcept {
+  std::lock_guard lock(process_budget_mutex);
+  if (process_budget.lock().get() == budget) process_budget.reset();
 }
 
 }  // namespace xfer::mem

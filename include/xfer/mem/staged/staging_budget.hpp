@@ -95,6 +95,7 @@ class staging_budget {
   void loop(const std::function<void()>& thread_start);
   bool take(work& w, std::size_t at);  // under mutex_
   work* pick();                          // under mutex_
+  bool serve(work& w);                   // false: no piece left
 
   const unsigned fixed_threads_;
   const std::size_t cache_bytes_;
@@ -104,6 +105,7 @@ class staging_budget {
   std::atomic<unsigned> started_{0};
   mutable std::mutex mutex_;  // guards active_ and cursor_
   std::vector<work*> active_;
+  std::atomic<unsigned> runs_{0};  // active_.size(), read without the lock
   std::size_t cursor_ = 0;
   // Bumped when a run comes or goes: what an idle thread sleeps on.
   std::atomic<std::uint64_t> changes_{0};
@@ -122,5 +124,12 @@ class staging_budget {
 // tunings. Throws std::invalid_argument naming the variable for a value that
 // is not 0 or 1, or not an integer from 1 to max_staged_threads.
 std::shared_ptr<staging_budget> process_staging_budget();
+
+// A copy that never returns (a hung device) keeps the budget's threads that
+// are inside it, and so may keep every other copy on that budget waiting.
+// After this, process_staging_budget() makes a new budget for the copiers
+// made later (those on `budget` stay on it); for a program that abandons
+// such a copy (the Python Copier, after Ctrl-C). A no-op for another budget.
+void retire_process_staging_budget(const staging_budget* budget) noexcept;
 
 }  // namespace xfer::mem
