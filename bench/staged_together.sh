@@ -16,17 +16,21 @@
 #
 #   XFER_BACKEND      the backend (default cuda-rt)
 #   XFER_SIZES        sizes (default 64M,256M)
-#   XFER_BUDGETS      extra runs with the budget's team fixed at each count
-#                     (XFER_STAGED_BUDGET_THREADS; e.g. "16 24 32"), all devices at once only
+#   XFER_REPEAT       runs of each way, interleaved (default 2)
+#   XFER_BUDGETS      then runs with the shared team fixed at each count (XFER_STAGED_BUDGET_THREADS),
+#                     all devices at once only (default "8 24 48"; empty: none). By default the team
+#                     is the largest a device's calibrated tuning asks for (12 on 16 CPUs and more)
 #   XFER_PINNED_ROUTE, XFER_PINNED_MEMORY  the route and host memory the pinned aggregate is
 #                     read from (default copy-async, pinned; memcpy, aligned to try it on the host backend)
 #   XFER_HOST_DEVICES --host-devices, to try it on the host backend (XFER_BACKEND=host)
 #   XFER_SKIP_OWN=1   skip the team-per-device run
 #   XFERBENCH_BIN     the xferbench to run (default: $XFER_BUILD_DIR, build-gpu, built here)
 #
-# Writes under $OUT: build.log, shared.json/.log (the default), own.json/.log
+# Writes under $OUT: build.log, shared-<r>.json/.log (the default), own-<r>.json/.log
 # (XFER_STAGED_SHARED=0), budget-<n>.json/.log, summary.txt (also printed),
 # steps.txt (each step's exit code and seconds). Exit 0 when every step did.
+# About 40 s a run on four H100s (multi_gpu_run.sh's together step with bidir
+# took 39), so under 10 minutes with the build.
 set -uo pipefail
 cd "$(dirname "$0")/.."
 
@@ -84,17 +88,20 @@ fi
 [ -x "$XB" ] || { log "no $XB: build first"; exit 1; }
 
 sweep=(sweep -b "$B" "${HD[@]}" -r "$PINNED_ROUTE,staged" -m "$PINNED_MEMORY,pageable" -d h2d,d2h --sizes "$SIZES")
-step shared 240 XFER_STAGED_SHARED=1 -- "${sweep[@]}" --together
-[ "${XFER_SKIP_OWN:-0}" = 1 ] || step own 240 XFER_STAGED_SHARED=0 -- "${sweep[@]}" --together
-for n in ${XFER_BUDGETS:-}; do
-  step "budget-$n" 150 XFER_STAGED_SHARED=1 "XFER_STAGED_BUDGET_THREADS=$n" -- "${sweep[@]}" --together-only
+# Interleaved, so a slow moment of the host (10 to 20% on one point, per
+# docs/results/nvidia-h100-x4/) falls on both ways of running.
+for r in $(seq 1 "${XFER_REPEAT:-2}"); do
+  step "shared-$r" 150 XFER_STAGED_SHARED=1 -- "${sweep[@]}" --together
+  [ "${XFER_SKIP_OWN:-0}" = 1 ] || step "own-$r" 150 XFER_STAGED_SHARED=0 -- "${sweep[@]}" --together
+done
+for n in ${XFER_BUDGETS-8 24 48}; do
+  step "budget-$n" 100 XFER_STAGED_SHARED=1 "XFER_STAGED_BUDGET_THREADS=$n" -- "${sweep[@]}" --together-only
 done
 
 python3 - "$OUT" "$PINNED_ROUTE" "$PINNED_MEMORY" <<'PY' | tee "$OUT/summary.txt"
 import json, os, sys
 out, pinned_route, pinned_memory = sys.argv[1:4]
-names = ["shared", "own"] + sorted((f[:-5] for f in os.listdir(out) if f.startswith("budget-") and f.endswith(".json")),
-                                   key=lambda n: int(n.split("-")[1]))
+names = [line.split()[0] for line in open(os.path.join(out, "steps.txt"))]  # the steps, in order
 print(f"staged (pageable) against {pinned_route} ({pinned_memory}), GB/s; target: aggregate ratio >= 70%")
 for name in names:
     path = os.path.join(out, name + ".json")

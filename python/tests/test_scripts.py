@@ -55,12 +55,13 @@ def test_staged_together_prints_the_aggregate_ratio_per_direction(tmp_path):
     # summary reads the at-once aggregates and each device alone from the JSON.
     env = {**os.environ, "OUT": str(tmp_path / "out"), "XFER_BACKEND": "host", "XFER_HOST_DEVICES": "2",
            "XFER_PINNED_ROUTE": "memcpy", "XFER_PINNED_MEMORY": "aligned", "XFER_SIZES": "1M",
-           "XFER_SKIP_OWN": "1", "XFER_STAGED_TUNING_CACHE": "off"}
+           "XFER_SKIP_OWN": "1", "XFER_REPEAT": "1", "XFER_BUDGETS": "2", "XFER_STAGED_TUNING_CACHE": "off"}
     p = subprocess.run([str(ROOT / "bench/staged_together.sh"), "--skip-build"], capture_output=True, text=True,
                        timeout=300, env=env)
     assert p.returncode == 0, p.stdout + p.stderr
     summary = (tmp_path / "out" / "summary.txt").read_text()
+    assert "== shared-1" in summary and "== budget-2" in summary and "== own" not in summary, summary
     for d in ("h2d", "d2h"):
-        line = next(x for x in summary.splitlines() if x.startswith(f"{d}     1 MiB"))
+        line = next(x for x in summary.splitlines() if x.startswith(f"{d}     1 MiB"))  # shared-1 comes first
         assert "ratio" in line and "ratio     -" not in line, summary
         assert line.count("alone staged [") == 1 and "[-]" not in line.split("alone staged")[1], summary
