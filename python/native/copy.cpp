@@ -110,7 +110,7 @@ class copier {
   // bounds them, so 2**70 is a ValueError naming the bound rather than
   // nanobind's signature dump.
   copier(int device, const std::string& api, nb::object chunk_bytes, nb::object ring_depth, nb::object threads,
-         nb::object handoff_bytes, bool calibrate)
+         nb::object handoff_bytes, bool calibrate, bool shared)
       : device_(device) {
     if (device < 0) {
       step_ = std::make_unique<mem::host_step>();
@@ -148,6 +148,10 @@ class copier {
       if (calibrate) measure = [](mem::device_step& s) { return mem::calibrate_staged(s); };
       o.tuning = mem::tuning_for(*step_, measure, args);
     }
+    // The process's staging budget: copiers of several devices take turns
+    // on one team (issue 37); null where XFER_STAGED_SHARED=0, which (like a
+    // bad XFER_STAGED_BUDGET_THREADS) is checked only for a shared copier.
+    if (shared) o.budget = mem::process_staging_budget();
     copier_ = std::make_unique<mem::staged_copier>(*step_, std::move(o));
   }
 
@@ -211,6 +215,7 @@ class copier {
     return d;
   }
   int device() const noexcept { return device_; }
+  bool shared() const noexcept { return copier_->budget() != nullptr; }
 
  private:
   // The device side: the host step's "device memory" is host memory; a CUDA
@@ -240,6 +245,9 @@ class copier {
       }
       if (PyErr_CheckSignals() != 0) {
         abandoned_ = true;
+        // The shared budget's threads inside the copy stay with it: copiers
+        // made from now on get a budget of their own.
+        mem::retire_process_staging_budget(copier_->budget().get());
         for (auto a : arrays) a.inc_ref();
         throw nb::python_error();
       }
@@ -306,13 +314,15 @@ nb::tuple cuda_status() {
 
 void bind_copy(nb::module_& m) {
   nb::class_<copier>(m, "Copier")
-      .def(nb::init<int, const std::string&, nb::object, nb::object, nb::object, nb::object, bool>(),
+      .def(nb::init<int, const std::string&, nb::object, nb::object, nb::object, nb::object, bool, bool>(),
            nb::arg("device"), nb::arg("api"), nb::arg("chunk_bytes").none(), nb::arg("ring_depth").none(),
-           nb::arg("threads").none(), nb::arg("handoff_bytes").none(), nb::arg("calibrate") = true)
+           nb::arg("threads").none(), nb::arg("handoff_bytes").none(), nb::arg("calibrate") = true,
+           nb::arg("shared") = true)
       .def("to_device", &copier::to_device, nb::arg("dst"), nb::arg("src"), nb::arg("stream").none())
       .def("to_host", &copier::to_host, nb::arg("dst"), nb::arg("src"), nb::arg("stream").none())
       .def("tuning", &copier::tuning)
-      .def_prop_ro("device", &copier::device);
+      .def_prop_ro("device", &copier::device)
+      .def_prop_ro("shared", &copier::shared);
   m.def("host_copy", &host_copy, nb::arg("dst"), nb::arg("src"));
   m.def("cuda_status", &cuda_status);
 }

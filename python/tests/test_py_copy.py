@@ -133,3 +133,46 @@ def test_without_cuda_device_copies_raise_cuda_unavailable():
     device_array = _native._export_as(xferbench.Pool("pageable").allocate(8, "uint8"), 2)
     with pytest.raises(xferbench.CudaUnavailableError):
         xferbench.copy(device_array, np.zeros(8, np.uint8))
+
+
+def test_copiers_of_several_devices_share_one_budget_copying_at_once(monkeypatch):
+    # Three "devices" (host copiers) copying at once from threads of their
+    # own, on the process's one staging budget: every byte arrives.
+    import threading
+    monkeypatch.delenv("XFER_STAGED_SHARED", raising=False)
+    copiers = [xferbench.Copier("host", **SMALL) for _ in range(3)]
+    assert all(c.shared for c in copiers)
+    failures = []
+
+    def device(i):
+        try:
+            src = np.random.default_rng(i).integers(0, 255, (2 << 20) + 77 * i, dtype=np.uint8)
+            dev, back = np.zeros_like(src), np.zeros_like(src)
+            for _ in range(3):
+                copiers[i].to_device(dev, src)
+                copiers[i].to_host(back, dev)
+                assert np.array_equal(back, src), f"device {i}"
+        except Exception as e:  # noqa: BLE001 - reported below, on the test's thread
+            failures.append(e)
+
+    threads = [threading.Thread(target=device, args=(i,)) for i in range(3)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    assert not failures
+
+
+def test_a_copier_can_keep_a_team_of_its_own(monkeypatch):
+    monkeypatch.delenv("XFER_STAGED_SHARED", raising=False)
+    own = xferbench.Copier("host", shared=False, **SMALL)
+    assert not own.shared
+    monkeypatch.setenv("XFER_STAGED_SHARED", "0")
+    assert not xferbench.Copier("host", **SMALL).shared
+    monkeypatch.setenv("XFER_STAGED_SHARED", "yes")
+    with pytest.raises(ValueError, match="XFER_STAGED_SHARED=yes: expected 0 or 1"):
+        xferbench.Copier("host", **SMALL)
+    src = np.arange(1 << 20, dtype=np.uint8)
+    dev = np.zeros_like(src)
+    own.to_device(dev, src)
+    assert np.array_equal(dev, src)

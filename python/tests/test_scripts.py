@@ -14,6 +14,7 @@ ROOT = Path(__file__).resolve().parents[2]
     ("scripts/gpu_check.sh", {"XFER_GATE_PHASE": "bogus"}, [], "tests-host, tests-gpu or run"),
     ("scripts/test.sh", {"XFER_GPU_TESTS": "bogus"}, [], "on, off or only"),
     ("scripts/multi_gpu_run.sh", {}, ["--bogus"], "unknown argument"),
+    ("bench/staged_together.sh", {}, ["--bogus"], "unknown argument"),
 ])
 def test_an_unknown_value_is_one_line_and_exit_2(tmp_path, script, env, args, names):
     p = subprocess.run([str(ROOT / script), *args], capture_output=True, text=True, timeout=60, cwd=tmp_path,
@@ -46,3 +47,21 @@ def test_gate_summary_counts_a_finished_pytest_and_flags_nothing(tmp_path):
                                   "== Python package tests (pytest) ==\n....\n70 passed, 1 skipped in 28.03s\n")
     assert "pytest 70 passed, 0 failed" in out
     assert "FAILED" not in out
+
+
+@pytest.mark.skipif(not os.environ.get("XFERBENCH_BIN"), reason="needs XFERBENCH_BIN (a built xferbench)")
+def test_staged_together_prints_the_aggregate_ratio_per_direction(tmp_path):
+    # The four-GPU command on the host backend's stand-in devices: its
+    # summary reads the at-once aggregates and each device alone from the JSON.
+    env = {**os.environ, "OUT": str(tmp_path / "out"), "XFER_BACKEND": "host", "XFER_HOST_DEVICES": "2",
+           "XFER_PINNED_ROUTE": "memcpy", "XFER_PINNED_MEMORY": "aligned", "XFER_SIZES": "1M",
+           "XFER_SKIP_OWN": "1", "XFER_REPEAT": "1", "XFER_BUDGETS": "2", "XFER_STAGED_TUNING_CACHE": "off"}
+    p = subprocess.run([str(ROOT / "bench/staged_together.sh"), "--skip-build"], capture_output=True, text=True,
+                       timeout=300, env=env)
+    assert p.returncode == 0, p.stdout + p.stderr
+    summary = (tmp_path / "out" / "summary.txt").read_text()
+    assert "== shared-1" in summary and "== budget-2" in summary and "== own" not in summary, summary
+    for d in ("h2d", "d2h"):
+        line = next(x for x in summary.splitlines() if x.startswith(f"{d}     1 MiB"))  # shared-1 comes first
+        assert "ratio" in line and "ratio     -" not in line, summary
+        assert line.count("alone staged [") == 1 and "[-]" not in line.split("alone staged")[1], summary

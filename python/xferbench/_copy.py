@@ -39,6 +39,11 @@ class Copier:
         calibrate: with no override given, use the tuning calibrated for this machine and
             device: read from libxfer's cache (~/.cache/xfer/staged-tuning), else measured
             now, about half a second once per machine and device. False: libxfer's defaults.
+        shared: share the process's staging budget with the other copiers (one team of
+            threads taking turns between the copies in progress, so copiers of several
+            devices copying at once do not compete with a team each; a copier alone still
+            gets its whole team). False, or XFER_STAGED_SHARED=0 in the environment: a team
+            of its own. ``copy()``'s copiers (one per device) share it.
 
     Raises:
         CudaUnavailableError: a CUDA device where CUDA cannot start or there is none.
@@ -48,7 +53,7 @@ class Copier:
     @typed_arguments
     def __init__(self, device: Union[int, str] = 0, *, api: str = "runtime", chunk_bytes: Optional[int] = None,
                  ring_depth: Optional[int] = None, threads: Optional[int] = None,
-                 handoff_bytes: Optional[int] = None, calibrate: bool = True):
+                 handoff_bytes: Optional[int] = None, calibrate: bool = True, shared: bool = True):
         if device == "host":
             index = -1
         elif isinstance(device, int) and not isinstance(device, bool) and device >= 0:
@@ -61,7 +66,8 @@ class Copier:
                         ("handoff_bytes", handoff_bytes)):
             if v is not None and (not isinstance(v, int) or isinstance(v, bool) or v <= 0):
                 raise BadArgument(name, f"{name} must be a positive int, not {v!r}")
-        self._c = native().Copier(index, api, chunk_bytes, ring_depth, threads, handoff_bytes, bool(calibrate))
+        self._c = native().Copier(index, api, chunk_bytes, ring_depth, threads, handoff_bytes, bool(calibrate),
+                                  bool(shared))
 
     def _check_stream(self, stream: Any) -> None:
         # A torch stream names its device (.device.index), a CuPy one its id
@@ -87,7 +93,8 @@ class Copier:
 
         Ctrl-C (KeyboardInterrupt) interrupts a staged copy (``handoff_bytes`` and up) that
         does not return, a hung driver's: the copy is then left running, its arrays are kept
-        alive, and this copier raises RuntimeError on any later copy (make a new one)."""
+        alive, and this copier raises RuntimeError on any later copy (make a new one: it
+        does not share the abandoned copy's staging budget)."""
         _check_writable(dst, "dst")
         self._check_stream(stream)
         self._c.to_device(dst, src, stream)
@@ -103,6 +110,11 @@ class Copier:
     def tuning(self) -> Dict[str, int]:
         """chunk_bytes, ring_depth, threads and handoff_bytes in use."""
         return dict(self._c.tuning())
+
+    @property
+    def shared(self) -> bool:
+        """Whether it shares the process's staging budget (see ``shared`` above)."""
+        return bool(self._c.shared)
 
     @property
     def device(self) -> Union[int, str]:

@@ -20,6 +20,9 @@ std::unique_ptr<mem::staged_copier> make_route_copier(mem::device_step& step) {
   // tuning_for's, the same for every caller; it names a bad variable.
   o.tuning = mem::tuning_for(step, [](mem::device_step& s) { return mem::calibrate_staged(s); });
   o.thread_start = [] { block_stop_signals_in_this_thread(); };
+  // Every device's copier on one team and one cache (issue 37: four teams
+  // competed on four H100s at once); a device alone still gets its own team.
+  o.budget = mem::process_staging_budget();
   return std::make_unique<mem::staged_copier>(step, std::move(o));
 }
 

@@ -8,6 +8,8 @@
 #include <map>
 #include <stdexcept>
 #include <string>
+#include <thread>
+#include <vector>
 #include <cuda_runtime.h>
 #include <xfer/mem/cuda/staged_step.hpp>
 
@@ -119,6 +121,32 @@ INSTANTIATE_TEST_SUITE_P(Api, StagedCuda, ::testing::Values(allocating_api::runt
                          [](const auto& info) {
                            return info.param == allocating_api::runtime ? std::string("Runtime") : "Driver";
                          });
+
+// Issue 37, item 4: every GPU's copier on one staging budget, all copying at
+// once from threads of their own (as --together runs them), each round trip
+// checked byte by byte; the budget's threads move from one device's lane to
+// another's piece by piece. With one GPU, the budget's path alone.
+TEST(StagedCudaBudget, EveryDeviceCopiesAtOnceOnOneBudget) {
+  int devices = 0;
+  if (cudaGetDeviceCount(&devices) != cudaSuccess || devices == 0) GTEST_SKIP() << "no usable CUDA device";
+  mem::staging_budget_options bo;
+  bo.threads = 4;
+  auto budget = std::make_shared<mem::staging_budget>(bo);
+  std::vector<std::unique_ptr<mem::device_step>> steps;
+  std::vector<std::unique_ptr<mem::staged_copier>> copiers;
+  for (int d = 0; d < devices; ++d) {
+    steps.push_back(cuda::make_staged_step(d, allocating_api::runtime));
+    auto o = with_tuning(small_chunks(std::size_t{1} << 20, 4, 4));
+    o.budget = budget;
+    copiers.push_back(std::make_unique<mem::staged_copier>(*steps.back(), o));
+  }
+  std::vector<std::thread> at_once;
+  for (int d = 0; d < devices; ++d)
+    at_once.emplace_back([&, d] { round_trip(*copiers[d], (std::size_t{64} << 20) + 13 * d + 1, 3, 5, 30 + d); });
+  for (auto& t : at_once) t.join();
+  EXPECT_EQ(budget->threads(), 4u);
+  EXPECT_EQ(budget->runs(), 0u);
+}
 
 }  // namespace
 }  // namespace xfer::test

@@ -15,22 +15,13 @@ namespace xfer::test {
 
 enum class fault_at { enqueue, wait };
 
-class faulty_step final : public mem::device_step {
+// A step that is a host step of its own in all but its lanes: the base of
+// the test steps that break or watch a lane.
+class forwarding_step : public mem::device_step {
  public:
-  explicit faulty_step(mem::host_resource* staging = nullptr) : inner_(staging) {}
-  // Fail the chunk whose copy starts at device offset `offset` (SIZE_MAX: never).
-  void fail(std::size_t offset, fault_at when) {
-    offset_ = offset;
-    when_ = when;
-  }
-  // Hold every chunk's completion (a device that stops answering) until released.
-  void hold(bool held) { held_ = held; }
-  std::string_view name() const noexcept override { return "faulty-host"; }
+  explicit forwarding_step(mem::host_resource* staging = nullptr) : inner_(staging) {}
   std::string device_key() const override { return "host"; }
   mem::host_resource& staging_memory() override { return inner_.staging_memory(); }
-  std::unique_ptr<mem::staging_lane> open_lane(unsigned slots) override {
-    return std::make_unique<lane>(*this, inner_.open_lane(slots), slots);
-  }
   void plain_to_device(mem::device_ref d, std::size_t o, const void* s, std::size_t b) override {
     inner_.plain_to_device(d, o, s, b);
   }
@@ -40,6 +31,25 @@ class faulty_step final : public mem::device_step {
   mem::device_ref allocate(std::size_t b) override { return inner_.allocate(b); }
   void deallocate(mem::device_ref d) noexcept override { inner_.deallocate(d); }
   const void* host_view(mem::device_ref d) const noexcept override { return inner_.host_view(d); }
+
+ protected:
+  mem::host_step inner_;
+};
+
+class faulty_step final : public forwarding_step {
+ public:
+  explicit faulty_step(mem::host_resource* staging = nullptr) : forwarding_step(staging) {}
+  // Fail the chunk whose copy starts at device offset `offset` (SIZE_MAX: never).
+  void fail(std::size_t offset, fault_at when) {
+    offset_ = offset;
+    when_ = when;
+  }
+  // Hold every chunk's completion (a device that stops answering) until released.
+  void hold(bool held) { held_ = held; }
+  std::string_view name() const noexcept override { return "faulty-host"; }
+  std::unique_ptr<mem::staging_lane> open_lane(unsigned slots) override {
+    return std::make_unique<lane>(*this, inner_.open_lane(slots), slots);
+  }
 
  private:
   class lane final : public mem::staging_lane {
@@ -83,7 +93,6 @@ class faulty_step final : public mem::device_step {
     std::unique_ptr<std::atomic<std::size_t>[]> slot_offset_;
   };
 
-  mem::host_step inner_;
   std::atomic<std::size_t> offset_{SIZE_MAX};
   std::atomic<fault_at> when_{fault_at::enqueue};
   std::atomic<bool> held_{false};

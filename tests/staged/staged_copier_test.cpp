@@ -1,7 +1,6 @@
 #include <sched.h>
 // The staged copier on the host step: the pipeline for real (lanes are
 // threads of their own), every fault the issue lists, and bad input.
-#include <dirent.h>
 #include <gtest/gtest.h>
 
 #include <chrono>
@@ -12,37 +11,13 @@
 
 #include "faulty_step.hpp"
 #include "staged_conformance.hpp"
+#include "thread_count.hpp"
 
 namespace xfer::test {
 namespace {
 
 using mem::staged_direction;
 using mem::staged_error;
-
-// The threads this process has now (/proc/self/task has one entry per thread).
-int thread_count() {
-  int n = 0;
-  if (DIR* d = ::opendir("/proc/self/task")) {
-    while (dirent* e = ::readdir(d))
-      if (e->d_name[0] != '.') ++n;
-    ::closedir(d);
-  }
-  return n;
-}
-
-// A joined thread can stay listed in /proc/self/task for a moment while the
-// kernel finishes its exit (the gate at 21246e0 counted one copier thread
-// after the copier had joined it): the count is read until it is down to
-// `want`, for up to 2 s; a thread that really outlives the copier stays.
-int thread_count_down_to(int want) {
-  const auto until = std::chrono::steady_clock::now() + std::chrono::seconds(2);
-  int n = thread_count();
-  while (n > want && std::chrono::steady_clock::now() < until) {
-    std::this_thread::sleep_for(std::chrono::milliseconds(1));
-    n = thread_count();
-  }
-  return n;
-}
 
 TEST(SpinWait, PollsOnlyWithFourCpusOrMore) {
   cpu_set_t set;

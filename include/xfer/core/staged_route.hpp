@@ -20,8 +20,12 @@ void require_pageable_for_staged(const mem::host_resource& kind);
 // each XFER_STAGED_* override on top: mem::tuning_for's rule
 // (xfer/mem/staged/tuning.hpp). Where the environment sets every calibrated
 // field nothing is calibrated: CI and tests pin a small chunk and handoff
-// that way, fast, and so cross chunk boundaries at small sizes. The copier's threads
-// never take the stop signals (SIGINT and friends go to the main thread).
+// that way, fast, and so cross chunk boundaries at small sizes. The copiers of
+// every device share the process's staging budget (mem::process_staging_budget:
+// one team of threads taking turns between the copies in progress, as
+// `--together` runs them; XFER_STAGED_SHARED=0 gives each copier a team of its
+// own). The copier's threads never take the stop signals (SIGINT and friends
+// go to the main thread).
 // Throws what the calibration or the copier throws (mem::staged_error,
 // mem::device_step_error, std::invalid_argument for a bad override).
 std::unique_ptr<mem::staged_copier> make_route_copier(mem::device_step& step);

@@ -52,6 +52,23 @@ std::size_t staged_completion::bytes() const noexcept { return job_ ? job_->byte
 
 namespace {
 
+// The cache a copy cuts its ring from: the last-level cache alone, or its
+// share of the budget's while it holds staging.
+class cache_share {
+ public:
+  explicit cache_share(staging_budget* b) : budget_(b), bytes_(b ? b->enter() : last_level_cache_bytes()) {}
+  ~cache_share() {
+    if (budget_) budget_->leave();
+  }
+  cache_share(const cache_share&) = delete;
+  cache_share& operator=(const cache_share&) = delete;
+  std::size_t bytes() const noexcept { return bytes_; }
+
+ private:
+  staging_budget* budget_;
+  std::size_t bytes_;
+};
+
 staged_tuning pick_tuning(device_step& step, const staged_copier_options& o) {
   staged_tuning t = o.tuning ? *o.tuning : tuning_for(step);
   t.validate();
@@ -80,7 +97,11 @@ staged_copier::staged_copier(device_step& step, staged_copier_options options)
     throw staged_error(staged_error::reason::device, staged_direction::to_device, 0, 0,
                        fmt::format("opening a {} lane: {}", step_.name(), e.what()));
   }
-  team_ = std::make_unique<thread_team>(tuning_.threads, options.thread_start);
+  budget_ = std::move(options.budget);
+  if (budget_)
+    budget_->reserve(tuning_.threads, options.thread_start);
+  else
+    team_ = std::make_unique<thread_team>(tuning_.threads, options.thread_start);
   leader_ = std::thread([this, start = options.thread_start] {
     if (start) start();
     leader_loop();
@@ -124,7 +145,8 @@ void staged_copier::run_job(staged_job& job) {
   // (staged_chunk_for), never more than a staging buffer. A smaller chunk
   // uses the start of each buffer only: the ring the caches see shrinks,
   // the pool's blocks stay the same.
-  const std::size_t llc = last_level_cache_bytes();
+  const cache_share share(budget_.get());
+  const std::size_t llc = share.bytes();
   staged_tuning cut = tuning_;
   cut.chunk_bytes = staged_chunk_for(job.bytes, tuning_, llc);
   job.starts = staged_chunk_starts(job.bytes, cut.chunk_bytes);
@@ -169,8 +191,16 @@ void staged_copier::run_job(staged_job& job) {
   } catch (...) {
     job.fail_device(offset, std::current_exception());
   }
-  if (!job.abort.load(std::memory_order_relaxed))
-    team_->run([&](unsigned) { to_device ? fill_pieces(job) : empty_pieces(job); });
+  if (!job.abort.load(std::memory_order_relaxed)) {
+    const auto piece = [&] { return to_device ? fill_piece(job) : empty_piece(job); };
+    if (budget_)
+      budget_->run(tuning_.threads, piece);
+    else
+      team_->run([&](unsigned) {
+        while (piece()) {
+        }
+      });
+  }
   job.trace.note(detail::staged_trace::pieces_done);
   try {
     // Host to device: the last DMAs are still running; wait for each slot's
@@ -259,61 +289,64 @@ void staged_copier::copy_piece(void* dst, const void* src, std::size_t bytes) co
 // Host to device: copy a piece of the caller's memory into its chunk's slot
 // (once the slot's previous DMA is done); the thread that completes a chunk
 // queues its DMA.
-void staged_copier::fill_pieces(staged_job& job) {
+bool staged_copier::fill_piece(staged_job& job) {
+  staged_job::piece_claim p;
+  if (!job.claim(p)) return false;
   const auto* src = static_cast<const unsigned char*>(job.src);
+  const auto [c, k, s] = p;
   std::size_t offset = 0;
   try {
-    for (staged_job::piece_claim p; job.claim(p);) {
-      const auto [c, k, s] = p;
-      if (c >= job.slots) {
-        offset = job.begin(c - job.slots);  // a failed wait is that chunk's
-        if (!await_dma(job, s, c - job.slots)) return;
-      }
-      offset = job.begin(c);
-      const std::size_t piece = job.piece(c), end = offset + job.length(c), at = offset + k * piece;
-      if (at < end) {
-        unsigned char* to = static_cast<unsigned char*>(job.staging[s]) + k * piece;
-        const std::size_t len = std::min(piece, end - at);
-        copy_piece(to, src + at, len);
-        // For the copy engine, which reads the chunk soon (staged_tuning::demote_staging).
-        if (job.demote) demote_to_shared_cache(to, len);
-      }
-      auto& st = job.slot[s];
-      if (st.pieces_done.fetch_add(1, std::memory_order_acq_rel) + 1 == job.pieces_per_chunk) {
-        st.pieces_done.store(0, std::memory_order_relaxed);  // published by queue_dma's release
-        queue_dma(job, s, c);
-      }
+    if (c >= job.slots) {
+      offset = job.begin(c - job.slots);  // a failed wait is that chunk's
+      if (!await_dma(job, s, c - job.slots)) return false;
     }
+    offset = job.begin(c);
+    const std::size_t piece = job.piece(c), end = offset + job.length(c), at = offset + k * piece;
+    if (at < end) {
+      unsigned char* to = static_cast<unsigned char*>(job.staging[s]) + k * piece;
+      const std::size_t len = std::min(piece, end - at);
+      copy_piece(to, src + at, len);
+      // For the copy engine, which reads the chunk soon (staged_tuning::demote_staging).
+      if (job.demote) demote_to_shared_cache(to, len);
+    }
+    auto& st = job.slot[s];
+    if (st.pieces_done.fetch_add(1, std::memory_order_acq_rel) + 1 == job.pieces_per_chunk) {
+      st.pieces_done.store(0, std::memory_order_relaxed);  // published by queue_dma's release
+      queue_dma(job, s, c);
+    }
+    return true;
   } catch (...) {
     job.fail_device(offset, std::current_exception());
+    return false;
   }
 }
 
 // Device to host: once its chunk's DMA is done, copy a piece out of the
 // slot into the caller's memory; the thread that empties a slot queues the
 // DMA of the chunk that reuses it.
-void staged_copier::empty_pieces(staged_job& job) {
+bool staged_copier::empty_piece(staged_job& job) {
+  staged_job::piece_claim p;
+  if (!job.claim(p)) return false;
   auto* dst = static_cast<unsigned char*>(job.dst);
-  std::size_t offset = 0;
+  const auto [c, k, s] = p;
+  std::size_t offset = job.begin(c);
   try {
-    for (staged_job::piece_claim p; job.claim(p);) {
-      const auto [c, k, s] = p;
-      offset = job.begin(c);
-      if (!await_dma(job, s, c)) return;
-      const std::size_t piece = job.piece(c), end = offset + job.length(c), at = offset + k * piece;
-      if (at < end) copy_piece(dst + at, static_cast<const unsigned char*>(job.staging[s]) + k * piece,
-                               std::min(piece, end - at));
-      auto& st = job.slot[s];
-      if (st.pieces_done.fetch_add(1, std::memory_order_acq_rel) + 1 == job.pieces_per_chunk) {
-        st.pieces_done.store(0, std::memory_order_relaxed);
-        if (const std::size_t next = c + job.slots; next < job.chunks) {
-          offset = job.begin(next);
-          queue_dma(job, s, next);
-        }
+    if (!await_dma(job, s, c)) return false;
+    const std::size_t piece = job.piece(c), end = offset + job.length(c), at = offset + k * piece;
+    if (at < end) copy_piece(dst + at, static_cast<const unsigned char*>(job.staging[s]) + k * piece,
+                             std::min(piece, end - at));
+    auto& st = job.slot[s];
+    if (st.pieces_done.fetch_add(1, std::memory_order_acq_rel) + 1 == job.pieces_per_chunk) {
+      st.pieces_done.store(0, std::memory_order_relaxed);
+      if (const std::size_t next = c + job.slots; next < job.chunks) {
+        offset = job.begin(next);
+        queue_dma(job, s, next);
       }
     }
+    return true;
   } catch (...) {
     job.fail_device(offset, std::current_exception());
+    return false;
   }
 }
 

@@ -13,7 +13,9 @@
 //
 // Thread-safe: any number of threads may copy through one copier at once.
 // Copies are queued and run one after another, each with all the copier's
-// threads (one copy already keeps the copy engine busy); a copy's staging
+// threads (one copy already keeps the copy engine busy), or with its turn of
+// a staging budget's threads where several copiers share one (options.budget,
+// staging_budget.hpp: one process driving several devices); a copy's staging
 // buffers are taken from the pool when it starts and returned when it ends,
 // so the pinned memory in use stays one ring whatever the queue length.
 #include <atomic>
@@ -28,6 +30,7 @@
 #include <thread>
 #include <xfer/mem/caching_pool.hpp>
 #include <xfer/mem/staged/device_step.hpp>
+#include <xfer/mem/staged/staging_budget.hpp>
 #include <xfer/mem/staged/tuning.hpp>
 #include <xfer/mem/spin_wait.hpp>
 #include <xfer/mem/thread_team.hpp>
@@ -67,8 +70,15 @@ struct staged_copier_options {
   // returns the rest to the OS); the default keeps one ring.
   std::optional<std::size_t> max_cached_staging_bytes;
   // Called first on each of the copier's threads (a signal mask, a name,
-  // NUMA placement).
+  // NUMA placement), and on each thread of the budget that its joining starts.
   std::function<void()> thread_start;
+  // Set: the copier's pieces are copied by the budget's threads, taking
+  // turns with the other copiers on it (a copier alone gets up to
+  // tuning.threads of them), and each copy's ring is cut from its share of
+  // the budget's cache; the copier starts no team, only the thread that runs
+  // its queue. Unset: a team of tuning.threads of its own. The sweep's
+  // staged route and the Python package pass process_staging_budget().
+  std::shared_ptr<staging_budget> budget;
 };
 
 class staged_copier {
@@ -134,6 +144,8 @@ class staged_copier {
 
   const staged_tuning& tuning() const noexcept { return tuning_; }
   device_step& step() const noexcept { return step_; }
+  // The budget it shares (null: a team of its own).
+  const std::shared_ptr<staging_budget>& budget() const noexcept { return budget_; }
   // The staging pool's statistics (handed_out_bytes is 0 whenever no copy runs).
   pool_stats staging_stats() const { return pool_.stats(); }
   // Returns the idle staging memory to the OS (pinning it again costs time).
@@ -147,9 +159,11 @@ class staged_copier {
   void run_job(detail::staged_job& job);
   void queue_dma(detail::staged_job& job, unsigned slot, std::size_t chunk);
   bool await_dma(detail::staged_job& job, unsigned slot, std::size_t chunk);
-  void fill_pieces(detail::staged_job& job);
+  // One piece of the job each (false: none left to take, or the copy was
+  // given up): what a team's thread or a budget's runs in turn.
+  bool fill_piece(detail::staged_job& job);
   void copy_piece(void* dst, const void* src, std::size_t bytes) const noexcept;
-  void empty_pieces(detail::staged_job& job);
+  bool empty_piece(detail::staged_job& job);
 
   device_step& step_;
   staged_tuning tuning_;
@@ -157,6 +171,7 @@ class staged_copier {
   // One lane: the chunks' DMAs in order on one queue of the copy engine.
   std::unique_ptr<staging_lane> lane_;
   std::mutex lane_mutex_;  // serializes queueing on the lane (waits need no lock)
+  std::shared_ptr<staging_budget> budget_;  // set: it copies the pieces, and there is no team_
   std::unique_ptr<thread_team> team_;  // the leader is its member 0
   std::mutex mutex_;  // guards queue_ and closing_
   std::deque<std::shared_ptr<detail::staged_job>> queue_;
