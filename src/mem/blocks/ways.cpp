@@ -1,0 +1,183 @@
+// The block copier's four ways (block_copier.hpp), each written once over a
+// block_step's queue: what differs between CUDA and the host step is in the
+// step, what differs between the ways is here.
+#include <algorithm>
+#include <cstring>
+#include <vector>
+#include <fmt/format.h>
+#include <xfer/mem/blocks/block_copier.hpp>
+#include <xfer/mem/caching_pool.hpp>
+#include <xfer/mem/staged/tuning.hpp>
+#include <xfer/mem/thread_team.hpp>
+
+namespace xfer::mem {
+namespace {
+
+unsigned char* at(void* base, std::int64_t block, std::size_t block_bytes) {
+  return static_cast<unsigned char*>(base) + static_cast<std::size_t>(block) * block_bytes;
+}
+
+bool to_device(const block_job& job) { return job.direction == staged_direction::to_device; }
+
+// The job's source and destination bases as the host and the device name them.
+struct sides {
+  void* src;
+  void* dst;
+};
+sides bases(const block_job& job, void* host_base) {
+  return to_device(job) ? sides{host_base, job.device.handle} : sides{job.device.handle, host_base};
+}
+
+class loop_mover final : public block_mover {
+ public:
+  explicit loop_mover(block_step& s) : step_(s) {}
+  block_way way() const noexcept override { return block_way::loop; }
+  std::string refusal(const block_job&, const host_access&) const override { return {}; }
+  void move(const block_job& job, const host_access&) override {
+    const auto q = step_.open_queue(job.after_queue);
+    const sides b = bases(job, job.host);
+    for (const block_pair& p : job.pairs)
+      q->copy(at(b.dst, p.dst, job.block_bytes), at(b.src, p.src, job.block_bytes), job.block_bytes);
+    q->finish();
+  }
+
+ private:
+  block_step& step_;
+};
+
+class batch_mover final : public block_mover {
+ public:
+  explicit batch_mover(block_step& s) : step_(s) {}
+  block_way way() const noexcept override { return block_way::batch; }
+  std::string refusal(const block_job&, const host_access&) const override { return step_.batch_unavailable(); }
+  void move(const block_job& job, const host_access&) override {
+    const sides b = bases(job, job.host);
+    dsts_.resize(job.pairs.size());
+    srcs_.resize(job.pairs.size());
+    for (std::size_t i = 0; i < job.pairs.size(); ++i) {
+      dsts_[i] = at(b.dst, job.pairs[i].dst, job.block_bytes);
+      srcs_[i] = at(b.src, job.pairs[i].src, job.block_bytes);
+    }
+    const auto q = step_.open_queue(job.after_queue);
+    q->copy_batch(dsts_.data(), srcs_.data(), job.block_bytes, job.pairs.size());
+    q->finish();
+  }
+
+ private:
+  block_step& step_;
+  std::vector<void*> dsts_;
+  std::vector<const void*> srcs_;
+};
+
+// The pairs as the two index arrays a kernel takes.
+void split(const block_job& job, std::vector<std::int64_t>& src, std::vector<std::int64_t>& dst) {
+  src.resize(job.pairs.size());
+  dst.resize(job.pairs.size());
+  for (std::size_t i = 0; i < job.pairs.size(); ++i) {
+    src[i] = job.pairs[i].src;
+    dst[i] = job.pairs[i].dst;
+  }
+}
+
+class kernel_mover final : public block_mover {
+ public:
+  explicit kernel_mover(block_step& s) : step_(s) {}
+  block_way way() const noexcept override { return block_way::kernel; }
+  std::string refusal(const block_job&, const host_access& host) const override {
+    if (host.device_view) return {};
+    if (host.kind == host_block_kind::pageable)
+      return "the kernel way reads and writes host memory from the device, which needs it pinned and mapped "
+             "(cudaHostAlloc, cudaHostRegister); this host array is pageable";
+    return "the kernel way needs host memory mapped into the device's address space; this pinned host array is not";
+  }
+  void move(const block_job& job, const host_access& host) override {
+    split(job, src_, dst_);
+    const sides b = bases(job, host.device_view);
+    const auto q = step_.open_queue(job.after_queue);
+    q->copy_blocks(b.dst, b.src, job.block_bytes, src_.data(), dst_.data(), job.pairs.size());
+    q->finish();
+  }
+
+ private:
+  block_step& step_;
+  std::vector<std::int64_t> src_, dst_;
+};
+
+// Pack: the CPU threads gather the host blocks into one pinned buffer in
+// pair order, one DMA moves it, a kernel scatters it on the device (and the
+// reverse to the host). Fixed costs: one DMA and one launch per copy.
+class pack_mover final : public block_mover {
+ public:
+  explicit pack_mover(block_step& s)
+      : step_(s), pool_(s.staging_memory()), team_(std::min(default_staged_threads(), 8u)) {}
+  ~pack_mover() override {
+    if (scratch_.handle) step_.deallocate(scratch_);
+  }
+  block_way way() const noexcept override { return block_way::pack; }
+  std::string refusal(const block_job&, const host_access&) const override { return {}; }
+  void move(const block_job& job, const host_access&) override {
+    const std::size_t n = job.pairs.size(), bytes = n * job.block_bytes;
+    grow_scratch(bytes);
+    split(job, src_, dst_);
+    void* staging = pool_.allocate(bytes, 4096);
+    struct give_back {
+      caching_pool& pool;
+      void* p;
+      std::size_t bytes;
+      ~give_back() { pool.deallocate(p, bytes, 4096); }
+    } held{pool_, staging, bytes};
+    const auto q = step_.open_queue(job.after_queue);
+    if (to_device(job)) {
+      each_block(job, [&](std::size_t i) {
+        std::memcpy(at(staging, std::int64_t(i), job.block_bytes), at(job.host, src_[i], job.block_bytes),
+                    job.block_bytes);
+      });
+      q->copy(scratch_.handle, staging, bytes);
+      q->copy_blocks(job.device.handle, scratch_.handle, job.block_bytes, nullptr, dst_.data(), n);
+      q->finish();
+    } else {
+      q->copy_blocks(scratch_.handle, job.device.handle, job.block_bytes, src_.data(), nullptr, n);
+      q->copy(staging, scratch_.handle, bytes);
+      q->finish();
+      each_block(job, [&](std::size_t i) {
+        std::memcpy(at(job.host, dst_[i], job.block_bytes), at(staging, std::int64_t(i), job.block_bytes),
+                    job.block_bytes);
+      });
+    }
+  }
+
+ private:
+  void grow_scratch(std::size_t bytes) {
+    if (scratch_.bytes >= bytes) return;
+    if (scratch_.handle) step_.deallocate(std::exchange(scratch_, device_ref{}));
+    scratch_ = step_.allocate(bytes);
+  }
+  // f(i) for every pair, the pairs cut into one run per team member.
+  template <class F>
+  void each_block(const block_job& job, F&& f) {
+    const std::size_t n = job.pairs.size(), t = team_.size();
+    team_.run([&](unsigned member) {
+      for (std::size_t i = n * member / t; i < n * (member + 1) / t; ++i) f(i);
+    });
+  }
+
+  block_step& step_;
+  caching_pool pool_;
+  thread_team team_;
+  device_ref scratch_{};
+  std::vector<std::int64_t> src_, dst_;
+};
+
+}  // namespace
+
+std::unique_ptr<block_mover> make_block_mover(block_way w, block_step& step) {
+  switch (w) {
+    case block_way::loop: return std::make_unique<loop_mover>(step);
+    case block_way::batch: return std::make_unique<batch_mover>(step);
+    case block_way::kernel: return std::make_unique<kernel_mover>(step);
+    case block_way::pack: return std::make_unique<pack_mover>(step);
+  }
+  throw std::invalid_argument("make_block_mover: no such way");
+}
+
+}  // namespace xfer::mem
