@@ -118,6 +118,14 @@ std::vector<block_way> calibrate_block_ways(block_step& step, const block_choice
   const std::size_t bytes = blocks * block;
   // Host memory of the key's kind: the step's pinned memory, or pageable
   // memory touched once (as a caller's would be).
+  // The device memory first: allocating makes the step's device current,
+  // which pinning needs (block_step.hpp).
+  const device_ref dev = step.allocate(bytes);
+  struct free_device {
+    block_step& s;
+    device_ref d;
+    ~free_device() { s.deallocate(d); }
+  } held_dev{step, dev};
   host_resource& pinned = step.staging_memory();
   std::vector<unsigned char> pageable;
   void* host = nullptr;
@@ -135,12 +143,6 @@ std::vector<block_way> calibrate_block_ways(block_step& step, const block_choice
       if (r) r->deallocate(p, bytes, 4096);
     }
   } held{key.kind == host_block_kind::pinned ? &pinned : nullptr, host, bytes};
-  const device_ref dev = step.allocate(bytes);
-  struct free_device {
-    block_step& s;
-    device_ref d;
-    ~free_device() { s.deallocate(d); }
-  } held_dev{step, dev};
 
   // Both sides scattered by a fixed seed: the same list every time.
   std::vector<std::int64_t> src(blocks), dst(blocks);

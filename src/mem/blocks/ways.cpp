@@ -119,6 +119,9 @@ class pack_mover final : public block_mover {
     const std::size_t n = job.pairs.size(), bytes = n * job.block_bytes;
     grow_scratch(bytes);
     split(job, src_, dst_);
+    // The queue first: a step makes its device current when it opens one,
+    // and pinning staging memory needs it (block_step.hpp).
+    const auto q = step_.open_queue(job.after_queue);
     void* staging = pool_.allocate(bytes, 4096);
     struct give_back {
       caching_pool& pool;
@@ -126,27 +129,39 @@ class pack_mover final : public block_mover {
       std::size_t bytes;
       ~give_back() { pool.deallocate(p, bytes, 4096); }
     } held{pool_, staging, bytes};
-    const auto q = step_.open_queue(job.after_queue);
+    try {
+      run(job, *q, staging, bytes);
+    } catch (...) {
+      // No DMA may still use the staging buffer once it is back in the pool.
+      try {
+        q->finish();
+      } catch (...) {
+      }
+      throw;
+    }
+  }
+
+ private:
+  void run(const block_job& job, block_queue& q, void* staging, std::size_t bytes) {
+    const std::size_t n = job.pairs.size();
     if (to_device(job)) {
       each_block(job, [&](std::size_t i) {
         std::memcpy(at(staging, std::int64_t(i), job.block_bytes), at(job.host, src_[i], job.block_bytes),
                     job.block_bytes);
       });
-      q->copy(scratch_.handle, staging, bytes);
-      q->copy_blocks(job.device.handle, scratch_.handle, job.block_bytes, nullptr, dst_.data(), n);
-      q->finish();
+      q.copy(scratch_.handle, staging, bytes);
+      q.copy_blocks(job.device.handle, scratch_.handle, job.block_bytes, nullptr, dst_.data(), n);
+      q.finish();
     } else {
-      q->copy_blocks(scratch_.handle, job.device.handle, job.block_bytes, src_.data(), nullptr, n);
-      q->copy(staging, scratch_.handle, bytes);
-      q->finish();
+      q.copy_blocks(scratch_.handle, job.device.handle, job.block_bytes, src_.data(), nullptr, n);
+      q.copy(staging, scratch_.handle, bytes);
+      q.finish();
       each_block(job, [&](std::size_t i) {
         std::memcpy(at(job.host, dst_[i], job.block_bytes), at(staging, std::int64_t(i), job.block_bytes),
                     job.block_bytes);
       });
     }
   }
-
- private:
   void grow_scratch(std::size_t bytes) {
     if (scratch_.bytes >= bytes) return;
     if (scratch_.handle) step_.deallocate(std::exchange(scratch_, device_ref{}));

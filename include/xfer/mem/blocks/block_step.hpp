@@ -63,7 +63,9 @@ class block_step {
   // Names the device (PCI bus id and name): choices are cached per device.
   virtual std::string device_key() const = 0;
   // Pinned memory of this API for the pack way's staging buffers (the
-  // copier puts a caching pool on it). Lives as long as the step.
+  // copier puts a caching pool on it). Lives as long as the step. Allocated
+  // from only on a thread where the step made its device current (after
+  // open_queue or allocate), as a CUDA context needs.
   virtual host_resource& staging_memory() = 0;
   // How the device reaches [host, host + bytes).
   virtual host_access access(const void* host, std::size_t bytes) = 0;
