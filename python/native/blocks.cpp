@@ -1,0 +1,163 @@
+// The block copier for Python (issue 38): arrays of blocks, one block per
+// row, through DLPack; a mapping of (source block, destination block)
+// pairs as an int64 [n, 2] host array. The checks that belong to libxfer
+// (indices, overlaps, an empty list) are libxfer's (check_block_job); what
+// is checked here is only what DLPack carries: devices, layout, the rows'
+// size, the mapping's shape and dtype. Every refusal is a ValueError.
+#include <cstdint>
+#include <memory>
+#include <optional>
+#include <stdexcept>
+#include <string>
+#include <vector>
+
+#include <fmt/format.h>
+#include <nanobind/nanobind.h>
+#include <nanobind/ndarray.h>
+#include <nanobind/stl/optional.h>
+#include <nanobind/stl/string.h>
+#include <xfer/config.hpp>
+#include <xfer/mem/blocks/block_copier.hpp>
+#if XFER_HAVE_CUDA
+#include <xfer/mem/cuda/block_step.hpp>
+#endif
+
+#include "errors.hpp"
+#include "pool.hpp"
+
+namespace nb = nanobind;
+
+namespace xfer::python {
+namespace {
+
+// DLPack device types, as in copy.cpp (pool.hpp names them).
+bool on_host(const nb::ndarray<>& a) {
+  return a.device_type() == dl_cpu || a.device_type() == dl_cuda_host || a.device_type() == dl_cuda_managed;
+}
+
+nb::ndarray<> as_array(nb::handle h, const char* name) {
+  nb::ndarray<> out;
+  if (nb::try_cast(h, out)) return out;
+  nb::ndarray<nb::ro> ro;
+  if (nb::try_cast(h, ro)) throw nb::type_error(fmt::format("{} is read-only (pass a writable array)", name).c_str());
+  throw nb::type_error(fmt::format("{} is not an array (it has neither __dlpack__ nor the buffer protocol)", name).c_str());
+}
+
+// Bytes per row of an array of blocks: it must have a first dimension and
+// its rows must lie one after another (C order within a row, no gaps).
+std::size_t row_bytes(const nb::ndarray<>& a, const char* name) {
+  if (a.ndim() < 1) throw std::invalid_argument(fmt::format("{} must have a first dimension of blocks (it is 0-d)", name));
+  const std::size_t item = (a.dtype().bits * a.dtype().lanes + 7) / 8;
+  std::size_t row = item;
+  for (std::size_t i = 1; i < a.ndim(); ++i) row *= a.shape(i);
+  if (a.stride_ptr()) {
+    std::int64_t expect = 1;
+    for (std::size_t i = a.ndim(); i-- > 0;) {
+      if (a.shape(i) != 1 && a.stride(i) != expect)
+        throw std::invalid_argument(fmt::format("{} is not C-contiguous (pass a contiguous array)", name));
+      expect *= static_cast<std::int64_t>(a.shape(i));
+    }
+  }
+  return row;
+}
+
+std::vector<mem::block_pair> pairs_of(nb::handle h) {
+  nb::ndarray<nb::ro> m;
+  if (!nb::try_cast(h, m)) throw std::invalid_argument("mapping is not an array (pass an int64 [n, 2] array)");
+  if (m.device_type() != dl_cpu && m.device_type() != dl_cuda_host)
+    throw std::invalid_argument("mapping must be in host memory (an int64 [n, 2] NumPy array or CPU tensor)");
+  if (m.dtype() != nb::dtype<std::int64_t>())
+    throw std::invalid_argument(fmt::format("mapping must be int64 (its dtype is code {}, {} bits)", m.dtype().code,
+                                            m.dtype().bits));
+  if (m.ndim() != 2 || m.shape(1) != 2)
+    throw std::invalid_argument(fmt::format("mapping must have shape [n, 2] (its shape has {} dimension{}{})",
+                                            m.ndim(), m.ndim() == 1 ? "" : "s",
+                                            m.ndim() == 2 ? fmt::format(": [{}, {}]", m.shape(0), m.shape(1)) : ""));
+  const auto* p = static_cast<const std::int64_t*>(m.data());
+  const std::int64_t s0 = m.stride_ptr() ? m.stride(0) : 2, s1 = m.stride_ptr() ? m.stride(1) : 1;
+  std::vector<mem::block_pair> out(m.shape(0));
+  for (std::size_t i = 0; i < out.size(); ++i) out[i] = {p[i * s0], p[i * s0 + s1]};
+  return out;
+}
+
+class block_copier_binding {
+ public:
+  // device: -1 for the host block step, else a CUDA device.
+  block_copier_binding(int device, std::optional<std::string> way, bool calibrate) : device_(device) {
+    mem::block_copier_options o;
+    if (way) o.way = mem::parse_block_way(*way);
+    o.calibrate = calibrate;
+    if (device < 0) {
+      step_ = std::make_unique<mem::host_block_step>();
+    } else {
+#if XFER_HAVE_CUDA
+      try {
+        step_ = cuda::make_block_step(device);
+      } catch (const std::runtime_error& e) {
+        throw cuda_unavailable(fmt::format("no CUDA block copier on device {}: {}", device, e.what()));
+      }
+#else
+      throw cuda_unavailable("this build of xferbench has no CUDA (built without a CUDA toolkit)");
+#endif
+    }
+    copier_ = std::make_unique<mem::block_copier>(*step_, o);
+  }
+
+  // Returns the way used. stream: a stream handle (0: none), resolved from
+  // torch/CuPy objects by the Python side.
+  std::string copy(nb::handle dst_, nb::handle src_, nb::handle mapping, std::uintptr_t stream) {
+    nb::ndarray<> dst = as_array(dst_, "dst"), src = as_array(src_, "src");
+    const auto pairs = pairs_of(mapping);
+    const std::size_t row = row_bytes(dst, "dst");
+    if (row_bytes(src, "src") != row)
+      throw std::invalid_argument(fmt::format("rows differ: dst's blocks are {} bytes, src's {} bytes (one block is "
+                                              "one row)",
+                                              row, row_bytes(src, "src")));
+    if (dst.dtype() != src.dtype())
+      throw std::invalid_argument(fmt::format("dtypes differ: dst (code {}, {} bits), src (code {}, {} bits)",
+                                              dst.dtype().code, dst.dtype().bits, src.dtype().code,
+                                              src.dtype().bits));
+    // Which side is the device's: for the host step, dst (its "device
+    // memory" is host memory); for CUDA, the CUDA array.
+    const bool to_device = device_ < 0 ? true : dst.device_type() == dl_cuda;
+    nb::ndarray<>& host = to_device ? src : dst;
+    nb::ndarray<>& dev = to_device ? dst : src;
+    check_sides(host, dev);
+    const mem::block_job job{to_device ? mem::staged_direction::to_device : mem::staged_direction::to_host,
+                             host.data(), host.nbytes(), {dev.data(), dev.nbytes()}, row, pairs,
+                             reinterpret_cast<void*>(stream)};
+    nb::gil_scoped_release release;
+    return std::string(to_string(copier_->copy(job)));
+  }
+
+  int device() const noexcept { return device_; }
+
+ private:
+  void check_sides(const nb::ndarray<>& host, const nb::ndarray<>& dev) const {
+    if (!on_host(host)) throw std::invalid_argument("one of dst and src must be host memory");
+    if (device_ < 0) {
+      if (!on_host(dev)) throw std::invalid_argument("the host block copier takes host arrays on both sides");
+    } else if (dev.device_type() != dl_cuda || dev.device_id() != device_) {
+      throw std::invalid_argument(fmt::format("the device side must be CUDA memory of device {} (it is DLPack device "
+                                              "({}, {}))",
+                                              device_, dev.device_type(), dev.device_id()));
+    }
+  }
+
+  int device_;
+  std::unique_ptr<mem::block_step> step_;
+  std::unique_ptr<mem::block_copier> copier_;
+};
+
+}  // namespace
+
+void bind_blocks(nb::module_& m) {
+  nb::class_<block_copier_binding>(m, "BlockCopier")
+      .def(nb::init<int, std::optional<std::string>, bool>(), nb::arg("device"), nb::arg("way").none(),
+           nb::arg("calibrate") = true)
+      .def("copy", &block_copier_binding::copy, nb::arg("dst"), nb::arg("src"), nb::arg("mapping"),
+           nb::arg("stream") = 0)
+      .def_prop_ro("device", &block_copier_binding::device);
+}
+
+}  // namespace xfer::python
