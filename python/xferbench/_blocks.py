@@ -3,14 +3,12 @@
 
 from __future__ import annotations
 
-import threading
-from typing import Any, Dict, Optional, Union
+import functools
+from typing import Any, Optional, Union
 
+from ._copy import _CUDA, _HOST, _device_of  # the same DLPack device rules as copy()
 from ._native_loader import native
 
-# DLPack device types (dlpack.h).
-_CPU, _CUDA, _CUDA_HOST, _CUDA_MANAGED = 1, 2, 3, 13
-_HOST = (_CPU, _CUDA_HOST, _CUDA_MANAGED)
 WAYS = ("loop", "batch", "kernel", "pack")
 
 
@@ -51,15 +49,12 @@ class BlockCopier:
     """
 
     def __init__(self, device: Union[int, str] = 0, *, way: Optional[str] = None, calibrate: bool = True):
-        if device == "host":
-            index = -1
-        elif isinstance(device, int) and not isinstance(device, bool) and device >= 0:
-            index = device
-        else:
+        cuda_index = isinstance(device, int) and not isinstance(device, bool) and device >= 0
+        if device != "host" and not cuda_index:
             raise ValueError(f"device must be a CUDA device index (>= 0) or 'host', not {device!r}")
         if way is not None and way not in WAYS:
             raise ValueError(f"way must be one of {', '.join(WAYS)} or None, not {way!r}")
-        self._c = native().BlockCopier(index, way, bool(calibrate))
+        self._c = native().BlockCopier(device if cuda_index else -1, way, bool(calibrate))
 
     def copy(self, dst: Any, src: Any, mapping: Any, stream: Any = None) -> str:
         """Copies block ``mapping[i, 0]`` of ``src`` to block ``mapping[i, 1]`` of ``dst`` for
@@ -88,27 +83,10 @@ class BlockCopier:
         return "host" if self._c.device < 0 else self._c.device
 
 
-_copiers: Dict[int, BlockCopier] = {}
-_lock = threading.Lock()
-
-
+@functools.lru_cache(maxsize=None)
 def _default(device: int) -> BlockCopier:
-    with _lock:
-        c = _copiers.get(device)
-        if c is None:
-            c = _copiers[device] = BlockCopier("host" if device < 0 else device)
-        return c
-
-
-def _device_of(a: Any, name: str):
-    if hasattr(a, "__dlpack_device__"):
-        t, i = a.__dlpack_device__()
-        return int(t), int(i)
-    try:
-        memoryview(a)
-    except TypeError:
-        raise TypeError(f"{name} is not an array (it has neither __dlpack__ nor the buffer protocol)") from None
-    return _CPU, 0
+    """The block copier of a device (-1: the host step), made on first use and kept."""
+    return BlockCopier("host" if device < 0 else device)
 
 
 def copy_blocks(dst: Any, src: Any, mapping: Any, stream: Any = None) -> str:

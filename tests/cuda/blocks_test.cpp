@@ -14,6 +14,8 @@
 #include <xfer/mem/blocks/block_copier.hpp>
 #include <xfer/mem/cuda/block_step.hpp>
 
+#include "../unit/block_pairs.hpp"
+
 namespace xfer::test {
 namespace {
 
@@ -60,18 +62,6 @@ void fill(unsigned char* p, std::size_t bytes, std::size_t block, unsigned salt)
   for (std::size_t i = 0; i < bytes; ++i) p[i] = static_cast<unsigned char>((i / block) * 13 + (i * 7) % 253 + salt);
 }
 
-std::vector<block_pair> scattered(std::size_t n, std::size_t src_blocks, std::size_t dst_blocks, unsigned seed) {
-  std::mt19937 rng(seed);
-  std::vector<std::int64_t> s(src_blocks), d(dst_blocks);
-  std::iota(s.begin(), s.end(), 0);
-  std::iota(d.begin(), d.end(), 0);
-  std::shuffle(s.begin(), s.end(), rng);
-  std::shuffle(d.begin(), d.end(), rng);
-  std::vector<block_pair> pairs(n);
-  for (std::size_t i = 0; i < n; ++i) pairs[i] = {s[i], d[i]};
-  return pairs;
-}
-
 class BlocksCuda : public ::testing::TestWithParam<block_way> {
  protected:
   void SetUp() override {
@@ -102,7 +92,7 @@ TEST_P(BlocksCuda, MovesScatteredBlocksBothWays) {
         fill(dev_init.data(), dev_init.size(), block, 2);
         ASSERT_EQ(cudaMemcpy(dev.handle, dev_init.data(), dev_init.size(), cudaMemcpyHostToDevice), cudaSuccess);
         const bool to_dev = d == dir::to_device;
-        const auto pairs = scattered(n, to_dev ? host_blocks : device_blocks, to_dev ? device_blocks : host_blocks, 7);
+        const auto pairs = scattered_pairs(n, to_dev ? host_blocks : device_blocks, to_dev ? device_blocks : host_blocks, 7);
         const mem::block_job job{d, host.p, host.bytes, dev, block, pairs};
         const auto access = step_->access(host.p, host.bytes);
         EXPECT_EQ(access.kind, pinned ? mem::host_block_kind::pinned : mem::host_block_kind::pageable);
@@ -147,7 +137,7 @@ TEST(BlocksCudaCopier, ChoosesAndOrdersAfterTheCallersStream) {
   cudaStream_t s = nullptr;
   ASSERT_EQ(cudaStreamCreateWithFlags(&s, cudaStreamNonBlocking), cudaSuccess);
   ASSERT_EQ(cudaMemsetAsync(dev.handle, 0xAB, blocks * block, s), cudaSuccess);
-  const auto pairs = scattered(blocks, blocks, blocks, 3);
+  const auto pairs = scattered_pairs(blocks, blocks, blocks, 3);
   const block_way w = copier.copy({dir::to_host, host.p, host.bytes, dev, block, pairs, s});
   for (std::size_t i = 0; i < host.bytes; i += 4093) ASSERT_EQ(host.p[i], 0xAB) << "byte " << i << " via " << to_string(w);
   cudaStreamDestroy(s);

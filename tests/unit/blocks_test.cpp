@@ -15,6 +15,8 @@
 #include <vector>
 #include <xfer/mem/blocks/block_copier.hpp>
 
+#include "block_pairs.hpp"
+
 namespace xfer::mem {
 namespace {
 
@@ -41,18 +43,7 @@ std::vector<unsigned char> numbered(std::size_t blocks, std::size_t block_bytes,
   return v;
 }
 
-// n pairs, sources and destinations drawn without repeats.
-std::vector<block_pair> random_pairs(std::size_t n, std::size_t src_blocks, std::size_t dst_blocks, unsigned seed) {
-  std::mt19937 rng(seed);
-  std::vector<std::int64_t> s(src_blocks), d(dst_blocks);
-  std::iota(s.begin(), s.end(), 0);
-  std::iota(d.begin(), d.end(), 0);
-  std::shuffle(s.begin(), s.end(), rng);
-  std::shuffle(d.begin(), d.end(), rng);
-  std::vector<block_pair> p(n);
-  for (std::size_t i = 0; i < n; ++i) p[i] = {s[i % src_blocks], d[i]};
-  return p;
-}
+using test::scattered_pairs;
 
 block_copier_options uncalibrated(std::optional<block_way> way = {}) {
   block_copier_options o;
@@ -92,7 +83,7 @@ void check_way(block_copier& c, block_way w, dir d, std::size_t block_bytes, uns
   std::copy(dev_init.begin(), dev_init.end(), dev_bytes);
   if (pinned) step.declare_pinned(host.data(), host.size());
   const bool to_dev = d == dir::to_device;
-  const auto pairs = random_pairs(n, to_dev ? host_blocks : device_blocks, to_dev ? device_blocks : host_blocks, seed);
+  const auto pairs = scattered_pairs(n, to_dev ? host_blocks : device_blocks, to_dev ? device_blocks : host_blocks, seed);
   const auto host_before = host;
   const block_job job{d, host.data(), host.size(), dev, block_bytes, pairs};
   ASSERT_EQ(c.mover(w).refusal(job, step.access(host.data(), host.size())), "");
@@ -256,7 +247,7 @@ TEST_F(BlockCopier, CalibrationRanksEveryUsableWayAndIsCachedInTheFile) {
   block_copier c(step_, calibrated(probe(1 << 16, 1)));
   auto host = numbered(16, 4096, 0);
   const device_ref dev = step_.allocate(16 * 4096);
-  const auto pairs = random_pairs(16, 16, 16, 4);
+  const auto pairs = scattered_pairs(16, 16, 16, 4);
   const block_job job{dir::to_host, host.data(), host.size(), dev, 4096, pairs};
   const block_way chosen = c.copy(job);
   // Pageable host memory: the kernel way is not ranked, the other three are.
