@@ -73,9 +73,12 @@ class BlockCopier : public ::testing::Test {
 
 // Moves `pairs` with way w and checks every destination block, and that no
 // other destination block changed.
+struct counts {
+  std::size_t host_blocks = 37, device_blocks = 29, pairs = 23;
+};
 void check_way(block_copier& c, block_way w, dir d, std::size_t block_bytes, unsigned seed, host_block_step& step,
-               bool pinned) {
-  const std::size_t host_blocks = 37, device_blocks = 29, n = 23;
+               bool pinned, counts k = {}) {
+  const std::size_t host_blocks = k.host_blocks, device_blocks = k.device_blocks, n = k.pairs;
   auto host = numbered(host_blocks, block_bytes, 1);
   const device_ref dev = step.allocate(device_blocks * block_bytes);
   auto* dev_bytes = static_cast<unsigned char*>(dev.handle);
@@ -108,6 +111,15 @@ TEST_F(BlockCopier, EveryWayMovesScatteredBlocksBothWays) {
     for (dir d : {dir::to_device, dir::to_host})
       for (std::size_t b : {std::size_t{1}, std::size_t{100}, std::size_t{4096}})
         check_way(c, w, d, b, seed++, step_, /*pinned=*/true);
+}
+
+// The pack way moves a copy in groups of about 4 MiB (the CPU packs one while
+// the device moves another): 1 MiB blocks make groups of 4, and 9 pairs a
+// last group of 1.
+TEST_F(BlockCopier, PackMovesCopiesOfSeveralGroups) {
+  block_copier c(step_, uncalibrated());
+  for (dir d : {dir::to_device, dir::to_host})
+    check_way(c, block_way::pack, d, std::size_t{1} << 20, 11, step_, /*pinned=*/false, {12, 10, 9});
 }
 
 TEST_F(BlockCopier, CopyUsesTheChosenWayAndMovesTheBytes) {

@@ -142,24 +142,39 @@ class pack_mover final : public block_mover {
   }
 
  private:
-  void run(const block_job& job, block_queue& q, void* staging, std::size_t bytes) {
-    const std::size_t n = job.pairs.size();
+  // The pairs in groups of about group_bytes: the CPU packs (or unpacks)
+  // one group while the device moves another, so the CPU copy and the DMA
+  // overlap as in the staged copier, and the copy costs one DMA and one
+  // launch per group rather than per block.
+  void run(const block_job& job, block_queue& q, void* staging, std::size_t) {
+    const std::size_t n = job.pairs.size(), B = job.block_bytes;
+    const std::size_t per_group = std::max<std::size_t>(1, group_bytes / B);
     if (to_device(job)) {
-      each_block(job, [&](std::size_t i) {
-        std::memcpy(at(staging, std::int64_t(i), job.block_bytes), at(job.host, src_[i], job.block_bytes),
-                    job.block_bytes);
-      });
-      q.copy(scratch_.handle, staging, bytes);
-      q.copy_blocks(job.device.handle, scratch_.handle, job.block_bytes, nullptr, dst_.data(), n);
+      for (std::size_t a = 0; a < n; a += per_group) {
+        const std::size_t b = std::min(n, a + per_group);
+        each_block(a, b, [&](std::size_t i) {
+          std::memcpy(at(staging, std::int64_t(i), B), at(job.host, src_[i], B), B);
+        });
+        q.copy(at(scratch_.handle, std::int64_t(a), B), at(staging, std::int64_t(a), B), (b - a) * B);
+        q.copy_blocks(job.device.handle, at(scratch_.handle, std::int64_t(a), B), B, nullptr, dst_.data() + a, b - a);
+      }
       q.finish();
     } else {
-      q.copy_blocks(scratch_.handle, job.device.handle, job.block_bytes, src_.data(), nullptr, n);
-      q.copy(staging, scratch_.handle, bytes);
+      // One gather into the scratch, then a DMA and a mark per group.
+      q.copy_blocks(scratch_.handle, job.device.handle, B, src_.data(), nullptr, n);
+      std::vector<std::size_t> marks;
+      for (std::size_t a = 0; a < n; a += per_group) {
+        const std::size_t b = std::min(n, a + per_group);
+        q.copy(at(staging, std::int64_t(a), B), at(scratch_.handle, std::int64_t(a), B), (b - a) * B);
+        marks.push_back(q.mark());
+      }
+      for (std::size_t g = 0, a = 0; a < n; ++g, a += per_group) {
+        q.wait(marks[g]);
+        each_block(a, std::min(n, a + per_group), [&](std::size_t i) {
+          std::memcpy(at(job.host, dst_[i], B), at(staging, std::int64_t(i), B), B);
+        });
+      }
       q.finish();
-      each_block(job, [&](std::size_t i) {
-        std::memcpy(at(job.host, dst_[i], job.block_bytes), at(staging, std::int64_t(i), job.block_bytes),
-                    job.block_bytes);
-      });
     }
   }
   void grow_scratch(std::size_t bytes) {
@@ -167,14 +182,18 @@ class pack_mover final : public block_mover {
     if (scratch_.handle) step_.deallocate(std::exchange(scratch_, device_ref{}));
     scratch_ = step_.allocate(bytes);
   }
-  // f(i) for every pair, the pairs cut into one run per team member.
+  // f(i) for the pairs [a, b), cut into one run per team member.
   template <class F>
-  void each_block(const block_job& job, F&& f) {
-    const std::size_t n = job.pairs.size(), t = team_.size();
+  void each_block(std::size_t a, std::size_t b, F&& f) {
+    const std::size_t n = b - a, t = team_.size();
     team_.run([&](unsigned member) {
-      for (std::size_t i = n * member / t; i < n * (member + 1) / t; ++i) f(i);
+      for (std::size_t i = a + n * member / t; i < a + n * (member + 1) / t; ++i) f(i);
     });
   }
+  // A group: big enough that a DMA's and a launch's fixed cost (a few us)
+  // stay small beside it (4 MiB moves in ~80 us at 50 GB/s), small enough
+  // that the first DMA starts early in a copy of 64 MiB.
+  static constexpr std::size_t group_bytes = std::size_t{4} << 20;
 
   block_step& step_;
   caching_pool pool_;

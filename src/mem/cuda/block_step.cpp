@@ -5,6 +5,7 @@
 
 #include <cuda_runtime_api.h>
 
+#include <algorithm>
 #include <cstring>
 #include <mutex>
 #include <vector>
@@ -40,6 +41,8 @@ class cuda_block_queue final : public mem::block_queue {
   void copy_batch(void* const* dsts, const void* const* srcs, std::size_t bytes, std::size_t count) override;
   void copy_blocks(void* dst, const void* src, std::size_t block_bytes, const std::int64_t* src_index,
                    const std::int64_t* dst_index, std::size_t count) override;
+  std::size_t mark() override;
+  void wait(std::size_t mark) override;
   void finish() override;
 
  private:
@@ -47,6 +50,7 @@ class cuda_block_queue final : public mem::block_queue {
   std::unique_lock<std::mutex> lock_;
   stream_t stream_;
   event_t done_ = nullptr;
+  std::vector<event_t> marks_;  // one event per mark(), made as needed
 };
 
 class cuda_block_step final : public mem::block_step {
@@ -113,33 +117,44 @@ class cuda_block_step final : public mem::block_step {
   api& cuda() noexcept { return *api_; }
   int multiprocessors() const noexcept { return multiprocessors_; }
   std::mutex& queue_mutex() noexcept { return queue_mutex_; }
-  // Device memory holding a copy's index arrays (2 x count), filled on
+  // Device memory holding one kernel's index arrays (2 x count), filled on
   // `stream` from pinned memory; valid until the queue's lock is released.
+  // Each kernel of a queue gets space of its own after the last one's (the
+  // earlier transfers may not have run yet); where the space runs out, the
+  // stream is waited for and the space starts again, larger.
   const std::int64_t* device_indices(const std::int64_t* src, const std::int64_t* dst, std::size_t count,
                                      stream_t stream) {
     const std::size_t bytes = 2 * count * sizeof(std::int64_t);
-    if (bytes > index_bytes_) {
-      // The last copy's transfer of the old indices may still run.
+    if (index_used_ + bytes > index_bytes_) {
       api_->synchronize_stream(stream);
-      release_indices();
-      pinned_indices_ = api_->host_alloc(bytes, {});
-      device_indices_ = api_->device_alloc(bytes);
-      index_bytes_ = bytes;
+      if (bytes > index_bytes_) {
+        release_indices();
+        const std::size_t grown = std::max(bytes, std::size_t{1} << 16);
+        pinned_indices_ = api_->host_alloc(grown, {});
+        device_indices_ = api_->device_alloc(grown);
+        index_bytes_ = grown;
+      }
+      index_used_ = 0;
     }
-    auto* h = static_cast<std::int64_t*>(pinned_indices_);
+    auto* h = reinterpret_cast<std::int64_t*>(static_cast<unsigned char*>(pinned_indices_) + index_used_);
+    auto* d = reinterpret_cast<std::int64_t*>(static_cast<unsigned char*>(device_indices_) + index_used_);
+    index_used_ += bytes;
     // A null array is the identity: the kernel takes null, nothing copied.
     if (src) std::memcpy(h, src, count * sizeof(std::int64_t));
     if (dst) std::memcpy(h + count, dst, count * sizeof(std::int64_t));
-    api_->copy_async(device_indices_, pinned_indices_, bytes, copy_kind::h2d, stream);
-    return static_cast<const std::int64_t*>(device_indices_);
+    api_->copy_async(d, h, bytes, copy_kind::h2d, stream);
+    return d;
   }
+  // A new queue's kernels start at the front of the index space (the last
+  // queue finished before releasing the lock).
+  void reset_indices() noexcept { index_used_ = 0; }
 
  private:
   void release_indices() noexcept {
     if (pinned_indices_) api_->host_free(pinned_indices_);
     if (device_indices_) api_->device_free(device_indices_);
     pinned_indices_ = device_indices_ = nullptr;
-    index_bytes_ = 0;
+    index_bytes_ = index_used_ = 0;
   }
   std::unique_ptr<api> api_;
   int device_;
@@ -149,14 +164,16 @@ class cuda_block_step final : public mem::block_step {
   std::mutex queue_mutex_;
   void* pinned_indices_ = nullptr;
   void* device_indices_ = nullptr;
-  std::size_t index_bytes_ = 0;
+  std::size_t index_bytes_ = 0, index_used_ = 0;
   // Staging pinned the fast way, as the staged step's (huge pages faulted
   // in, then registered).
   fast_pinned_resource pinned_{*api_};
 };
 
 cuda_block_queue::cuda_block_queue(cuda_block_step& s, stream_t stream)
-    : step_(s), lock_(s.queue_mutex()), stream_(stream), done_(s.cuda().create_event()) {}
+    : step_(s), lock_(s.queue_mutex()), stream_(stream), done_(s.cuda().create_event()) {
+  step_.reset_indices();
+}
 
 cuda_block_queue::~cuda_block_queue() {
   // Nothing queued may outlive the queue's hold on the index buffers.
@@ -166,6 +183,20 @@ cuda_block_queue::~cuda_block_queue() {
   } catch (...) {
   }
   step_.cuda().destroy_event(done_);
+  for (event_t e : marks_) step_.cuda().destroy_event(e);
+}
+
+std::size_t cuda_block_queue::mark() {
+  return as_step_error("marking a block copy's part", [&] {
+    marks_.reserve(marks_.size() + 1);  // so the push below cannot throw and leak the event
+    marks_.push_back(step_.cuda().create_event());
+    step_.cuda().record(marks_.back(), stream_);
+    return marks_.size() - 1;
+  });
+}
+
+void cuda_block_queue::wait(std::size_t m) {
+  as_step_error("waiting for a block copy's part", [&] { step_.cuda().synchronize_event(marks_.at(m)); });
 }
 
 void cuda_block_queue::copy(void* dst, const void* src, std::size_t bytes) {

@@ -51,6 +51,11 @@ class block_queue {
   // index arrays are read before the call returns. Throws device_step_error.
   virtual void copy_blocks(void* dst, const void* src, std::size_t block_bytes, const std::int64_t* src_index,
                            const std::int64_t* dst_index, std::size_t count) = 0;
+  // Marks what is queued so far; wait(m) blocks until it has finished (so
+  // the CPU can work on a copy's first part while the device runs the rest).
+  // Throws device_step_error.
+  virtual std::size_t mark() = 0;
+  virtual void wait(std::size_t mark) = 0;
   // Blocks until everything queued has finished. Throws device_step_error.
   virtual void finish() = 0;
 };
