@@ -20,6 +20,8 @@
 #include <xfer/mem/blocks/block_copier.hpp>
 #if XFER_HAVE_CUDA
 #include <xfer/mem/cuda/block_step.hpp>
+
+#include "cuda/api.hpp"  // src/mem/cuda, build tree only: the device-wide wait for stream=None
 #endif
 
 #include "errors.hpp"
@@ -93,6 +95,7 @@ class block_copier_binding {
 #if XFER_HAVE_CUDA
       try {
         step_ = cuda::make_block_step(device);
+        device_api_ = cuda::make_runtime_api();
       } catch (const std::runtime_error& e) {
         throw cuda_unavailable(fmt::format("no CUDA block copier on device {}: {}", device, e.what()));
       }
@@ -127,6 +130,7 @@ class block_copier_binding {
                              host.data(), host.nbytes(), {dev.data(), dev.nbytes()}, row, pairs,
                              reinterpret_cast<void*>(stream)};
     nb::gil_scoped_release release;
+    if (!stream) wait_for_device();
     return std::string(to_string(copier_->copy(job)));
   }
 
@@ -144,7 +148,20 @@ class block_copier_binding {
     }
   }
 
+  // With no stream named, the producer's work is not known: as copy() does,
+  // everything queued on the device finishes first.
+  void wait_for_device() {
+#if XFER_HAVE_CUDA
+    if (!device_api_) return;
+    device_api_->make_current(device_);
+    device_api_->synchronize();
+#endif
+  }
+
   int device_;
+#if XFER_HAVE_CUDA
+  std::unique_ptr<cuda::api> device_api_;
+#endif
   std::unique_ptr<mem::block_step> step_;
   std::unique_ptr<mem::block_copier> copier_;
 };

@@ -63,8 +63,8 @@ class BlockCopier:
         Returns the way used once the blocks are at ``dst``.
 
         stream: the caller's CUDA stream (torch/CuPy stream or int handle); the copy's
-        device work runs after the work queued on it. None: no ordering (the caller makes
-        sure the source is ready).
+        device work is queued on it, after the work queued before. None waits for the whole
+        device first, as copy() does.
 
         Raises:
             ValueError: a bad mapping (shape, dtype, an empty list, an index beyond its

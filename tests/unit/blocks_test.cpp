@@ -190,6 +190,24 @@ TEST_F(BlockCopier, EveryBadInputIsRefusedNamingTheBlockAndTheBound) {
   step_.deallocate(dev);
 }
 
+// Overlapping destinations are found by a bitmap where the destination has
+// few blocks per pair and by sorting where it has many: both name the pairs.
+TEST_F(BlockCopier, OverlappingDestinationsAreFoundInSmallAndLargeArrays) {
+  std::vector<unsigned char> host(64, 1);
+  for (std::size_t device_bytes : {std::size_t{64}, std::size_t{1} << 20}) {
+    const device_ref dev = step_.allocate(device_bytes);
+    const std::vector<block_pair> pairs{{0, 9}, {1, 5}, {2, 33}, {3, 5}};
+    try {
+      check_block_job({dir::to_device, host.data(), host.size(), dev, 1, pairs}, step_);
+      ADD_FAILURE() << "accepted with a device array of " << device_bytes << " bytes";
+    } catch (const block_error& e) {
+      EXPECT_NE(std::string(e.what()).find("pairs 1 and 3 both write destination block 5"), std::string::npos)
+          << e.what();
+    }
+    step_.deallocate(dev);
+  }
+}
+
 TEST_F(BlockCopier, KernelWayRefusesPageableHostMemory) {
   block_copier c(step_, uncalibrated(block_way::kernel));
   auto host = numbered(2, 32, 0);

@@ -67,13 +67,33 @@ void check_block_job(const block_job& job, const block_step& step) {
                               i, p.src, p.dst, p.dst, dst_name, dst_blocks - 1));
   }
   // Two pairs writing one block: which bytes win would depend on the way.
-  std::vector<std::pair<std::int64_t, std::size_t>> dsts(job.pairs.size());
-  for (std::size_t i = 0; i < job.pairs.size(); ++i) dsts[i] = {job.pairs[i].dst, i};
-  std::sort(dsts.begin(), dsts.end());
-  for (std::size_t i = 1; i < dsts.size(); ++i)
-    if (dsts[i].first == dsts[i - 1].first)
-      refuse(job, fmt::format("pairs {} and {} both write destination block {} (destination blocks overlap)",
-                              dsts[i - 1].second, dsts[i].second, dsts[i].first));
+  // A bit per destination block where that is cheap (the usual case: a few
+  // bits per pair; 4096 pairs are checked in microseconds, where sorting
+  // them took a noticeable part of a 64 MiB copy), else a sort.
+  const auto duplicate = [&](std::size_t first, std::size_t second) {
+    refuse(job, fmt::format("pairs {} and {} both write destination block {} (destination blocks overlap)", first,
+                            second, job.pairs[second].dst));
+  };
+  const auto first_writer = [&](std::size_t second) {
+    std::size_t i = 0;
+    while (job.pairs[i].dst != job.pairs[second].dst) ++i;
+    return i;
+  };
+  if (static_cast<std::uint64_t>(dst_blocks) <= 64 * job.pairs.size() + 4096) {
+    std::vector<std::uint64_t> seen(static_cast<std::size_t>(dst_blocks) / 64 + 1, 0);
+    for (std::size_t i = 0; i < job.pairs.size(); ++i) {
+      const auto d = static_cast<std::uint64_t>(job.pairs[i].dst);
+      const std::uint64_t bit = std::uint64_t{1} << (d % 64);
+      if (seen[d / 64] & bit) duplicate(first_writer(i), i);
+      seen[d / 64] |= bit;
+    }
+  } else {
+    std::vector<std::pair<std::int64_t, std::size_t>> dsts(job.pairs.size());
+    for (std::size_t i = 0; i < job.pairs.size(); ++i) dsts[i] = {job.pairs[i].dst, i};
+    std::sort(dsts.begin(), dsts.end());
+    for (std::size_t i = 1; i < dsts.size(); ++i)
+      if (dsts[i].first == dsts[i - 1].first) duplicate(dsts[i - 1].second, dsts[i].second);
+  }
   // Where the step's device memory is host memory, the two arrays must not
   // share bytes: a block read after another pair wrote it would depend on
   // the way's order.
