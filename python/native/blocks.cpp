@@ -32,22 +32,22 @@ namespace nb = nanobind;
 namespace xfer::python {
 namespace {
 
-// DLPack device types, as in copy.cpp (pool.hpp names them).
-bool on_host(const nb::ndarray<>& a) {
-  return a.device_type() == dl_cpu || a.device_type() == dl_cuda_host || a.device_type() == dl_cuda_managed;
-}
-
-nb::ndarray<> as_array(nb::handle h, const char* name) {
-  nb::ndarray<> out;
-  if (nb::try_cast(h, out)) return out;
-  nb::ndarray<nb::ro> ro;
-  if (nb::try_cast(h, ro)) throw nb::type_error(fmt::format("{} is read-only (pass a writable array)", name).c_str());
-  throw nb::type_error(fmt::format("{} is not an array (it has neither __dlpack__ nor the buffer protocol)", name).c_str());
-}
+// One array of blocks as the copy needs it: its bytes, where they are, and
+// its rows' size (a block is one row).
+struct blocks_array {
+  void* data;
+  std::size_t nbytes, row;
+  int device_type, device_id;
+  nb::dlpack::dtype dtype;
+  bool on_host() const {
+    return device_type == dl_cpu || device_type == dl_cuda_host || device_type == dl_cuda_managed;
+  }
+};
 
 // Bytes per row of an array of blocks: it must have a first dimension and
 // its rows must lie one after another (C order within a row, no gaps).
-std::size_t row_bytes(const nb::ndarray<>& a, const char* name) {
+template <class Array>
+blocks_array blocks_of(const Array& a, const char* name) {
   if (a.ndim() < 1) throw std::invalid_argument(fmt::format("{} must have a first dimension of blocks (it is 0-d)", name));
   const std::size_t item = (a.dtype().bits * a.dtype().lanes + 7) / 8;
   std::size_t row = item;
@@ -60,7 +60,23 @@ std::size_t row_bytes(const nb::ndarray<>& a, const char* name) {
       expect *= static_cast<std::int64_t>(a.shape(i));
     }
   }
-  return row;
+  return {const_cast<void*>(static_cast<const void*>(a.data())), a.nbytes(), row, a.device_type(), a.device_id(),
+          a.dtype()};
+}
+
+// The destination must be writable, the source only readable.
+blocks_array destination(nb::handle h) {
+  nb::ndarray<> out;
+  if (nb::try_cast(h, out)) return blocks_of(out, "dst");
+  nb::ndarray<nb::ro> ro;
+  if (nb::try_cast(h, ro)) throw nb::type_error("dst is read-only (pass a writable array)");
+  throw nb::type_error("dst is not an array (it has neither __dlpack__ nor the buffer protocol)");
+}
+
+blocks_array source(nb::handle h) {
+  nb::ndarray<nb::ro> in;
+  if (nb::try_cast(h, in)) return blocks_of(in, "src");
+  throw nb::type_error("src is not an array (it has neither __dlpack__ nor the buffer protocol)");
 }
 
 std::vector<mem::block_pair> pairs_of(nb::handle h) {
@@ -109,25 +125,22 @@ class block_copier_binding {
   // Returns the way used. stream: a stream handle (0: none), resolved from
   // torch/CuPy objects by the Python side.
   std::string copy(nb::handle dst_, nb::handle src_, nb::handle mapping, std::uintptr_t stream) {
-    nb::ndarray<> dst = as_array(dst_, "dst"), src = as_array(src_, "src");
+    const blocks_array dst = destination(dst_), src = source(src_);
     const auto pairs = pairs_of(mapping);
-    const std::size_t row = row_bytes(dst, "dst");
-    if (row_bytes(src, "src") != row)
-      throw std::invalid_argument(fmt::format("rows differ: dst's blocks are {} bytes, src's {} bytes (one block is "
-                                              "one row)",
-                                              row, row_bytes(src, "src")));
-    if (dst.dtype() != src.dtype())
+    if (src.row != dst.row)
+      throw std::invalid_argument(
+          fmt::format("rows differ: dst's blocks are {} bytes, src's {} bytes (one block is one row)", dst.row, src.row));
+    if (dst.dtype != src.dtype)
       throw std::invalid_argument(fmt::format("dtypes differ: dst (code {}, {} bits), src (code {}, {} bits)",
-                                              dst.dtype().code, dst.dtype().bits, src.dtype().code,
-                                              src.dtype().bits));
+                                              dst.dtype.code, dst.dtype.bits, src.dtype.code, src.dtype.bits));
     // Which side is the device's: for the host step, dst (its "device
     // memory" is host memory); for CUDA, the CUDA array.
-    const bool to_device = device_ < 0 ? true : dst.device_type() == dl_cuda;
-    nb::ndarray<>& host = to_device ? src : dst;
-    nb::ndarray<>& dev = to_device ? dst : src;
+    const bool to_device = device_ < 0 ? true : dst.device_type == dl_cuda;
+    const blocks_array& host = to_device ? src : dst;
+    const blocks_array& dev = to_device ? dst : src;
     check_sides(host, dev);
     const mem::block_job job{to_device ? mem::staged_direction::to_device : mem::staged_direction::to_host,
-                             host.data(), host.nbytes(), {dev.data(), dev.nbytes()}, row, pairs,
+                             host.data, host.nbytes, {dev.data, dev.nbytes}, dst.row, pairs,
                              reinterpret_cast<void*>(stream)};
     nb::gil_scoped_release release;
     if (!stream) wait_for_device();
@@ -137,14 +150,14 @@ class block_copier_binding {
   int device() const noexcept { return device_; }
 
  private:
-  void check_sides(const nb::ndarray<>& host, const nb::ndarray<>& dev) const {
-    if (!on_host(host)) throw std::invalid_argument("one of dst and src must be host memory");
+  void check_sides(const blocks_array& host, const blocks_array& dev) const {
+    if (!host.on_host()) throw std::invalid_argument("one of dst and src must be host memory");
     if (device_ < 0) {
-      if (!on_host(dev)) throw std::invalid_argument("the host block copier takes host arrays on both sides");
-    } else if (dev.device_type() != dl_cuda || dev.device_id() != device_) {
+      if (!dev.on_host()) throw std::invalid_argument("the host block copier takes host arrays on both sides");
+    } else if (dev.device_type != dl_cuda || dev.device_id != device_) {
       throw std::invalid_argument(fmt::format("the device side must be CUDA memory of device {} (it is DLPack device "
                                               "({}, {}))",
-                                              device_, dev.device_type(), dev.device_id()));
+                                              device_, dev.device_type, dev.device_id));
     }
   }
 

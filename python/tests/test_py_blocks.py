@@ -136,3 +136,16 @@ def test_arguments_of_the_wrong_kind():
         xferbench.copy_blocks(ro, np.zeros((2, 2)), np.array([[0, 0]], np.int64))
     with pytest.raises(ValueError, match="stream must be"):
         xferbench.copy_blocks(np.zeros((2, 2)), np.ones((2, 2)), np.array([[0, 0]], np.int64), stream="s")
+
+
+def test_a_read_only_source_and_a_strided_mapping_are_taken():
+    src = np.arange(40, dtype=np.float32).reshape(10, 4)
+    src.setflags(write=False)
+    dst = np.zeros((6, 4), np.float32)
+    reversed_view = np.array([[0, 1], [5, 9], [2, 3]], np.int64)[:, ::-1]  # (1, 0), (9, 5), (3, 2)
+    xferbench.copy_blocks(dst, src, reversed_view)
+    assert np.array_equal(dst, expected(np.zeros_like(dst), src, np.ascontiguousarray(reversed_view)))
+    dst[:] = 0
+    column_slice = np.array([[1, 0, 7], [9, 5, 7], [3, 2, 7]], np.int64)[:, :2]
+    xferbench.copy_blocks(dst, src, column_slice)
+    assert np.array_equal(dst, expected(np.zeros_like(dst), src, np.ascontiguousarray(column_slice)))
