@@ -16,8 +16,6 @@
 #include <cstdlib>
 #include <cstring>
 #include <functional>
-#include <numeric>
-#include <random>
 #include <string>
 #include <vector>
 #include <xfer/mem/blocks/block_copier.hpp>
@@ -43,18 +41,6 @@ struct host_buffer {
   }
   ~host_buffer() { pinned ? (void)cudaFreeHost(p) : std::free(p); }
 };
-
-std::vector<mem::block_pair> scattered(std::size_t n, std::size_t blocks, unsigned seed) {
-  std::mt19937 rng(seed);
-  std::vector<std::int64_t> s(blocks), d(blocks);
-  std::iota(s.begin(), s.end(), 0);
-  std::iota(d.begin(), d.end(), 0);
-  std::shuffle(s.begin(), s.end(), rng);
-  std::shuffle(d.begin(), d.end(), rng);
-  std::vector<mem::block_pair> p(n);
-  for (std::size_t i = 0; i < n; ++i) p[i] = {s[i], d[i]};
-  return p;
-}
 
 // Every destination block holds its source block.
 bool moved_right(const mem::block_job& j, const unsigned char* dev_copy) {
@@ -95,7 +81,7 @@ int main(int argc, char** argv) {
         host_buffer host(pinned, span);
         const mem::device_ref dev = step->allocate(span);
         cudaMemset(dev.handle, 0, span);
-        const auto pairs = scattered(pt.blocks, 2 * pt.blocks, 38);
+        const auto pairs = mem::scattered_block_pairs(pt.blocks, 2 * pt.blocks, 2 * pt.blocks, 38);
         const mem::block_job job{d, host.p, span, dev, pt.block_bytes, pairs, stream};
         const auto access = step->access(host.p, span);
         host_buffer contiguous_host(true, total);

@@ -6,15 +6,11 @@
 
 #include <cstring>
 #include <memory>
-#include <numeric>
-#include <random>
 #include <string>
 #include <vector>
 #include <cuda_runtime.h>
 #include <xfer/mem/blocks/block_copier.hpp>
 #include <xfer/mem/cuda/block_step.hpp>
-
-#include "../unit/block_pairs.hpp"
 
 namespace xfer::test {
 namespace {
@@ -92,7 +88,7 @@ TEST_P(BlocksCuda, MovesScatteredBlocksBothWays) {
         fill(dev_init.data(), dev_init.size(), block, 2);
         ASSERT_EQ(cudaMemcpy(dev.handle, dev_init.data(), dev_init.size(), cudaMemcpyHostToDevice), cudaSuccess);
         const bool to_dev = d == dir::to_device;
-        const auto pairs = scattered_pairs(n, to_dev ? host_blocks : device_blocks, to_dev ? device_blocks : host_blocks, 7);
+        const auto pairs = mem::scattered_block_pairs(n, to_dev ? host_blocks : device_blocks, to_dev ? device_blocks : host_blocks, 7);
         const mem::block_job job{d, host.p, host.bytes, dev, block, pairs};
         const auto access = step_->access(host.p, host.bytes);
         EXPECT_EQ(access.kind, pinned ? mem::host_block_kind::pinned : mem::host_block_kind::pageable);
@@ -137,7 +133,7 @@ TEST(BlocksCudaCopier, ChoosesAndOrdersAfterTheCallersStream) {
   cudaStream_t s = nullptr;
   ASSERT_EQ(cudaStreamCreateWithFlags(&s, cudaStreamNonBlocking), cudaSuccess);
   ASSERT_EQ(cudaMemsetAsync(dev.handle, 0xAB, blocks * block, s), cudaSuccess);
-  const auto pairs = scattered_pairs(blocks, blocks, blocks, 3);
+  const auto pairs = mem::scattered_block_pairs(blocks, blocks, blocks, 3);
   const block_way w = copier.copy({dir::to_host, host.p, host.bytes, dev, block, pairs, s});
   for (std::size_t i = 0; i < host.bytes; i += 4093) ASSERT_EQ(host.p[i], 0xAB) << "byte " << i << " via " << to_string(w);
   cudaStreamDestroy(s);

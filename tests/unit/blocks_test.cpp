@@ -9,13 +9,9 @@
 #include <optional>
 #include <filesystem>
 #include <fstream>
-#include <numeric>
-#include <random>
 #include <string>
 #include <vector>
 #include <xfer/mem/blocks/block_copier.hpp>
-
-#include "block_pairs.hpp"
 
 namespace xfer::mem {
 namespace {
@@ -42,8 +38,6 @@ std::vector<unsigned char> numbered(std::size_t blocks, std::size_t block_bytes,
   for (std::size_t i = 0; i < v.size(); ++i) v[i] = static_cast<unsigned char>((i / block_bytes) * 7 + i % 251 + salt);
   return v;
 }
-
-using test::scattered_pairs;
 
 block_copier_options uncalibrated(std::optional<block_way> way = {}) {
   block_copier_options o;
@@ -86,7 +80,7 @@ void check_way(block_copier& c, block_way w, dir d, std::size_t block_bytes, uns
   std::copy(dev_init.begin(), dev_init.end(), dev_bytes);
   if (pinned) step.declare_pinned(host.data(), host.size());
   const bool to_dev = d == dir::to_device;
-  const auto pairs = scattered_pairs(n, to_dev ? host_blocks : device_blocks, to_dev ? device_blocks : host_blocks, seed);
+  const auto pairs = scattered_block_pairs(n, to_dev ? host_blocks : device_blocks, to_dev ? device_blocks : host_blocks, seed);
   const auto host_before = host;
   const block_job job{d, host.data(), host.size(), dev, block_bytes, pairs};
   ASSERT_EQ(c.mover(w).refusal(job, step.access(host.data(), host.size())), "");
@@ -277,7 +271,7 @@ TEST_F(BlockCopier, CalibrationRanksEveryUsableWayAndIsCachedInTheFile) {
   block_copier c(step_, calibrated(probe(1 << 16, 1)));
   auto host = numbered(16, 4096, 0);
   const device_ref dev = step_.allocate(16 * 4096);
-  const auto pairs = scattered_pairs(16, 16, 16, 4);
+  const auto pairs = scattered_block_pairs(16, 16, 16, 4);
   const block_job job{dir::to_host, host.data(), host.size(), dev, 4096, pairs};
   const block_way chosen = c.copy(job);
   // Pageable host memory: the kernel way is not ranked, the other three are.
@@ -302,6 +296,26 @@ TEST_F(BlockCopier, CalibrationRanksEveryUsableWayAndIsCachedInTheFile) {
   EXPECT_EQ(from_file.copy({dir::to_host, host.data(), host.size(), dev, 8192, one}), block_way::pack);
   std::filesystem::remove(file);
   step_.deallocate(dev);
+}
+
+TEST(BlockList, ScatteredPairsAreDistinctInBoundsAndRepeatable) {
+  const auto a = scattered_block_pairs(100, 300, 120, 9);
+  ASSERT_EQ(a.size(), 100u);
+  std::vector<bool> src_seen(300), dst_seen(120);
+  for (const auto& p : a) {
+    ASSERT_TRUE(p.src >= 0 && p.src < 300 && p.dst >= 0 && p.dst < 120);
+    EXPECT_FALSE(src_seen[p.src]) << p.src;
+    EXPECT_FALSE(dst_seen[p.dst]) << p.dst;
+    src_seen[p.src] = dst_seen[p.dst] = true;
+  }
+  const auto b = scattered_block_pairs(100, 300, 120, 9);
+  const auto c = scattered_block_pairs(100, 300, 120, 10);
+  const auto same = [](const auto& x, const auto& y) {
+    return std::equal(x.begin(), x.end(), y.begin(), [](auto p, auto q) { return p.src == q.src && p.dst == q.dst; });
+  };
+  EXPECT_TRUE(same(a, b));
+  EXPECT_FALSE(same(a, c));
+  EXPECT_THROW(scattered_block_pairs(121, 300, 120, 1), std::invalid_argument);
 }
 
 TEST(BlockChoice, SizeClassesAreThePowerOfTwoBelow) {

@@ -1,6 +1,8 @@
 // The block copier's one check of a job (block_copier.hpp): every refusal
 // names the pair, the block and the bound, before anything moves.
 #include <algorithm>
+#include <numeric>
+#include <random>
 #include <cstdint>
 #include <string>
 #include <utility>
@@ -102,6 +104,23 @@ void check_block_job(const block_job& job, const block_step& step) {
     const auto* h = static_cast<const unsigned char*>(job.host);
     if (d < h + job.host_bytes && h < d + job.device.bytes) refuse(job, "the host and device arrays overlap");
   }
+}
+
+std::vector<block_pair> scattered_block_pairs(std::size_t n, std::size_t src_blocks, std::size_t dst_blocks,
+                                              std::uint64_t seed) {
+  if (n > src_blocks || n > dst_blocks)
+    throw std::invalid_argument(fmt::format("scattered_block_pairs: {} pairs need at least {} blocks on each side "
+                                            "(there are {} and {})",
+                                            n, n, src_blocks, dst_blocks));
+  std::mt19937_64 rng(seed);
+  std::vector<std::int64_t> s(src_blocks), d(dst_blocks);
+  std::iota(s.begin(), s.end(), 0);
+  std::iota(d.begin(), d.end(), 0);
+  std::shuffle(s.begin(), s.end(), rng);
+  std::shuffle(d.begin(), d.end(), rng);
+  std::vector<block_pair> pairs(n);
+  for (std::size_t i = 0; i < n; ++i) pairs[i] = {s[i], d[i]};
+  return pairs;
 }
 
 block_choice_key choice_key_for(const block_job& job, host_block_kind kind) noexcept {

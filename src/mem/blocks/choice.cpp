@@ -12,8 +12,6 @@
 #include <limits>
 #include <map>
 #include <mutex>
-#include <numeric>
-#include <random>
 #include <sstream>
 #include <vector>
 #include <fmt/format.h>
@@ -145,14 +143,7 @@ std::vector<block_way> calibrate_block_ways(block_step& step, const block_choice
   } held{key.kind == host_block_kind::pinned ? &pinned : nullptr, host, bytes};
 
   // Both sides scattered by a fixed seed: the same list every time.
-  std::vector<std::int64_t> src(blocks), dst(blocks);
-  std::iota(src.begin(), src.end(), 0);
-  std::iota(dst.begin(), dst.end(), 0);
-  std::mt19937_64 rng(38);
-  std::shuffle(src.begin(), src.end(), rng);
-  std::shuffle(dst.begin(), dst.end(), rng);
-  std::vector<block_pair> pairs(blocks);
-  for (std::size_t i = 0; i < blocks; ++i) pairs[i] = {src[i], dst[i]};
+  const auto pairs = scattered_block_pairs(blocks, blocks, blocks, 38);
   const block_job job{key.direction, host, bytes, dev, block, pairs, nullptr};
   const host_access access = step.access(host, bytes);
 

@@ -70,6 +70,14 @@ std::string_view to_string(block_way w) noexcept;  // "loop" | "batch" | "kernel
 // expected one of loop, batch, kernel, pack".
 block_way parse_block_way(std::string_view name, std::string_view what = "way");
 
+// A scattered block list: n pairs whose sources (of src_blocks) and
+// destinations (of dst_blocks) are each drawn without repeats, by `seed`
+// (the same list for the same arguments). Throws std::invalid_argument
+// where n exceeds either count. The calibration's probes, the benchmarks'
+// and the tests' lists.
+std::vector<block_pair> scattered_block_pairs(std::size_t n, std::size_t src_blocks, std::size_t dst_blocks,
+                                              std::uint64_t seed);
+
 // Checks a job against every rule (block_error on the first broken one):
 // a block size of 0, a null array, an array that is not a whole number of
 // blocks, an empty list, a negative index or one beyond its array, two
