@@ -104,8 +104,9 @@ class kernel_mover final : public block_mover {
 };
 
 // Pack: the CPU threads gather the host blocks into one pinned buffer in
-// pair order, one DMA moves it, a kernel scatters it on the device (and the
-// reverse to the host). Fixed costs: one DMA and one launch per copy.
+// pair order, DMAs move it, a kernel scatters it on the device (and the
+// reverse to the host). Fixed costs: one DMA and one launch per group of
+// about 4 MiB, not per block.
 class pack_mover final : public block_mover {
  public:
   explicit pack_mover(block_step& s)

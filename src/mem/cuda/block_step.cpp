@@ -80,6 +80,8 @@ class cuda_block_step final : public mem::block_step {
   mem::host_resource& staging_memory() override { return pinned_; }
   std::string batch_unavailable() const override { return batch_why_; }
 
+  // The range's first byte decides: CUDA pins and maps whole allocations,
+  // and an array is one allocation (or a slice of one).
   mem::host_access access(const void* host, std::size_t) override {
     return as_step_error("asking CUDA about host memory", [&] {
       api_->make_current(device_);

@@ -85,7 +85,9 @@ std::vector<block_pair> scattered_block_pairs(std::size_t n, std::size_t src_blo
 void check_block_job(const block_job& job, const block_step& step);
 
 // One way of moving a block list (a strategy): the copier holds one of
-// each, and the sweep can time each alone.
+// each, and the sweep can time each alone. A mover keeps scratch state
+// (index arrays, the pack way's staging and device scratch): one thread at
+// a time (the copier's lock; a benchmark's own thread).
 class block_mover {
  public:
   virtual ~block_mover() = default;
