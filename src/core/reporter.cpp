@@ -16,6 +16,11 @@ namespace xfer {
 
 namespace {
 
+// A block point's size is its array and its block ("64M/16K").
+std::string size_text(const point_spec& s) {
+  return s.block_bytes ? fmt::format("{}/{}", format_size(s.bytes), format_size(s.block_bytes)) : format_size(s.bytes);
+}
+
 constexpr const char* row_format = "{:<10} {:<12} {:<6} {:<19} {:>6} {:>12} {:>9} {:>8} {:>5}  {}\n";
 
 std::string ci_text(const point_result& r) {
@@ -70,7 +75,7 @@ void console_reporter::report(const point_result& r) {
     if (key == last_skip_key_) return;
     last_skip_key_ = key;
     heads();
-    fmt::print(out_, row_format, s.backend, to_string(s.route), to_string(s.dir), s.host_memory, format_size(s.bytes), "", "", "",
+    fmt::print(out_, row_format, s.backend, to_string(s.route), to_string(s.dir), s.host_memory, size_text(s), "", "", "",
                "", fmt::format("skipped: {}", r.reason));
     out_.flush();  // a row is for whoever watches the run, pipe or not
     return;
@@ -79,7 +84,7 @@ void console_reporter::report(const point_result& r) {
   if (r.status == point_status::failed) {
     ++failed_;
     heads();
-    fmt::print(out_, row_format, s.backend, to_string(s.route), to_string(s.dir), s.host_memory, format_size(s.bytes), "", "", "",
+    fmt::print(out_, row_format, s.backend, to_string(s.route), to_string(s.dir), s.host_memory, size_text(s), "", "", "",
                "", fmt::format("FAILED: {}", r.reason));
     out_.flush();
     return;
@@ -88,7 +93,7 @@ void console_reporter::report(const point_result& r) {
   converged_ += r.converged;
   if (!rows_) return;
   heads();
-  fmt::print(out_, row_format, s.backend, to_string(s.route), to_string(s.dir), s.host_memory, format_size(s.bytes),
+  fmt::print(out_, row_format, s.backend, to_string(s.route), to_string(s.dir), s.host_memory, size_text(s),
              fmt::format("{:.3f}", r.latency_us()), fmt::format("{:.2f}", r.gbps()), ci_text(r), r.stats.count,
              fmt::format("{}{}{}{}", r.verified ? "" : "unverified ", r.above_link_limit ? "! above the link's limit" : "",
                          r.emulation.empty() ? "" : fmt::format("emulated ({}): no link", r.emulation),

@@ -41,6 +41,50 @@ namespace {
 
 }  // namespace
 
+void check_block_pairs(std::span<const block_pair> pairs, std::size_t src_count, std::size_t dst_count,
+                       std::string_view src_name, std::string_view dst_name) {
+  const auto refuse = [](const std::string& cause) { throw block_error(cause); };
+  const auto src_blocks = static_cast<std::int64_t>(src_count);
+  const auto dst_blocks = static_cast<std::int64_t>(dst_count);
+  for (std::size_t i = 0; i < pairs.size(); ++i) {
+    const block_pair& p = pairs[i];
+    if (p.src < 0 || p.src >= src_blocks)
+      refuse(fmt::format("pair {} ({} -> {}): source block {} is outside the {} source's blocks 0 to {}", i,
+                         p.src, p.dst, p.src, src_name, src_blocks - 1));
+    if (p.dst < 0 || p.dst >= dst_blocks)
+      refuse(fmt::format("pair {} ({} -> {}): destination block {} is outside the {} destination's blocks 0 to {}",
+                         i, p.src, p.dst, p.dst, dst_name, dst_blocks - 1));
+  }
+  // Two pairs writing one block: which bytes win would depend on the way.
+  // A bit per destination block where that is cheap (the usual case: a few
+  // bits per pair; 4096 pairs are checked in microseconds, where sorting
+  // them took a noticeable part of a 64 MiB copy), else a sort.
+  const auto duplicate = [&](std::size_t first, std::size_t second) {
+    refuse(fmt::format("pairs {} and {} both write destination block {} (destination blocks overlap)", first, second,
+                       pairs[second].dst));
+  };
+  const auto first_writer = [&](std::size_t second) {
+    std::size_t i = 0;
+    while (pairs[i].dst != pairs[second].dst) ++i;
+    return i;
+  };
+  if (static_cast<std::uint64_t>(dst_blocks) <= 64 * pairs.size() + 4096) {
+    std::vector<std::uint64_t> seen(static_cast<std::size_t>(dst_blocks) / 64 + 1, 0);
+    for (std::size_t i = 0; i < pairs.size(); ++i) {
+      const auto d = static_cast<std::uint64_t>(pairs[i].dst);
+      const std::uint64_t bit = std::uint64_t{1} << (d % 64);
+      if (seen[d / 64] & bit) duplicate(first_writer(i), i);
+      seen[d / 64] |= bit;
+    }
+  } else {
+    std::vector<std::pair<std::int64_t, std::size_t>> dsts(pairs.size());
+    for (std::size_t i = 0; i < pairs.size(); ++i) dsts[i] = {pairs[i].dst, i};
+    std::sort(dsts.begin(), dsts.end());
+    for (std::size_t i = 1; i < dsts.size(); ++i)
+      if (dsts[i].first == dsts[i - 1].first) duplicate(dsts[i - 1].second, dsts[i].second);
+  }
+}
+
 void check_block_job(const block_job& job, const block_step& step) {
   const bool to_device = job.direction == staged_direction::to_device;
   if (job.block_bytes == 0) refuse(job, "a block size of 0 bytes");
@@ -53,48 +97,13 @@ void check_block_job(const block_job& job, const block_step& step) {
     refuse(job, fmt::format("the device array's {} bytes are not a whole number of {}-byte blocks",
                             job.device.bytes, job.block_bytes));
   if (job.pairs.empty()) refuse(job, "the block list is empty");
-  const auto host_blocks = static_cast<std::int64_t>(job.host_bytes / job.block_bytes);
-  const auto device_blocks = static_cast<std::int64_t>(job.device.bytes / job.block_bytes);
-  const std::int64_t src_blocks = to_device ? host_blocks : device_blocks;
-  const std::int64_t dst_blocks = to_device ? device_blocks : host_blocks;
-  const char* src_name = to_device ? "host" : "device";
-  const char* dst_name = to_device ? "device" : "host";
-  for (std::size_t i = 0; i < job.pairs.size(); ++i) {
-    const block_pair& p = job.pairs[i];
-    if (p.src < 0 || p.src >= src_blocks)
-      refuse(job, fmt::format("pair {} ({} -> {}): source block {} is outside the {} source's blocks 0 to {}", i,
-                              p.src, p.dst, p.src, src_name, src_blocks - 1));
-    if (p.dst < 0 || p.dst >= dst_blocks)
-      refuse(job, fmt::format("pair {} ({} -> {}): destination block {} is outside the {} destination's blocks 0 to {}",
-                              i, p.src, p.dst, p.dst, dst_name, dst_blocks - 1));
-  }
-  // Two pairs writing one block: which bytes win would depend on the way.
-  // A bit per destination block where that is cheap (the usual case: a few
-  // bits per pair; 4096 pairs are checked in microseconds, where sorting
-  // them took a noticeable part of a 64 MiB copy), else a sort.
-  const auto duplicate = [&](std::size_t first, std::size_t second) {
-    refuse(job, fmt::format("pairs {} and {} both write destination block {} (destination blocks overlap)", first,
-                            second, job.pairs[second].dst));
-  };
-  const auto first_writer = [&](std::size_t second) {
-    std::size_t i = 0;
-    while (job.pairs[i].dst != job.pairs[second].dst) ++i;
-    return i;
-  };
-  if (static_cast<std::uint64_t>(dst_blocks) <= 64 * job.pairs.size() + 4096) {
-    std::vector<std::uint64_t> seen(static_cast<std::size_t>(dst_blocks) / 64 + 1, 0);
-    for (std::size_t i = 0; i < job.pairs.size(); ++i) {
-      const auto d = static_cast<std::uint64_t>(job.pairs[i].dst);
-      const std::uint64_t bit = std::uint64_t{1} << (d % 64);
-      if (seen[d / 64] & bit) duplicate(first_writer(i), i);
-      seen[d / 64] |= bit;
-    }
-  } else {
-    std::vector<std::pair<std::int64_t, std::size_t>> dsts(job.pairs.size());
-    for (std::size_t i = 0; i < job.pairs.size(); ++i) dsts[i] = {job.pairs[i].dst, i};
-    std::sort(dsts.begin(), dsts.end());
-    for (std::size_t i = 1; i < dsts.size(); ++i)
-      if (dsts[i].first == dsts[i - 1].first) duplicate(dsts[i - 1].second, dsts[i].second);
+  const auto host_blocks = job.host_bytes / job.block_bytes;
+  const auto device_blocks = job.device.bytes / job.block_bytes;
+  try {
+    check_block_pairs(job.pairs, to_device ? host_blocks : device_blocks, to_device ? device_blocks : host_blocks,
+                      to_device ? "host" : "device", to_device ? "device" : "host");
+  } catch (const block_error& e) {
+    refuse(job, e.what());
   }
   // Where the step's device memory is host memory, the two arrays must not
   // share bytes: a block read after another pair wrote it would depend on

@@ -83,6 +83,12 @@ std::vector<block_pair> scattered_block_pairs(std::size_t n, std::size_t src_blo
 // blocks, an empty list, a negative index or one beyond its array, two
 // pairs writing the same destination block, arrays that overlap.
 void check_block_job(const block_job& job, const block_step& step);
+// The list's part of that check, for a list given before any array exists
+// (the sweep's --block-pairs): every index within its side's blocks (named
+// src_name, dst_name in the message), no destination block written twice.
+// Throws block_error naming the pair, the block and the bound.
+void check_block_pairs(std::span<const block_pair> pairs, std::size_t src_blocks, std::size_t dst_blocks,
+                       std::string_view src_name = "source", std::string_view dst_name = "destination");
 
 // One way of moving a block list (a strategy): the copier holds one of
 // each, and the sweep can time each alone. A mover keeps scratch state
