@@ -182,6 +182,10 @@ std::vector<route_info> block_route_infos(std::string_view step) {
   };
 }
 
+bool is_block_route(route_kind r) {
+  return block_route_way(r) || r == block_routes::choice || r == block_routes::contiguous;
+}
+
 std::optional<mem::block_way> block_route_way(route_kind r) {
   if (r == block_routes::loop) return mem::block_way::loop;
   if (r == block_routes::batch) return mem::block_way::batch;

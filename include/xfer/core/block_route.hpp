@@ -45,6 +45,8 @@ inline constexpr std::uint64_t block_list_seed = 38;
 // The block routes as a backend lists them in routes(); `step` says what
 // moves the bytes ("the CUDA runtime", "memcpy on the host").
 std::vector<route_info> block_route_infos(std::string_view step);
+// One of the block routes above.
+bool is_block_route(route_kind r);
 // The way a block route times alone; none for blocks-auto and blocks-contiguous.
 std::optional<mem::block_way> block_route_way(route_kind r);
 
