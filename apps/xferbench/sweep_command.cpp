@@ -57,8 +57,16 @@ static int run_sweep(const sweep_args& a, const std::vector<std::string>& argv) 
                         (!blocks || (a.block_sizes.empty() && a.blocks_total.empty()));
   opts.run_budget_s = run_budget_for(a.budget, a.measure.max_time.has_value(), a.quick, overview);
   if (blocks) {
-    sel.sizes = a.blocks_total.empty() ? default_block_totals(a.dense) : parse_size_list(a.blocks_total);
-    sel.block_sizes = a.block_sizes.empty() ? default_block_sizes(a.dense) : parse_size_list(a.block_sizes);
+    // Each list's errors name its option (two size lists in one command).
+    const auto sizes_of = [](const std::string& option, const std::string& text) {
+      try {
+        return parse_size_list(text);
+      } catch (const usage_error& e) {
+        throw usage_error(fmt::format("{}: {}", option, e.what()));
+      }
+    };
+    sel.sizes = a.blocks_total.empty() ? default_block_totals(a.dense) : sizes_of("--blocks-total", a.blocks_total);
+    sel.block_sizes = a.block_sizes.empty() ? default_block_sizes(a.dense) : sizes_of("--block-sizes", a.block_sizes);
     if (!a.block_pairs.empty())
       sel.block_list = std::make_shared<const std::vector<block_pair_spec>>(parse_block_pairs(a.block_pairs));
   } else if (!a.sizes.empty())
@@ -159,16 +167,13 @@ command add_sweep_command(CLI::App& app) {
                "libxfer's block copier alone, its own choice, and one contiguous copy of the whole array; h2d and d2h");
   cmd->add_option("--block-sizes", a->block_sizes,
                  "block sizes of --blocks (default: 4K,16K,64K,256K,1M,2M; --dense: every power of two 4K to 2M); "
-                 "implies --blocks")
-      ->multi_option_policy(CLI::MultiOptionPolicy::TakeLast);
+                 "implies --blocks");
   cmd->add_option("--blocks-total", a->blocks_total,
                  "array sizes of --blocks, each a whole number of every block size (default: 64M; --dense: "
-                 "16M,64M,256M); implies --blocks")
-      ->multi_option_policy(CLI::MultiOptionPolicy::TakeLast);
+                 "16M,64M,256M); implies --blocks");
   cmd->add_option("--block-pairs", a->block_pairs,
                  "the block list instead of the scattered one: SRC:DST,... (block indices; no destination block "
-                 "twice); implies --blocks")
-      ->multi_option_policy(CLI::MultiOptionPolicy::TakeLast);
+                 "twice); implies --blocks");
   add_target_ci_option(*cmd, a->measure.target_ci);
   cmd->add_option("--budget", a->budget,
                  fmt::format("the whole sweep's wall-clock target, seconds: each point samples for what is left over "
