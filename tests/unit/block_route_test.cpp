@@ -130,24 +130,18 @@ TEST(BlockRoutes, TheChoiceIsNamedInTheNote) {
 // A host kind the host block step reaches as pinned and mapped: the kernel
 // way's gather/scatter then runs through the sweep's transfer too.
 TEST(BlockRoutes, TheKernelWayRunsOnPinnedMemoryAndSkipsPageable) {
+  // The step's own staging memory (pinned as far as it is concerned),
+  // handed to the transfer as a host kind of its own.
   struct pinned_here final : mem::host_resource {
-    explicit pinned_here(mem::host_block_step& s) : step(s) {}
+    explicit pinned_here(mem::host_block_step& s) : staging(s.staging_memory()) {}
     std::string_view kind() const noexcept override { return "test-pinned"; }
-    mem::properties props() const noexcept override { return {.host_accessible = true, .pinned = true}; }
-    std::size_t max_alignment() const noexcept override { return 4096; }
-    std::size_t natural_alignment() const noexcept override { return 4096; }
-    std::string describe() const override { return "host memory the step treats as pinned"; }
-    void* do_allocate(std::size_t n, std::size_t a) override {
-      void* p = inner.allocate(n, a);
-      step.declare_pinned(p, n);
-      return p;
-    }
-    void do_deallocate(void* p, std::size_t n, std::size_t a) override {
-      step.forget_pinned(p);
-      inner.deallocate(p, n, a);
-    }
-    mem::host_block_step& step;
-    mem::aligned_resource inner{4096};
+    mem::properties props() const noexcept override { return staging.props(); }
+    std::size_t max_alignment() const noexcept override { return staging.max_alignment(); }
+    std::size_t natural_alignment() const noexcept override { return staging.natural_alignment(); }
+    std::string describe() const override { return staging.describe(); }
+    void* do_allocate(std::size_t n, std::size_t a) override { return staging.allocate(n, a); }
+    void do_deallocate(void* p, std::size_t n, std::size_t a) override { staging.deallocate(p, n, a); }
+    mem::host_resource& staging;
   };
   mem::host_block_step step;
   mem::block_copier_options no_calibration;
