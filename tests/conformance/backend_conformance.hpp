@@ -71,9 +71,12 @@ inline const std::vector<std::uint64_t>& conformance_sizes() {
 // A block route's points (core/block_route.hpp): an array in blocks of a
 // page, and in blocks of three pages (no power of two), each scattered by
 // the fixed-seed list; blocks-contiguous as one block of the array.
-inline std::vector<point_spec> conformance_points(const std::string& backend, route_kind r, direction d,
+inline std::vector<point_spec> conformance_points(const backend& b, route_kind r, direction d,
                                                   const std::string& kind) {
-  if (!is_block_route(r)) {
+  const std::string backend = b.name();
+  const auto routes = b.routes();
+  const auto info = std::find_if(routes.begin(), routes.end(), [&](const route_info& i) { return i.name == r; });
+  if (info == routes.end() || !info->block_workload) {
     std::vector<point_spec> out;
     for (std::uint64_t bytes : conformance_sizes()) out.push_back({backend, 0, r, d, kind, bytes});
     return out;
@@ -198,7 +201,7 @@ TEST_P(BackendConformance, VerifiesTimesAndChecksEverySampleOrSkipsWithAReason) 
   const device_info device = b->devices().at(0);
   std::string skipped;  // the last skip's reason
   int ran = 0;
-  for (const point_spec& p : conformance_points(b->name(), c.route, c.dir, c.kind)) {
+  for (const point_spec& p : conformance_points(*b, c.route, c.dir, c.kind)) {
     SCOPED_TRACE(::testing::Message() << p.backend << " " << to_string(p.route) << " " << to_string(p.dir) << " "
                                       << p.host_memory << " " << p.bytes << " B" << " in blocks of " << p.block_bytes);
     const point_expectation e = c.backend->expect(*b, p);
