@@ -32,8 +32,7 @@ std::vector<mem::block_pair> pairs_of(const point_spec& p) {
     for (const auto& b : *p.block_list) out.push_back({b.src, b.dst});
     return out;
   }
-  const std::size_t n = p.bytes / p.block_bytes;
-  return mem::scattered_block_pairs(n, n, n, block_list_seed);
+  return scattered_blocks(p);
 }
 
 class block_transfer final : public transfer {
@@ -211,6 +210,30 @@ std::unique_ptr<transfer> make_block_transfer(const point_spec& p, mem::block_co
                                        p.block_bytes, p.bytes));
   if (auto gap = block_pairing_gap(p.route, *kind); !gap.empty()) throw skip_point(std::move(gap));
   return std::make_unique<block_transfer>(p, copier, std::move(kind));
+}
+
+std::vector<mem::block_pair> scattered_blocks(const point_spec& p) {
+  const std::size_t n = p.bytes / p.block_bytes;
+  return mem::scattered_block_pairs(n, n, n, block_list_seed);
+}
+
+void reach_in_source_order(std::span<const mem::block_pair> pairs, std::size_t block_bytes, place_access a,
+                           std::span<std::byte> whole, const std::function<void(std::span<std::byte>)>& use) {
+  std::vector<std::byte> ordered(whole.size());
+  if (a != place_access::overwrite)
+    for (const auto& q : pairs)
+      std::memcpy(ordered.data() + q.src * block_bytes, whole.data() + q.dst * block_bytes, block_bytes);
+  use(ordered);
+  if (a != place_access::read)
+    for (const auto& q : pairs)
+      std::memcpy(whole.data() + q.dst * block_bytes, ordered.data() + q.src * block_bytes, block_bytes);
+}
+
+void require_scattered_list(const point_spec& p) {
+  if (p.block_list)
+    throw skip_point(fmt::format("{} moves the scattered list of every block (its check reads the destination as "
+                                 "the source's permutation); a --block-pairs list is for the block copier's routes",
+                                 to_string(p.route)));
 }
 
 std::vector<std::uint64_t> default_block_sizes(bool dense) {

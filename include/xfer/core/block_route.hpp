@@ -14,7 +14,10 @@
 // array once (a permutation on each side), so GB/s = bytes / time. Core's
 // verification reads the destination blocks in list order, which hold the
 // pattern then, so every block's bytes are checked at their destination.
+#include <cstddef>
 #include <cstdint>
+#include <functional>
+#include <span>
 #include <memory>
 #include <optional>
 #include <string>
@@ -63,6 +66,19 @@ std::string block_pairing_gap(route_kind route, const mem::host_resource& kind);
 // the transfer.
 std::unique_ptr<transfer> make_block_transfer(const point_spec& p, mem::block_copier& copier,
                                               std::unique_ptr<mem::host_resource> kind);
+
+// A backend's own list route (Vulkan's regions, OpenCL's queue of copies)
+// moves the scattered permutation of every block of the point, its source
+// holding the pattern in place: scattered_blocks gives that list, and
+// reach_in_source_order hands core's check the destination array `whole`
+// put back in source order (where it holds the pattern again), writing back
+// what `use` wrote (a poison) block by block. A list given (--block-pairs)
+// moves only some blocks: such a route skips it, saying so.
+std::vector<mem::block_pair> scattered_blocks(const point_spec& p);
+void reach_in_source_order(std::span<const mem::block_pair> pairs, std::size_t block_bytes, place_access a,
+                           std::span<std::byte> whole, const std::function<void(std::span<std::byte>)>& use);
+// skip_point where a backend's own list route is handed a --block-pairs list.
+void require_scattered_list(const point_spec& p);
 
 // The default grid of --blocks: block sizes 4 KiB to 2 MiB (x4 apart; dense:
 // every power of two), arrays of 64 MiB (dense: 16, 64 and 256 MiB).

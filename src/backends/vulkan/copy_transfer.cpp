@@ -9,7 +9,6 @@
 #include <memory>
 #include <string>
 #include <fmt/format.h>
-#include <cstring>
 #include <xfer/core/block_route.hpp>
 #include <xfer/core/errors.hpp>
 
@@ -111,8 +110,8 @@ class block_list_transfer final : public vulkan_transfer {
  public:
   block_list_transfer(const point_spec& p, const device_context& dev, const mem::kind_options& kinds)
       : vulkan_transfer(p, dev, kinds, {dev.copy_queue(0)}) {
-    const std::size_t n = p.bytes / p.block_bytes, b = p.block_bytes;
-    pairs_ = mem::scattered_block_pairs(n, n, n, block_list_seed);
+    const std::size_t b = p.block_bytes;
+    pairs_ = scattered_blocks(p);
     for (const auto& q : pairs_)
       regions_.push_back({std::uint64_t(q.src) * b, std::uint64_t(q.dst) * b, b});
     const auto list = [this](VkCommandBuffer cb, const buffer& src, const buffer& dst) {
@@ -129,15 +128,8 @@ class block_list_transfer final : public vulkan_transfer {
   // order (every block is in the permutation, so the pattern is whole).
   void reach_place(const sample_destination& d, place_access a,
                    const std::function<void(std::span<std::byte>)>& use) override {
-    vulkan_transfer::reach_place(d, a, [&](std::span<std::byte> whole) {
-      const std::size_t b = spec_.block_bytes;
-      std::vector<std::byte> ordered(whole.size());
-      if (a != place_access::overwrite)
-        for (const auto& q : pairs_) std::memcpy(ordered.data() + q.src * b, whole.data() + q.dst * b, b);
-      use(ordered);
-      if (a != place_access::read)
-        for (const auto& q : pairs_) std::memcpy(whole.data() + q.dst * b, ordered.data() + q.src * b, b);
-    });
+    vulkan_transfer::reach_place(
+        d, a, [&](std::span<std::byte> whole) { reach_in_source_order(pairs_, spec_.block_bytes, a, whole, use); });
   }
   std::string note() const override {
     return fmt::format("{} blocks of {} B (scattered, fixed seed), one vkCmdCopyBuffer with a region each",

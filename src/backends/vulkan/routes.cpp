@@ -3,6 +3,7 @@
 #include <fmt/format.h>
 #include <stdexcept>
 #include <xfer/config.hpp>
+#include <xfer/core/block_route.hpp>
 #include <xfer/core/errors.hpp>
 
 #include "memory.hpp"
@@ -89,9 +90,7 @@ void require_route(const point_spec& p, const device_caps& caps) {
   if (p.route == route_kind::kernel_host) require_kernel_host(p, caps);
   if (is_cpu_route(p.route)) require_cpu_route(p, caps);
   if (is_store_latency_route(p.route)) require_store_latency(p);
-  if (p.route == own_routes::blocks_list && p.block_list)
-    throw skip_point("blocks-list moves the scattered list of every block (its check reads the destination as the "
-                     "source's permutation); a --block-pairs list is for the block copier's routes");
+  if (p.route == own_routes::blocks_list) require_scattered_list(p);
 }
 
 std::unique_ptr<transfer> make_transfer(const point_spec& p, device_context& dev, const mem::kind_options& kinds,
