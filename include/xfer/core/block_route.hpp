@@ -30,18 +30,17 @@ namespace xfer {
 
 // The block routes, shared by every backend with a block step.
 namespace block_routes {
-// Each way of the copier alone (mem::block_way); the data crosses by DMA.
-inline const route_kind loop = route_kind::declare("blocks-loop", route_family::copy);
-inline const route_kind batch = route_kind::declare("blocks-batch", route_family::copy);
-// The device's own code reads or writes host memory across the link.
-inline const route_kind kernel = route_kind::declare("blocks-kernel", route_family::kernel_host);
-// CPU packing into pinned staging, one DMA a group, a scatter kernel.
-inline const route_kind pack = route_kind::declare("blocks-pack", route_family::copy);
-// The copier's choice: what a program calling libxfer gets.
-inline const route_kind choice = route_kind::declare("blocks-auto", route_family::copy);
-// One copy of the whole array: the ceiling the ways are held against,
-// measured once per total (its block_bytes is the total).
-inline const route_kind contiguous = route_kind::declare("blocks-contiguous", route_family::copy);
+// One declaration: the ways of the copier alone (mem::block_way), the
+// copier's choice (what a program calling libxfer gets), and one copy of the
+// whole array (the ceiling the ways are held against, measured once per
+// total, its block_bytes the total). The kernel way's device code reads or
+// writes host memory across the link; the others cross by DMA.
+inline const route_kind loop = route_kind::declare("blocks-loop", route_family::copy),
+                        batch = route_kind::declare("blocks-batch", route_family::copy),
+                        kernel = route_kind::declare("blocks-kernel", route_family::kernel_host),
+                        pack = route_kind::declare("blocks-pack", route_family::copy),
+                        choice = route_kind::declare("blocks-auto", route_family::copy),
+                        contiguous = route_kind::declare("blocks-contiguous", route_family::copy);
 }  // namespace block_routes
 
 // The seed of the scattered list every block point moves (the same list in

@@ -57,7 +57,9 @@ class copy_transfer final : public opencl_transfer {
 // Route blocks-list: every block of the array moved by the fixed-seed
 // scattered list (core/block_route.hpp), a non-blocking write or read per
 // block on one queue and one clFinish: OpenCL's list of copies, beside the
-// block copier's ways on the other backends. Wall clock, as theirs.
+// block copier's ways on the other backends. Wall clock, as theirs. The
+// source holds the pattern in place: core's check reads the destination put
+// back in source order.
 class block_list_transfer final : public opencl_transfer {
  public:
   block_list_transfer(const point_spec& p, const device_context& dev, const mem::kind_options& kinds)
@@ -84,6 +86,15 @@ class block_list_transfer final : public opencl_transfer {
     set_ops(std::move(ops));
   }
 
+  std::string note() const override {
+    return fmt::format("{} blocks of {} B (scattered, fixed seed), a non-blocking copy each on one queue, one clFinish",
+                       pairs_.size(), spec_.block_bytes);
+  }
+  void reach_place(const sample_destination& d, place_access a,
+                   const std::function<void(std::span<std::byte>)>& use) override {
+    opencl_transfer::reach_place(
+        d, a, [&](std::span<std::byte> whole) { reach_in_source_order(pairs_, spec_.block_bytes, a, whole, use); });
+  }
   sample run(std::size_t reps) override {
     wall_timer timer;
     return loop_->run(timer, reps, [&](std::size_t, std::size_t) {
@@ -93,17 +104,6 @@ class block_list_transfer final : public opencl_transfer {
   }
   void run_step(std::size_t) override { run(1); }
 
-  // The source holds the pattern in place: core's check reads the
-  // destination put back in source order.
-  void reach_place(const sample_destination& d, place_access a,
-                   const std::function<void(std::span<std::byte>)>& use) override {
-    opencl_transfer::reach_place(
-        d, a, [&](std::span<std::byte> whole) { reach_in_source_order(pairs_, spec_.block_bytes, a, whole, use); });
-  }
-  std::string note() const override {
-    return fmt::format("{} blocks of {} B (scattered, fixed seed), a non-blocking copy each on one queue, one clFinish",
-                       pairs_.size(), spec_.block_bytes);
-  }
 
  private:
   std::vector<mem::block_pair> pairs_;
