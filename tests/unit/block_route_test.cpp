@@ -7,6 +7,7 @@
 #include <nlohmann/json.hpp>
 #include <set>
 #include <xfer/core/block_route.hpp>
+#include <xfer/core/concurrent.hpp>
 #include <xfer/core/errors.hpp>
 #include <xfer/core/plan.hpp>
 #include <xfer/core/sample_check.hpp>
@@ -206,4 +207,22 @@ TEST(BlockRoutes, ThePointCarriesItsBlocksInTheResultFile) {
   point_result plain;
   plain.spec = {"host", 0, route_kind::memcpy, direction::h2d, "pageable", 4096};
   EXPECT_FALSE(nlohmann::json(plain).contains("block_bytes"));
+}
+
+// --together measures each point on every device at once: the same array at
+// two block sizes is two points, never one group.
+TEST(BlockRoutes, EveryBlockSizeIsAGroupOfItsOwnAcrossDevices) {
+  std::vector<planned_point> points;
+  for (int device : {0, 1})
+    for (std::uint64_t block : {std::uint64_t{4096}, std::uint64_t{65536}}) {
+      point_spec p = block_point(block_routes::loop, direction::h2d, 1 << 20, block);
+      p.device = device;
+      points.push_back({p, ""});
+    }
+  const auto groups = group_across_devices(points);
+  ASSERT_EQ(groups.size(), 2u);
+  for (const auto& g : groups) {
+    ASSERT_EQ(g.size(), 2u);
+    EXPECT_EQ(g[0].spec.block_bytes, g[1].spec.block_bytes);
+  }
 }
