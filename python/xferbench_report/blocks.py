@@ -123,7 +123,9 @@ def block_figure(s, outdir, index):
     size_axis(ax, sizes)
     ax.set_xlabel("block size")
     ax.set_ylabel("GB/s")
-    ax.set_ylim(bottom=0)
+    # Room above the highest curve or the ceiling, so the dashed line is not lost in the frame.
+    top = max([p.gbps for pts in s.ways.values() for p in pts.values()] + [s.contiguous.gbps if s.contiguous else 0])
+    ax.set_ylim(bottom=0, top=1.1 * top)
     _legend(ax)
     title = f"Many small blocks: {s.name}"
     _suptitle(fig, title)
