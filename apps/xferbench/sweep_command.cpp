@@ -4,6 +4,7 @@
 #include <optional>
 #include <xfer/backends/registry.hpp>
 #include <xfer/config.hpp>
+#include <xfer/core/block_route.hpp>
 #include <xfer/core/describe.hpp>
 #include <xfer/core/errors.hpp>
 #include <xfer/core/plan.hpp>
@@ -27,6 +28,10 @@ struct sweep_args {
   std::optional<std::string> min, max;
   std::string sizes;
   bool quick = false, dense = false;
+  // The many-blocks workload (core/block_route.hpp): --blocks, or implied by
+  // any of its options.
+  bool blocks = false;
+  std::string block_sizes, blocks_total, block_pairs;
   measure_args measure;
   std::optional<double> budget;
   unsigned threads = 0;
@@ -43,9 +48,28 @@ static int run_sweep(const sweep_args& a, const std::vector<std::string>& argv) 
   measure_options opts = measure_from(a.measure, a.quick ? measure_options::quick() : measure_options{});
   selection sel = a.sel;
   sel.sizes_given = !a.sizes.empty() || a.min || a.max;
-  const bool overview = !sel.full && !a.dense && !a.quick && !sel.sizes_given;
+  const bool blocks = a.blocks || !a.block_sizes.empty() || !a.blocks_total.empty() || !a.block_pairs.empty();
+  if (blocks && sel.sizes_given)
+    throw usage_error("--blocks measures arrays of --blocks-total bytes in blocks of --block-sizes: give those, not "
+                      "--sizes, --min or --max");
+  // The block workload's own default grid runs on the overview's budget too.
+  const bool overview = (!sel.full || blocks) && !a.dense && !a.quick && !sel.sizes_given &&
+                        (!blocks || (a.block_sizes.empty() && a.blocks_total.empty()));
   opts.run_budget_s = run_budget_for(a.budget, a.measure.max_time.has_value(), a.quick, overview);
-  if (!a.sizes.empty())
+  if (blocks) {
+    // Each list's errors name its option (two size lists in one command).
+    const auto sizes_of = [](const std::string& option, const std::string& text) {
+      try {
+        return parse_size_list(text);
+      } catch (const usage_error& e) {
+        throw usage_error(fmt::format("{}: {}", option, e.what()));
+      }
+    };
+    sel.sizes = a.blocks_total.empty() ? default_block_totals(a.dense) : sizes_of("--blocks-total", a.blocks_total);
+    sel.block_sizes = a.block_sizes.empty() ? default_block_sizes(a.dense) : sizes_of("--block-sizes", a.block_sizes);
+    if (!a.block_pairs.empty())
+      sel.block_list = std::make_shared<const std::vector<block_pair_spec>>(parse_block_pairs(a.block_pairs));
+  } else if (!a.sizes.empty())
     sel.sizes = parse_size_list(a.sizes);
   else if (a.min || a.max)
     sel.sizes = pow2_range(a.min ? parse_size(*a.min) : default_min_size, a.max ? parse_size(*a.max) : default_max_size);
@@ -84,6 +108,10 @@ static int run_sweep(const sweep_args& a, const std::vector<std::string>& argv) 
                 {"unaligned_offset", a.unaligned_offset},
                 {"together", a.together_only ? "only" : a.together ? "after alone" : "no"},
                 {"host_devices", a.host_devices}};
+  if (blocks) {
+    ctx.config["block_sizes"] = sel.block_sizes;
+    ctx.config["block_list"] = a.block_pairs.empty() ? std::string("scattered") : a.block_pairs;
+  }
   session run(std::move(ctx), {.json = a.json, .csv = a.csv, .progress = !a.quiet, .verbose = a.verbose});
   using mode = session::devices_mode;
   return run.finish(run.run(planned, opts, a.together_only ? mode::together : a.together ? mode::alone_then_together : mode::alone));
@@ -133,6 +161,19 @@ command add_sweep_command(CLI::App& app) {
                fmt::format("every power of two from {} to {} instead of the overview's 1,16,256,4K,64K,1M,16M,64M",
                            format_size(default_min_size), format_size(default_max_size)));
   cmd->add_flag("--quick", a->quick, "coarse and fast: sizes x16 apart up to 16M, 10 ms a point, 5% CI target");
+  cmd->add_flag("--blocks", a->blocks,
+               "the many-blocks workload instead (docs/blocks.md): arrays of --blocks-total bytes moved as blocks of "
+               "--block-sizes between scattered host and device places (a fixed-seed list), through each way of "
+               "libxfer's block copier alone, its own choice, and one contiguous copy of the whole array; h2d and d2h");
+  cmd->add_option("--block-sizes", a->block_sizes,
+                 "block sizes of --blocks (default: 4K,16K,64K,256K,1M,2M; --dense: every power of two 4K to 2M); "
+                 "implies --blocks");
+  cmd->add_option("--blocks-total", a->blocks_total,
+                 "array sizes of --blocks, each a whole number of every block size (default: 64M; --dense: "
+                 "16M,64M,256M); implies --blocks");
+  cmd->add_option("--block-pairs", a->block_pairs,
+                 "the block list instead of the scattered one: SRC:DST,... (block indices; no destination block "
+                 "twice); implies --blocks");
   add_target_ci_option(*cmd, a->measure.target_ci);
   cmd->add_option("--budget", a->budget,
                  fmt::format("the whole sweep's wall-clock target, seconds: each point samples for what is left over "

@@ -11,11 +11,13 @@ namespace nb = nanobind;
 
 namespace xfer::python {
 void bind_copy(nb::module_& m);
+void bind_blocks(nb::module_& m);  // blocks.cpp: the block copier (issue 38)
 }
 
 NB_MODULE(_native, m) {
   xfer::python::register_errors();
   xfer::python::bind_pool(m);
   xfer::python::bind_copy(m);
+  xfer::python::bind_blocks(m);
   m.attr("version") = XFER_VERSION;
 }

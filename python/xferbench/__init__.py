@@ -31,6 +31,7 @@ from ._errors import (  # noqa: E402
     XferError,
 )
 from ._copy import Copier, copy, cuda_available, cuda_status  # noqa: E402
+from ._blocks import BlockCopier, copy_blocks  # noqa: E402
 from ._load import load  # noqa: E402
 from ._pool import Pool, kinds  # noqa: E402
 
@@ -41,3 +42,4 @@ __all__ = [
     "NativeModuleMissing",
     "PoolClosedError", "XferError", "Copier", "copy", "cuda_available", "cuda_status", "load", "Pool", "kinds",
 ]
+__all__ += ["BlockCopier", "copy_blocks"]

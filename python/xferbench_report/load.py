@@ -85,6 +85,9 @@ class Point:
     # `xferbench peer`: the device the copy went to (device_index is where it came from), and how it travelled.
     peer_device_index: Optional[int] = None
     peer_path: str = ""
+    # `sweep --blocks` (docs/blocks.md): the block size (0: not a block point) and the blocks one repetition moves.
+    block_bytes: int = 0
+    blocks: int = 0
 
     @property
     def ok(self):
@@ -116,6 +119,9 @@ class Run:
     config: dict
     interrupted: bool
     points: list
+    # Points of the many-blocks workload (blocks.py reads them): kept out of `points`, so no curve, peak or
+    # finding of the plain sweep ever meets a block point.
+    block_points: list = field(default_factory=list)
 
     @property
     def ok_points(self):
@@ -294,6 +300,8 @@ def _point(run, path, i, raw):
         device_pci=f.string("device_pci", default=""),
         peer_device_index=f.integer("peer_device_index", nonnegative=True),
         peer_path=f.string("peer_path", default=""),
+        block_bytes=f.integer("block_bytes", default=0, nonnegative=True),
+        blocks=f.integer("blocks", default=0, nonnegative=True),
     )
     together = f.object("concurrent")
     if together:
@@ -462,8 +470,10 @@ def load_run(path, label=None, require_ok=True, doc=None, fleet=False):
         interrupted=top.flag("interrupted", False),
         points=[],
     )
-    run.points = [_point(run, path, i, raw) for i, raw in enumerate(results)]
-    if require_ok and not run.ok_points:
+    read = [_point(run, path, i, raw) for i, raw in enumerate(results)]
+    run.points = [p for p in read if not p.block_bytes]
+    run.block_points = [p for p in read if p.block_bytes]
+    if require_ok and not run.ok_points and not any(p.ok for p in run.block_points):
         counts = ", ".join(f"{sum(p.status == s for p in run.points)} {s}" for s in ("skipped", "failed"))
         raise BadInput(f"{path}: no ok points to report ({len(run.points)} points: {counts})")
     return run

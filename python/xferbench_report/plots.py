@@ -13,6 +13,7 @@ from pathlib import Path
 
 from . import signals
 from .analysis import direction_title
+from .blocks import block_figure, block_sets
 from .figure_style import (LIMIT_STYLE, MAX_CURVES, PALETTE, Styler, _hollow_handle, _legend, _panels, _safe, _save,
                            _suptitle, log_y, ratio_axis, size_axis)
 
@@ -295,6 +296,8 @@ def _draw(task):
         return section, api_figure(report, report.api[index], styler, outdir)
     if section == "overview":
         return section, overview_figure(report, outdir)
+    if section == "blocks":
+        return section, block_figure(block_sets(report.runs)[index], outdir, index)
     draw = {"bandwidth": bandwidth_figure, "latency": latency_figure, "first_use": first_use_figure}[section]
     return section, draw(report, report.directions[index], styler, outdir)
 
@@ -314,6 +317,7 @@ def make_figures(report, outdir, jobs=None):
     tasks = [(section, i, str(outdir)) for i in range(len(report.directions))
              for section in ("bandwidth", "latency", "first_use")]
     tasks += [("api", i, str(outdir)) for i in range(len(report.api))]
+    tasks += [("blocks", i, str(outdir)) for i in range(len(block_sets(report.runs)))]
     tasks.insert(0, ("overview", 0, str(outdir)))
     jobs = min(jobs or default_jobs(), len(tasks))
     _SHARED["report"] = report
@@ -332,7 +336,7 @@ def make_figures(report, outdir, jobs=None):
         if pool is not None:  # ends and joins the workers (as leaving `with pool` did) before render cleans up
             pool.terminate()
         _SHARED.clear()
-    out = {"overview": [], "bandwidth": [], "latency": [], "first_use": [], "api": []}
+    out = {"overview": [], "bandwidth": [], "latency": [], "first_use": [], "api": [], "blocks": []}
     for section, fig in results:
         if fig is not None:
             out[section].append(fig)

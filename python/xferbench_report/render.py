@@ -10,6 +10,7 @@ from pathlib import Path
 
 from . import __version__
 from .analysis import MISSED_WORK_FACTOR, analyze, direction_sort_key, direction_title, is_transfer_part
+from .blocks import block_sets, blocks_section
 from .document import Document, to_html, to_markdown
 from .errors import BadInput
 from .output import write_dir
@@ -372,6 +373,9 @@ def _summary(report, studies):
         parts.append(f"{len(report.groups)} backends ({', '.join(g.name for g in report.groups)}), "
                      f"{c['ok']} ok / {c['skipped']} skipped / {c['failed']} failed points"
                      + (f" ({c['emulated']} ok under emulation, listed apart)" if c.get("emulated") else ""))
+        blocks = [p for r in report.runs for p in r.block_points]
+        if blocks:
+            parts.append(f"{len(blocks)} block points ({sum(p.ok for p in blocks)} ok), under 'Many small blocks'")
     if studies:
         parts.append("studies: " + ", ".join(st.path.name for st in studies))
     return ". ".join(parts) + "."
@@ -407,6 +411,8 @@ def build_document(report, figures, title=None, studies=(), findings=None):
     _figures_section(doc, "Time per transfer", "latency", figures["latency"],
                      "The same points as time per transfer, log-log: small transfers show the fixed cost, "
                      "large ones the bandwidth.")
+    if report:
+        blocks_section(doc, block_sets(report.runs), figures.get("blocks") or [])
     render_studies(doc, studies, study_figs)
     _first_use_section(doc, report, figures["first_use"])
     _api_section(doc, report, figures["api"])

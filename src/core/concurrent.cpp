@@ -326,11 +326,12 @@ std::vector<point_result> skipped_group(const std::vector<planned_point>& group,
 }  // namespace
 
 std::vector<std::vector<planned_point>> group_across_devices(const std::vector<planned_point>& points) {
-  using key = std::tuple<route_kind, direction, std::string, std::uint64_t, int>;
+  // A block point's block size tells it from the same array at another (sweep --blocks).
+  using key = std::tuple<route_kind, direction, std::string, std::uint64_t, int, std::uint64_t>;
   std::map<key, std::size_t> at;
   std::vector<std::vector<planned_point>> groups;
   for (const auto& p : points) {
-    const key k{p.spec.route, p.spec.dir, p.spec.host_memory, p.spec.bytes, p.spec.peer};
+    const key k{p.spec.route, p.spec.dir, p.spec.host_memory, p.spec.bytes, p.spec.peer, p.spec.block_bytes};
     const auto [it, fresh] = at.try_emplace(k, groups.size());
     if (fresh) groups.emplace_back();
     groups[it->second].push_back(p);

@@ -3,6 +3,7 @@
 #include <fmt/ranges.h>
 #include <set>
 #include <stdexcept>
+#include <xfer/core/block_route.hpp>
 #include <xfer/core/errors.hpp>
 #include <xfer/core/plan.hpp>
 #include <xfer/core/runner.hpp>
@@ -147,6 +148,7 @@ std::vector<planned_point> check_points(const backend& b, std::vector<point_spec
 
 plan make_plan(std::vector<backend_entry>& entries, const selection& s) {
   if (s.sizes.empty()) throw usage_error("no transfer sizes given");
+  if (!s.block_sizes.empty()) check_block_selection(s.sizes, s.block_sizes, s.block_list.get());
   plan out;
   auto chosen = select_backends(entries, s.backends);
   if (s.backends.empty()) leave_out_cpu_stand_ins(chosen, out.left_out);
@@ -177,8 +179,15 @@ plan make_plan(std::vector<backend_entry>& entries, const selection& s) {
     std::set<std::string> route_names, kind_names;
     for (const auto& r : routes) route_names.insert(to_string(r.name));
     for (const auto& k : kinds) kind_names.insert(k.name);
+    // A block run measures the backends with block routes; the rest have
+    // none of the workload's points (and a plain run none of those routes).
+    const bool blocks = !s.block_sizes.empty();
+    if (blocks && std::none_of(routes.begin(), routes.end(), [](const route_info& r) { return r.block_workload; }))
+      continue;
     sweep_spec spec;
     spec.devices = s.devices;
+    spec.block_sizes = s.block_sizes;
+    spec.block_list = s.block_list;
     spec.routes = keep_known(s.routes, route_names);
     spec.host_memory = keep_known(s.host_memory, kind_names);
     spec.sizes = s.sizes;
@@ -195,7 +204,7 @@ plan make_plan(std::vector<backend_entry>& entries, const selection& s) {
     const auto& wanted_dirs = overview_dirs ? overview_directions() : s.directions;
     for (direction d : without_repeats(wanted_dirs))
       for (const auto& r : routes)
-        if ((spec.routes.empty() || contains(spec.routes, std::string(to_string(r.name)))) && contains(r.directions, d)) {
+        if (r.block_workload == blocks && (spec.routes.empty() || contains(spec.routes, std::string(to_string(r.name)))) && contains(r.directions, d)) {
           spec.directions.push_back(d);
           dirs_covered.insert(d);
           break;

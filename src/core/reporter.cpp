@@ -16,6 +16,11 @@ namespace xfer {
 
 namespace {
 
+// A block point's size is its array and its block ("64M/16K").
+std::string size_text(const point_spec& s) {
+  return s.block_bytes ? fmt::format("{}/{}", format_size(s.bytes), format_size(s.block_bytes)) : format_size(s.bytes);
+}
+
 constexpr const char* row_format = "{:<10} {:<12} {:<6} {:<19} {:>6} {:>12} {:>9} {:>8} {:>5}  {}\n";
 
 std::string ci_text(const point_result& r) {
@@ -70,7 +75,7 @@ void console_reporter::report(const point_result& r) {
     if (key == last_skip_key_) return;
     last_skip_key_ = key;
     heads();
-    fmt::print(out_, row_format, s.backend, to_string(s.route), to_string(s.dir), s.host_memory, format_size(s.bytes), "", "", "",
+    fmt::print(out_, row_format, s.backend, to_string(s.route), to_string(s.dir), s.host_memory, size_text(s), "", "", "",
                "", fmt::format("skipped: {}", r.reason));
     out_.flush();  // a row is for whoever watches the run, pipe or not
     return;
@@ -79,7 +84,7 @@ void console_reporter::report(const point_result& r) {
   if (r.status == point_status::failed) {
     ++failed_;
     heads();
-    fmt::print(out_, row_format, s.backend, to_string(s.route), to_string(s.dir), s.host_memory, format_size(s.bytes), "", "", "",
+    fmt::print(out_, row_format, s.backend, to_string(s.route), to_string(s.dir), s.host_memory, size_text(s), "", "", "",
                "", fmt::format("FAILED: {}", r.reason));
     out_.flush();
     return;
@@ -88,7 +93,7 @@ void console_reporter::report(const point_result& r) {
   converged_ += r.converged;
   if (!rows_) return;
   heads();
-  fmt::print(out_, row_format, s.backend, to_string(s.route), to_string(s.dir), s.host_memory, format_size(s.bytes),
+  fmt::print(out_, row_format, s.backend, to_string(s.route), to_string(s.dir), s.host_memory, size_text(s),
              fmt::format("{:.3f}", r.latency_us()), fmt::format("{:.2f}", r.gbps()), ci_text(r), r.stats.count,
              fmt::format("{}{}{}{}", r.verified ? "" : "unverified ", r.above_link_limit ? "! above the link's limit" : "",
                          r.emulation.empty() ? "" : fmt::format("emulated ({}): no link", r.emulation),
@@ -178,7 +183,7 @@ std::string csv_reporter::header() {
   return "backend,device,device_index,route,direction,host_memory,bytes,status,timer,count,median_s,min_s,mean_s,"
          "p95_s,max_s,stddev_s,gbps,latency_us,wall_median_s,ci_rel,converged,verified,alloc_s,touch_s,"
          "first_transfer_s,link_ceiling_gbps,above_link_limit,concurrent_role,concurrent_devices,peer_device_index,"
-         "peer_path,fleet_rank,fleet_phase,fleet_repeat,reason\n";
+         "peer_path,fleet_rank,fleet_phase,fleet_repeat,block_bytes,blocks,reason\n";
 }
 
 std::string csv_reporter::row(const point_result& r) {
@@ -197,7 +202,13 @@ std::string csv_reporter::row(const point_result& r) {
     phase = r.fleet->phase;
     repeat = std::to_string(r.fleet->repeat);
   }
-  return fmt::format("{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{}\n",
+  // A block point (sweep --blocks): its block size and blocks per repetition.
+  std::string block, blocks;
+  if (s.block_bytes) {
+    block = std::to_string(s.block_bytes);
+    blocks = std::to_string(s.block_list ? s.block_list->size() : s.bytes / s.block_bytes);
+  }
+  return fmt::format("{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{}\n",
                      csv_quote(s.backend), csv_quote(r.device_name), s.device, csv_quote(to_string(s.route)), to_string(s.dir),
                      csv_quote(s.host_memory), s.bytes, to_string(r.status), r.timer_name(), t.count, num(t.median),
                      num(t.min), num(t.mean), num(t.p95), num(t.max), num(t.stddev), num(r.gbps()),
@@ -207,7 +218,7 @@ std::string csv_reporter::row(const point_result& r) {
                      r.link_ceiling_gbps > 0 ? fmt::format("{:.6g}", r.link_ceiling_gbps) : std::string(),
                      ok ? (r.above_link_limit ? "1" : "0") : "", role, devices,
                      s.peer >= 0 ? std::to_string(s.peer) : std::string(), csv_quote(r.peer_path), rank,
-                     csv_quote(phase), repeat, csv_quote(r.reason));
+                     csv_quote(phase), repeat, block, blocks, csv_quote(r.reason));
 }
 
 void csv_reporter::report_context(const run_context&) { body_ = header(); }

@@ -117,6 +117,12 @@ void to_json(nlohmann::json& j, const point_result& r) {
   if (!r.note.empty()) j["note"] = r.note;
   if (r.spec.peer >= 0) j["peer_device_index"] = r.spec.peer;
   if (!r.peer_path.empty()) j["peer_path"] = r.peer_path;
+  // A block point (core/block_route.hpp): its block size and how many blocks
+  // one repetition moves (bytes_per_rep / block_bytes where it ran).
+  if (r.spec.block_bytes) {
+    j["block_bytes"] = r.spec.block_bytes;
+    j["blocks"] = r.spec.block_list ? r.spec.block_list->size() : r.spec.bytes / r.spec.block_bytes;
+  }
   if (r.together) {
     j["concurrent"] = {{"devices", r.together->devices}, {"role", r.together->aggregate ? "aggregate" : "device"}};
     if (r.together->aggregate) j["concurrent"]["sum_of_devices_gbps"] = r.together->sum_of_devices_gbps;
@@ -193,6 +199,7 @@ void from_json(const nlohmann::json& j, point_result& r) {
   r.note = j.value("note", "");
   r.spec.peer = j.value("peer_device_index", -1);
   r.peer_path = j.value("peer_path", "");
+  r.spec.block_bytes = j.value("block_bytes", std::uint64_t{0});
   if (const auto c = j.find("concurrent"); c != j.end()) {
     point_result::concurrency t;
     t.devices = c->at("devices").get<std::vector<int>>();

@@ -25,7 +25,12 @@ void summary_reporter::report(const point_result& r) {
                                             : fmt::format(", not placed near it: {}", r.placed->note);
   }
   auto& t = it->second;
-  const curve_key key{to_string(s.route), s.host_memory, to_string(s.dir)};
+  // A block point's curve is one block size of one way (sweep --blocks): its
+  // row names the block, as one row across block sizes would mix ways of moving.
+  const bool one_block = s.block_bytes && s.block_bytes != s.bytes;
+  const std::string route = one_block ? fmt::format("{} {}", to_string(s.route), format_size(s.block_bytes))
+                                      : std::string(to_string(s.route));
+  const curve_key key{route, s.host_memory, to_string(s.dir)};
   auto& c = t.curves[key];
   if (c.empty()) t.order.push_back(key);
   c.push_back(r);

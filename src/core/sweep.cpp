@@ -1,6 +1,7 @@
 #include <algorithm>
 #include <fmt/format.h>
 #include <fmt/ranges.h>
+#include <xfer/core/block_route.hpp>
 #include <xfer/core/errors.hpp>
 #include <xfer/core/size.hpp>
 #include <xfer/core/sweep.hpp>
@@ -17,6 +18,13 @@ std::vector<std::string> names_of(const std::vector<T>& items, Name name) {
 
 bool contains(const std::vector<direction>& v, direction d) { return std::find(v.begin(), v.end(), d) != v.end(); }
 
+std::vector<std::string> block_route_names(const std::vector<route_info>& routes) {
+  std::vector<std::string> out;
+  for (const auto& r : routes)
+    if (r.block_workload) out.push_back(to_string(r.name));
+  return out;
+}
+
 }  // namespace
 
 std::vector<std::uint64_t> default_sizes(size_grid grid) {
@@ -32,18 +40,27 @@ std::vector<point_spec> expand(const backend& b, const sweep_spec& spec) {
   const auto kinds = b.host_memory_kinds();
   const auto devices = b.devices();
 
+  // A plain sweep never meets a block route, and a block sweep nothing else.
+  const bool blocks = !spec.block_sizes.empty();
   std::vector<route_info> chosen_routes;
   if (spec.routes.empty()) {
-    chosen_routes = routes;
+    for (const auto& r : routes)
+      if (r.block_workload == blocks) chosen_routes.push_back(r);
   } else {
     for (const auto& name : without_repeats(spec.routes)) {
       auto it = std::find_if(routes.begin(), routes.end(), [&](const route_info& r) { return to_string(r.name) == name; });
       if (it == routes.end())
         throw usage_error(fmt::format("backend {} has no route '{}' (known: {})", b.name(), name,
                                       fmt::join(names_of(routes, [](auto& r) { return std::string(to_string(r.name)); }), ", ")));
+      if (it->block_workload != blocks)
+        throw usage_error(blocks ? fmt::format("route '{}' moves no block list (--blocks measures the block routes: {})",
+                                               name, fmt::join(block_route_names(routes), ", "))
+                                 : fmt::format("route '{}' moves a block list: give --blocks (or --block-sizes)", name));
       chosen_routes.push_back(*it);
     }
   }
+  if (chosen_routes.empty())
+    throw usage_error(fmt::format("backend {} has no route {}", b.name(), blocks ? "for the block workload" : "to sweep"));
 
   std::vector<std::string> chosen_kinds;
   if (spec.host_memory.empty()) {
@@ -94,8 +111,22 @@ std::vector<point_spec> expand(const backend& b, const sweep_spec& spec) {
         const auto& route_sizes = !spec.sizes_given && !route.default_sizes.empty() ? route.default_sizes : sizes;
         for (const auto& kind : host_side ? chosen_kinds : none) {
           if (host_side && !spec.pairs_named && !b.pairing_gap(route.name, kind).empty()) continue;
-          for (auto bytes : route_sizes)
-            if (spec.sizes_given || bytes >= route.min_bytes) points.push_back({b.name(), dev, route.name, d, kind, bytes});
+          for (auto bytes : route_sizes) {
+            if (!spec.sizes_given && bytes < route.min_bytes) continue;
+            if (!blocks) {
+              points.push_back({b.name(), dev, route.name, d, kind, bytes});
+              continue;
+            }
+            // The contiguous baseline is one block of the whole array,
+            // measured once per total whatever the block sizes.
+            const bool whole = route.name == block_routes::contiguous;
+            for (auto block : whole ? std::vector<std::uint64_t>{bytes} : without_repeats(spec.block_sizes)) {
+              point_spec p{b.name(), dev, route.name, d, kind, bytes};
+              p.block_bytes = block;
+              p.block_list = spec.block_list;
+              points.push_back(std::move(p));
+            }
+          }
         }
       }
     }

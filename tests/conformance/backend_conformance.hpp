@@ -32,6 +32,8 @@
 #include <xfer/core/errors.hpp>
 #include <xfer/core/runner.hpp>
 
+#include <xfer/core/block_route.hpp>
+
 namespace xfer::test {
 
 struct route_contract {
@@ -64,6 +66,28 @@ inline std::uint64_t two_way_bytes(const point_spec& p) {
 inline const std::vector<std::uint64_t>& conformance_sizes() {
   static const std::vector<std::uint64_t> s{1, 4099, (std::uint64_t{256} << 10) + 20};
   return s;
+}
+
+// A block route's points (core/block_route.hpp): an array in blocks of a
+// page, and in blocks of three pages (no power of two), each scattered by
+// the fixed-seed list; blocks-contiguous as one block of the array.
+inline std::vector<point_spec> conformance_points(const backend& b, route_kind r, direction d,
+                                                  const std::string& kind) {
+  const std::string backend = b.name();
+  const auto routes = b.routes();
+  const auto info = std::find_if(routes.begin(), routes.end(), [&](const route_info& i) { return i.name == r; });
+  if (info == routes.end() || !info->block_workload) {
+    std::vector<point_spec> out;
+    for (std::uint64_t bytes : conformance_sizes()) out.push_back({backend, 0, r, d, kind, bytes});
+    return out;
+  }
+  std::vector<point_spec> out;
+  for (std::uint64_t block : {std::uint64_t{4096}, std::uint64_t{3 * 4096}}) {
+    point_spec p{backend, 0, r, d, kind, 24 * block};
+    p.block_bytes = r == block_routes::contiguous ? p.bytes : block;
+    out.push_back(std::move(p));
+  }
+  return out;
 }
 
 struct backend_case {
@@ -177,10 +201,9 @@ TEST_P(BackendConformance, VerifiesTimesAndChecksEverySampleOrSkipsWithAReason) 
   const device_info device = b->devices().at(0);
   std::string skipped;  // the last skip's reason
   int ran = 0;
-  for (std::uint64_t bytes : conformance_sizes()) {
-    const point_spec p{b->name(), 0, c.route, c.dir, c.kind, bytes};
+  for (const point_spec& p : conformance_points(*b, c.route, c.dir, c.kind)) {
     SCOPED_TRACE(::testing::Message() << p.backend << " " << to_string(p.route) << " " << to_string(p.dir) << " "
-                                      << p.host_memory << " " << bytes << " B");
+                                      << p.host_memory << " " << p.bytes << " B" << " in blocks of " << p.block_bytes);
     const point_expectation e = c.backend->expect(*b, p);
     std::unique_ptr<transfer> t;
     try {

@@ -2,6 +2,8 @@
 // backend: every route, direction and host kind runs here, on the wall clock.
 #include <cstdlib>
 
+#include <xfer/core/block_route.hpp>
+
 #include "backend_conformance.hpp"
 #include "host/host_backend.hpp"
 
@@ -28,10 +30,16 @@ backend_case host_case() {
   c.routes = {{route_kind::memcpy, {h2d, d2h, bidir, rw, d2d}, true},
               {host::own_routes::memcpy_mt, {h2d, d2h, rw, d2d}, true},
               {route_kind::staged, {h2d, d2h}, true}};
+  for (route_kind r : {block_routes::loop, block_routes::batch, block_routes::kernel, block_routes::pack,
+                       block_routes::choice, block_routes::contiguous})
+    c.routes.push_back({r, {h2d, d2h}, true});
   c.kinds = {"pageable", "pageable-unaligned", "aligned", "huge"};
   c.expect = [](backend&, const point_spec& p) {
-    return test::point_expectation{.runs = true, .skip_mentions = "", .timer = clock_kind::wall,
-                                   .bytes_per_rep = test::two_way_bytes(p)};
+    test::point_expectation e{.runs = true, .skip_mentions = "", .timer = clock_kind::wall,
+                              .bytes_per_rep = test::two_way_bytes(p)};
+    // Every host kind is pageable: the kernel way needs page-locked memory.
+    if (p.route == block_routes::kernel) e.skip("page-locked");
+    return e;
   };
   return c;
 }

@@ -34,6 +34,11 @@ backend_case cuda_case(const std::string& name) {
               {route_kind::kernel_host, {h2d, d2h}, true},            {route_kind::kernel_device, {d2d}, false},
               {cuda::own_routes::kernel_device_read, {d2d}, false},         {cuda::own_routes::kernel_device_write, {d2d}, false},
               {cuda::own_routes::latency, {h2d}, true}};
+  // The block routes are cuda-rt's (its block step is the runtime API's).
+  if (name == "cuda-rt")
+    for (route_kind r : {block_routes::loop, block_routes::batch, block_routes::kernel, block_routes::pack,
+                         block_routes::choice, block_routes::contiguous})
+      c.routes.push_back({r, {h2d, d2h}, true});
   c.kinds = {"pageable", "pageable-unaligned", "aligned", "huge", "registered", "pinned", "pinned-wc", "mapped",
              "managed"};
   c.expect = [](backend&, const point_spec& p) {
@@ -42,7 +47,13 @@ backend_case cuda_case(const std::string& name) {
     e.timer = p.route == route_kind::copy_sync || pageable_route ? clock_kind::wall : clock_kind::event;
     e.bytes_per_rep = p.route == cuda::own_routes::latency ? 4 : ::xfer::test::two_way_bytes(p);
     const bool zero_copy = p.route == route_kind::kernel_host || p.route == cuda::own_routes::latency;
-    if (zero_copy && !device_addressable(p.host_memory)) {
+    if (is_block_route(p.route)) {
+      e.timer = clock_kind::wall;
+      // The kernel way reaches host memory from the device: page-locked only.
+      const bool pinned = p.host_memory == "registered" || p.host_memory.starts_with("pinned") ||
+                          p.host_memory == "mapped";
+      if (p.route == block_routes::kernel && !pinned) e.skip("page-locked");
+    } else if (zero_copy && !device_addressable(p.host_memory)) {
       e.skip("the device can address");
     } else if (pageable_route && device_addressable(p.host_memory)) {
       e.skip("for pageable memory");  // pinned kinds and managed memory: copy-async's

@@ -22,7 +22,8 @@ backend_case pocl_case() {
               {opencl::own_routes::map, {h2d, d2h, rw}, true},
               {route_kind::kernel_host, {h2d, d2h, bidir, rw}, true},
               {route_kind::kernel_device, {d2d}, false},
-              {route_kind::staged, {h2d, d2h}, true}};
+              {route_kind::staged, {h2d, d2h}, true},
+              {opencl::own_routes::blocks_list, {h2d, d2h}, true}};
   c.kinds = {"pageable",       "pageable-unaligned", "aligned",    "huge",
              "alloc-host-ptr", "use-host-ptr",       "svm-coarse", "svm-fine"};
   c.expect = [](backend& b, const point_spec& p) {

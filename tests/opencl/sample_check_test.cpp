@@ -7,6 +7,7 @@
 #include <gtest/gtest.h>
 #include <xfer/core/errors.hpp>
 
+#include "../conformance/corrupt_places.hpp"
 #include "opencl/host_memory.hpp"
 #include "opencl/routes.hpp"
 #include "pocl.hpp"
@@ -135,6 +136,27 @@ std::vector<combo> runnable_combos() {
 }
 
 INSTANTIATE_TEST_SUITE_P(Pocl, SampleCheck, ::testing::ValuesIn(runnable_combos()), combo_name);
+
+// blocks-list (sweep --blocks): a write or read per block of the scattered
+// list; core's check reads the destination back in source order, so a wrong
+// byte anywhere in it is caught, and a list given is refused with the reason.
+TEST(BlocksList, MovesEveryBlockAndTheCheckCatchesACorruptOne) {
+  XFER_REQUIRE_POCL(b);
+  for (direction d : {direction::h2d, direction::d2h})
+    for (const char* kind : {"pageable", "alloc-host-ptr"}) {
+      SCOPED_TRACE(fmt::format("{} {}", to_string(d), kind));
+      point_spec p{b->name(), 0, own_routes::blocks_list, d, kind, 48 * 4096};
+      p.block_bytes = 4096;
+      auto t = b->prepare(p);
+      EXPECT_EQ(t->timer_kind(), clock_kind::wall);
+      EXPECT_NE(t->note().find("48 blocks"), std::string::npos) << t->note();
+      expect_every_corrupted_place_caught(*t);
+    }
+  point_spec listed{b->name(), 0, own_routes::blocks_list, direction::h2d, "pageable", 16 * 4096};
+  listed.block_bytes = 4096;
+  listed.block_list = std::make_shared<const std::vector<block_pair_spec>>(std::vector<block_pair_spec>{{0, 1}});
+  EXPECT_THROW(b->prepare(listed), skip_point);
+}
 
 }  // namespace
 }  // namespace xfer::opencl

@@ -32,8 +32,11 @@ TEST(HostBackend, DescribesItself) {
   EXPECT_EQ(b.name(), "host");
   EXPECT_EQ(b.devices().at(0).type, "cpu");
   const auto routes = b.routes();
-  ASSERT_EQ(routes.size(), 3u);
+  // memcpy, memcpy-mt, staged, then the six block routes (core/block_route.hpp).
+  ASSERT_EQ(routes.size(), 9u);
   EXPECT_NE(routes[1].description.find("3 threads"), std::string::npos);
+  EXPECT_FALSE(routes[2].block_workload);
+  for (std::size_t i = 3; i < routes.size(); ++i) EXPECT_TRUE(routes[i].block_workload) << routes[i].name;
   EXPECT_EQ(b.host_memory_kinds().size(), 4u);
 }
 

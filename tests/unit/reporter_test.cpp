@@ -99,9 +99,9 @@ TEST(ConsoleReporter, MarksUnconvergedAndInterrupted) {
 TEST(CsvReporter, HeaderAndRowsExact) {
   EXPECT_EQ(csv_reporter::row(ok_point()),
             "host,cpu0,0,memcpy,h2d,pageable,4096,ok,wall,3,2e-06,1e-06,2e-06,2.9e-06,3e-06,1e-06,2.048,2,2e-06,"
-            "0.005,1,1,0.001,0.002,4e-06,,0,,,,,,,,\n");
+            "0.005,1,1,0.001,0.002,4e-06,,0,,,,,,,,,,\n");
   EXPECT_EQ(csv_reporter::row(skipped_point(8)),
-            "cuda-rt,gpu0,0,copy-async,h2d,pinned,8,skipped,,0,,,,,,,,,,,,,,,,,,,,,,,,,\"no driver, really\"\n");
+            "cuda-rt,gpu0,0,copy-async,h2d,pinned,8,skipped,,0,,,,,,,,,,,,,,,,,,,,,,,,,,,\"no driver, really\"\n");
   // Devices at once, a peer copy and fleet mode fill their columns.
   auto agg = ok_point();
   agg.link_ceiling_gbps = 50;
@@ -111,7 +111,12 @@ TEST(CsvReporter, HeaderAndRowsExact) {
   agg.peer_path = "peer";
   agg.fleet = point_result::fleet_tag{"node-a", 3, 1, "together", 2};
   const std::string row = csv_reporter::row(agg);
-  EXPECT_NE(row.find(",4e-06,50,1,aggregate,0;1,1,peer,3,together,2,\n"), std::string::npos) << row;
+  EXPECT_NE(row.find(",4e-06,50,1,aggregate,0;1,1,peer,3,together,2,,,\n"), std::string::npos) << row;
+  // A block point (sweep --blocks) fills its block size and count.
+  auto blocks = ok_point();
+  blocks.spec.bytes = 1 << 20;
+  blocks.spec.block_bytes = 16384;
+  EXPECT_NE(csv_reporter::row(blocks).find(",16384,64,\n"), std::string::npos) << csv_reporter::row(blocks);
   const auto d = temp_dir();
   csv_reporter r(d / "r.csv");
   r.report_context(context());

@@ -26,7 +26,8 @@ backend_case vulkan_case() {
               {vulkan::own_routes::cpu_load, {d2h}, true},
               {vulkan::own_routes::cpu_load_nt, {d2h}, true},
               {vulkan::own_routes::cpu_store_latency, {h2d}, true},
-              {vulkan::own_routes::cpu_store_nt_latency, {h2d}, true}};
+              {vulkan::own_routes::cpu_store_nt_latency, {h2d}, true},
+              {vulkan::own_routes::blocks_list, {h2d, d2h}, true}};
   c.kinds = {"pageable",    "pageable-unaligned",        "aligned", "huge", "host-coherent",
              "host-cached", "device-local-host-visible", "imported"};
   c.expect = [](backend& b, const point_spec& p) {

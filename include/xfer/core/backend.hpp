@@ -144,6 +144,10 @@ struct route_info {
   // Sizes below this cannot exist for the route (one 32-bit index for a
   // pointer chase): a sweep given no sizes leaves them out.
   std::uint64_t min_bytes = 0;
+  // A route of the many-blocks workload (core/block_route.hpp): measured
+  // only where a sweep asks for blocks (sweep_spec::block_sizes), at each
+  // block size, and never in a plain sweep.
+  bool block_workload = false;
 };
 
 struct kind_support {
@@ -161,6 +165,14 @@ struct kind_support {
 void mark_overview(std::vector<kind_support>& kinds, std::initializer_list<std::string_view> own);
 
 
+// One block of a block point's list: block `src` of the source array to
+// block `dst` of the destination (mem::block_pair's shape, kept here so the
+// point needs no mem/blocks header).
+struct block_pair_spec {
+  std::int64_t src = 0;
+  std::int64_t dst = 0;
+};
+
 struct point_spec {
   std::string backend;
   int device = 0;
@@ -169,6 +181,11 @@ struct point_spec {
   std::string host_memory;  // "none" where the route uses none
   std::uint64_t bytes = 0;
   int peer = -1;  // route peer: the device copied to (device is the source); -1 otherwise
+  // The many-blocks workload (core/block_route.hpp): `bytes` is each array's
+  // size, moved as blocks of block_bytes (0: not a block point) by the
+  // fixed-seed scattered list, or by block_list where the user gave one.
+  std::uint64_t block_bytes = 0;
+  std::shared_ptr<const std::vector<block_pair_spec>> block_list = nullptr;
 };
 
 // Costs of first use, measured once per point and never mixed into the samples.

@@ -7,6 +7,7 @@
 // reason, so the result shows it. Backends receive only points that passed
 // these checks and do not repeat them.
 #include <cstdint>
+#include <memory>
 #include <optional>
 #include <string>
 #include <string_view>
@@ -32,6 +33,11 @@ struct selection {
   // (kind_support::overview) and the directions h2d and d2h. True: every
   // kind and direction (--full).
   bool full = true;
+  // The many-blocks workload (core/block_route.hpp; sweep --blocks): empty,
+  // a plain sweep; else only the block routes of the backends that have
+  // them, `sizes` being the totals, at each of these block sizes.
+  std::vector<std::uint64_t> block_sizes;
+  std::shared_ptr<const std::vector<block_pair_spec>> block_list;  // the user's list; null: scattered
 };
 
 // The input checks every caller of the plan needs, not only the CLI; each

@@ -3,6 +3,7 @@
 // sizes, expanded into points for one backend.
 #include <algorithm>
 #include <cstdint>
+#include <memory>
 #include <string>
 #include <vector>
 #include <xfer/core/backend.hpp>
@@ -23,6 +24,11 @@ struct sweep_spec {
   // is left out of the points unless both were named: then the point is
   // planned and skipped with the reason, as the user asked for it.
   bool pairs_named = false;
+  // The many-blocks workload (core/block_route.hpp): empty, a plain sweep
+  // (block routes left out); else only the block routes, each total of
+  // `sizes` at each of these block sizes, moved by block_list where given.
+  std::vector<std::uint64_t> block_sizes;
+  std::shared_ptr<const std::vector<block_pair_spec>> block_list = nullptr;
 };
 
 // Points for one backend, nested device > route > direction > host kind > size;

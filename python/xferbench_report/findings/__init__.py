@@ -13,7 +13,7 @@ a CPU stand-in device and a measurement caveat are "context": listed, never a
 headline. Titles carry no numbers, so two runs' headlines compare by title.
 
 One module per subject: base (the record, the thresholds, the helpers), link, memory,
-routes, devices, and headlines (order, the first screen, two runs compared). A new
+routes, devices, blocks (the many-blocks workload), and headlines (order, the first screen, two runs compared). A new
 finding goes in its subject's module and into sweep_findings below.
 """
 
@@ -22,6 +22,7 @@ import dataclasses
 from .link import above_ceiling_findings, clock_findings, collapse_findings, convergence_findings, link_findings
 from .memory import misalignment_findings, pin_or_stage_findings, pinned_break_even_findings
 from .routes import api_overhead_findings, api_pair_findings, bar_store_findings, route_crossover_findings
+from .blocks import block_findings
 from .devices import at_once_findings, peer_findings, peer_matrix, stand_in_findings
 from .headlines import Agreement, headline_agreement, headlines, order, render_findings
 from .base import Finding
@@ -41,5 +42,5 @@ def sweep_findings(report):
           + link_findings(alone) + above_ceiling_findings(report) + clock_findings(report) + collapse_findings(alone)
           + convergence_findings(report) + misalignment_findings(alone) + pinned_break_even_findings(alone)
           + route_crossover_findings(alone) + api_overhead_findings(alone) + api_pair_findings(alone)
-          + bar_store_findings(alone) + at_once_findings(report) + peer_findings(report))
+          + bar_store_findings(alone) + at_once_findings(report) + peer_findings(report) + block_findings(report))
     return order(fs)

@@ -4,6 +4,7 @@
 #include <dlfcn.h>
 #include <fmt/format.h>
 #include <xfer/config.hpp>
+#include <xfer/core/block_route.hpp>
 #include <xfer/core/errors.hpp>
 #include <xfer/core/staged_route.hpp>
 
@@ -82,7 +83,7 @@ std::vector<device_info> cuda_backend::devices() const {
 std::vector<route_info> cuda_backend::routes() const {
   using enum direction;
   const bool rt = runtime(*api_);
-  return {
+  std::vector<route_info> out{
       {route_kind::copy_sync,
        fmt::format("blocking {} per transfer, wall clock (what a naive program sees)",
                    rt ? "cudaMemcpy" : "cuMemcpyHtoD/DtoH/DtoD"),
@@ -111,6 +112,10 @@ std::vector<route_info> cuda_backend::routes() const {
        "one device thread chases pointers through host memory (pinned kinds, managed): time per dependent 4-byte load",
        {h2d}, true, {}, sizeof(std::uint32_t)},
   };
+  // libxfer's block step is the runtime API's: the block routes are cuda-rt's.
+  if (rt)
+    for (auto& r : block_route_infos("the CUDA runtime, on the copier's own stream")) out.push_back(std::move(r));
+  return out;
 }
 
 std::vector<kind_support> cuda_backend::host_memory_kinds() const {
@@ -133,6 +138,10 @@ std::vector<kind_support> cuda_backend::host_memory_kinds() const {
 }
 
 std::string cuda_backend::pairing_gap(route_kind route, const std::string& kind) const {
+  if (block_route_way(route) == mem::block_way::kernel) {
+    const auto k = make_host_kind(kind, *api_, kinds_);
+    return k ? block_pairing_gap(route, *k) : std::string();
+  }
   const bool pageable_only = route == route_kind::staged || route == own_routes::batch_any_order;
   const bool device_reads = route == route_kind::kernel_host || route == own_routes::latency;
   if (!pageable_only && !device_reads) return {};
@@ -170,6 +179,11 @@ std::unique_ptr<transfer> cuda_backend::prepare(const point_spec& p) {
   if (p.route == own_routes::batch_any_order) batch = require_batch_copy(*api_, kind.get());
 
   device_context& ctx = context(p.device);
+  if (p.block_bytes) {
+    // The array, and as much again for the pack way's scratch.
+    ctx.require_device_memory(2 * p.bytes, "the block array and the pack way's scratch");
+    return make_block_transfer(p, ctx.blocks(), std::move(kind));
+  }
   if (p.route == route_kind::copy_sync) return make_copy_transfer(ctx, p, std::move(kind), false);
   if (p.route == route_kind::copy_async) return make_copy_transfer(ctx, p, std::move(kind), true);
   if (p.route == own_routes::latency) return make_latency_transfer(ctx, p, std::move(kind));

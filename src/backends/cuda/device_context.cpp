@@ -4,6 +4,7 @@
 #include <fmt/format.h>
 #include <xfer/core/errors.hpp>
 #include <xfer/core/interrupt.hpp>
+#include <xfer/mem/cuda/block_step.hpp>
 #include <xfer/mem/cuda/staged_step.hpp>
 #include <xfer/core/staged_route.hpp>
 #include <xfer/core/size.hpp>
@@ -43,6 +44,14 @@ mem::staged_copier& device_context::staged() {
   copier_ = make_route_copier(*step);
   staged_step_ = std::move(step);
   return *copier_;
+}
+
+mem::block_copier& device_context::blocks() {
+  if (blocks_) return *blocks_;
+  auto step = make_block_step(device);
+  blocks_ = std::make_unique<mem::block_copier>(*step);
+  block_step_ = std::move(step);
+  return *blocks_;
 }
 
 event_timer::event_timer(device_context& ctx, const char* part0, const char* part1)

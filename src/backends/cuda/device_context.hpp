@@ -7,6 +7,7 @@
 #include <map>
 #include <memory>
 #include <string>
+#include <xfer/mem/blocks/block_copier.hpp>
 #include <xfer/mem/staged/device_step.hpp>
 #include <xfer/mem/staged/staged_copier.hpp>
 #include <xfer/core/backend.hpp>
@@ -34,6 +35,10 @@ class device_context {
   // use with its tuning: the one cached for this machine and device, else a
   // short calibration (under 2 s), kept for later runs.
   mem::staged_copier& staged();
+  // libxfer's block copier for this device (the block routes, cuda-rt
+  // only: its step is the runtime API's), made on first use; it calibrates
+  // each block size class once, kept for later runs as its cache says.
+  mem::block_copier& blocks();
 
   // Makes this device current for the calling thread (cheap; done per batch).
   void make_current() { a.make_current(device); }
@@ -44,6 +49,8 @@ class device_context {
  private:
   std::unique_ptr<mem::device_step> staged_step_;
   std::unique_ptr<mem::staged_copier> copier_;  // after the step: destroyed first
+  std::unique_ptr<mem::block_step> block_step_;
+  std::unique_ptr<mem::block_copier> blocks_;  // after the step: destroyed first
 };
 
 // Device time of one batch on one or two streams ("lanes") by CUDA events:

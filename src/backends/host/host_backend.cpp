@@ -4,6 +4,7 @@
 #include <cstring>
 #include <fmt/format.h>
 #include <thread>
+#include <xfer/core/block_route.hpp>
 #include <xfer/core/errors.hpp>
 #include <xfer/core/pattern.hpp>
 #include <xfer/core/sample_check.hpp>
@@ -209,7 +210,7 @@ std::vector<device_info> host_backend::devices() const {
 
 std::vector<route_info> host_backend::routes() const {
   using enum direction;
-  return {
+  std::vector<route_info> out{
       {route_kind::memcpy, "one thread's memcpy", {h2d, d2h, bidir, rw, d2d}, true},
       {own_routes::memcpy_mt, fmt::format("memcpy split across {} threads", threads_), {h2d, d2h, rw, d2d}, true},
       {route_kind::staged,
@@ -217,6 +218,9 @@ std::vector<route_info> host_backend::routes() const {
        "CPU threads filling while lane threads drain (the pipeline tested for real; a CPU stand-in, not a link)",
        {h2d, d2h}, true},
   };
+  for (auto& r : block_route_infos("the host block step: memcpy on the host, a CPU stand-in, not a link"))
+    out.push_back(std::move(r));
+  return out;
 }
 
 std::vector<kind_support> host_backend::host_memory_kinds() const {
@@ -228,6 +232,10 @@ std::vector<kind_support> host_backend::host_memory_kinds() const {
 }
 
 std::string host_backend::pairing_gap(route_kind route, const std::string& kind) const {
+  if (block_route_way(route) == mem::block_way::kernel) {
+    const auto k = mem::make_host_kind(kind, kinds_);
+    return k ? block_pairing_gap(route, *k) : std::string();
+  }
   if (route != route_kind::staged) return {};
   const auto k = mem::make_host_kind(kind, kinds_);
   return k ? skip_reason_of([&] { require_pageable_for_staged(*k); }) : std::string();
@@ -251,6 +259,13 @@ std::unique_ptr<transfer> host_backend::prepare(const point_spec& p) {
   if (p.device < 0 || static_cast<std::size_t>(p.device) >= state_.size())
     throw std::logic_error(fmt::format("host was handed an unplanned point: device {}", p.device));
   device_state& dev = state_[static_cast<std::size_t>(p.device)];
+  if (p.block_bytes) {
+    if (!dev.blocks) {
+      dev.block_step = std::make_unique<mem::host_block_step>();
+      dev.blocks = std::make_unique<mem::block_copier>(*dev.block_step);
+    }
+    return make_block_transfer(p, *dev.blocks, std::move(kind));
+  }
   thread_team* pool = nullptr;
   if (p.route == own_routes::memcpy_mt) {
     if (!dev.pool) dev.pool = std::make_unique<thread_team>(threads_);

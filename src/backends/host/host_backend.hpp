@@ -5,6 +5,7 @@
 #include <memory>
 #include <xfer/core/backend.hpp>
 #include <xfer/core/thread_team.hpp>
+#include <xfer/mem/blocks/block_copier.hpp>
 #include <xfer/mem/kinds.hpp>
 #include <xfer/mem/staged/host_step.hpp>
 #include <xfer/mem/staged/staged_copier.hpp>
@@ -51,6 +52,10 @@ class host_backend final : public backend {
     // threads standing in for a copy engine), made on first use.
     std::unique_ptr<mem::host_step> staged_step;
     std::unique_ptr<mem::staged_copier> copier;  // after the step: destroyed first
+    // The block routes: libxfer's block copier over the host block step
+    // (every way's path, its choice and its refusals, run for real).
+    std::unique_ptr<mem::host_block_step> block_step;
+    std::unique_ptr<mem::block_copier> blocks;  // after the step: destroyed first
   };
   std::vector<device_state> state_;
 };

@@ -4,6 +4,7 @@
 // (copy-sync, what a plain program sees).
 #include <fmt/format.h>
 #include <memory>
+#include <xfer/core/block_route.hpp>
 
 #include "opencl_transfer.hpp"
 
@@ -53,7 +54,71 @@ class copy_transfer final : public opencl_transfer {
   }
 };
 
+// Route blocks-list: every block of the array moved by the fixed-seed
+// scattered list (core/block_route.hpp), a non-blocking write or read per
+// block on one queue and one clFinish: OpenCL's list of copies, beside the
+// block copier's ways on the other backends. Wall clock, as theirs. The
+// source holds the pattern in place: core's check reads the destination put
+// back in source order.
+class block_list_transfer final : public opencl_transfer {
+ public:
+  block_list_transfer(const point_spec& p, const device_context& dev, const mem::kind_options& kinds)
+      : opencl_transfer(p, dev, kinds, /*host_open=*/true, /*events=*/false), pairs_(scattered_blocks(p)) {
+    const std::size_t b = p.block_bytes;
+    const cl_mem m = dev_a_.get();
+    host_block& h = *host_a_;
+    std::vector<queue_op> ops;
+    for (const auto& q : pairs_) {
+      const std::size_t src = std::size_t(q.src) * b, dst = std::size_t(q.dst) * b;
+      if (p.dir == direction::h2d)
+        ops.push_back({0, [&h, m, src, dst, b](cl_command_queue cq, cl_bool blocking, cl_uint nw, const cl_event* w,
+                                               cl_event* e) {
+                         check(clEnqueueWriteBuffer(cq, m, blocking, dst, b, h.data() + src, nw, w, e),
+                               "clEnqueueWriteBuffer", fmt::format("block of {} B at {}", b, dst));
+                       }});
+      else
+        ops.push_back({0, [&h, m, src, dst, b](cl_command_queue cq, cl_bool blocking, cl_uint nw, const cl_event* w,
+                                               cl_event* e) {
+                         check(clEnqueueReadBuffer(cq, m, blocking, src, b, h.data() + dst, nw, w, e),
+                               "clEnqueueReadBuffer", fmt::format("block of {} B at {}", b, src));
+                       }});
+    }
+    set_ops(std::move(ops));
+  }
+
+  std::string note() const override {
+    return fmt::format("{} blocks of {} B (scattered, fixed seed), a non-blocking copy each on one queue, one clFinish",
+                       pairs_.size(), spec_.block_bytes);
+  }
+  void reach_place(const sample_destination& d, place_access a,
+                   const std::function<void(std::span<std::byte>)>& use) override {
+    opencl_transfer::reach_place(
+        d, a, [&](std::span<std::byte> whole) { reach_in_source_order(pairs_, spec_.block_bytes, a, whole, use); });
+  }
+  sample run(std::size_t reps) override {
+    wall_timer timer;
+    return loop_->run(timer, reps, [&](std::size_t, std::size_t) {
+      for (auto& op : ops_) op.enqueue(queues_[0].get(), CL_FALSE, 0, nullptr, nullptr);
+      check(clFinish(queues_[0].get()), "clFinish", "after the block list");
+    });
+  }
+  void run_step(std::size_t) override { run(1); }
+
+
+ private:
+  std::vector<mem::block_pair> pairs_;
+};
+
 }  // namespace
+
+std::unique_ptr<transfer> make_block_list_transfer(const point_spec& p, const device_context& dev,
+                                                   const mem::kind_options& kinds) {
+  require_scattered_list(p);
+  if ((p.dir != direction::h2d && p.dir != direction::d2h) || p.block_bytes == 0 || p.bytes % p.block_bytes)
+    throw std::logic_error(fmt::format("blocks-list was handed {} blocks of {} B for {} B", to_string(p.dir),
+                                       p.block_bytes, p.bytes));
+  return std::make_unique<block_list_transfer>(p, dev, kinds);
+}
 
 std::unique_ptr<transfer> make_copy_transfer(const point_spec& p, route_id route, const device_context& dev,
                                              const mem::kind_options& kinds) {

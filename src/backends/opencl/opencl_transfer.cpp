@@ -265,6 +265,7 @@ std::unique_ptr<transfer> make_transfer(const point_spec& p, route_id route, con
   if (route == route_id::copy_async || route == route_id::copy_sync) return make_copy_transfer(p, route, dev, kinds);
   if (route == route_id::kernel_host || route == route_id::kernel_device) return make_kernel_transfer(p, dev, kinds);
   if (route == own_routes::map) return make_map_transfer(p, dev, kinds);
+  if (route == own_routes::blocks_list) return make_block_list_transfer(p, dev, kinds);
   // Any other backend's route: the plan never hands it here.
   throw std::logic_error(std::string("make_transfer: OpenCL has no route ") + to_string(route));
 }

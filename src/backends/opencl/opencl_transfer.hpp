@@ -98,6 +98,9 @@ std::unique_ptr<transfer> make_copy_transfer(const point_spec& p, route_id route
 // routes kernel-host and kernel-device
 std::unique_ptr<transfer> make_kernel_transfer(const point_spec& p, const device_context& dev,
                                                const mem::kind_options& kinds);
+// route blocks-list (sweep --blocks)
+std::unique_ptr<transfer> make_block_list_transfer(const point_spec& p, const device_context& dev,
+                                                   const mem::kind_options& kinds);
 // route map
 std::unique_ptr<transfer> make_map_transfer(const point_spec& p, const device_context& dev,
                                             const mem::kind_options& kinds);

@@ -30,6 +30,14 @@ const std::vector<route_info>& route_table() {
        "filling while a queue per thread drains; wall clock (clEnqueueWrite/ReadBuffer below its handoff size)",
        {h2d, d2h},
        true},
+      {own_routes::blocks_list,
+       "many blocks (sweep --blocks): the scattered block list as a non-blocking clEnqueueWrite/ReadBuffer per block "
+       "on one queue and one clFinish (OpenCL has no batched copy); wall clock",
+       {h2d, d2h},
+       true,
+       {},
+       0,
+       true},
   };
   return routes;
 }

@@ -24,10 +24,13 @@ namespace xfer::opencl {
 //   kernel_host   a kernel copies between host-visible memory and a device buffer
 //   kernel_device a kernel copies between two device buffers
 //   staged        libxfer's staged copier (pageable host memory, h2d and d2h), wall-timed
+//   blocks_list   sweep --blocks: a non-blocking write/read per block on one queue, one clFinish, wall-timed
 using route_id = route_kind;
 
 namespace own_routes {
 inline const route_kind map = route_kind::declare("map", route_family::copy);
+// OpenCL's list of buffer copies (core/block_route.hpp's workload): it has no batched copy call.
+inline const route_kind blocks_list = route_kind::declare("blocks-list", route_family::copy);
 }  // namespace own_routes
 
 const std::vector<route_info>& route_table();

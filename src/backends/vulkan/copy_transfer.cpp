@@ -1,4 +1,4 @@
-// Route copy: vkCmdCopyBuffer between the point's host memory and device
+// Routes copy and blocks-list. Copy: vkCmdCopyBuffer between the point's host memory and device
 // memory, on the device's transfer-only queue family where it has one (a copy
 // engine), recorded behind the timeline gate and timed by timestamps. Plain
 // pageable memory is staged by the application: memcpy into a host-coherent
@@ -9,6 +9,7 @@
 #include <memory>
 #include <string>
 #include <fmt/format.h>
+#include <xfer/core/block_route.hpp>
 #include <xfer/core/errors.hpp>
 
 #include "transfer.hpp"
@@ -101,7 +102,55 @@ class copy_transfer final : public vulkan_transfer {
   }
 };
 
+// Route blocks-list: every block of the array moved by the fixed-seed
+// scattered list (core/block_route.hpp) as one vkCmdCopyBuffer with a region
+// per block: Vulkan's list of copies in one command buffer, beside the block
+// copier's ways on the other backends.
+class block_list_transfer final : public vulkan_transfer {
+ public:
+  block_list_transfer(const point_spec& p, const device_context& dev, const mem::kind_options& kinds)
+      : vulkan_transfer(p, dev, kinds, {dev.copy_queue(0)}) {
+    const std::size_t b = p.block_bytes;
+    pairs_ = scattered_blocks(p);
+    for (const auto& q : pairs_)
+      regions_.push_back({std::uint64_t(q.src) * b, std::uint64_t(q.dst) * b, b});
+    const auto list = [this](VkCommandBuffer cb, const buffer& src, const buffer& dst) {
+      vk().vkCmdCopyBuffer(cb, src.get(), dst.get(), static_cast<std::uint32_t>(regions_.size()), regions_.data());
+    };
+    if (p.dir == direction::h2d)
+      set_ops({{0, [this, list](VkCommandBuffer cb) { list(cb, host_a_->buf, dev_a_); }, stage_in(*host_a_), {}}});
+    else
+      set_ops({{0, [this, list](VkCommandBuffer cb) { list(cb, dev_a_, host_a_->buf); }, {}, stage_out(*host_a_)}});
+  }
+
+  // The source holds the pattern in place, so destination block dst holds
+  // its block src: core's check reads the destination put back in source
+  // order (every block is in the permutation, so the pattern is whole).
+  void reach_place(const sample_destination& d, place_access a,
+                   const std::function<void(std::span<std::byte>)>& use) override {
+    vulkan_transfer::reach_place(
+        d, a, [&](std::span<std::byte> whole) { reach_in_source_order(pairs_, spec_.block_bytes, a, whole, use); });
+  }
+  std::string note() const override {
+    return fmt::format("{} blocks of {} B (scattered, fixed seed), one vkCmdCopyBuffer with a region each",
+                       pairs_.size(), spec_.block_bytes);
+  }
+
+ private:
+  std::vector<mem::block_pair> pairs_;
+  std::vector<VkBufferCopy> regions_;
+};
+
 }  // namespace
+
+std::unique_ptr<transfer> make_block_list_transfer(const point_spec& p, const device_context& dev,
+                                                   const mem::kind_options& kinds) {
+  if (p.dir != direction::h2d && p.dir != direction::d2h)
+    throw std::logic_error("blocks-list moves h2d or d2h");
+  if (p.block_bytes == 0 || p.bytes % p.block_bytes)
+    throw std::logic_error(fmt::format("blocks-list was handed blocks of {} B for {} B", p.block_bytes, p.bytes));
+  return std::make_unique<block_list_transfer>(p, dev, kinds);
+}
 
 std::unique_ptr<transfer> make_copy_transfer(const point_spec& p, const device_context& dev,
                                              const mem::kind_options& kinds) {

@@ -3,6 +3,7 @@
 #include <fmt/format.h>
 #include <stdexcept>
 #include <xfer/config.hpp>
+#include <xfer/core/block_route.hpp>
 #include <xfer/core/errors.hpp>
 
 #include "memory.hpp"
@@ -54,6 +55,14 @@ const std::vector<route_info>& route_table() {
        {h2d},
        true,
        {8, 64}},
+      {own_routes::blocks_list,
+       "many blocks (sweep --blocks): the scattered block list as one vkCmdCopyBuffer with a VkBufferCopy region per "
+       "block, one command buffer on the transfer queue, timestamps (the copy route's staging for pageable kinds)",
+       {h2d, d2h},
+       true,
+       {},
+       0,
+       true},
   };
   return routes;
 }
@@ -81,11 +90,13 @@ void require_route(const point_spec& p, const device_caps& caps) {
   if (p.route == route_kind::kernel_host) require_kernel_host(p, caps);
   if (is_cpu_route(p.route)) require_cpu_route(p, caps);
   if (is_store_latency_route(p.route)) require_store_latency(p);
+  if (p.route == own_routes::blocks_list) require_scattered_list(p);
 }
 
 std::unique_ptr<transfer> make_transfer(const point_spec& p, device_context& dev, const mem::kind_options& kinds,
                                         compute_pipeline* pipe, compute_pipeline* poll) {
   if (p.route == own_routes::copy) return make_copy_transfer(p, dev, kinds);
+  if (p.route == own_routes::blocks_list) return make_block_list_transfer(p, dev, kinds);
   if (p.route == route_kind::kernel_host) {
     if (!pipe) throw std::logic_error("kernel-host prepared without its pipeline");
     return make_kernel_transfer(p, dev, kinds, *pipe);

@@ -4,6 +4,7 @@
 //   kernel_host  a compute shader copies between host-visible memory and a device buffer
 //   cpu_store(_nt), cpu_load(_nt)  the CPU writes into / reads from memory the device maps
 //   cpu_store(_nt)_latency  a small CPU store into that memory until a device reader answers (store_latency.hpp)
+//   blocks_list  sweep --blocks: the scattered block list as one vkCmdCopyBuffer with a region per block
 // A new route: declare its name here, describe it in route_table() (routes.cpp)
 // and build its transfer in make_transfer; core needs no edit.
 #include <memory>
@@ -25,6 +26,8 @@ inline const route_kind cpu_load = route_kind::declare("cpu-load", route_family:
 inline const route_kind cpu_load_nt = route_kind::declare("cpu-load-nt", route_family::cpu_access);
 inline const route_kind cpu_store_latency = route_kind::declare("cpu-store-latency", route_family::latency);
 inline const route_kind cpu_store_nt_latency = route_kind::declare("cpu-store-nt-latency", route_family::latency);
+// Vulkan's list of buffer copies in one command buffer (core/block_route.hpp's workload).
+inline const route_kind blocks_list = route_kind::declare("blocks-list", route_family::copy);
 }  // namespace own_routes
 
 const std::vector<route_info>& route_table();

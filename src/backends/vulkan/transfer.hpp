@@ -111,6 +111,9 @@ class vulkan_transfer : public transfer {
 // route copy
 std::unique_ptr<transfer> make_copy_transfer(const point_spec& p, const device_context& dev,
                                              const mem::kind_options& kinds);
+// route blocks-list (sweep --blocks)
+std::unique_ptr<transfer> make_block_list_transfer(const point_spec& p, const device_context& dev,
+                                                   const mem::kind_options& kinds);
 // routes cpu-store(-nt), cpu-load(-nt); require_cpu_route throws skip_point where they cannot run
 void require_cpu_route(const point_spec& p, const device_caps& caps);
 // Why a cpu-* route can never take `kind` (only the BAR), or "".

@@ -1,0 +1,142 @@
+// Many small blocks on one GPU (issue 38): each way of the block copier
+// alone (loop, batch, kernel, pack), the copier's own choice ("auto") and
+// one contiguous pinned copy of the same total, interleaved sample by
+// sample so drift hits every way alike. Every way's result is checked once
+// (every block at its destination) before it is timed.
+//
+//   build/bench/xfer_bench_blocks_study [reps] > blocks.tsv
+//
+// Prints one line per (direction, host kind, block size, way): the median
+// and best GB/s of `reps` copies. Not a test: speed lives here.
+#include <cuda_runtime.h>
+
+#include <algorithm>
+#include <chrono>
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
+#include <functional>
+#include <string>
+#include <vector>
+#include <xfer/mem/blocks/block_copier.hpp>
+#include <xfer/mem/cuda/block_step.hpp>
+
+namespace {
+
+using namespace xfer;
+using dir = mem::staged_direction;
+using clock_type = std::chrono::steady_clock;
+
+struct host_buffer {
+  bool pinned;
+  std::size_t bytes;
+  unsigned char* p = nullptr;
+  host_buffer(bool pin, std::size_t n) : pinned(pin), bytes(n) {
+    if (pinned) {
+      if (cudaHostAlloc(reinterpret_cast<void**>(&p), n, cudaHostAllocMapped) != cudaSuccess) std::abort();
+    } else {
+      p = static_cast<unsigned char*>(std::aligned_alloc(4096, (n + 4095) / 4096 * 4096));
+    }
+    for (std::size_t i = 0; i < n; ++i) p[i] = static_cast<unsigned char>(i * 131 + (i >> 12));
+  }
+  ~host_buffer() { pinned ? (void)cudaFreeHost(p) : std::free(p); }
+};
+
+// Every destination block holds its source block.
+bool moved_right(const mem::block_job& j, const unsigned char* dev_copy) {
+  const bool h2d = j.direction == dir::to_device;
+  const auto* host = static_cast<const unsigned char*>(j.host);
+  for (const auto& p : j.pairs) {
+    const unsigned char* src = (h2d ? host : dev_copy) + p.src * j.block_bytes;
+    const unsigned char* dst = (h2d ? dev_copy : host) + p.dst * j.block_bytes;
+    if (std::memcmp(src, dst, j.block_bytes) != 0) return false;
+  }
+  return true;
+}
+
+double median(std::vector<double> v) {
+  std::sort(v.begin(), v.end());
+  return v[v.size() / 2];
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  const unsigned reps = argc > 1 ? unsigned(std::atoi(argv[1])) : 15;
+  auto step = cuda::make_block_step(0);
+  mem::block_copier copier(*step);
+  cudaStream_t stream;
+  cudaStreamCreateWithFlags(&stream, cudaStreamNonBlocking);
+  struct point {
+    std::size_t blocks, block_bytes;
+  };
+  const std::vector<point> points{{4096, 16 << 10}, {16384, 4 << 10}, {256, 256 << 10},
+                                  {128, 512 << 10}, {64, 1 << 20},    {32, 2 << 20}};
+  std::printf("direction\thost\tblock_bytes\tblocks\tway\tmedian_GBps\tbest_GBps\tnote\n");
+  for (const point& pt : points)
+    for (bool pinned : {true, false})
+      for (dir d : {dir::to_device, dir::to_host}) {
+        // Both arrays twice the blocks moved: sources and destinations scattered.
+        const std::size_t total = pt.blocks * pt.block_bytes, span = 2 * total;
+        host_buffer host(pinned, span);
+        const mem::device_ref dev = step->allocate(span);
+        cudaMemset(dev.handle, 0, span);
+        const auto pairs = mem::scattered_block_pairs(pt.blocks, 2 * pt.blocks, 2 * pt.blocks, 38);
+        const mem::block_job job{d, host.p, span, dev, pt.block_bytes, pairs, stream};
+        const auto access = step->access(host.p, span);
+        host_buffer contiguous_host(true, total);
+        // The ways to time: each mover alone, the copier's choice, one copy.
+        std::vector<std::pair<std::string, std::function<void()>>> ways;
+        std::vector<std::string> notes;
+        for (mem::block_way w : mem::all_block_ways) {
+          auto& m = copier.mover(w);
+          if (const auto why = m.refusal(job, access); !why.empty()) {
+            std::printf("%s\t%s\t%zu\t%zu\t%s\t-\t-\tskipped: %s\n", d == dir::to_device ? "h2d" : "d2h",
+                        pinned ? "pinned" : "pageable", pt.block_bytes, pt.blocks, std::string(to_string(w)).c_str(),
+                        why.c_str());
+            continue;
+          }
+          ways.emplace_back(std::string(to_string(w)), [&m, &job, access] { m.move(job, access); });
+        }
+        ways.emplace_back("auto(" + std::string(to_string(copier.choose(job))) + ")", [&] { copier.copy(job); });
+        ways.emplace_back("contiguous-pinned", [&] {
+          if (d == dir::to_device)
+            cudaMemcpyAsync(dev.handle, contiguous_host.p, total, cudaMemcpyHostToDevice, stream);
+          else
+            cudaMemcpyAsync(contiguous_host.p, dev.handle, total, cudaMemcpyDeviceToHost, stream);
+          cudaStreamSynchronize(stream);
+        });
+        // Checked once each (the contiguous copy moves other bytes: not checked).
+        std::vector<unsigned char> dev_copy(span);
+        for (std::size_t i = 0; i + 1 < ways.size(); ++i) {
+          if (d == dir::to_host) std::memset(host.p, 0, span);
+          cudaMemset(dev.handle, 0x77, d == dir::to_device ? span : 0);
+          if (d == dir::to_host) {
+            std::vector<unsigned char> pattern(span);
+            for (std::size_t b = 0; b < span; ++b) pattern[b] = static_cast<unsigned char>(b * 7 + 1);
+            cudaMemcpy(dev.handle, pattern.data(), span, cudaMemcpyHostToDevice);
+          }
+          ways[i].second();
+          cudaMemcpy(dev_copy.data(), dev.handle, span, cudaMemcpyDeviceToHost);
+          notes.push_back(moved_right(job, dev_copy.data()) ? "checked" : "WRONG BYTES");
+        }
+        notes.push_back("not checked (other bytes)");
+        std::vector<std::vector<double>> seconds(ways.size());
+        for (unsigned r = 0; r < reps + 1; ++r)
+          for (std::size_t i = 0; i < ways.size(); ++i) {
+            const auto t0 = clock_type::now();
+            ways[i].second();
+            const double s = std::chrono::duration<double>(clock_type::now() - t0).count();
+            if (r > 0) seconds[i].push_back(s);  // the first round warms up
+          }
+        for (std::size_t i = 0; i < ways.size(); ++i)
+          std::printf("%s\t%s\t%zu\t%zu\t%s\t%.2f\t%.2f\t%s\n", d == dir::to_device ? "h2d" : "d2h",
+                      pinned ? "pinned" : "pageable", pt.block_bytes, pt.blocks, ways[i].first.c_str(),
+                      total / median(seconds[i]) / 1e9,
+                      total / *std::min_element(seconds[i].begin(), seconds[i].end()) / 1e9, notes[i].c_str());
+        std::fflush(stdout);
+        step->deallocate(dev);
+      }
+  cudaStreamDestroy(stream);
+  return 0;
+}

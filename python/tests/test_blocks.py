@@ -1,0 +1,145 @@
+"""The many-blocks workload in the report (`xferbench sweep --blocks`, docs/blocks.md): block points kept out of
+the plain sweep's curves, a figure of GB/s against block size per way, and the finding that says which way wins at
+which block size and by how much, on constructed points and on a real host-backend run."""
+
+import json
+import os
+import subprocess
+from pathlib import Path
+
+import pytest
+
+from conftest import gpu_system, noisy, point
+from xferbench_report.blocks import block_sets
+from xferbench_report.load import load_run
+from xferbench_report.render import judge, render
+from xferbench_report.spread import quantile
+
+BIN = os.environ.get("XFERBENCH_BIN")
+TOTAL = 64 << 20
+SIZES = [4096, 16384, 65536, 262144, 1 << 20]
+
+
+def block_point(route, block, seconds, direction="h2d", memory="pinned", device_type="gpu", spread=0.02, seed=0):
+    p = point(backend="cuda-rt", route=route, direction=direction, memory=memory, nbytes=TOTAL,
+              samples=noisy(seconds, spread, seed=seed), block_bytes=block, blocks=TOTAL // block)
+    p["device_type"] = device_type
+    return p
+
+
+def fixture_points(device_type="gpu", pack_until=16384):
+    """pack wins at the small blocks (by 3x over loop), loop at the large ones (by 1.5x over pack); batch always
+    between; the choice follows the winner; one contiguous copy is the ceiling."""
+    pts = []
+    for i, b in enumerate(SIZES):
+        loop = 3e-3 if b <= pack_until else 1e-3
+        pack = 1e-3 if b <= pack_until else 1.5e-3
+        for route, t in (("blocks-loop", loop), ("blocks-pack", pack), ("blocks-batch", 2e-3 if b <= pack_until
+                                                                           else 1.2e-3),
+                         ("blocks-auto", min(loop, pack) * 1.02)):
+            pts.append(block_point(route, b, t, device_type=device_type, seed=i))
+    pts.append(block_point("blocks-contiguous", TOTAL, 0.9e-3, device_type=device_type))
+    skipped = point(backend="cuda-rt", route="blocks-kernel", nbytes=TOTAL, status="skipped",
+                    reason="the kernel way needs page-locked memory")
+    skipped.update(block_bytes=4096, host_memory="pinned", device_type=device_type)
+    return pts + [skipped]
+
+
+def block_finding(findings):
+    found = [f for f in findings if f.title.startswith("Fastest way to move many blocks")]
+    assert len(found) <= 1
+    return found[0] if found else None
+
+
+def test_block_points_stay_out_of_the_plain_curves(write_result):
+    path = write_result("b.json", fixture_points() + [point(route="memcpy", nbytes=4096)], system=gpu_system())
+    run = load_run(path)
+    assert [p.route for p in run.points] == ["memcpy"]
+    assert len(run.block_points) == len(fixture_points())
+    (s,) = block_sets([run])
+    assert s.block_sizes == SIZES
+    assert s.contiguous.gbps == pytest.approx(TOTAL / 0.9e-3 / 1e9, rel=0.05)
+    win, other = s.winner(4096)
+    assert (win.route, other.route) == ("blocks-pack", "blocks-batch")
+    win, other = s.winner(1 << 20)
+    assert (win.route, other.route) == ("blocks-loop", "blocks-batch")
+
+
+def test_the_finding_names_each_ways_block_sizes_and_its_factor(write_result):
+    path = write_result("b.json", fixture_points(), system=gpu_system())
+    _, _, findings = judge([path])
+    f = block_finding(findings)
+    assert f is not None and f.kind == "guide"
+    assert "blocks-pack from 4 KiB to 16 KiB (2.00x the next way, blocks-batch)" in f.text
+    assert "blocks-loop from 64 KiB to 1 MiB (1.20x the next way, blocks-batch)" in f.text
+    assert "library's choice (blocks-auto) ran at 98-98% of the best way" in f.text
+    assert f.evidence and all(e.startswith("b.json#") for e in f.evidence)
+
+
+def test_no_finding_from_one_block_size_or_within_the_spread(write_result):
+    # pack wins at 4 KiB alone: one size is what a rerun contradicts; loop's range stays.
+    path = write_result("one.json", fixture_points(pack_until=4096), system=gpu_system())
+    f = block_finding(judge([path])[2])
+    assert "blocks-pack" not in f.text.split(";")[0] and "blocks-loop from 16 KiB to 1 MiB" in f.text
+    # Every way within the others' spread: no winner anywhere, no finding.
+    flat = [block_point(r, b, 1e-3, spread=0.3, seed=k) for b in SIZES
+            for k, r in enumerate(("blocks-loop", "blocks-pack"))]
+    assert block_finding(judge([write_result("flat.json", flat, system=gpu_system())])[2]) is None
+
+
+def test_a_cpu_stand_in_is_context(write_result):
+    path = write_result("cpu.json", fixture_points(device_type="cpu"))
+    f = block_finding(judge([path])[2])
+    assert f.kind == "context" and "CPU stand-in" in f.text
+
+
+def test_the_report_draws_a_figure_per_set_and_tables_each_way(write_result, tmp_path):
+    pts = fixture_points() + [dict(p, direction="d2h") for p in fixture_points()]
+    path = write_result("b.json", pts, system=gpu_system())
+    out, nfig, _ = render([path], tmp_path / "report")
+    summary = (out / "summary.md").read_text()
+    assert "## Many small blocks" in summary
+    assert (out / "plots" / "blocks-0.png").is_file() and (out / "plots" / "blocks-1.png").is_file()
+    assert "| 4 KiB |" in summary and "blocks-pack (2.00x blocks-batch)" in summary
+    assert "blocks-kernel did not run: the kernel way needs page-locked memory" in summary
+    assert nfig >= 2
+
+
+@pytest.mark.skipif(not BIN, reason="XFERBENCH_BIN is not set (path to the xferbench binary)")
+def test_a_real_host_run_is_drawn_and_judged(tmp_path):
+    """A real run: every point verified, one figure, a table row per block size, and the finding exactly where the
+    raw samples put a winner beyond the runner-up's spread at two neighbouring block sizes (on a loaded 2-core
+    machine the spread decides whether there is one; what the report says must follow from the samples)."""
+    result = tmp_path / "blocks.json"
+    env = dict(os.environ, XFER_BLOCKS_CACHE="off")
+    sizes = [256 << 10, 1 << 20, 2 << 20]
+    subprocess.run([BIN, "sweep", "-b", "host", "-r", "blocks-loop,blocks-pack,blocks-contiguous", "-m", "pageable",
+                    "-d", "h2d", "--block-sizes", "256K,1M,2M", "--blocks-total", "16M", "--max-time", "0.3", "-q",
+                    "--json", str(result)], check=True, env=env, timeout=120)
+    doc = json.loads(result.read_text())
+    ways = [p for p in doc["results"] if p["route"] != "blocks-contiguous"]
+    assert sorted({p["block_bytes"] for p in ways}) == sizes
+    assert all(p["verified"] and p["blocks"] * p["block_bytes"] == p["bytes"] for p in doc["results"])
+    out, nfig, findings = render([result], tmp_path / "report")
+    assert nfig == 1 and (out / "plots" / "blocks-0.png").is_file()
+    summary = (out / "summary.md").read_text()
+    assert all(f"| {s} |" in summary for s in ("256 KiB", "1 MiB", "2 MiB"))
+
+    def p95_p5(p):  # the spread as docs/findings.md defines it
+        return quantile(p["samples_s"], 0.95), quantile(p["samples_s"], 0.05)
+
+    winners = []
+    for b in sizes:
+        loop, pack = ([p for p in ways if p["route"] == r and p["block_bytes"] == b][0]
+                      for r in ("blocks-loop", "blocks-pack"))
+        fast, slow = (loop, pack) if loop["median_s"] < pack["median_s"] else (pack, loop)
+        winners.append(fast["route"] if p95_p5(fast)[0] < p95_p5(slow)[1] else None)
+    runs = [(w, k) for k, w in enumerate(winners) if w and k + 1 < len(winners) and winners[k + 1] == w]
+    f = block_finding(findings)
+    if not runs:
+        assert f is None, f.text
+    else:
+        assert f is not None and f.kind == "context"
+        route, k = runs[0]
+        assert f.text.startswith(f"host dev0, h2d, pageable, 16 MiB arrays: {route} from ")
+        assert "one contiguous copy of the same bytes moves" in f.text

@@ -1,0 +1,151 @@
+"""xferbench.copy_blocks and BlockCopier (issue 38) on host arrays: the host step's
+"device memory" is host memory, so every way, the choice and every refusal run here.
+GPU copies run on the GPU machine (tests/cuda/blocks_test.cpp)."""
+
+import zlib
+
+import pytest
+
+np = pytest.importorskip("numpy")
+
+import xferbench
+from native_support import requires_native
+
+pytestmark = requires_native
+
+
+@pytest.fixture(autouse=True)
+def no_cache_file(monkeypatch):
+    # Calibrations stay in the process: no test writes ~/.cache.
+    monkeypatch.setenv("XFER_BLOCKS_CACHE", "off")
+    monkeypatch.delenv("XFER_BLOCKS_WAY", raising=False)
+
+
+def random_mapping(rng, n, src_blocks, dst_blocks):
+    src = rng.choice(src_blocks, size=n, replace=n > src_blocks)
+    dst = rng.choice(dst_blocks, size=n, replace=False)
+    return np.stack([src, dst], axis=1).astype(np.int64)
+
+
+def expected(dst, src, mapping):
+    out = dst.copy()
+    for s, d in mapping:
+        out[d] = src[s]
+    return out
+
+
+@pytest.mark.parametrize("way", [None, "loop", "batch", "pack"])
+@pytest.mark.parametrize("shape", [(64, 16), (40, 3, 5), (33, 4096)])
+def test_copy_blocks_moves_random_mappings(way, shape):
+    rng = np.random.default_rng(zlib.crc32(repr((way, shape)).encode()))
+    src = rng.integers(0, 1 << 30, size=shape, dtype=np.int32)
+    dst = rng.integers(0, 1 << 30, size=(shape[0] + 7,) + shape[1:], dtype=np.int32)
+    mapping = random_mapping(rng, shape[0] // 2 + 1, shape[0], dst.shape[0])
+    want = expected(dst, src, mapping)
+    copier = xferbench.BlockCopier("host", way=way, calibrate=way is None)
+    used = copier.copy(dst, src, mapping)
+    assert used in xferbench._blocks.WAYS and (way is None or used == way)
+    assert np.array_equal(dst, want)
+
+
+def test_copy_blocks_function_on_host_arrays_in_both_roles():
+    rng = np.random.default_rng(38)
+    a = rng.standard_normal((100, 8)).astype(np.float32)
+    b = np.zeros((50, 8), np.float32)
+    m = random_mapping(rng, 50, 100, 50)
+    xferbench.copy_blocks(b, a, m)
+    assert np.array_equal(b, expected(np.zeros_like(b), a, m))
+    back = np.zeros_like(a)
+    m2 = m[:, ::-1].copy()  # the reverse mapping, made contiguous
+    xferbench.copy_blocks(back, b, m2)
+    assert np.array_equal(back[m[:, 0]], a[m[:, 0]])
+
+
+def test_the_kernel_way_refuses_pageable_memory():
+    copier = xferbench.BlockCopier("host", way="kernel", calibrate=False)
+    src, dst = np.ones((4, 4), np.uint8), np.zeros((4, 4), np.uint8)
+    with pytest.raises(ValueError, match="way kernel was forced and cannot.*pageable"):
+        copier.copy(dst, src, np.array([[0, 1]], np.int64))
+    assert not dst.any()
+
+
+def test_xfer_blocks_way_forces_and_is_checked(monkeypatch):
+    src, dst = np.ones((4, 4), np.uint8), np.zeros((4, 4), np.uint8)
+    monkeypatch.setenv("XFER_BLOCKS_WAY", "batch")
+    assert xferbench.BlockCopier("host").copy(dst, src, np.array([[0, 1]], np.int64)) == "batch"
+    monkeypatch.setenv("XFER_BLOCKS_WAY", "quick")
+    with pytest.raises(ValueError, match="XFER_BLOCKS_WAY=quick: expected one of loop, batch, kernel, pack"):
+        xferbench.BlockCopier("host")
+
+
+BAD_MAPPINGS = [
+    (np.array([[0, 1], [2, 1]], np.int64), r"pairs 0 and 1 both write destination block 1"),
+    (np.array([[0, 0], [8, 1]], np.int64), r"pair 1 \(8 -> 1\): source block 8 is outside .* blocks 0 to 7"),
+    (np.array([[0, 6]], np.int64), r"destination block 6 is outside .* blocks 0 to 5"),
+    (np.array([[-1, 0]], np.int64), r"source block -1 is outside"),
+    (np.zeros((0, 2), np.int64), r"the block list is empty"),
+    (np.array([0, 1], np.int64), r"mapping must have shape \[n, 2\]"),
+    (np.array([[0, 1, 2]], np.int64), r"mapping must have shape \[n, 2\].*\[1, 3\]"),
+    (np.array([[0, 1]], np.int32), r"mapping must be int64"),
+    (np.array([[0.0, 1.0]]), r"mapping must be int64"),
+    ([[0, 1]], r"mapping is not an array"),
+]
+
+
+@pytest.mark.parametrize("mapping,message", BAD_MAPPINGS)
+def test_every_bad_mapping_is_a_value_error_and_moves_nothing(mapping, message):
+    src = np.arange(8 * 4, dtype=np.float64).reshape(8, 4)
+    dst = np.full((6, 4), -1.0)
+    with pytest.raises(ValueError, match=message):
+        xferbench.copy_blocks(dst, src, mapping)
+    assert (dst == -1.0).all()
+
+
+@pytest.mark.parametrize("dst_shape,src_shape,dtype_dst,message", [
+    ((6, 3), (8, 4), np.float64, r"rows differ: dst's blocks are 24 bytes, src's 32 bytes"),
+    ((6, 4), (8, 4), np.float32, r"rows differ"),
+    ((6, 8), (8, 4), np.float32, r"dtypes differ"),
+    ((), (8, 4), np.float64, r"dst must have a first dimension of blocks"),
+])
+def test_rows_that_do_not_match_are_refused(dst_shape, src_shape, dtype_dst, message):
+    src = np.arange(int(np.prod(src_shape)), dtype=np.float64).reshape(src_shape)
+    dst = np.full(dst_shape, -1, dtype=dtype_dst)
+    with pytest.raises(ValueError, match=message):
+        xferbench.copy_blocks(dst, src, np.array([[0, 0]], np.int64))
+    assert (dst == -1).all()
+
+
+def test_a_non_contiguous_array_and_a_shared_array_are_refused():
+    src = np.arange(64, dtype=np.int64).reshape(8, 8)
+    dst = np.zeros((8, 8), np.int64)
+    with pytest.raises(ValueError, match="src is not C-contiguous"):
+        xferbench.copy_blocks(dst, src[:, ::2], np.array([[0, 0]], np.int64))
+    with pytest.raises(ValueError, match="the host and device arrays overlap"):
+        xferbench.copy_blocks(src, src, np.array([[0, 1]], np.int64))
+    assert not dst.any() and src[1, 0] == 8
+
+
+def test_arguments_of_the_wrong_kind():
+    with pytest.raises(ValueError, match="way must be one of"):
+        xferbench.BlockCopier("host", way="fast")
+    with pytest.raises(ValueError, match="device must be"):
+        xferbench.BlockCopier(-2)
+    with pytest.raises(TypeError, match="dst is read-only"):
+        ro = np.zeros((2, 2))
+        ro.setflags(write=False)
+        xferbench.copy_blocks(ro, np.zeros((2, 2)), np.array([[0, 0]], np.int64))
+    with pytest.raises(ValueError, match="stream must be"):
+        xferbench.copy_blocks(np.zeros((2, 2)), np.ones((2, 2)), np.array([[0, 0]], np.int64), stream="s")
+
+
+def test_a_read_only_source_and_a_strided_mapping_are_taken():
+    src = np.arange(40, dtype=np.float32).reshape(10, 4)
+    src.setflags(write=False)
+    dst = np.zeros((6, 4), np.float32)
+    reversed_view = np.array([[0, 1], [5, 9], [2, 3]], np.int64)[:, ::-1]  # (1, 0), (9, 5), (3, 2)
+    xferbench.copy_blocks(dst, src, reversed_view)
+    assert np.array_equal(dst, expected(np.zeros_like(dst), src, np.ascontiguousarray(reversed_view)))
+    dst[:] = 0
+    column_slice = np.array([[1, 0, 7], [9, 5, 7], [3, 2, 7]], np.int64)[:, :2]
+    xferbench.copy_blocks(dst, src, column_slice)
+    assert np.array_equal(dst, expected(np.zeros_like(dst), src, np.ascontiguousarray(column_slice)))

@@ -1,0 +1,56 @@
+// The block copier (block_copier.hpp): check, choose, move.
+#include <algorithm>
+#include <fmt/format.h>
+#include <xfer/mem/blocks/block_copier.hpp>
+
+#include "ranking.hpp"
+
+namespace xfer::mem {
+
+block_copier::block_copier(block_step& step, block_copier_options options)
+    : step_(step), options_(std::move(options)) {
+  // The caller's way over the environment's; a bad XFER_BLOCKS_WAY fails
+  // here, before any copy, even when the caller forces a way.
+  const auto from_env = block_way_from_environment();
+  forced_ = options_.way ? options_.way : from_env;
+  for (block_way w : all_block_ways) movers_[static_cast<int>(w)] = make_block_mover(w, step_);
+}
+
+block_copier::~block_copier() = default;
+
+block_way block_copier::choose_locked(const block_job& job, const host_access& host) {
+  if (forced_) {
+    if (const std::string why = mover(*forced_).refusal(job, host); !why.empty())
+      throw block_error(fmt::format("block copy {} of {} blocks of {} bytes refused: way {} was forced and cannot: {}",
+                                    to_string(job.direction), job.pairs.size(), job.block_bytes,
+                                    to_string(*forced_), why));
+    return *forced_;
+  }
+  std::vector<block_mover*> all;
+  for (auto& m : movers_) all.push_back(m.get());
+  auto ranking = block_ranking(step_, choice_key_for(job, host.kind), options_.calibrate, all, options_.calibration);
+  // A way the probe could not time (the probe's memory was not mapped, say)
+  // still comes before failing: after the ranked ones, loop last.
+  for (block_way w : {block_way::pack, block_way::batch, block_way::kernel, block_way::loop})
+    if (std::find(ranking.begin(), ranking.end(), w) == ranking.end()) ranking.push_back(w);
+  for (block_way w : ranking)
+    if (mover(w).refusal(job, host).empty()) return w;
+  return block_way::loop;  // never refuses
+}
+
+block_way block_copier::choose(const block_job& job) {
+  check_block_job(job, step_);
+  std::lock_guard lock(mutex_);
+  return choose_locked(job, step_.access(job.host, job.host_bytes));
+}
+
+block_way block_copier::copy(const block_job& job) {
+  check_block_job(job, step_);
+  std::lock_guard lock(mutex_);
+  const host_access host = step_.access(job.host, job.host_bytes);
+  const block_way w = choose_locked(job, host);
+  mover(w).move(job, host);
+  return w;
+}
+
+}  // namespace xfer::mem

@@ -1,0 +1,255 @@
+// The CUDA block step (xfer/mem/cuda/block_step.hpp), runtime API. Streams,
+// events, copies and memory go through the api strategy (api.hpp); the two
+// calls it lacks (pointer attributes, the batched copy) are made here.
+#include <xfer/mem/cuda/block_step.hpp>
+
+#include <cuda_runtime_api.h>
+
+#include <algorithm>
+#include <cstring>
+#include <mutex>
+#include <vector>
+#include <stdexcept>
+#include <string>
+#include <fmt/format.h>
+
+#include "api.hpp"
+#include "block_kernels.hpp"
+#include "resources.hpp"
+
+namespace xfer::cuda {
+namespace {
+
+using mem::as_step_error;
+
+void check(cudaError_t e, const char* call, const std::string& context) {
+  if (e == cudaSuccess) return;
+  (void)cudaGetLastError();  // not sticky: clear it for the next call
+  throw api_error(call, int(e), fmt::format("{}: {}", cudaGetErrorName(e), cudaGetErrorString(e)), context);
+}
+
+class cuda_block_step;
+
+// One block copy's queue: the caller's stream, or the step's own. It holds
+// the step's lock from open to destruction: the index buffers are the
+// step's, one copy's at a time.
+class cuda_block_queue final : public mem::block_queue {
+ public:
+  cuda_block_queue(cuda_block_step& s, stream_t stream);
+  ~cuda_block_queue() override;
+  void copy(void* dst, const void* src, std::size_t bytes) override;
+  void copy_batch(void* const* dsts, const void* const* srcs, std::size_t bytes, std::size_t count) override;
+  void copy_blocks(void* dst, const void* src, std::size_t block_bytes, const std::int64_t* src_index,
+                   const std::int64_t* dst_index, std::size_t count) override;
+  std::size_t mark() override;
+  void wait(std::size_t mark) override;
+  void finish() override;
+
+ private:
+  cuda_block_step& step_;
+  std::unique_lock<std::mutex> lock_;
+  stream_t stream_;
+  event_t done_ = nullptr;
+  std::vector<event_t> marks_;  // one event per mark(), made as needed
+};
+
+class cuda_block_step final : public mem::block_step {
+ public:
+  explicit cuda_block_step(int device) : api_(make_runtime_api()), device_(device) {
+    const int n = api_->device_count();
+    if (device < 0 || device >= n)
+      throw std::runtime_error(fmt::format("CUDA device {} does not exist ({} device{})", device, n, n == 1 ? "" : "s"));
+    api_->make_current(device_);
+    const auto attrs = api_->attributes(device);
+    key_ = fmt::format("{} {}", attrs.pci_bus_id, attrs.name);
+    multiprocessors_ = attrs.multiprocessors;
+    if (CUDART_VERSION < 12080)
+      batch_why_ = fmt::format("cudaMemcpyBatchAsync needs CUDA 12.8 or later; this build's CUDA headers are {}",
+                               CUDART_VERSION);
+    else if (const int driver = api_->driver_version(); driver < 12080)
+      batch_why_ = fmt::format("cudaMemcpyBatchAsync needs a CUDA 12.8 driver or later; this driver is {}", driver);
+    stream_ = api_->create_stream();
+  }
+  ~cuda_block_step() override {
+    release_indices();
+    api_->destroy_stream(stream_);
+  }
+
+  std::string_view name() const noexcept override { return "cuda-runtime"; }
+  std::string device_key() const override { return key_; }
+  mem::host_resource& staging_memory() override { return pinned_; }
+  std::string batch_unavailable() const override { return batch_why_; }
+
+  // The range's first byte decides: CUDA pins and maps whole allocations,
+  // and an array is one allocation (or a slice of one).
+  mem::host_access access(const void* host, std::size_t) override {
+    return as_step_error("asking CUDA about host memory", [&] {
+      api_->make_current(device_);
+      cudaPointerAttributes a{};
+      check(cudaPointerGetAttributes(&a, host), "cudaPointerGetAttributes", "host array");
+      if (a.type == cudaMemoryTypeHost) return mem::host_access{mem::host_block_kind::pinned, a.devicePointer};
+      // Managed memory: device code reaches it, DMA does not see it pinned.
+      if (a.type == cudaMemoryTypeManaged) return mem::host_access{mem::host_block_kind::pageable, a.devicePointer};
+      return mem::host_access{};
+    });
+  }
+
+  std::unique_ptr<mem::block_queue> open_queue(void* after_queue) override {
+    return as_step_error("opening a CUDA block queue", [&] {
+      api_->make_current(device_);
+      return std::make_unique<cuda_block_queue>(*this, after_queue ? after_queue : stream_);
+    });
+  }
+  mem::device_ref allocate(std::size_t bytes) override {
+    return as_step_error("device allocation", [&] {
+      api_->make_current(device_);
+      return mem::device_ref{api_->device_alloc(bytes ? bytes : 1), bytes};
+    });
+  }
+  void deallocate(mem::device_ref d) noexcept override {
+    if (!d.handle) return;
+    try {
+      api_->make_current(device_);
+    } catch (...) {
+      // Freeing on whatever context is current is the best left to do.
+    }
+    api_->device_free(d.handle);
+  }
+
+  api& cuda() noexcept { return *api_; }
+  int multiprocessors() const noexcept { return multiprocessors_; }
+  std::mutex& queue_mutex() noexcept { return queue_mutex_; }
+  // Device memory holding one kernel's index arrays (2 x count), filled on
+  // `stream` from pinned memory; valid until the queue's lock is released.
+  // Each kernel of a queue gets space of its own after the last one's (the
+  // earlier transfers may not have run yet); where the space runs out, the
+  // stream is waited for and the space starts again, larger.
+  const std::int64_t* device_indices(const std::int64_t* src, const std::int64_t* dst, std::size_t count,
+                                     stream_t stream) {
+    const std::size_t bytes = 2 * count * sizeof(std::int64_t);
+    if (index_used_ + bytes > index_bytes_) {
+      api_->synchronize_stream(stream);
+      if (bytes > index_bytes_) {
+        release_indices();
+        const std::size_t grown = std::max(bytes, std::size_t{1} << 16);
+        pinned_indices_ = api_->host_alloc(grown, {});
+        device_indices_ = api_->device_alloc(grown);
+        index_bytes_ = grown;
+      }
+      index_used_ = 0;
+    }
+    auto* h = reinterpret_cast<std::int64_t*>(static_cast<unsigned char*>(pinned_indices_) + index_used_);
+    auto* d = reinterpret_cast<std::int64_t*>(static_cast<unsigned char*>(device_indices_) + index_used_);
+    index_used_ += bytes;
+    // A null array is the identity: the kernel takes null, nothing copied.
+    if (src) std::memcpy(h, src, count * sizeof(std::int64_t));
+    if (dst) std::memcpy(h + count, dst, count * sizeof(std::int64_t));
+    api_->copy_async(d, h, bytes, copy_kind::h2d, stream);
+    return d;
+  }
+  // A new queue's kernels start at the front of the index space (the last
+  // queue finished before releasing the lock).
+  void reset_indices() noexcept { index_used_ = 0; }
+
+ private:
+  void release_indices() noexcept {
+    if (pinned_indices_) api_->host_free(pinned_indices_);
+    if (device_indices_) api_->device_free(device_indices_);
+    pinned_indices_ = device_indices_ = nullptr;
+    index_bytes_ = index_used_ = 0;
+  }
+  std::unique_ptr<api> api_;
+  int device_;
+  std::string key_, batch_why_;
+  int multiprocessors_ = 1;
+  stream_t stream_ = nullptr;
+  std::mutex queue_mutex_;
+  void* pinned_indices_ = nullptr;
+  void* device_indices_ = nullptr;
+  std::size_t index_bytes_ = 0, index_used_ = 0;
+  // Staging pinned the fast way, as the staged step's (huge pages faulted
+  // in, then registered).
+  fast_pinned_resource pinned_{*api_};
+};
+
+cuda_block_queue::cuda_block_queue(cuda_block_step& s, stream_t stream)
+    : step_(s), lock_(s.queue_mutex()), stream_(stream), done_(s.cuda().create_event()) {
+  step_.reset_indices();
+}
+
+cuda_block_queue::~cuda_block_queue() {
+  // Nothing queued may outlive the queue's hold on the index buffers.
+  try {
+    step_.cuda().record(done_, stream_);
+    step_.cuda().synchronize_event(done_);
+  } catch (...) {
+  }
+  step_.cuda().destroy_event(done_);
+  for (event_t e : marks_) step_.cuda().destroy_event(e);
+}
+
+std::size_t cuda_block_queue::mark() {
+  return as_step_error("marking a block copy's part", [&] {
+    marks_.reserve(marks_.size() + 1);  // so the push below cannot throw and leak the event
+    marks_.push_back(step_.cuda().create_event());
+    step_.cuda().record(marks_.back(), stream_);
+    return marks_.size() - 1;
+  });
+}
+
+void cuda_block_queue::wait(std::size_t m) {
+  as_step_error("waiting for a block copy's part", [&] { step_.cuda().synchronize_event(marks_.at(m)); });
+}
+
+void cuda_block_queue::copy(void* dst, const void* src, std::size_t bytes) {
+  as_step_error("cudaMemcpyAsync of a block", [&] {
+    step_.cuda().copy_async(dst, src, bytes, copy_kind::unified, stream_);
+  });
+}
+
+void cuda_block_queue::copy_batch(void* const* dsts, const void* const* srcs, std::size_t bytes, std::size_t count) {
+  as_step_error("cudaMemcpyBatchAsync", [&] {
+#if CUDART_VERSION >= 12080
+    // One attribute for every copy: the source any order (pageable sources
+    // then need no staging in stream order), the driver's own pick of path.
+    std::vector<std::size_t> sizes(count, bytes);
+    cudaMemcpyAttributes attr{};
+    attr.srcAccessOrder = cudaMemcpySrcAccessOrderAny;
+    std::size_t first = 0;
+#if CUDART_VERSION >= 13000
+    check(cudaMemcpyBatchAsync(dsts, srcs, sizes.data(), count, &attr, &first, 1, static_cast<cudaStream_t>(stream_)),
+          "cudaMemcpyBatchAsync", fmt::format("{} copies of {} bytes", count, bytes));
+#else
+    std::size_t failed = 0;
+    check(cudaMemcpyBatchAsync(const_cast<void**>(dsts), const_cast<void**>(srcs), sizes.data(), count, &attr, &first,
+                               1, &failed, static_cast<cudaStream_t>(stream_)),
+          "cudaMemcpyBatchAsync", fmt::format("{} copies of {} bytes", count, bytes));
+#endif
+#else
+    (void)dsts, (void)srcs, (void)bytes, (void)count;
+    throw std::runtime_error(step_.batch_unavailable());
+#endif
+  });
+}
+
+void cuda_block_queue::copy_blocks(void* dst, const void* src, std::size_t block_bytes, const std::int64_t* src_index,
+                                   const std::int64_t* dst_index, std::size_t count) {
+  as_step_error("the block gather/scatter kernel", [&] {
+    const std::int64_t* d = step_.device_indices(src_index, dst_index, count, stream_);
+    block_kernels::copy_blocks(stream_, dst, src, block_bytes, src_index ? d : nullptr, dst_index ? d + count : nullptr,
+                               count, step_.multiprocessors());
+  });
+}
+
+void cuda_block_queue::finish() {
+  as_step_error("waiting for the block copy", [&] {
+    step_.cuda().record(done_, stream_);
+    step_.cuda().synchronize_event(done_);
+  });
+}
+
+}  // namespace
+
+std::unique_ptr<mem::block_step> make_block_step(int device) { return std::make_unique<cuda_block_step>(device); }
+
+}  // namespace xfer::cuda

@@ -1,0 +1,333 @@
+// The block copier (issue 38) on the host block step: every way moves the
+// right bytes, every bad input is refused with nothing moved, and the
+// choice follows its rule (forced, XFER_BLOCKS_WAY, the cached ranking).
+#include <gtest/gtest.h>
+#include <unistd.h>
+
+#include <cstdlib>
+#include <cstring>
+#include <optional>
+#include <filesystem>
+#include <fstream>
+#include <string>
+#include <vector>
+#include <xfer/mem/blocks/block_copier.hpp>
+
+namespace xfer::mem {
+namespace {
+
+using dir = staged_direction;
+
+// Sets (or unsets, for nullptr) a variable for one test.
+class scoped_env {
+ public:
+  scoped_env(const char* name, const char* value) : name_(name) {
+    if (const char* old = std::getenv(name)) old_ = old;
+    value ? ::setenv(name, value, 1) : ::unsetenv(name);
+  }
+  ~scoped_env() { old_ ? ::setenv(name_, old_->c_str(), 1) : ::unsetenv(name_); }
+
+ private:
+  const char* name_;
+  std::optional<std::string> old_;
+};
+
+// Each block's bytes say which array and which block they are.
+std::vector<unsigned char> numbered(std::size_t blocks, std::size_t block_bytes, unsigned char salt) {
+  std::vector<unsigned char> v(blocks * block_bytes);
+  for (std::size_t i = 0; i < v.size(); ++i) v[i] = static_cast<unsigned char>((i / block_bytes) * 7 + i % 251 + salt);
+  return v;
+}
+
+block_copier_options uncalibrated(std::optional<block_way> way = {}) {
+  block_copier_options o;
+  o.way = way;
+  o.calibrate = false;
+  return o;
+}
+block_calibration_options probe(std::size_t bytes, unsigned reps) {
+  block_calibration_options o;
+  o.probe_bytes = bytes;
+  o.reps = reps;
+  return o;
+}
+block_copier_options calibrated(block_calibration_options c) {
+  block_copier_options o;
+  o.calibration = c;
+  return o;
+}
+
+class BlockCopier : public ::testing::Test {
+ protected:
+  BlockCopier() : cache_("XFER_BLOCKS_CACHE", "off"), way_("XFER_BLOCKS_WAY", nullptr) { forget_block_choices(); }
+  ~BlockCopier() override { forget_block_choices(); }
+  scoped_env cache_, way_;
+  host_block_step step_;
+};
+
+// Moves `pairs` with way w and checks every destination block, and that no
+// other destination block changed.
+struct counts {
+  std::size_t host_blocks = 37, device_blocks = 29, pairs = 23;
+};
+void check_way(block_copier& c, block_way w, dir d, std::size_t block_bytes, unsigned seed, host_block_step& step,
+               bool pinned, counts k = {}) {
+  const std::size_t host_blocks = k.host_blocks, device_blocks = k.device_blocks, n = k.pairs;
+  auto host = numbered(host_blocks, block_bytes, 1);
+  const device_ref dev = step.allocate(device_blocks * block_bytes);
+  auto* dev_bytes = static_cast<unsigned char*>(dev.handle);
+  const auto dev_init = numbered(device_blocks, block_bytes, 99);
+  std::copy(dev_init.begin(), dev_init.end(), dev_bytes);
+  if (pinned) step.declare_pinned(host.data(), host.size());
+  const bool to_dev = d == dir::to_device;
+  const auto pairs = scattered_block_pairs(n, to_dev ? host_blocks : device_blocks, to_dev ? device_blocks : host_blocks, seed);
+  const auto host_before = host;
+  const block_job job{d, host.data(), host.size(), dev, block_bytes, pairs};
+  ASSERT_EQ(c.mover(w).refusal(job, step.access(host.data(), host.size())), "");
+  c.mover(w).move(job, step.access(host.data(), host.size()));
+  const unsigned char* src = to_dev ? host_before.data() : dev_init.data();
+  const unsigned char* dst = to_dev ? dev_bytes : host.data();
+  std::vector<unsigned char> expect(to_dev ? dev_init : host_before);
+  for (const auto& p : pairs)
+    std::copy_n(src + p.src * block_bytes, block_bytes, expect.begin() + p.dst * block_bytes);
+  for (std::size_t b = 0; b < expect.size() / block_bytes; ++b)
+    ASSERT_TRUE(std::equal(expect.begin() + b * block_bytes, expect.begin() + (b + 1) * block_bytes,
+                           dst + b * block_bytes))
+        << to_string(w) << " " << to_string(d) << ": block " << b << " of " << block_bytes << " bytes";
+  if (pinned) step.forget_pinned(host.data());
+  step.deallocate(dev);
+}
+
+TEST_F(BlockCopier, EveryWayMovesScatteredBlocksBothWays) {
+  block_copier c(step_, uncalibrated());
+  unsigned seed = 1;
+  for (block_way w : all_block_ways)
+    for (dir d : {dir::to_device, dir::to_host})
+      for (std::size_t b : {std::size_t{1}, std::size_t{100}, std::size_t{4096}})
+        check_way(c, w, d, b, seed++, step_, /*pinned=*/true);
+}
+
+// The pack way moves a copy in groups of about 4 MiB (the CPU packs one while
+// the device moves another): 1 MiB blocks make groups of 4, and 9 pairs a
+// last group of 1.
+TEST_F(BlockCopier, PackMovesCopiesOfSeveralGroups) {
+  block_copier c(step_, uncalibrated());
+  for (dir d : {dir::to_device, dir::to_host})
+    check_way(c, block_way::pack, d, std::size_t{1} << 20, 11, step_, /*pinned=*/false, {12, 10, 9});
+}
+
+TEST_F(BlockCopier, CopyUsesTheChosenWayAndMovesTheBytes) {
+  block_copier c(step_, uncalibrated());
+  auto host = numbered(8, 64, 3);
+  const device_ref dev = step_.allocate(8 * 64);
+  const std::vector<block_pair> pairs{{0, 7}, {5, 2}, {7, 0}};
+  EXPECT_EQ(c.copy({dir::to_device, host.data(), host.size(), dev, 64, pairs}), block_way::pack);
+  for (const auto& p : pairs)
+    EXPECT_EQ(0, std::memcmp(static_cast<unsigned char*>(dev.handle) + p.dst * 64, host.data() + p.src * 64, 64));
+  std::vector<unsigned char> back(host.size(), 0);
+  c.copy({dir::to_host, back.data(), back.size(), dev, 64, pairs});
+  for (const auto& p : pairs)
+    EXPECT_EQ(0, std::memcmp(back.data() + p.dst * 64, static_cast<unsigned char*>(dev.handle) + p.src * 64, 64));
+  step_.deallocate(dev);
+}
+
+// Each bad input: a block_error whose message holds `needle`, and the
+// destination untouched.
+void expect_refused(block_copier& c, block_step& step, const block_job& job, const std::string& needle,
+                    const std::vector<unsigned char>& dst_before, const unsigned char* dst) {
+  try {
+    c.copy(job);
+    ADD_FAILURE() << "accepted; expected a refusal naming \"" << needle << "\"";
+  } catch (const block_error& e) {
+    EXPECT_NE(std::string(e.what()).find(needle), std::string::npos) << e.what();
+  }
+  EXPECT_THROW(check_block_job(job, step), block_error);
+  EXPECT_TRUE(std::equal(dst_before.begin(), dst_before.end(), dst)) << "bytes moved for: " << needle;
+}
+
+TEST_F(BlockCopier, EveryBadInputIsRefusedNamingTheBlockAndTheBound) {
+  block_copier c(step_, uncalibrated());
+  auto host = numbered(4, 16, 5);
+  const device_ref dev = step_.allocate(6 * 16);
+  std::fill_n(static_cast<unsigned char*>(dev.handle), 6 * 16, 0xEE);
+  const std::vector<unsigned char> dev_before(6 * 16, 0xEE);
+  const auto* d = static_cast<const unsigned char*>(dev.handle);
+  const auto job = [&](std::vector<block_pair> p, std::size_t block = 16) {
+    static std::vector<block_pair> keep;
+    keep = std::move(p);
+    return block_job{dir::to_device, host.data(), host.size(), dev, block, keep};
+  };
+  expect_refused(c, step_, job({{0, 1}, {1, 3}, {2, 1}}), "pairs 0 and 2 both write destination block 1", dev_before, d);
+  expect_refused(c, step_, job({{0, 0}, {4, 1}}), "pair 1 (4 -> 1): source block 4 is outside the host source's blocks 0 to 3",
+                 dev_before, d);
+  expect_refused(c, step_, job({{0, 6}}), "destination block 6 is outside the device destination's blocks 0 to 5",
+                 dev_before, d);
+  expect_refused(c, step_, job({{-1, 0}}), "source block -1 is outside", dev_before, d);
+  expect_refused(c, step_, job({}), "the block list is empty", dev_before, d);
+  expect_refused(c, step_, job({{0, 0}}, 0), "a block size of 0 bytes", dev_before, d);
+  expect_refused(c, step_, job({{0, 0}}, 24), "the host array's 64 bytes are not a whole number of 24-byte blocks",
+                 dev_before, d);
+  expect_refused(c, step_, job({{0, 0}}, 64), "the device array's 96 bytes are not a whole number of 64-byte blocks",
+                 dev_before, d);
+  block_job null_host = job({{0, 0}});
+  null_host.host = nullptr;
+  expect_refused(c, step_, null_host, "the host array is null", dev_before, d);
+  // To the host, the bound is the host's.
+  const std::vector<unsigned char> host_before = host;
+  std::vector<block_pair> back{{5, 4}};
+  expect_refused(c, step_, {dir::to_host, host.data(), host.size(), dev, 16, back},
+                 "destination block 4 is outside the host destination's blocks 0 to 3", host_before, host.data());
+  // The host step's "device" memory is host memory: one array on both sides.
+  std::vector<block_pair> self{{0, 1}};
+  expect_refused(c, step_, {dir::to_device, host.data(), host.size(), {host.data(), host.size()}, 16, self},
+                 "the host and device arrays overlap", host_before, host.data());
+  step_.deallocate(dev);
+}
+
+// Overlapping destinations are found by a bitmap where the destination has
+// few blocks per pair and by sorting where it has many: both name the pairs.
+TEST_F(BlockCopier, OverlappingDestinationsAreFoundInSmallAndLargeArrays) {
+  std::vector<unsigned char> host(64, 1);
+  for (std::size_t device_bytes : {std::size_t{64}, std::size_t{1} << 20}) {
+    const device_ref dev = step_.allocate(device_bytes);
+    const std::vector<block_pair> pairs{{0, 9}, {1, 5}, {2, 33}, {3, 5}};
+    try {
+      check_block_job({dir::to_device, host.data(), host.size(), dev, 1, pairs}, step_);
+      ADD_FAILURE() << "accepted with a device array of " << device_bytes << " bytes";
+    } catch (const block_error& e) {
+      EXPECT_NE(std::string(e.what()).find("pairs 1 and 3 both write destination block 5"), std::string::npos)
+          << e.what();
+    }
+    step_.deallocate(dev);
+  }
+}
+
+TEST_F(BlockCopier, KernelWayRefusesPageableHostMemory) {
+  block_copier c(step_, uncalibrated(block_way::kernel));
+  auto host = numbered(2, 32, 0);
+  const device_ref dev = step_.allocate(64);
+  std::fill_n(static_cast<unsigned char*>(dev.handle), 64, 0);
+  const std::vector<block_pair> pairs{{0, 1}};
+  const block_job job{dir::to_device, host.data(), host.size(), dev, 32, pairs};
+  EXPECT_NE(c.mover(block_way::kernel).refusal(job, step_.access(host.data(), host.size())).find("pageable"),
+            std::string::npos);
+  try {
+    c.copy(job);
+    ADD_FAILURE() << "a forced kernel way moved pageable memory";
+  } catch (const block_error& e) {
+    EXPECT_NE(std::string(e.what()).find("way kernel was forced and cannot"), std::string::npos) << e.what();
+  }
+  EXPECT_EQ(static_cast<unsigned char*>(dev.handle)[32], 0);
+  step_.declare_pinned(host.data(), host.size());
+  EXPECT_EQ(c.copy(job), block_way::kernel);
+  EXPECT_EQ(static_cast<unsigned char*>(dev.handle)[32], host[0]);
+  step_.forget_pinned(host.data());
+  step_.deallocate(dev);
+}
+
+TEST_F(BlockCopier, EnvironmentForcesAWayAndABadOneIsRefused) {
+  auto host = numbered(2, 32, 0);
+  const device_ref dev = step_.allocate(64);
+  const std::vector<block_pair> pairs{{1, 0}};
+  const block_job job{dir::to_device, host.data(), host.size(), dev, 32, pairs};
+  {
+    scoped_env e("XFER_BLOCKS_WAY", "loop");
+    block_copier c(step_, uncalibrated());
+    EXPECT_EQ(c.copy(job), block_way::loop);
+    block_copier forced(step_, uncalibrated(block_way::batch));  // the argument over the variable
+    EXPECT_EQ(forced.copy(job), block_way::batch);
+  }
+  {
+    scoped_env e("XFER_BLOCKS_WAY", "fast");
+    try {
+      block_copier c(step_);
+      ADD_FAILURE() << "XFER_BLOCKS_WAY=fast accepted";
+    } catch (const std::invalid_argument& e) {
+      EXPECT_STREQ(e.what(), "XFER_BLOCKS_WAY=fast: expected one of loop, batch, kernel, pack");
+    }
+  }
+  step_.deallocate(dev);
+}
+
+TEST_F(BlockCopier, AnUnavailableBatchIsSkippedWithItsReason) {
+  host_block_step old_driver({.batch_unavailable = "cudaMemcpyBatchAsync needs a CUDA 12.8 driver or later"});
+  block_copier c(old_driver, uncalibrated());
+  auto host = numbered(2, 32, 0);
+  const device_ref dev = old_driver.allocate(64);
+  const std::vector<block_pair> pairs{{1, 0}};
+  const block_job job{dir::to_device, host.data(), host.size(), dev, 32, pairs};
+  EXPECT_EQ(c.mover(block_way::batch).refusal(job, {}), "cudaMemcpyBatchAsync needs a CUDA 12.8 driver or later");
+  const auto ranking = calibrate_block_ways(old_driver, choice_key_for(job, host_block_kind::pageable),
+                                            {&c.mover(block_way::batch), &c.mover(block_way::loop)}, probe(4096, 3));
+  EXPECT_EQ(ranking, std::vector<block_way>{block_way::loop});
+  old_driver.deallocate(dev);
+}
+
+TEST_F(BlockCopier, CalibrationRanksEveryUsableWayAndIsCachedInTheFile) {
+  const std::string file = ::testing::TempDir() + "block-ways-" + std::to_string(::getpid());
+  std::filesystem::remove(file);
+  scoped_env e("XFER_BLOCKS_CACHE", file.c_str());
+  forget_block_choices();
+  block_copier c(step_, calibrated(probe(1 << 16, 1)));
+  auto host = numbered(16, 4096, 0);
+  const device_ref dev = step_.allocate(16 * 4096);
+  const auto pairs = scattered_block_pairs(16, 16, 16, 4);
+  const block_job job{dir::to_host, host.data(), host.size(), dev, 4096, pairs};
+  const block_way chosen = c.copy(job);
+  // Pageable host memory: the kernel way is not ranked, the other three are.
+  const std::string key = block_choice_cache_key(step_, choice_key_for(job, host_block_kind::pageable));
+  EXPECT_NE(key.find("/host/host/d2h/pageable/4096"), std::string::npos) << key;
+  std::ifstream in(file);
+  std::string line, found;
+  while (std::getline(in, line))
+    if (line.rfind(key + '\t', 0) == 0) found = line.substr(key.size() + 1);
+  ASSERT_FALSE(found.empty()) << "no line for " << key << " in " << file;
+  EXPECT_EQ(found.find("kernel"), std::string::npos) << found;
+  for (const char* w : {"loop", "batch", "pack"}) EXPECT_NE(found.find(w), std::string::npos) << found;
+  EXPECT_EQ(found.substr(0, found.find(' ')), to_string(chosen));
+
+  // A ranking in the file decides, without calibrating: loop first.
+  std::ofstream(file, std::ios::trunc) << key << "\tloop pack\n";
+  forget_block_choices();
+  block_copier from_file(step_, uncalibrated());
+  EXPECT_EQ(from_file.copy(job), block_way::loop);
+  // Another size class is another key: the fixed order there.
+  const std::vector<block_pair> one{{0, 0}};
+  EXPECT_EQ(from_file.copy({dir::to_host, host.data(), host.size(), dev, 8192, one}), block_way::pack);
+  std::filesystem::remove(file);
+  step_.deallocate(dev);
+}
+
+TEST(BlockList, ScatteredPairsAreDistinctInBoundsAndRepeatable) {
+  const auto a = scattered_block_pairs(100, 300, 120, 9);
+  ASSERT_EQ(a.size(), 100u);
+  std::vector<bool> src_seen(300), dst_seen(120);
+  for (const auto& p : a) {
+    ASSERT_TRUE(p.src >= 0 && p.src < 300 && p.dst >= 0 && p.dst < 120);
+    EXPECT_FALSE(src_seen[p.src]) << p.src;
+    EXPECT_FALSE(dst_seen[p.dst]) << p.dst;
+    src_seen[p.src] = dst_seen[p.dst] = true;
+  }
+  const auto b = scattered_block_pairs(100, 300, 120, 9);
+  const auto c = scattered_block_pairs(100, 300, 120, 10);
+  const auto same = [](const auto& x, const auto& y) {
+    return std::equal(x.begin(), x.end(), y.begin(), [](auto p, auto q) { return p.src == q.src && p.dst == q.dst; });
+  };
+  EXPECT_TRUE(same(a, b));
+  EXPECT_FALSE(same(a, c));
+  EXPECT_THROW(scattered_block_pairs(121, 300, 120, 1), std::invalid_argument);
+}
+
+TEST(BlockChoice, SizeClassesAreThePowerOfTwoBelow) {
+  block_job j;
+  for (auto [bytes, cls] : {std::pair{std::size_t{1}, std::size_t{1}}, {4096, 4096}, {4097, 4096}, {12288, 8192},
+                            {std::size_t{2} << 20, std::size_t{2} << 20}}) {
+    j.block_bytes = bytes;
+    EXPECT_EQ(choice_key_for(j, host_block_kind::pinned).size_class, cls) << bytes;
+  }
+  EXPECT_EQ(parse_block_way("batch"), block_way::batch);
+  EXPECT_THROW(parse_block_way("Batch"), std::invalid_argument);
+}
+
+}  // namespace
+}  // namespace xfer::mem
