@@ -127,6 +127,44 @@ class staged_copier {
   [[nodiscard]] staged_completion copy_to_host_async(void* dst, device_ref src, std::size_t src_offset,
                                                      std::size_t bytes, void* after_queue);
 
+  // On the caller's queue, without blocking (issue 37): the copy's device
+  // work starts once the work queued on `queue` before the call has
+  // finished (as with after_queue), and the work the caller queues on
+  // `queue` after the call waits, on the device, until the copy has ended.
+  // So a program queues copy -> kernel -> copy with no host
+  // synchronization, and overlaps copies with kernels on other queues.
+  //
+  // `queue`: a cudaStream_t or CUstream of the step's device (the legacy
+  // default stream is CU_STREAM_LEGACY, 0x1), an OpenCL command queue of
+  // the step's device, or for the host step a host_step queue (any other
+  // non-null value is held by nothing there).
+  //
+  // Meanwhile, until the completion is ready: the source (host memory for
+  // copy_to_device_on, device memory for copy_to_host_on) must stay
+  // allocated and unmodified; it may be read. The destination must be
+  // neither read nor written by the host, nor by device work other than
+  // work queued on `queue` after the call. Freeing or changing either is
+  // the caller's error and is not detected.
+  //
+  // The queue is let go when the copy ends, whether it succeeded or not
+  // (a queue never let go would hang for ever); after a failure the work
+  // queued after the call meets a destination whose bytes are unspecified,
+  // and the failure is reported through the completion only: check it
+  // (wait()) before trusting what that work computed. The copier's
+  // destructor finishes every queued copy, so it lets every queue go too.
+  //
+  // There is no handoff to the plain API below tuning().handoff(): it
+  // would block the calling thread until the queue's earlier work is done.
+  // Refused with reason bad_argument, before anything is queued: the
+  // arguments as for the blocking copies, a null queue, and a queue the
+  // step cannot use (another device's; a destroyed one where the API can
+  // tell). Reason device: the step cannot hold a queue or queueing the wait
+  // failed. In each case nothing was queued on `queue`.
+  [[nodiscard]] staged_completion copy_to_device_on(device_ref dst, std::size_t dst_offset, const void* src,
+                                                    std::size_t bytes, void* queue);
+  [[nodiscard]] staged_completion copy_to_host_on(void* dst, device_ref src, std::size_t src_offset, std::size_t bytes,
+                                                  void* queue);
+
   const staged_tuning& tuning() const noexcept { return tuning_; }
   device_step& step() const noexcept { return step_; }
   // The staging pool's statistics (handed_out_bytes is 0 whenever no copy runs).
@@ -135,8 +173,9 @@ class staged_copier {
   void trim_staging() { pool_.trim(); }
 
  private:
+  // hold: the copy_*_on form (after_queue is then the queue to hold).
   staged_completion start(staged_direction dir, device_ref dev, std::size_t dev_offset, void* host, std::size_t bytes,
-                          void* after_queue);
+                          void* after_queue, bool hold = false);
   staged_completion submit(std::shared_ptr<detail::staged_job> job);
   void leader_loop();
   void run_job(detail::staged_job& job);
