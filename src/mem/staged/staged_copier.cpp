@@ -173,6 +173,10 @@ void staged_copier::run_job(staged_job& job) {
   // back to the pool.
   job.trace.note(detail::staged_trace::dmas_done);
   if (job.abort.load(std::memory_order_relaxed)) lane_->drain();
+  // The caller's queue goes on now that no DMA of the copy runs, before the
+  // staging goes back: freeing pinned memory (a pool over its cap) waits for
+  // the whole device on CUDA, the held queue included.
+  if (job.hold) job.hold->release();
   release();
 }
 
