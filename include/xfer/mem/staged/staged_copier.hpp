@@ -115,13 +115,16 @@ class staged_copier {
 
   // The same, ordered after a queue of the caller's: the copy's device work
   // starts only once the work queued on `after_queue` before the call has
-  // finished (CUDA: a cudaStream_t or CUstream of the step's device; the
-  // host step takes any value, having no device work), and the caller's
-  // thread does not wait for it. So a copy to the host can follow the kernel
-  // that produced its source with no synchronization by the caller. A copy
-  // below the handoff waits for the queue on the calling thread first. Null
-  // means no queue. Throws staged_error (device) where the step cannot (the
-  // OpenCL step, whose context is its own).
+  // finished (CUDA: a cudaStream_t or CUstream of the step's device, which
+  // the copier's stream waits for on the device; OpenCL: a command queue of
+  // the step's device, in any context, waited for by the copier's thread
+  // before the copy's first DMA; the host step: one of its queues, any other
+  // value having no work to wait for), and the caller's thread does not
+  // wait for it. So a copy to the host can follow the kernel that produced
+  // its source with no synchronization by the caller. A copy below the
+  // handoff waits for the queue on the calling thread first. Null means no
+  // queue. Throws staged_error (bad_argument) for a queue of another device,
+  // (device) where the step cannot order after a queue.
   [[nodiscard]] staged_completion copy_to_device_async(device_ref dst, std::size_t dst_offset, const void* src,
                                                        std::size_t bytes, void* after_queue);
   [[nodiscard]] staged_completion copy_to_host_async(void* dst, device_ref src, std::size_t src_offset,
