@@ -217,36 +217,11 @@ class copier {
   // for the work queued on the stream before the call, and the work queued
   // there after it waits for the copy. No stream (None) or 0 is the legacy
   // default stream (torch's and CuPy's default stream hand out 0).
-  std::unique_ptr<pending> to_device_async(nb::handle dst_, nb::handle src_, nb::handle stream) {
-    nb::ndarray<> dst = writable(dst_, "dst");
-    array src = readable(src_, "src"), d(dst);
-    check_pair(d, src);
-    check_device_side("dst", d);
-    if (!host_side(src.device_type())) throw std::invalid_argument("src must be host memory for a copy to the device");
-    void* q = queue_of(stream);
-    mem::staged_completion done;
-    if (src.nbytes() != 0) {
-      nb::gil_scoped_release release;
-      done = copier_->copy_to_device_on({dst.data(), dst.nbytes()}, 0, src.data(), src.nbytes(), q);
-    }
-    return std::make_unique<pending>(std::move(done), nb::borrow(dst_), nb::borrow(src_), std::move(dst),
-                                     std::move(src));
+  std::unique_ptr<pending> to_device_async(nb::handle dst, nb::handle src, nb::handle stream) {
+    return start_async(true, dst, src, stream);
   }
-
-  std::unique_ptr<pending> to_host_async(nb::handle dst_, nb::handle src_, nb::handle stream) {
-    nb::ndarray<> dst = writable(dst_, "dst");
-    array src = readable(src_, "src");
-    check_pair(array(dst), src);
-    check_device_side("src", src);
-    if (!host_side(dst.device_type())) throw std::invalid_argument("dst must be host memory for a copy to the host");
-    void* q = queue_of(stream);
-    mem::staged_completion done;
-    if (src.nbytes() != 0) {
-      nb::gil_scoped_release release;
-      done = copier_->copy_to_host_on(dst.data(), {const_cast<void*>(src.data()), src.nbytes()}, 0, src.nbytes(), q);
-    }
-    return std::make_unique<pending>(std::move(done), nb::borrow(dst_), nb::borrow(src_), std::move(dst),
-                                     std::move(src));
+  std::unique_ptr<pending> to_host_async(nb::handle dst, nb::handle src, nb::handle stream) {
+    return start_async(false, dst, src, stream);
   }
 
   nb::dict tuning() const {
@@ -287,6 +262,29 @@ class copier {
 #else
     (void)s;
 #endif
+  }
+
+  // Both directions of the non-blocking form: the same checks as the
+  // blocking one, then the copy queued on the stream.
+  std::unique_ptr<pending> start_async(bool to_device, nb::handle dst_, nb::handle src_, nb::handle stream) {
+    nb::ndarray<> dst = writable(dst_, "dst");
+    array src = readable(src_, "src"), d(dst);
+    check_pair(d, src);
+    const array& host = to_device ? src : d;
+    check_device_side(to_device ? "dst" : "src", to_device ? d : src);
+    if (!host_side(host.device_type()))
+      throw std::invalid_argument(to_device ? "src must be host memory for a copy to the device"
+                                            : "dst must be host memory for a copy to the host");
+    void* q = queue_of(stream);
+    mem::staged_completion done;
+    if (src.nbytes() != 0) {
+      nb::gil_scoped_release release;
+      const mem::device_ref dev{to_device ? dst.data() : const_cast<void*>(src.data()), src.nbytes()};
+      done = to_device ? copier_->copy_to_device_on(dev, 0, src.data(), src.nbytes(), q)
+                       : copier_->copy_to_host_on(dst.data(), dev, 0, src.nbytes(), q);
+    }
+    return std::make_unique<pending>(std::move(done), nb::borrow(dst_), nb::borrow(src_), std::move(dst),
+                                     std::move(src));
   }
 
   // The stream as the copier's queue handle: the legacy default stream for

@@ -35,16 +35,31 @@ void finishes(mem::host_step::queue& q) {
   ASSERT_EQ(f.wait_for(10s), std::future_status::ready) << "the caller's queue is still held";
 }
 
+// The call throws a staged_error of this reason whose cause names `text`.
+#define EXPECT_THAT_REFUSED(call, reason, text)                                \
+  try {                                                                        \
+    (void)(call);                                                              \
+    ADD_FAILURE() << "no error";                                               \
+  } catch (const staged_error& e) {                                            \
+    EXPECT_EQ(e.why(), reason) << e.what();                                    \
+    EXPECT_NE(e.cause().find(text), std::string::npos) << e.what();            \
+  }
+
 // Many small chunks: the copy takes long enough (hundreds of DMAs, each a
 // hand-off between threads) that a task not held back would run before it ends.
 constexpr std::size_t many_chunks = 256 * 4096 + 13;
 
 }  // namespace
 
-TEST(StagedOnQueue, TaskQueuedAfterACopyToTheDeviceSeesItsBytes) {
+// The host step, a copier of small chunks over it, and a queue of the caller's.
+class StagedOnQueue : public ::testing::Test {
+ protected:
   mem::host_step step;
-  mem::staged_copier c(step, with_tuning(small_chunks(4096, 2, 2)));
-  auto q = step.make_queue();
+  mem::staged_copier c{step, with_tuning(small_chunks(4096, 2, 2))};
+  std::unique_ptr<mem::host_step::queue> q = step.make_queue();  // first to go: its tasks run before the copier ends
+};
+
+TEST_F(StagedOnQueue, TaskQueuedAfterACopyToTheDeviceSeesItsBytes) {
   const auto src = pattern(many_chunks, 3);
   device_buffer dev(step, many_chunks);
   std::memset(dev.ref().handle, 0, many_chunks);
@@ -57,10 +72,7 @@ TEST(StagedOnQueue, TaskQueuedAfterACopyToTheDeviceSeesItsBytes) {
   EXPECT_EQ(step.holds_held(), 0u);
 }
 
-TEST(StagedOnQueue, CopyToTheHostWaitsForTheTasksBeforeIt) {
-  mem::host_step step;
-  mem::staged_copier c(step, with_tuning(small_chunks()));
-  auto q = step.make_queue();
+TEST_F(StagedOnQueue, CopyToTheHostWaitsForTheTasksBeforeIt) {
   const auto want = pattern(many_chunks, 5);
   device_buffer dev(step, many_chunks);
   std::memset(dev.ref().handle, 0, many_chunks);
@@ -75,10 +87,7 @@ TEST(StagedOnQueue, CopyToTheHostWaitsForTheTasksBeforeIt) {
   EXPECT_EQ(back, want);
 }
 
-TEST(StagedOnQueue, CopyTaskCopyChainsWithoutTheHostWaiting) {
-  mem::host_step step;
-  mem::staged_copier c(step, with_tuning(small_chunks()));
-  auto q = step.make_queue();
+TEST_F(StagedOnQueue, CopyTaskCopyChainsWithoutTheHostWaiting) {
   const auto src = pattern(many_chunks, 8);
   device_buffer dev(step, many_chunks);
   std::vector<unsigned char> back(many_chunks);
@@ -99,7 +108,7 @@ TEST(StagedOnQueue, CopyTaskCopyChainsWithoutTheHostWaiting) {
 // Below the handoff the plain API would have to wait for the queue on the
 // calling thread: the copy goes through the pipeline instead, and the call
 // returns while the queue is still busy.
-TEST(StagedOnQueue, SmallCopyDoesNotBlockTheCaller) {
+TEST(StagedOnQueueOwnStep, SmallCopyDoesNotBlockTheCaller) {
   mem::host_step step;
   auto t = small_chunks();
   t.handoff_to_device_bytes = t.handoff_to_host_bytes = 1 << 20;
@@ -119,7 +128,7 @@ TEST(StagedOnQueue, SmallCopyDoesNotBlockTheCaller) {
   EXPECT_EQ(0, std::memcmp(dev.ref().handle, src.data(), 100));
 }
 
-TEST(StagedOnQueue, FailedCopyStillReleasesTheQueue) {
+TEST(StagedOnQueueOwnStep, FailedCopyStillReleasesTheQueue) {
   for (const auto when : {fault_at::enqueue, fault_at::wait}) {
     faulty_step step;
     mem::staged_copier c(step, with_tuning(small_chunks()));
@@ -148,7 +157,7 @@ TEST(StagedOnQueue, FailedCopyStillReleasesTheQueue) {
   }
 }
 
-TEST(StagedOnQueue, StagingRefusedStillReleasesTheQueue) {
+TEST(StagedOnQueueOwnStep, StagingRefusedStillReleasesTheQueue) {
   refusing_resource staging;
   faulty_step step(&staging);
   mem::staged_copier c(step, with_tuning(small_chunks()));
@@ -167,7 +176,7 @@ TEST(StagedOnQueue, StagingRefusedStillReleasesTheQueue) {
   EXPECT_EQ(step.inner().holds_held(), 0u);
 }
 
-TEST(StagedOnQueue, DestroyingTheCopierReleasesEveryQueue) {
+TEST(StagedOnQueueOwnStep, DestroyingTheCopierReleasesEveryQueue) {
   mem::host_step step;
   auto q1 = step.make_queue(), q2 = step.make_queue();
   const auto src = pattern(many_chunks, 4);
@@ -186,43 +195,26 @@ TEST(StagedOnQueue, DestroyingTheCopierReleasesEveryQueue) {
   for (auto& d : done) EXPECT_NO_THROW(d.wait());
 }
 
-TEST(StagedOnQueue, NullQueueIsRefused) {
-  mem::host_step step;
-  mem::staged_copier c(step, with_tuning(small_chunks()));
+TEST_F(StagedOnQueue, NullQueueIsRefused) {
   device_buffer dev(step, 4096);
   std::vector<unsigned char> host(4096);
-  try {
-    (void)c.copy_to_device_on(dev.ref(), 0, host.data(), host.size(), nullptr);
-    FAIL() << "no error";
-  } catch (const staged_error& e) {
-    EXPECT_EQ(e.why(), staged_error::reason::bad_argument);
-    EXPECT_NE(e.cause().find("queue is null"), std::string::npos) << e.what();
-  }
+  EXPECT_THAT_REFUSED(c.copy_to_device_on(dev.ref(), 0, host.data(), host.size(), nullptr),
+                      staged_error::reason::bad_argument, "queue is null");
   EXPECT_EQ(step.holds_held(), 0u);
 }
 
-TEST(StagedOnQueue, AnotherDevicesQueueIsABadArgument) {
+TEST(StagedOnQueueOwnStep, AnotherDevicesQueueIsABadArgument) {
   faulty_step step;
   mem::staged_copier c(step, with_tuning(small_chunks()));
   auto q = step.inner().make_queue();
   device_buffer dev(step, 8 * 4096);
   std::vector<unsigned char> host(8 * 4096, 1);
   step.set_queues(faulty_step::queues::foreign);
-  try {
-    (void)c.copy_to_host_on(host.data(), dev.ref(), 0, host.size(), q->handle());
-    FAIL() << "no error";
-  } catch (const staged_error& e) {
-    EXPECT_EQ(e.why(), staged_error::reason::bad_argument);
-    EXPECT_EQ(e.bytes(), host.size());
-    EXPECT_NE(e.cause().find("device 7"), std::string::npos) << e.what();
-  }
+  EXPECT_THAT_REFUSED(c.copy_to_host_on(host.data(), dev.ref(), 0, host.size(), q->handle()),
+                      staged_error::reason::bad_argument, "device 7");
   step.set_queues(faulty_step::queues::unsupported);
-  try {
-    (void)c.copy_to_device_on(dev.ref(), 0, host.data(), host.size(), q->handle());
-    FAIL() << "no error";
-  } catch (const staged_error& e) {
-    EXPECT_EQ(e.why(), staged_error::reason::device) << e.what();
-  }
+  EXPECT_THAT_REFUSED(c.copy_to_device_on(dev.ref(), 0, host.data(), host.size(), q->handle()),
+                      staged_error::reason::device, "faulty-host step cannot");
   EXPECT_EQ(step.inner().holds_held(), 0u);
   step.set_queues(faulty_step::queues::forward);
   c.copy_to_device_on(dev.ref(), 0, host.data(), host.size(), q->handle()).wait();  // usable afterwards
