@@ -66,6 +66,9 @@ TEST_P(StagedStream, KernelAfterTheCopySeesTheCopiedData) {
     device_buffer in(*step_, bytes), out(*step_, bytes);
     ASSERT_EQ(cudaMemset(in.ref().handle, 0, bytes), cudaSuccess);
     ASSERT_EQ(cudaMemset(out.ref().handle, 0, bytes), cudaSuccess);
+    // cudaMemset may return before it is done, and the copier's stream does
+    // not wait for the legacy stream: the zeros must be down first.
+    ASSERT_EQ(cudaDeviceSynchronize(), cudaSuccess);
     const auto src = pattern(bytes, 11);
     std::vector<unsigned char> back(bytes, 0);
     ASSERT_EQ(launch_spin(20'000'000, stream_), 0);
