@@ -309,11 +309,13 @@ class hold_words {
 // A wait on the caller's stream for one word (cuStreamWaitValue32 on
 // mapped host memory): released by the host's store, whatever became of
 // the copy, so the stream never waits for ever. The order it makes is not
-// one CUDA sees: where the caller's stream and the lane's share one of the
-// device's hardware queues (more streams in use than
-// CUDA_DEVICE_MAX_CONNECTIONS, 8 by default), the lane's DMAs could queue
-// behind the wait and never run. Two or three streams, as a program
-// overlapping copies with kernels has, get queues of their own.
+// one CUDA sees (cuStreamWaitValue32's warning): the driver spreads streams
+// over CUDA_DEVICE_MAX_CONNECTIONS hardware queues (8 by default) in the
+// order they were made, and where the caller's stream and the lane's land
+// on one queue, the lane's DMAs could wait behind the hold and the copy
+// never end. Unseen so far; CUDA_DEVICE_MAX_CONNECTIONS=32 makes it rarer,
+// and queueing the copy's DMAs on the caller's stream itself (each behind a
+// wait for its chunk's staging) would remove it: issue 37's follow-up.
 class cuda_hold final : public mem::queue_hold {
  public:
   cuda_hold(cuda_step& s, stream_t caller) {

@@ -156,6 +156,12 @@ class staged_copier {
   // (wait()) before trusting what that work computed. The copier's
   // destructor finishes every queued copy, so it lets every queue go too.
   //
+  // CUDA: the wait on the stream is cuStreamWaitValue32, an order the driver
+  // does not see; where the caller's stream and the copier's share a
+  // hardware queue (many streams, CUDA_DEVICE_MAX_CONNECTIONS) the copy
+  // could wait behind it (src/mem/cuda/staged_step.cpp says more). Not for a
+  // stream being captured into a CUDA graph.
+  //
   // There is no handoff to the plain API below tuning().handoff(): it
   // would block the calling thread until the queue's earlier work is done.
   // Refused with reason bad_argument, before anything is queued: the
