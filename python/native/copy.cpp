@@ -18,6 +18,7 @@
 #include <nanobind/ndarray.h>
 #include <nanobind/stl/optional.h>
 #include <nanobind/stl/string.h>
+#include <nanobind/stl/unique_ptr.h>
 #include <xfer/config.hpp>
 #include <xfer/mem/staged/host_step.hpp>
 #include <xfer/mem/staged/staged_copier.hpp>
@@ -102,6 +103,41 @@ nb::ndarray<> writable(nb::handle h, const char* name) {
   (void)readable(h, name);  // not an array at all: that message
   throw nb::type_error(fmt::format("{} is read-only (pass a writable array)", name).c_str());
 }
+
+// A copy on the caller's stream (non_blocking): its completion, and the
+// arrays it reads and writes, kept alive until it has ended, whether the
+// caller waits or drops the handle (a dropped one waits in its destructor,
+// without the GIL: the copier's threads need none).
+class pending {
+ public:
+  pending(mem::staged_completion done, nb::object dst, nb::object src, nb::ndarray<> d, array s)
+      : done_(std::move(done)), dst_(std::move(dst)), src_(std::move(src)), d_(std::move(d)), s_(std::move(s)) {}
+  pending(const pending&) = delete;
+  pending& operator=(const pending&) = delete;
+  ~pending() {
+    if (done_.ready()) return;
+    nb::gil_scoped_release release;
+    try {
+      done_.wait();
+    } catch (const std::exception&) {
+      // Nobody asked: the failure goes with the handle.
+    }
+  }
+  // Blocks (without the GIL) until the copy has ended; raises its error
+  // (CopyError, ValueError) every time it is called.
+  void wait() const {
+    nb::gil_scoped_release release;
+    done_.wait();
+  }
+  bool ready() const { return done_.ready(); }
+  std::size_t nbytes() const noexcept { return done_.bytes(); }
+
+ private:
+  mem::staged_completion done_;
+  nb::object dst_, src_;  // the Python objects, so their memory outlives the copy
+  nb::ndarray<> d_;
+  array s_;
+};
 
 class copier {
  public:
@@ -200,6 +236,17 @@ class copier {
 #endif
   }
 
+  // On the caller's stream, without blocking: the copy waits on the device
+  // for the work queued on the stream before the call, and the work queued
+  // there after it waits for the copy. No stream (None) or 0 is the legacy
+  // default stream (torch's and CuPy's default stream hand out 0).
+  std::unique_ptr<pending> to_device_async(nb::handle dst, nb::handle src, nb::handle stream) {
+    return start_async(true, dst, src, stream);
+  }
+  std::unique_ptr<pending> to_host_async(nb::handle dst, nb::handle src, nb::handle stream) {
+    return start_async(false, dst, src, stream);
+  }
+
   nb::dict tuning() const {
     const auto& t = copier_->tuning();
     nb::dict d;
@@ -266,6 +313,36 @@ class copier {
 #endif
   }
 
+  // Both directions of the non-blocking form: the same checks as the
+  // blocking one, then the copy queued on the stream.
+  std::unique_ptr<pending> start_async(bool to_device, nb::handle dst_, nb::handle src_, nb::handle stream) {
+    nb::ndarray<> dst = writable(dst_, "dst");
+    array src = readable(src_, "src"), d(dst);
+    check_pair(d, src);
+    const array& host = to_device ? src : d;
+    check_device_side(to_device ? "dst" : "src", to_device ? d : src);
+    if (!host_side(host.device_type()))
+      throw std::invalid_argument(to_device ? "src must be host memory for a copy to the device"
+                                            : "dst must be host memory for a copy to the host");
+    void* q = queue_of(stream);
+    mem::staged_completion done;
+    if (src.nbytes() != 0) {
+      nb::gil_scoped_release release;
+      const mem::device_ref dev{to_device ? dst.data() : const_cast<void*>(src.data()), src.nbytes()};
+      done = to_device ? copier_->copy_to_device_on(dev, 0, src.data(), src.nbytes(), q)
+                       : copier_->copy_to_host_on(dst.data(), dev, 0, src.nbytes(), q);
+    }
+    return std::make_unique<pending>(std::move(done), nb::borrow(dst_), nb::borrow(src_), std::move(dst),
+                                     std::move(src));
+  }
+
+  // The stream as the copier's queue handle: the legacy default stream for
+  // None and 0 (CU_STREAM_LEGACY; the copier refuses null).
+  static void* queue_of(nb::handle stream) {
+    const std::uintptr_t s = stream_handle(stream).value_or(0);
+    return reinterpret_cast<void*>(s ? s : std::uintptr_t{1});
+  }
+
   int device_;
   std::unique_ptr<mem::device_step> step_;
   std::unique_ptr<mem::staged_copier> copier_;
@@ -305,12 +382,18 @@ nb::tuple cuda_status() {
 }  // namespace
 
 void bind_copy(nb::module_& m) {
+  nb::class_<pending>(m, "PendingCopy")
+      .def("wait", &pending::wait)
+      .def("ready", &pending::ready)
+      .def_prop_ro("nbytes", &pending::nbytes);
   nb::class_<copier>(m, "Copier")
       .def(nb::init<int, const std::string&, nb::object, nb::object, nb::object, nb::object, bool>(),
            nb::arg("device"), nb::arg("api"), nb::arg("chunk_bytes").none(), nb::arg("ring_depth").none(),
            nb::arg("threads").none(), nb::arg("handoff_bytes").none(), nb::arg("calibrate") = true)
       .def("to_device", &copier::to_device, nb::arg("dst"), nb::arg("src"), nb::arg("stream").none())
       .def("to_host", &copier::to_host, nb::arg("dst"), nb::arg("src"), nb::arg("stream").none())
+      .def("to_device_async", &copier::to_device_async, nb::arg("dst"), nb::arg("src"), nb::arg("stream").none())
+      .def("to_host_async", &copier::to_host_async, nb::arg("dst"), nb::arg("src"), nb::arg("stream").none())
       .def("tuning", &copier::tuning)
       .def_prop_ro("device", &copier::device);
   m.def("host_copy", &host_copy, nb::arg("dst"), nb::arg("src"));

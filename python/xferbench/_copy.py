@@ -24,6 +24,33 @@ def cuda_available() -> bool:
     return cuda_status()[0] > 0
 
 
+class CopyHandle:
+    """A copy queued on the caller's stream (``non_blocking=True``). It keeps ``dst`` and
+    ``src`` alive until the copy has ended, whether or not it is waited for (a handle
+    dropped early waits for the copy when it goes).
+
+    Meanwhile ``src`` must not be modified or freed; ``dst`` must not be read or written
+    except by work queued on the stream after the copy, which waits for it on the device.
+    """
+
+    def __init__(self, native_handle: Any):
+        self._h = native_handle
+
+    def wait(self) -> None:
+        """Blocks until the copy has ended. Raises CopyError if it failed (every time it is
+        called): the stream was let go all the same, so work queued after the copy ran on
+        a destination whose contents are unspecified."""
+        self._h.wait()
+
+    def ready(self) -> bool:
+        """Whether the copy has ended (successfully or not), without blocking."""
+        return bool(self._h.ready())
+
+    @property
+    def nbytes(self) -> int:
+        return int(self._h.nbytes)
+
+
 class Copier:
     """libxfer's staged copier on one device: pageable host memory moves at pinned speed
     through a ring of pinned staging chunks, CPU threads filling chunk i+1 while the copy
@@ -77,7 +104,8 @@ class Copier:
                               f"stream belongs to CUDA device {dev}, not to this copier's device {self._c.device}")
 
     @typed_arguments
-    def to_device(self, dst: Any, src: Any, stream: Any = None) -> None:
+    def to_device(self, dst: Any, src: Any, stream: Any = None,
+                  non_blocking: bool = False) -> Optional[CopyHandle]:
         """Copies host array ``src`` into device array ``dst`` (same dtype and byte size,
         both C-contiguous) and returns once the bytes are in device memory.
 
@@ -85,19 +113,35 @@ class Copier:
         work queued on it is waited for first. None waits for the whole device.
         A torch or CuPy stream of another device raises ValueError.
 
+        non_blocking: queue the copy on ``stream`` and return a CopyHandle at once: the
+        copy starts on the device after the work queued on the stream before the call,
+        and the work queued there after the call (a kernel reading ``dst``) waits for it
+        on the device, with no host synchronization. None (or 0) is then the legacy
+        default stream, the default stream of torch and CuPy.
+
         Ctrl-C (KeyboardInterrupt) interrupts a staged copy (``handoff_bytes`` and up) that
         does not return, a hung driver's: the copy is then left running, its arrays are kept
-        alive, and this copier raises RuntimeError on any later copy (make a new one)."""
+        alive, and this copier raises RuntimeError on any later copy (make a new one). The
+        same holds for a CopyHandle's wait()."""
         _check_writable(dst, "dst")
         self._check_stream(stream)
+        if non_blocking:
+            return CopyHandle(self._c.to_device_async(dst, src, stream))
         self._c.to_device(dst, src, stream)
+        return None
 
     @typed_arguments
-    def to_host(self, dst: Any, src: Any, stream: Any = None) -> None:
-        """Copies device array ``src`` into host array ``dst``; see to_device."""
+    def to_host(self, dst: Any, src: Any, stream: Any = None,
+                non_blocking: bool = False) -> Optional[CopyHandle]:
+        """Copies device array ``src`` into host array ``dst``; see to_device. With
+        non_blocking, ``dst`` holds the bytes once the handle's wait() returns (work
+        queued on the stream after the call also waits for the copy)."""
         _check_writable(dst, "dst")
         self._check_stream(stream)
+        if non_blocking:
+            return CopyHandle(self._c.to_host_async(dst, src, stream))
         self._c.to_host(dst, src, stream)
+        return None
 
     @property
     def tuning(self) -> Dict[str, int]:
@@ -107,6 +151,18 @@ class Copier:
     @property
     def device(self) -> Union[int, str]:
         return "host" if self._c.device < 0 else self._c.device
+
+
+class _Done:
+    """A copy already done (host to host)."""
+
+    nbytes = 0
+
+    def wait(self) -> None:
+        pass
+
+    def ready(self) -> bool:
+        return True
 
 
 _copiers: Dict[int, Copier] = {}
@@ -145,7 +201,7 @@ def _check_writable(a: Any, name: str) -> None:
 
 
 @typed_arguments
-def copy(dst: Any, src: Any, stream: Any = None) -> None:
+def copy(dst: Any, src: Any, stream: Any = None, non_blocking: bool = False) -> Optional[CopyHandle]:
     """Copies ``src`` into ``dst``: any DLPack producers (NumPy, torch, CuPy) of the same
     dtype and byte size, C-contiguous. Host to device and device to host go through the
     staged copier of the device (one per device, made on first use); host to host is one
@@ -153,6 +209,12 @@ def copy(dst: Any, src: Any, stream: Any = None) -> None:
 
     stream: the caller's CUDA stream (torch/CuPy stream or int handle) whose queued work
     must finish first; None waits for the whole device.
+
+    non_blocking: return a CopyHandle at once instead, the copy queued on ``stream``
+    (None: the legacy default stream): it waits on the device for the work queued there
+    before, and the work queued there after it (a torch op reading ``dst``) waits on the
+    device for the copy. Until the handle is ready, leave ``src`` unmodified and ``dst``
+    to that work. A host-to-host copy is done at once (its handle is ready).
 
     Raises:
         BadArgument (a ValueError): mismatched dtype or size, a non-contiguous array, a
@@ -165,14 +227,15 @@ def copy(dst: Any, src: Any, stream: Any = None) -> None:
     (dt, di), (st, si) = _device_of(dst, "dst"), _device_of(src, "src")
     if dt in _HOST and st in _HOST:
         native().host_copy(dst, src)
+        return CopyHandle(_Done()) if non_blocking else None
     elif dt == _CUDA and st in _HOST:
-        _default_copier(di).to_device(dst, src, stream)
+        return _default_copier(di).to_device(dst, src, stream, non_blocking)
     elif dt in _HOST and st == _CUDA:
-        _default_copier(si).to_host(dst, src, stream)
+        return _default_copier(si).to_host(dst, src, stream, non_blocking)
     elif dt == _CUDA and st == _CUDA:
         raise BadArgument(None, "a device-to-device copy is not staged: use the framework's own copy")
     else:
         raise BadArgument(None, f"unsupported DLPack devices: dst {(dt, di)}, src {(st, si)}")
 
 
-__all__ = ["Copier", "copy", "cuda_available", "cuda_status", "CudaUnavailableError"]
+__all__ = ["Copier", "CopyHandle", "copy", "cuda_available", "cuda_status", "CudaUnavailableError"]

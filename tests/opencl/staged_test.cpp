@@ -72,21 +72,7 @@ TEST(StagedOpenCL, RangeBeyondTheBufferIsRefused) {
   EXPECT_THROW(c.copy_to_device(dev.ref(), 1, host.data(), 4096), mem::staged_error);
 }
 
-TEST(StagedOpenCL, OrderingAfterACallersQueueIsRefusedWithTheReason) {
-  XFER_REQUIRE_POCL_STEP(s);
-  mem::staged_copier c(*s, with_tuning(small_chunks()));
-  device_buffer dev(*s, 4096);
-  std::vector<unsigned char> host(4096);
-  int some_queue = 0;
-  try {
-    (void)c.copy_to_host_async(host.data(), dev.ref(), 0, 4096, &some_queue);
-    FAIL() << "no error";
-  } catch (const mem::staged_error& e) {
-    EXPECT_EQ(e.why(), mem::staged_error::reason::device);
-    EXPECT_NE(std::string(e.what()).find("cannot order a copy after a queue"), std::string::npos) << e.what();
-  }
-  c.copy_to_host(host.data(), dev.ref(), 0, 4096);  // usable afterwards
-}
+// Ordering after (and holding) a caller's queue: staged_queue_test.cpp.
 
 TEST(StagedOpenCL, UnknownPlatformOrDeviceSaysWhich) {
   try {

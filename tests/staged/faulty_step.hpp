@@ -23,8 +23,9 @@ class faulty_step final : public mem::device_step {
     offset_ = offset;
     when_ = when;
   }
-  // Hold every chunk's completion (a device that stops answering) until released.
-  void hold(bool held) { held_ = held; }
+  // Stall every chunk's completion (a device that stops answering) until
+  // released. Not named hold: that is the seam's hold(queue) below.
+  void stall(bool stalled) { stalled_ = stalled; }
   std::string_view name() const noexcept override { return "faulty-host"; }
   std::string device_key() const override { return "host"; }
   mem::host_resource& staging_memory() override { return inner_.staging_memory(); }
@@ -40,8 +41,24 @@ class faulty_step final : public mem::device_step {
   mem::device_ref allocate(std::size_t b) override { return inner_.allocate(b); }
   void deallocate(mem::device_ref d) noexcept override { inner_.deallocate(d); }
   const void* host_view(mem::device_ref d) const noexcept override { return inner_.host_view(d); }
+  // The caller's queues: the host step's (forward), refused as another
+  // device's (foreign), or not supported at all (the device_step default).
+  enum class queues { forward, foreign, unsupported };
+  void set_queues(queues q) { queues_ = q; }
+  std::unique_ptr<mem::queue_mark> mark(void* q) override {
+    refuse_queue();
+    return queues_ == queues::forward ? inner_.mark(q) : device_step::mark(q);
+  }
+  std::unique_ptr<mem::queue_hold> hold(void* q) override {
+    refuse_queue();
+    return queues_ == queues::forward ? inner_.hold(q) : device_step::hold(q);
+  }
+  mem::host_step& inner() noexcept { return inner_; }
 
  private:
+  void refuse_queue() const {
+    if (queues_ == queues::foreign) throw mem::foreign_queue_error("the queue belongs to device 7, not device 0");
+  }
   class lane final : public mem::staging_lane {
    public:
     lane(faulty_step& s, std::unique_ptr<mem::staging_lane> in, unsigned slots)
@@ -63,7 +80,7 @@ class faulty_step final : public mem::device_step {
       slot_offset_[slot] = last_;
     }
     void wait(unsigned slot) override {
-      while (step_.held_.load()) std::this_thread::sleep_for(std::chrono::milliseconds(1));
+      while (step_.stalled_.load()) std::this_thread::sleep_for(std::chrono::milliseconds(1));
       in_->wait(slot);
       if (step_.when_ == fault_at::wait && slot_offset_[slot] == step_.offset_)
         throw mem::device_step_error("injected completion failure");
@@ -86,7 +103,8 @@ class faulty_step final : public mem::device_step {
   mem::host_step inner_;
   std::atomic<std::size_t> offset_{SIZE_MAX};
   std::atomic<fault_at> when_{fault_at::enqueue};
-  std::atomic<bool> held_{false};
+  std::atomic<bool> stalled_{false};
+  std::atomic<queues> queues_{queues::forward};
 };
 
 // Page-aligned memory that refuses (allocation_error, as a pinned pool

@@ -124,6 +124,18 @@ class api {
   // no peer access, for an api that does not offer it.
   virtual bool can_access_peer(int /*device*/, int /*peer*/) { return false; }
   virtual void enable_peer_access(int /*peer*/) {}
+
+  // A caller's stream held until a staged copy ends (issue 37): `s` waits,
+  // on the device, until the 32-bit word at device address `word` reaches
+  // `value` (a cyclic >=: cuStreamWaitValue32). And the device a stream
+  // belongs to (its ordinal). The driver API has both; the defaults throw
+  // api_error, for an api that does not.
+  virtual void wait_value(stream_t /*s*/, void* /*word*/, std::uint32_t /*value*/) {
+    throw api_error("cuStreamWaitValue32", 0, "not offered", std::string(name()) + " API");
+  }
+  virtual int stream_device(stream_t /*s*/) {
+    throw api_error("cuStreamGetDevice", 0, "not offered", std::string(name()) + " API");
+  }
 };
 
 // Both throw api_error when the API cannot start (no driver, no device).

@@ -67,6 +67,8 @@ struct driver_table {
   XFER_CU_FN(cuEventRecord, 2000)
   XFER_CU_FN(cuEventSynchronize, 2000)
   XFER_CU_FN(cuEventElapsedTime, 12080)
+  XFER_CU_FN(cuStreamWaitValue32, 11070)
+  XFER_CU_FN(cuStreamGetDevice, 12080)
 #undef XFER_CU_FN
 };
 
@@ -131,6 +133,8 @@ driver_table load_table() {
   XFER_CU_LOAD(cuEventRecord, 2000)
   XFER_CU_LOAD(cuEventSynchronize, 2000)
   XFER_CU_LOAD(cuEventElapsedTime, 12080)
+  XFER_CU_LOAD(cuStreamWaitValue32, 11070)
+  XFER_CU_LOAD(cuStreamGetDevice, 12080)
 #undef XFER_CU_LOAD
   return t;
 }
@@ -301,6 +305,17 @@ class driver_api final : public api {
   }
   void wait(stream_t s, event_t e) override {
     check(cu_.cuStreamWaitEvent(static_cast<CUstream>(s), static_cast<CUevent>(e), 0), "cuStreamWaitEvent");
+  }
+  void wait_value(stream_t s, void* word, std::uint32_t value) override {
+    check(cu_.cuStreamWaitValue32(static_cast<CUstream>(s), dptr(word), value, CU_STREAM_WAIT_VALUE_GEQ),
+          "cuStreamWaitValue32", fmt::format("stream {}, word {}, value {}", s, word, value));
+  }
+  int stream_device(stream_t s) override {
+    CUdevice d = 0;
+    check(cu_.cuStreamGetDevice(static_cast<CUstream>(s), &d), "cuStreamGetDevice", fmt::format("stream {}", s));
+    for (int i = 0, n = device_count(); i < n; ++i)
+      if (device(i) == d) return i;
+    return static_cast<int>(d);
   }
   void synchronize_event(event_t e) override {
     check(cu_.cuEventSynchronize(static_cast<CUevent>(e)), "cuEventSynchronize");

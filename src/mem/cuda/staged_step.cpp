@@ -58,6 +58,7 @@ class cuda_step final : public mem::device_step {
   mem::host_resource& staging_memory() override { return staging_; }
   std::unique_ptr<mem::staging_lane> open_lane(unsigned slots) override;
   std::unique_ptr<mem::queue_mark> mark(void* queue) override;
+  std::unique_ptr<mem::queue_hold> hold(void* queue) override;
 
   void plain_to_device(mem::device_ref dst, std::size_t offset, const void* src, std::size_t bytes) override {
     as_step_error("plain host-to-device copy", [&] {
@@ -96,12 +97,33 @@ class cuda_step final : public mem::device_step {
     std::lock_guard lock(current_mutex_);
     api_->make_current(device_);
   }
+  // Throws foreign_queue_error unless `queue` is a stream of this step's
+  // device (the special handles CU_STREAM_LEGACY and CU_STREAM_PER_THREAD
+  // are the current context's: this device's once made current).
+  void check_queue(void* queue);
+  // Runs f(ops) with the driver API's stream operations (the runtime API
+  // has no cuStreamWaitValue32; streams are the same objects in both), the
+  // device current for it, one thread at a time.
+  template <class F>
+  auto with_stream_ops(F&& f) {
+    std::lock_guard lock(ops_mutex_);
+    if (!ops_ && api_->name() != "driver") ops_ = make_driver_api();
+    api& ops = ops_ ? *ops_ : *api_;
+    if (ops_) {
+      ops.make_current(device_);
+    } else {
+      make_current();
+    }
+    return f(ops);
+  }
 
  private:
   std::unique_ptr<api> api_;
   int device_;
   std::string key_, name_;
   std::mutex current_mutex_;
+  std::mutex ops_mutex_;
+  std::unique_ptr<api> ops_;  // a driver api, for a runtime step's stream operations
   static inline std::atomic<std::uint64_t> steps_made_{0};
   const std::uint64_t serial_ = ++steps_made_;
   // The ring's buffers pinned the fast way (issue 15, item 4: huge pages
@@ -227,8 +249,106 @@ class cuda_mark final : public mem::queue_mark {
   event_t event_;
 };
 
+void cuda_step::check_queue(void* queue) {
+  if (!queue) throw mem::foreign_queue_error("the stream is null (the legacy default stream is CU_STREAM_LEGACY, 0x1)");
+  int dev = -1;
+  try {
+    dev = with_stream_ops([&](api& ops) { return ops.stream_device(queue); });
+  } catch (const std::exception& e) {
+    throw mem::foreign_queue_error(fmt::format("stream {} cannot be used (destroyed?): {}", queue, e.what()));
+  }
+  if (dev != device_)
+    throw mem::foreign_queue_error(
+        fmt::format("stream {} belongs to CUDA device {}, not to the copier's device {}", queue, dev, device_));
+}
+
 std::unique_ptr<mem::queue_mark> cuda_step::mark(void* queue) {
+  check_queue(queue);
   return as_step_error("marking the caller's stream", [&] { return std::make_unique<cuda_mark>(*this, queue); });
+}
+
+// Words of mapped pinned host memory that callers' streams wait on: a hold
+// takes one, its stream waits until the word reaches the hold's target,
+// and release() stores the target from the host. A word only ever grows
+// (cyclically, as cuStreamWaitValue32 compares), so it is handed out again
+// at once: a stream yet to reach an older wait on it finds that wait
+// satisfied. The pages are never freed: a caller's stream may reach its
+// wait long after the copier and the step are gone, and must find the word
+// still there.
+class hold_words {
+ public:
+  static hold_words& get() {
+    static auto* w = new hold_words;  // never destroyed, like its pages
+    return *w;
+  }
+  // `a` allocates a new page when none is free (its device current).
+  std::uint32_t* take(api& a) {
+    std::lock_guard lock(mutex_);
+    if (free_.empty()) {
+      constexpr std::size_t page = 4096;
+      auto* words = static_cast<std::uint32_t*>(a.host_alloc(page, host_alloc_flags{.mapped = true}));
+      for (std::size_t i = 0; i < page / sizeof(std::uint32_t); ++i) {
+        words[i] = 0;
+        free_.push_back(words + i);
+      }
+    }
+    std::uint32_t* w = free_.back();
+    free_.pop_back();
+    return w;
+  }
+  void give(std::uint32_t* w) {
+    std::lock_guard lock(mutex_);
+    free_.push_back(w);
+  }
+
+ private:
+  std::mutex mutex_;
+  std::vector<std::uint32_t*> free_;
+};
+
+// A wait on the caller's stream for one word (cuStreamWaitValue32 on
+// mapped host memory): released by the host's store, whatever became of
+// the copy, so the stream never waits for ever. The order it makes is not
+// one CUDA sees (cuStreamWaitValue32's warning): the driver spreads streams
+// over CUDA_DEVICE_MAX_CONNECTIONS hardware queues (8 by default) in the
+// order they were made, and where the caller's stream and the lane's land
+// on one queue, the lane's DMAs could wait behind the hold and the copy
+// never end. Unseen so far; CUDA_DEVICE_MAX_CONNECTIONS=32 makes it rarer,
+// and queueing the copy's DMAs on the caller's stream itself (each behind a
+// wait for its chunk's staging) would remove it: issue 37's follow-up.
+class cuda_hold final : public mem::queue_hold {
+ public:
+  cuda_hold(cuda_step& s, stream_t caller) {
+    s.with_stream_ops([&](api& ops) {
+      word_ = hold_words::get().take(ops);
+      target_ = std::atomic_ref<std::uint32_t>(*word_).load() + 1;
+      try {
+        ops.wait_value(caller, ops.mapped_device_pointer(word_), target_);
+      } catch (...) {
+        hold_words::get().give(word_);  // never waited on: as it was
+        throw;
+      }
+    });
+  }
+  ~cuda_hold() override { release(); }
+  void release() noexcept override {
+    if (released_.exchange(true)) return;
+    // Release order: the device may run work that reads what the copy
+    // wrote once it sees the word; the copy's DMAs have completed before.
+    std::atomic_ref<std::uint32_t>(*word_).store(target_, std::memory_order_release);
+    hold_words::get().give(word_);
+  }
+
+ private:
+  std::uint32_t* word_ = nullptr;
+  std::uint32_t target_ = 0;
+  std::atomic<bool> released_{false};
+};
+
+std::unique_ptr<mem::queue_hold> cuda_step::hold(void* queue) {
+  check_queue(queue);
+  return as_step_error("holding the caller's stream (cuStreamWaitValue32)",
+                       [&] { return std::make_unique<cuda_hold>(*this, queue); });
 }
 
 void cuda_lane::wait_for(const mem::queue_mark& m) {

@@ -34,4 +34,8 @@ std::unique_ptr<queue_mark> device_step::mark(void*) {
   throw device_step_error(fmt::format("the {} step cannot order a copy after a queue of the caller's", name()));
 }
 
+std::unique_ptr<queue_hold> device_step::hold(void*) {
+  throw device_step_error(fmt::format("the {} step cannot make a queue of the caller's wait for a copy", name()));
+}
+
 }  // namespace xfer::mem

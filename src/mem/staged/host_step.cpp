@@ -47,6 +47,8 @@ class host_lane final : public staging_lane {
     std::unique_lock lock(mutex_);
     done_.wait(lock, [&] { return completed_ >= queued_; });
   }
+  // No device to wait on it: the copier's thread waits (before any DMA of the copy).
+  void wait_for(const queue_mark& m) override { const_cast<queue_mark&>(m).wait(); }
 
  private:
   struct op {
@@ -115,12 +117,124 @@ device_ref host_step::allocate(std::size_t bytes) {
   }
 }
 
-std::unique_ptr<queue_mark> host_step::mark(void*) {
-  struct done final : queue_mark {
-    void wait() override {}
-  };
-  return std::make_unique<done>();
+// ---- the caller's queue ------------------------------------------------------
+
+host_step::queue::queue(host_step& s) : step_(s), worker_([this] { run(); }) {}
+
+host_step::queue::~queue() {
+  {
+    std::lock_guard lock(mutex_);
+    closing_ = true;
+  }
+  changed_.notify_all();
+  worker_.join();
+  std::lock_guard lock(step_.queues_mutex_);
+  step_.queues_.erase(this);
 }
+
+void host_step::queue::enqueue(std::function<void()> task) {
+  {
+    std::lock_guard lock(mutex_);
+    tasks_.push_back(std::move(task));
+    ++queued_;
+  }
+  changed_.notify_all();
+}
+
+void host_step::queue::finish() {
+  std::unique_lock lock(mutex_);
+  const std::size_t want = queued_;
+  changed_.wait(lock, [&] { return done_ >= want; });
+}
+
+void host_step::queue::run() {
+  for (;;) {
+    std::function<void()> task;
+    {
+      std::unique_lock lock(mutex_);
+      changed_.wait(lock, [&] { return closing_ || !tasks_.empty(); });
+      if (tasks_.empty()) return;
+      task = std::move(tasks_.front());
+      tasks_.pop_front();
+    }
+    task();
+    {
+      std::lock_guard lock(mutex_);
+      ++done_;
+    }
+    changed_.notify_all();
+  }
+}
+
+std::unique_ptr<host_step::queue> host_step::make_queue() {
+  std::unique_ptr<queue> q(new queue(*this));
+  std::lock_guard lock(queues_mutex_);
+  queues_.insert(q.get());
+  return q;
+}
+
+bool host_step::known(void* q) {
+  std::lock_guard lock(queues_mutex_);
+  return queues_.count(q) != 0;
+}
+
+namespace {
+
+// A flag the host waits on: what a device would do with an event or a word
+// of memory.
+struct host_flag {
+  std::mutex mutex;
+  std::condition_variable changed;
+  bool set = false;
+  void raise() {
+    {
+      std::lock_guard lock(mutex);
+      set = true;
+    }
+    changed.notify_all();
+  }
+  void wait() {
+    std::unique_lock lock(mutex);
+    changed.wait(lock, [&] { return set; });
+  }
+};
+
+struct host_mark final : queue_mark {
+  std::shared_ptr<host_flag> reached = std::make_shared<host_flag>();
+  void wait() override { reached->wait(); }
+};
+
+struct host_hold final : queue_hold {
+  explicit host_hold(std::shared_ptr<std::atomic<std::size_t>> count) : held(std::move(count)) { ++*held; }
+  ~host_hold() override { release(); }
+  void release() noexcept override {
+    if (released.exchange(true)) return;
+    gate->raise();
+    --*held;
+  }
+  std::shared_ptr<host_flag> gate = std::make_shared<host_flag>();
+  std::shared_ptr<std::atomic<std::size_t>> held;
+  std::atomic<bool> released{false};
+};
+
+}  // namespace
+
+std::unique_ptr<queue_mark> host_step::mark(void* q) {
+  auto m = std::make_unique<host_mark>();
+  if (known(q))
+    static_cast<queue*>(q)->enqueue([f = m->reached] { f->raise(); });
+  else
+    m->reached->raise();  // no work of the caller's to wait for
+  return m;
+}
+
+std::unique_ptr<queue_hold> host_step::hold(void* q) {
+  auto h = std::make_unique<host_hold>(holds_);
+  if (known(q)) static_cast<queue*>(q)->enqueue([g = h->gate] { g->wait(); });
+  return h;
+}
+
+std::size_t host_step::holds_held() const noexcept { return holds_->load(); }
 
 void host_step::deallocate(device_ref d) noexcept {
   if (d.handle) device_memory_.deallocate(d.handle, d.bytes ? d.bytes : 1, 4096);

@@ -188,6 +188,10 @@ void staged_copier::run_job(staged_job& job) {
   // back to the pool.
   job.trace.note(detail::staged_trace::dmas_done);
   if (job.abort.load(std::memory_order_relaxed)) lane_->drain();
+  // The caller's queue goes on now that no DMA of the copy runs, before the
+  // staging goes back: freeing pinned memory (a pool over its cap) waits for
+  // the whole device on CUDA, the held queue included.
+  if (job.hold) job.hold->release();
   release();
 }
 
@@ -371,14 +375,23 @@ staged_completion staged_copier::copy_to_host_async(void* dst, device_ref src, s
 
 namespace {
 
+// Runs the step's call on the caller's queue; a queue the step cannot use
+// is the caller's mistake (bad_argument), any other failure the device's.
+template <class F>
+auto on_queue(staged_direction dir, std::size_t bytes, const char* doing, F&& f) -> decltype(f()) {
+  try {
+    return f();
+  } catch (const foreign_queue_error& e) {
+    throw staged_error(staged_error::reason::bad_argument, dir, bytes, 0, fmt::format("{}: {}", doing, e.what()));
+  } catch (const std::exception& e) {
+    throw staged_error(staged_error::reason::device, dir, bytes, 0, fmt::format("{}: {}", doing, e.what()));
+  }
+}
+
 // The caller's queue marked on the calling thread (null: none).
 std::unique_ptr<queue_mark> mark_of(device_step& step, staged_direction dir, std::size_t bytes, void* queue) {
   if (!queue) return nullptr;
-  try {
-    return step.mark(queue);
-  } catch (const std::exception& e) {
-    throw staged_error(staged_error::reason::device, dir, bytes, 0, fmt::format("ordering after the queue: {}", e.what()));
-  }
+  return on_queue(dir, bytes, "ordering after the queue", [&] { return step.mark(queue); });
 }
 
 }  // namespace
@@ -386,11 +399,18 @@ std::unique_ptr<queue_mark> mark_of(device_step& step, staged_direction dir, std
 // Both directions: the arguments checked, the caller's queue marked, then
 // the plain API below the handoff or a job for the leader.
 staged_completion staged_copier::start(staged_direction dir, device_ref dev, std::size_t dev_offset, void* host,
-                                       std::size_t bytes, void* after_queue) {
+                                       std::size_t bytes, void* after_queue, bool hold) {
   const bool to_device = dir == staged_direction::to_device;
   check(step_, dir, dev, dev_offset, host, bytes);
+  if (hold && !after_queue)
+    throw staged_error(staged_error::reason::bad_argument, dir, bytes, 0,
+                       "the caller's queue is null (CUDA's legacy default stream is CU_STREAM_LEGACY, 0x1)");
   auto after = mark_of(step_, dir, bytes, after_queue);
-  if (bytes < tuning_.handoff(to_device)) {
+  // The hold after the mark: the copy waits for the queue's earlier work,
+  // never for its own hold.
+  std::unique_ptr<queue_hold> held;
+  if (hold) held = on_queue(dir, bytes, "holding the queue", [&] { return step_.hold(after_queue); });
+  if (!hold && bytes < tuning_.handoff(to_device)) {
     try {
       if (after) after->wait();
       if (to_device)
@@ -413,6 +433,7 @@ staged_completion staged_copier::start(staged_direction dir, device_ref dev, std
     job->dst = host;
   job->bytes = bytes;
   job->after = std::move(after);
+  job->hold = std::move(held);
   return submit(std::move(job));
 }
 
@@ -425,6 +446,16 @@ staged_completion staged_copier::copy_to_device_async(device_ref dst, std::size_
 staged_completion staged_copier::copy_to_host_async(void* dst, device_ref src, std::size_t src_offset,
                                                     std::size_t bytes, void* after_queue) {
   return start(staged_direction::to_host, src, src_offset, dst, bytes, after_queue);
+}
+
+staged_completion staged_copier::copy_to_device_on(device_ref dst, std::size_t dst_offset, const void* src,
+                                                   std::size_t bytes, void* queue) {
+  return start(staged_direction::to_device, dst, dst_offset, const_cast<void*>(src), bytes, queue, true);
+}
+
+staged_completion staged_copier::copy_to_host_on(void* dst, device_ref src, std::size_t src_offset, std::size_t bytes,
+                                                 void* queue) {
+  return start(staged_direction::to_host, src, src_offset, dst, bytes, queue, true);
 }
 
 void staged_copier::copy_to_device(device_ref dst, std::size_t dst_offset, const void* src, std::size_t bytes) {

@@ -89,6 +89,10 @@ struct staged_job {
   unsigned slots = 0;
   std::vector<void*> staging;  // one chunk-sized buffer per slot
   std::unique_ptr<queue_mark> after;  // the caller's queue to wait for (null: none)
+  // The caller's queue held until the copy ends (null: none): released by
+  // complete(), or by its destructor when the job never ran (refused at
+  // submission).
+  std::unique_ptr<queue_hold> hold;
 
   struct slot_state {
     // Pieces of the slot's current chunk copied (reset when the chunk's DMA
@@ -164,6 +168,8 @@ struct staged_job {
   }
   void complete() {
     trace.note(staged_trace::completed);
+    // Before `finished`: once wait() returns, the caller's queue is free.
+    if (hold) hold->release();
     finished.store(true);
     finished_waiters.wake();
   }

@@ -34,6 +34,14 @@ class device_step_error : public std::runtime_error {
   using std::runtime_error::runtime_error;
 };
 
+// The caller's queue is not one the step can use: null, another device's,
+// destroyed (where the API can tell). The copier refuses the copy with
+// reason bad_argument rather than device: the caller's mistake, not a fault.
+class foreign_queue_error : public device_step_error {
+ public:
+  using device_step_error::device_step_error;
+};
+
 // Runs f() and returns what it returns, turning a std::exception from the
 // API's wrappers into a device_step_error "<what>: <its message>": how a
 // step reports which of its calls failed.
@@ -80,6 +88,19 @@ class queue_mark {
   virtual ~queue_mark() = default;
   // Blocks until the marked work has finished. Throws device_step_error.
   virtual void wait() = 0;
+};
+
+// A wait queued on a queue of the caller's (a CUDA stream, an OpenCL command
+// queue): the work the caller queues there after it waits, on the device,
+// until release(). The copier releases it once the copy has ended, on
+// failure too, since a queue never released hangs for ever; the destructor
+// releases a hold not yet released, so dropping one cannot leave it shut.
+class queue_hold {
+ public:
+  virtual ~queue_hold() = default;
+  // Lets the queue go on. Idempotent; never fails (what it does cannot be
+  // undone or retried: a CPU store, setting a user event's status).
+  virtual void release() noexcept = 0;
 };
 
 // One in-order queue of the device's copy engine (a CUDA stream, an OpenCL
@@ -145,6 +166,13 @@ class device_step {
   // throws device_step_error: the step cannot order its copies after a
   // queue of the caller's.
   virtual std::unique_ptr<queue_mark> mark(void* queue);
+  // Queues on the caller's `queue` (a CUDA stream; an OpenCL command queue
+  // of the step's device), on the calling thread, a wait that holds the
+  // work queued there after it until the hold is released; the calling
+  // thread does not wait. Throws foreign_queue_error for a queue the step
+  // cannot use, device_step_error when queueing the wait fails. The
+  // default throws device_step_error: the step cannot hold a queue.
+  virtual std::unique_ptr<queue_hold> hold(void* queue);
 };
 
 }  // namespace xfer::mem

@@ -4,7 +4,15 @@
 // own that runs the lane's queued copies in order, as a device's copy engine
 // does. So the staged pipeline runs for real, asynchrony included, on any
 // machine: CI tests it (and ThreadSanitizer watches it) with no GPU.
+#include <atomic>
+#include <condition_variable>
+#include <cstddef>
+#include <deque>
+#include <functional>
 #include <memory>
+#include <mutex>
+#include <set>
+#include <thread>
 #include <xfer/mem/host_resources.hpp>
 #include <xfer/mem/resource.hpp>
 #include <xfer/mem/staged/device_step.hpp>
@@ -27,13 +35,51 @@ class host_step final : public device_step {
   device_ref allocate(std::size_t bytes) override;  // page-aligned host memory
   void deallocate(device_ref d) noexcept override;
   const void* host_view(device_ref d) const noexcept override { return d.handle; }
-  // There is no device work to wait for: any queue is already done.
+  // An in-order queue of CPU work standing in for a caller's device queue
+  // (a CUDA stream), so the copier's queue path runs for real in CI: a
+  // copy_*_on(..., q.handle()) waits for the tasks queued before it and
+  // holds the tasks queued after it until the copy ends.
+  class queue {
+   public:
+    ~queue();  // runs what is queued first
+    queue(const queue&) = delete;
+    queue& operator=(const queue&) = delete;
+    void* handle() noexcept { return this; }
+    void enqueue(std::function<void()> task);
+    void finish();  // blocks until every task queued so far has run
+
+   private:
+    friend class host_step;
+    explicit queue(host_step& s);
+    void run();
+    host_step& step_;
+    std::mutex mutex_;
+    std::condition_variable changed_;
+    std::deque<std::function<void()>> tasks_;
+    std::size_t queued_ = 0, done_ = 0;
+    bool closing_ = false;
+    std::thread worker_;  // last: starts once the rest is built
+  };
+  // The queue must not outlive the step.
+  std::unique_ptr<queue> make_queue();
+
+  // mark: a queue of this step's is waited for (on the host: there is no
+  // device); any other value has no work to wait for.
   std::unique_ptr<queue_mark> mark(void* queue) override;
+  // hold: a queue of this step's runs nothing queued after the hold until
+  // it is released; any other value is held by nothing, but counted.
+  std::unique_ptr<queue_hold> hold(void* queue) override;
+  // Holds made and not yet released (for tests: after every copy, 0).
+  std::size_t holds_held() const noexcept;
 
  private:
+  bool known(void* q);
   std::unique_ptr<host_resource> owned_staging_;
   host_resource* staging_;
   aligned_resource device_memory_;
+  std::mutex queues_mutex_;
+  std::set<void*> queues_;  // this step's live queues: only those are dereferenced
+  std::shared_ptr<std::atomic<std::size_t>> holds_ = std::make_shared<std::atomic<std::size_t>>(0);
 };
 
 }  // namespace xfer::mem

@@ -120,17 +120,64 @@ class staged_copier {
 
   // The same, ordered after a queue of the caller's: the copy's device work
   // starts only once the work queued on `after_queue` before the call has
-  // finished (CUDA: a cudaStream_t or CUstream of the step's device; the
-  // host step takes any value, having no device work), and the caller's
-  // thread does not wait for it. So a copy to the host can follow the kernel
-  // that produced its source with no synchronization by the caller. A copy
-  // below the handoff waits for the queue on the calling thread first. Null
-  // means no queue. Throws staged_error (device) where the step cannot (the
-  // OpenCL step, whose context is its own).
+  // finished (CUDA: a cudaStream_t or CUstream of the step's device, which
+  // the copier's stream waits for on the device; OpenCL: a command queue of
+  // the step's device, in any context, waited for by the copier's thread
+  // before the copy's first DMA; the host step: one of its queues, any other
+  // value having no work to wait for), and the caller's thread does not
+  // wait for it. So a copy to the host can follow the kernel that produced
+  // its source with no synchronization by the caller. A copy below the
+  // handoff waits for the queue on the calling thread first. Null means no
+  // queue. Throws staged_error (bad_argument) for a queue of another device,
+  // (device) where the step cannot order after a queue.
   [[nodiscard]] staged_completion copy_to_device_async(device_ref dst, std::size_t dst_offset, const void* src,
                                                        std::size_t bytes, void* after_queue);
   [[nodiscard]] staged_completion copy_to_host_async(void* dst, device_ref src, std::size_t src_offset,
                                                      std::size_t bytes, void* after_queue);
+
+  // On the caller's queue, without blocking (issue 37): the copy's device
+  // work starts once the work queued on `queue` before the call has
+  // finished (as with after_queue), and the work the caller queues on
+  // `queue` after the call waits, on the device, until the copy has ended.
+  // So a program queues copy -> kernel -> copy with no host
+  // synchronization, and overlaps copies with kernels on other queues.
+  //
+  // `queue`: a cudaStream_t or CUstream of the step's device (the legacy
+  // default stream is CU_STREAM_LEGACY, 0x1), an OpenCL command queue of
+  // the step's device, or for the host step a host_step queue (any other
+  // non-null value is held by nothing there).
+  //
+  // Meanwhile, until the completion is ready: the source (host memory for
+  // copy_to_device_on, device memory for copy_to_host_on) must stay
+  // allocated and unmodified; it may be read. The destination must be
+  // neither read nor written by the host, nor by device work other than
+  // work queued on `queue` after the call. Freeing or changing either is
+  // the caller's error and is not detected.
+  //
+  // The queue is let go when the copy ends, whether it succeeded or not
+  // (a queue never let go would hang for ever); after a failure the work
+  // queued after the call meets a destination whose bytes are unspecified,
+  // and the failure is reported through the completion only: check it
+  // (wait()) before trusting what that work computed. The copier's
+  // destructor finishes every queued copy, so it lets every queue go too.
+  //
+  // CUDA: the wait on the stream is cuStreamWaitValue32, an order the driver
+  // does not see; where the caller's stream and the copier's share a
+  // hardware queue (many streams, CUDA_DEVICE_MAX_CONNECTIONS) the copy
+  // could wait behind it (src/mem/cuda/staged_step.cpp says more). Not for a
+  // stream being captured into a CUDA graph.
+  //
+  // There is no handoff to the plain API below tuning().handoff(): it
+  // would block the calling thread until the queue's earlier work is done.
+  // Refused with reason bad_argument, before anything is queued: the
+  // arguments as for the blocking copies, a null queue, and a queue the
+  // step cannot use (another device's; a destroyed one where the API can
+  // tell). Reason device: the step cannot hold a queue or queueing the wait
+  // failed. In each case nothing was queued on `queue`.
+  [[nodiscard]] staged_completion copy_to_device_on(device_ref dst, std::size_t dst_offset, const void* src,
+                                                    std::size_t bytes, void* queue);
+  [[nodiscard]] staged_completion copy_to_host_on(void* dst, device_ref src, std::size_t src_offset, std::size_t bytes,
+                                                  void* queue);
 
   const staged_tuning& tuning() const noexcept { return tuning_; }
   device_step& step() const noexcept { return step_; }
@@ -140,8 +187,9 @@ class staged_copier {
   void trim_staging() { pool_.trim(); }
 
  private:
+  // hold: the copy_*_on form (after_queue is then the queue to hold).
   staged_completion start(staged_direction dir, device_ref dev, std::size_t dev_offset, void* host, std::size_t bytes,
-                          void* after_queue);
+                          void* after_queue, bool hold = false);
   staged_completion submit(std::shared_ptr<detail::staged_job> job);
   void leader_loop();
   void run_job(detail::staged_job& job);
