@@ -26,6 +26,7 @@ from ._errors import (  # noqa: E402
     CudaUnavailableError,
     NativeModuleMissing,
     PoolClosedError,
+    RegistrationError,
     XferError,
 )
 from ._copy import Copier, copy, cuda_available, cuda_status  # noqa: E402
@@ -36,5 +37,5 @@ __version__ = "0.1.0"
 
 __all__ = [
     "AllocationError", "BadResultFile", "CopyError", "CudaUnavailableError", "NativeModuleMissing",
-    "PoolClosedError", "XferError", "Copier", "copy", "cuda_available", "cuda_status", "load", "Pool", "kinds",
+    "PoolClosedError", "RegistrationError", "XferError", "Copier", "copy", "cuda_available", "cuda_status", "load", "Pool", "kinds",
 ]

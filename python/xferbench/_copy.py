@@ -7,6 +7,7 @@ from typing import Any, Dict, Optional, Tuple, Union
 
 from ._errors import CudaUnavailableError
 from ._native_loader import native
+from ._registrations import _Registrations
 
 # DLPack device types (dlpack.h).
 _CPU, _CUDA, _CUDA_HOST, _CUDA_MANAGED = 1, 2, 3, 13
@@ -39,6 +40,13 @@ class Copier:
         calibrate: with no override given, use the tuning calibrated for this machine and
             device: read from libxfer's cache (~/.cache/xfer/staged-tuning), else measured
             now, about half a second once per machine and device. False: libxfer's defaults.
+        registration_cache_bytes: opt in to a registration cache of at most this many pinned
+            bytes (0: libxfer's default, 1 GiB or a quarter of the machine's memory). A host
+            array copied a second time is registered (pinned) in place, and that copy and
+            every later one of it go at pinned speed with no staging; the least recently
+            copied registrations are dropped to stay within the bound, and an array's
+            registration is dropped when the array is garbage-collected (the weakref rule:
+            xferbench/_registrations.py). None (the default): every copy is staged.
 
     Raises:
         CudaUnavailableError: a CUDA device where CUDA cannot start or there is none.
@@ -47,7 +55,8 @@ class Copier:
 
     def __init__(self, device: Union[int, str] = 0, *, api: str = "runtime", chunk_bytes: Optional[int] = None,
                  ring_depth: Optional[int] = None, threads: Optional[int] = None,
-                 handoff_bytes: Optional[int] = None, calibrate: bool = True):
+                 handoff_bytes: Optional[int] = None, calibrate: bool = True,
+                 registration_cache_bytes: Optional[int] = None):
         if device == "host":
             index = -1
         elif isinstance(device, int) and not isinstance(device, bool) and device >= 0:
@@ -60,7 +69,14 @@ class Copier:
                         ("handoff_bytes", handoff_bytes)):
             if v is not None and (not isinstance(v, int) or isinstance(v, bool) or v <= 0):
                 raise ValueError(f"{name} must be a positive int, not {v!r}")
-        self._c = native().Copier(index, api, chunk_bytes, ring_depth, threads, handoff_bytes, bool(calibrate))
+        if registration_cache_bytes is not None and (not isinstance(registration_cache_bytes, int)
+                                                     or isinstance(registration_cache_bytes, bool)
+                                                     or not 0 <= registration_cache_bytes < 1 << 64):
+            raise ValueError(f"registration_cache_bytes must be None or an int from 0 to 2**64 - 1, "
+                             f"not {registration_cache_bytes!r}")
+        self._c = native().Copier(index, api, chunk_bytes, ring_depth, threads, handoff_bytes, bool(calibrate),
+                                  registration_cache_bytes)
+        self._registrations = None if registration_cache_bytes is None else _Registrations(self._c)
 
     def _check_stream(self, stream: Any) -> None:
         # A torch stream names its device (.device.index), a CuPy one its id
@@ -74,6 +90,18 @@ class Copier:
         if isinstance(dev, int) and dev != self._c.device:
             raise ValueError(f"stream belongs to CUDA device {dev}, not to this copier's device {self._c.device}")
 
+    def _before_copy(self, host: Any, to_device: bool) -> None:
+        # Only host memory is registered; anything else the native copy refuses with
+        # its own message, naming the argument.
+        if self._registrations is None:
+            return
+        try:
+            if _device_of(host, "array")[0] not in _HOST:
+                return
+        except TypeError:
+            return
+        self._registrations.before_copy(host, to_device)
+
     def to_device(self, dst: Any, src: Any, stream: Any = None) -> None:
         """Copies host array ``src`` into device array ``dst`` (same dtype and byte size,
         both C-contiguous) and returns once the bytes are in device memory.
@@ -82,17 +110,26 @@ class Copier:
         work queued on it is waited for first. None waits for the whole device.
         A torch or CuPy stream of another device raises ValueError."""
         self._check_stream(stream)
+        self._before_copy(src, True)
         self._c.to_device(dst, src, stream)
 
     def to_host(self, dst: Any, src: Any, stream: Any = None) -> None:
         """Copies device array ``src`` into host array ``dst``; see to_device."""
         self._check_stream(stream)
+        self._before_copy(dst, False)
         self._c.to_host(dst, src, stream)
 
     @property
     def tuning(self) -> Dict[str, int]:
         """chunk_bytes, ring_depth, threads and handoff_bytes in use."""
         return dict(self._c.tuning())
+
+    @property
+    def registration_stats(self) -> Optional[Dict[str, Any]]:
+        """The registration cache's counts (pinned_bytes, registrations, registered, hits,
+        evicted, forgotten, stale, refused, last_refusal, max_pinned_bytes); None without
+        a cache."""
+        return None if self._registrations is None else self._registrations.stats()
 
     @property
     def device(self) -> Union[int, str]:

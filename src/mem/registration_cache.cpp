@@ -126,7 +126,13 @@ void registration_cache::pin(const void* p, std::size_t bytes) {
     }
     drop(it, stats_.stale);
   }
-  add(at, bytes);
+  try {
+    add(at, bytes);
+  } catch (const registration_error& e) {
+    ++stats_.refused;
+    stats_.last_refusal = e.what();
+    throw;
+  }
 }
 
 registration_cache::lease registration_cache::use(const void* p, std::size_t bytes) {

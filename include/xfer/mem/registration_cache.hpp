@@ -108,7 +108,7 @@ struct registration_stats {
   std::size_t registered = 0;     // registrations made, ever
   std::size_t hits = 0;           // copies that went from a registration
   std::size_t evicted = 0, forgotten = 0, stale = 0;
-  std::size_t refused = 0;        // registrations refused (the copy was staged)
+  std::size_t refused = 0;        // registrations refused (by use(): the copy was staged; or by pin())
   std::string last_refusal;       // why the last one was refused (empty: none)
 };
 
