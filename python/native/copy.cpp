@@ -9,6 +9,8 @@
 #include <stdexcept>
 #include <string>
 #include <tuple>
+#include <utility>
+#include <initializer_list>
 #include <vector>
 
 #include <fmt/format.h>
@@ -192,15 +194,11 @@ class copier {
     if (!cache_) return nb::none();
     const auto s = cache_->stats();
     nb::dict d;
-    d["max_pinned_bytes"] = cache_->max_pinned_bytes();
-    d["pinned_bytes"] = s.pinned_bytes;
-    d["registrations"] = s.registrations;
-    d["registered"] = s.registered;
-    d["hits"] = s.hits;
-    d["evicted"] = s.evicted;
-    d["forgotten"] = s.forgotten;
-    d["stale"] = s.stale;
-    d["refused"] = s.refused;
+    for (const auto& [name, count] : std::initializer_list<std::pair<const char*, std::size_t>>{
+             {"max_pinned_bytes", cache_->max_pinned_bytes()}, {"pinned_bytes", s.pinned_bytes},
+             {"registrations", s.registrations}, {"registered", s.registered}, {"hits", s.hits},
+             {"evicted", s.evicted}, {"forgotten", s.forgotten}, {"stale", s.stale}, {"refused", s.refused}})
+      d[name] = count;
     d["last_refusal"] = s.last_refusal;
     return d;
   }

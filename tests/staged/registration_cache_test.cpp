@@ -63,7 +63,25 @@ struct fixture : ::testing::Test {
     o.registrations = &cache;
     return o;
   }
+  // Fills `a` and copies it twice: the second copy registers it.
+  void copy_twice(mem::staged_copier& c, pages& a, unsigned seed) {
+    a.fill(seed);
+    to_device(c, a);
+    to_device(c, a);
+  }
 };
+
+// The registration_error f() throws (a failure when it throws none).
+template <class F>
+registration_error error_of(F&& f) {
+  try {
+    f();
+  } catch (const registration_error& e) {
+    return e;
+  }
+  ADD_FAILURE() << "no registration_error was thrown";
+  return registration_error(registration_error::reason::refused, 0, "none thrown");
+}
 
 using RegistrationCache = fixture;
 
@@ -102,11 +120,7 @@ TEST_F(RegistrationCache, EvictsTheLeastRecentlyCopied) {
   registration_cache cache(step, {.max_pinned_bytes = 3 * buffer_bytes});
   mem::staged_copier c(step, with(cache));
   pages a(buffer_bytes), b(buffer_bytes), d(buffer_bytes), e(buffer_bytes);
-  for (pages* p : {&a, &b, &d}) {
-    p->fill(5);
-    to_device(c, *p);
-    to_device(c, *p);
-  }
+  for (pages* p : {&a, &b, &d}) copy_twice(c, *p, 5);
   EXPECT_EQ(cache.stats().registrations, 3u);
   to_device(c, a);  // a is now the most recent; b the least
   to_device(c, e);
@@ -122,31 +136,23 @@ TEST_F(RegistrationCache, ABufferOverTheBoundIsStaged) {
   registration_cache cache(step, {.max_pinned_bytes = buffer_bytes / 2});
   mem::staged_copier c(step, with(cache));
   pages a(buffer_bytes);
-  a.fill(7);
-  to_device(c, a);
-  to_device(c, a);
+  copy_twice(c, a, 7);
   to_device(c, a);
   const auto s = cache.stats();
   EXPECT_EQ(s.registered, 0u);
   EXPECT_EQ(s.refused, 1u) << "refused once, then not tried again";
   EXPECT_NE(s.last_refusal.find("bound"), std::string::npos) << s.last_refusal;
-  try {
-    cache.pin(a.data(), a.size());
-    ADD_FAILURE() << "pin() over the bound did not throw";
-  } catch (const registration_error& e) {
-    EXPECT_EQ(e.why(), registration_error::reason::over_bound);
-    EXPECT_EQ(e.bytes(), buffer_bytes);
-    EXPECT_NE(std::string(e.what()).find(std::to_string(buffer_bytes)), std::string::npos) << e.what();
-  }
+  const auto e = error_of([&] { cache.pin(a.data(), a.size()); });
+  EXPECT_EQ(e.why(), registration_error::reason::over_bound);
+  EXPECT_EQ(e.bytes(), buffer_bytes);
+  EXPECT_NE(std::string(e.what()).find(std::to_string(buffer_bytes)), std::string::npos) << e.what();
 }
 
 TEST_F(RegistrationCache, ForgetUnregistersAndTheNextCopyStartsOver) {
   registration_cache cache(step, {.max_pinned_bytes = 4 * buffer_bytes});
   mem::staged_copier c(step, with(cache));
   pages a(buffer_bytes);
-  a.fill(8);
-  to_device(c, a);
-  to_device(c, a);
+  copy_twice(c, a, 8);
   EXPECT_EQ(cache.forget(a.data() + 100, 1), buffer_bytes) << "any byte of the buffer names it";
   EXPECT_EQ(step.registrations(), 0u);
   EXPECT_EQ(cache.stats().forgotten, 1u);
@@ -171,13 +177,9 @@ TEST_F(RegistrationCache, ARefusedRegistrationFallsBackToStaging) {
   EXPECT_NE(s.last_refusal.find("locked-memory limit"), std::string::npos) << s.last_refusal;
   EXPECT_EQ(s.pinned_bytes, 0u);
   EXPECT_EQ(step.registered_bytes(), 0u) << "nothing stays registered";
-  try {
-    cache.pin(a.data(), a.size());
-    ADD_FAILURE() << "pin() past the limit did not throw";
-  } catch (const registration_error& e) {
-    EXPECT_EQ(e.why(), registration_error::reason::refused);
-    EXPECT_NE(e.cause().find("locked-memory limit"), std::string::npos) << e.cause();
-  }
+  const auto e = error_of([&] { cache.pin(a.data(), a.size()); });
+  EXPECT_EQ(e.why(), registration_error::reason::refused);
+  EXPECT_NE(e.cause().find("locked-memory limit"), std::string::npos) << e.cause();
   // The limit lifted: a forgotten range is tried again.
   step.set_registration_limit(static_cast<std::size_t>(-1));
   cache.forget(a.data(), a.size());
@@ -192,9 +194,7 @@ TEST_F(RegistrationCache, PagesGivenBackAreFoundStale) {
   registration_cache cache(step, {.max_pinned_bytes = 4 * buffer_bytes});
   mem::staged_copier c(step, with(cache));
   pages a(buffer_bytes);
-  a.fill(20);
-  to_device(c, a);
-  to_device(c, a);
+  copy_twice(c, a, 20);
   ASSERT_EQ(cache.stats().registered, 1u);
   ASSERT_EQ(::madvise(a.data(), a.size(), MADV_DONTNEED), 0);
   a.data()[0] = 42;  // the new memory written in part
@@ -209,9 +209,7 @@ TEST_F(RegistrationCache, ARegistrationDroppedBehindTheCachesBackIsStale) {
   registration_cache cache(step, {.max_pinned_bytes = 4 * buffer_bytes});
   mem::staged_copier c(step, with(cache));
   pages a(buffer_bytes);
-  a.fill(21);
-  to_device(c, a);
-  to_device(c, a);
+  copy_twice(c, a, 21);
   step.unregister_host(a.data());  // as a program calling cudaHostUnregister itself
   to_device(c, a);
   EXPECT_EQ(cache.stats().stale, 1u);
@@ -223,9 +221,7 @@ TEST_F(RegistrationCache, AnUnmappedRangeIsStale) {
   registration_cache cache(step, {.max_pinned_bytes = 4 * buffer_bytes});
   mem::staged_copier c(step, with(cache));
   pages a(buffer_bytes);
-  a.fill(22);
-  to_device(c, a);
-  to_device(c, a);
+  copy_twice(c, a, 22);
   mem::os_calls calls = mem::real_os();
   calls.mincore = [](void*, std::size_t, unsigned char*) {
     errno = ENOMEM;
@@ -280,13 +276,9 @@ TEST_F(RegistrationCache, ASubRangeOfARegistrationIsAHit) {
 
 TEST(RegistrationCacheSetup, AStepThatCannotRegisterSaysSo) {
   faulty_step step;  // a device_step without registration (as OpenCL's)
-  try {
-    registration_cache cache(step);
-    ADD_FAILURE() << "made a cache on a step that cannot register";
-  } catch (const registration_error& e) {
-    EXPECT_EQ(e.why(), registration_error::reason::unsupported);
-    EXPECT_NE(std::string(e.what()).find("cannot register"), std::string::npos) << e.what();
-  }
+  const auto e = error_of([&] { registration_cache cache(step); });
+  EXPECT_EQ(e.why(), registration_error::reason::unsupported);
+  EXPECT_NE(std::string(e.what()).find("cannot register"), std::string::npos) << e.what();
 }
 
 TEST(RegistrationCacheSetup, ACacheOfAnotherStepIsRefused) {
