@@ -36,6 +36,18 @@ class faulty_step final : public mem::device_step {
   mem::device_ref allocate(std::size_t b) override { return inner_.allocate(b); }
   void deallocate(mem::device_ref d) noexcept override { inner_.deallocate(d); }
   const void* host_view(mem::device_ref d) const noexcept override { return inner_.host_view(d); }
+  // Registration is the host step's emulation once allowed (the registration
+  // cache's fault tests); until then the step cannot register, as OpenCL's.
+  void allow_registration() { registering_ = true; }
+  std::string registration_unsupported() const override {
+    return registering_ ? std::string() : mem::device_step::registration_unsupported();
+  }
+  void register_host(void* p, std::size_t b) override {
+    if (!registering_) return mem::device_step::register_host(p, b);
+    inner_.register_host(p, b);
+  }
+  void unregister_host(void* p) noexcept override { inner_.unregister_host(p); }
+  int registered(const void* p, std::size_t b) const noexcept override { return inner_.registered(p, b); }
 
  private:
   class lane final : public mem::staging_lane {
@@ -79,6 +91,7 @@ class faulty_step final : public mem::device_step {
   };
 
   mem::host_step inner_;
+  bool registering_ = false;
   std::atomic<std::size_t> offset_{SIZE_MAX};
   std::atomic<fault_at> when_{fault_at::enqueue};
 };

@@ -281,6 +281,37 @@ TEST(RegistrationCacheSetup, AStepThatCannotRegisterSaysSo) {
   EXPECT_NE(std::string(e.what()).find("cannot register"), std::string::npos) << e.what();
 }
 
+TEST(RegistrationCacheFaults, AFailedRegisteredCopyLeavesTheCopierUsable) {
+  faulty_step step;
+  step.allow_registration();
+  device_buffer dev(step, buffer_bytes);
+  pages a(buffer_bytes);
+  {
+    registration_cache cache(step, {.max_pinned_bytes = 4 * buffer_bytes});
+    auto o = with_tuning(small_chunks());
+    o.registrations = &cache;
+    mem::staged_copier c(step, o);
+    a.fill(50);
+    c.copy_to_device(dev.ref(), 0, a.data(), a.size());  // staged
+    step.fail(0, fault_at::wait);  // the next copy's DMA at device offset 0: the registered copy's one
+    try {
+      c.copy_to_device(dev.ref(), 0, a.data(), a.size());
+      ADD_FAILURE() << "the injected failure was not reported";
+    } catch (const mem::staged_error& e) {
+      EXPECT_EQ(e.why(), mem::staged_error::reason::device);
+      EXPECT_NE(e.cause().find("injected"), std::string::npos) << e.cause();
+    }
+    EXPECT_EQ(cache.stats().hits, 1u) << "it was the registered copy that failed";
+    step.fail(SIZE_MAX, fault_at::wait);
+    a.fill(51);
+    c.copy_to_device(dev.ref(), 0, a.data(), a.size());  // the copier goes on, from the registration
+    EXPECT_EQ(std::memcmp(step.host_view(dev.ref()), a.data(), a.size()), 0);
+    EXPECT_EQ(cache.stats().hits, 2u);
+    EXPECT_EQ(c.staging_stats().handed_out_bytes, 0u);
+  }
+  EXPECT_EQ(step.registered(a.data(), a.size()), 0) << "the cache's end unregistered it";
+}
+
 TEST(RegistrationCacheSetup, ACacheOfAnotherStepIsRefused) {
   mem::host_step one, other;
   registration_cache cache(other);
