@@ -5,9 +5,11 @@
 #include <gtest/gtest.h>
 #include <sys/mman.h>
 
+#include <atomic>
 #include <cerrno>
 #include <cstring>
 #include <string>
+#include <thread>
 #include <vector>
 #include <xfer/mem/os.hpp>
 #include <xfer/mem/registration_cache.hpp>
@@ -272,6 +274,39 @@ TEST_F(RegistrationCache, ASubRangeOfARegistrationIsAHit) {
   c.copy_to_device(dev.ref(), 0, a.data() + 4096 + 3, 5000);
   EXPECT_EQ(std::memcmp(step.host_view(dev.ref()), a.data() + 4096 + 3, 5000), 0);
   EXPECT_EQ(cache.stats().hits, 1u);
+}
+
+TEST_F(RegistrationCache, CopiersSharingACacheFromSeveralThreads) {
+  // Two copiers of one step share a cache while a third thread forgets the
+  // buffers over and over: every copy's bytes arrive, and nothing stays
+  // registered once the cache goes (ThreadSanitizer runs this too).
+  device_buffer dev2(step, buffer_bytes);
+  {
+    registration_cache cache(step, {.max_pinned_bytes = 2 * buffer_bytes});
+    mem::staged_copier c1(step, with(cache)), c2(step, with(cache));
+    pages a(buffer_bytes), b(buffer_bytes);
+    std::atomic<bool> done{false};
+    std::thread forgetter([&] {
+      while (!done.load()) {
+        cache.forget(a.data(), a.size());
+        std::this_thread::yield();
+      }
+    });
+    auto copies = [&](mem::staged_copier& c, pages& p, const device_buffer& d, unsigned seed) {
+      for (unsigned i = 0; i < 20; ++i) {
+        p.fill(seed + i);
+        c.copy_to_device(d.ref(), 0, p.data(), p.size());
+        EXPECT_EQ(std::memcmp(step.host_view(d.ref()), p.data(), p.size()), 0) << "copy " << i;
+      }
+    };
+    std::thread t1([&] { copies(c1, a, dev, 60); });
+    copies(c2, b, dev2, 90);
+    t1.join();
+    done.store(true);
+    forgetter.join();
+    EXPECT_GT(cache.stats().hits, 0u) << "b, never forgotten, went from its registration";
+  }
+  EXPECT_EQ(step.registrations(), 0u);
 }
 
 TEST(RegistrationCacheSetup, AStepThatCannotRegisterSaysSo) {
