@@ -11,6 +11,8 @@
 #include <stdexcept>
 #include <string>
 #include <tuple>
+#include <utility>
+#include <initializer_list>
 #include <vector>
 
 #include <fmt/format.h>
@@ -20,6 +22,7 @@
 #include <nanobind/stl/string.h>
 #include <nanobind/stl/unique_ptr.h>
 #include <xfer/config.hpp>
+#include <xfer/mem/registration_cache.hpp>
 #include <xfer/mem/staged/host_step.hpp>
 #include <xfer/mem/staged/staged_copier.hpp>
 #include <xfer/mem/staged/tuning.hpp>
@@ -145,8 +148,11 @@ class copier {
   // The tuning arguments are Python ints of any size (or None): libxfer
   // bounds them, so 2**70 is a ValueError naming the bound rather than
   // nanobind's signature dump.
+  // registration_cache_bytes: None, no cache; else the cache's bound (0:
+  // libxfer's default). The cache registers only what pin() is given: the
+  // Python side knows when an array goes (xferbench/_copy.py's weakref rule).
   copier(int device, const std::string& api, nb::object chunk_bytes, nb::object ring_depth, nb::object threads,
-         nb::object handoff_bytes, bool calibrate)
+         nb::object handoff_bytes, bool calibrate, std::optional<std::size_t> registration_cache_bytes)
       : device_(device) {
     if (device < 0) {
       step_ = std::make_unique<mem::host_step>();
@@ -184,7 +190,55 @@ class copier {
       if (calibrate) measure = [](mem::device_step& s) { return mem::calibrate_staged(s); };
       o.tuning = mem::tuning_for(*step_, measure, args);
     }
+    if (registration_cache_bytes) {
+      cache_ = std::make_unique<mem::registration_cache>(
+          *step_, mem::registration_cache_options{.max_pinned_bytes = *registration_cache_bytes,
+                                                  .when = mem::registration_cache_options::policy::explicit_only});
+      o.registrations = cache_.get();
+    }
     copier_ = std::make_unique<mem::staged_copier>(*step_, std::move(o));
+  }
+
+  // The host array's bytes: (address, size), for the weakref rule's keys.
+  nb::tuple host_range(nb::handle a_) const {
+    array a = readable(a_, "array");
+    return nb::make_tuple(reinterpret_cast<std::uintptr_t>(a.data()), a.nbytes());
+  }
+
+  // Registers [address, address + bytes) for the copies after it, where the
+  // copier would consult the cache (at or above the direction's handoff):
+  // (registered, why not). A refusal is no error: the copy is staged.
+  nb::tuple pin(std::uintptr_t address, std::size_t bytes, bool to_device) {
+    if (!cache_ || bytes == 0 || bytes < copier_->tuning().handoff(to_device)) return nb::make_tuple(false, "");
+    std::string why;
+    {
+      nb::gil_scoped_release release;
+      try {
+        cache_->pin(reinterpret_cast<const void*>(address), bytes);
+      } catch (const mem::registration_error& e) {
+        why = e.what();
+      }
+    }
+    return nb::make_tuple(why.empty(), why);
+  }
+
+  std::size_t forget(std::uintptr_t address, std::size_t bytes) {
+    if (!cache_) return 0;
+    nb::gil_scoped_release release;
+    return cache_->forget(reinterpret_cast<const void*>(address), bytes);
+  }
+
+  nb::object registration_stats() const {
+    if (!cache_) return nb::none();
+    const auto s = cache_->stats();
+    nb::dict d;
+    for (const auto& [name, count] : std::initializer_list<std::pair<const char*, std::size_t>>{
+             {"max_pinned_bytes", cache_->max_pinned_bytes()}, {"pinned_bytes", s.pinned_bytes},
+             {"registrations", s.registrations}, {"registered", s.registered}, {"hits", s.hits},
+             {"evicted", s.evicted}, {"forgotten", s.forgotten}, {"stale", s.stale}, {"refused", s.refused}})
+      d[name] = count;
+    d["last_refusal"] = s.last_refusal;
+    return d;
   }
 
   void to_device(nb::handle dst_, nb::handle src_, nb::handle stream) {
@@ -345,6 +399,7 @@ class copier {
 
   int device_;
   std::unique_ptr<mem::device_step> step_;
+  std::unique_ptr<mem::registration_cache> cache_;  // before the copier: it outlives it
   std::unique_ptr<mem::staged_copier> copier_;
 #if XFER_HAVE_CUDA
   std::unique_ptr<cuda::api> sync_api_;
@@ -387,9 +442,15 @@ void bind_copy(nb::module_& m) {
       .def("ready", &pending::ready)
       .def_prop_ro("nbytes", &pending::nbytes);
   nb::class_<copier>(m, "Copier")
-      .def(nb::init<int, const std::string&, nb::object, nb::object, nb::object, nb::object, bool>(),
+      .def(nb::init<int, const std::string&, nb::object, nb::object, nb::object, nb::object, bool,
+                    std::optional<std::size_t>>(),
            nb::arg("device"), nb::arg("api"), nb::arg("chunk_bytes").none(), nb::arg("ring_depth").none(),
-           nb::arg("threads").none(), nb::arg("handoff_bytes").none(), nb::arg("calibrate") = true)
+           nb::arg("threads").none(), nb::arg("handoff_bytes").none(), nb::arg("calibrate") = true,
+           nb::arg("registration_cache_bytes").none() = nb::none())
+      .def("host_range", &copier::host_range, nb::arg("array"))
+      .def("pin", &copier::pin, nb::arg("address"), nb::arg("bytes"), nb::arg("to_device"))
+      .def("forget", &copier::forget, nb::arg("address"), nb::arg("bytes"))
+      .def("registration_stats", &copier::registration_stats)
       .def("to_device", &copier::to_device, nb::arg("dst"), nb::arg("src"), nb::arg("stream").none())
       .def("to_host", &copier::to_host, nb::arg("dst"), nb::arg("src"), nb::arg("stream").none())
       .def("to_device_async", &copier::to_device_async, nb::arg("dst"), nb::arg("src"), nb::arg("stream").none())

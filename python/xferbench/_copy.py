@@ -7,6 +7,7 @@ from typing import Any, Dict, Optional, Tuple, Union
 
 from ._errors import BadArgument, BadArgumentType, CudaUnavailableError, typed_arguments
 from ._native_loader import native
+from ._registrations import _Registrations
 
 # DLPack device types (dlpack.h).
 _CPU, _CUDA, _CUDA_HOST, _CUDA_MANAGED = 1, 2, 3, 13
@@ -66,6 +67,13 @@ class Copier:
         calibrate: with no override given, use the tuning calibrated for this machine and
             device: read from libxfer's cache (~/.cache/xfer/staged-tuning), else measured
             now, about half a second once per machine and device. False: libxfer's defaults.
+        registration_cache_bytes: opt in to a registration cache of at most this many pinned
+            bytes (0: libxfer's default, 1 GiB or a quarter of the machine's memory). A host
+            array copied a second time is registered (pinned) in place, and that copy and
+            every later one of it go at pinned speed with no staging; the least recently
+            copied registrations are dropped to stay within the bound, and an array's
+            registration is dropped when the array is garbage-collected (the weakref rule:
+            xferbench/_registrations.py). None (the default): every copy is staged.
 
     Raises:
         CudaUnavailableError: a CUDA device where CUDA cannot start or there is none.
@@ -75,7 +83,8 @@ class Copier:
     @typed_arguments
     def __init__(self, device: Union[int, str] = 0, *, api: str = "runtime", chunk_bytes: Optional[int] = None,
                  ring_depth: Optional[int] = None, threads: Optional[int] = None,
-                 handoff_bytes: Optional[int] = None, calibrate: bool = True):
+                 handoff_bytes: Optional[int] = None, calibrate: bool = True,
+                 registration_cache_bytes: Optional[int] = None):
         if device == "host":
             index = -1
         elif isinstance(device, int) and not isinstance(device, bool) and device >= 0:
@@ -88,7 +97,15 @@ class Copier:
                         ("handoff_bytes", handoff_bytes)):
             if v is not None and (not isinstance(v, int) or isinstance(v, bool) or v <= 0):
                 raise BadArgument(name, f"{name} must be a positive int, not {v!r}")
-        self._c = native().Copier(index, api, chunk_bytes, ring_depth, threads, handoff_bytes, bool(calibrate))
+        if registration_cache_bytes is not None and (not isinstance(registration_cache_bytes, int)
+                                                     or isinstance(registration_cache_bytes, bool)
+                                                     or not 0 <= registration_cache_bytes < 1 << 64):
+            raise BadArgument("registration_cache_bytes",
+                              f"registration_cache_bytes must be None or an int from 0 to 2**64 - 1, "
+                              f"not {registration_cache_bytes!r}")
+        self._c = native().Copier(index, api, chunk_bytes, ring_depth, threads, handoff_bytes, bool(calibrate),
+                                  registration_cache_bytes)
+        self._registrations = None if registration_cache_bytes is None else _Registrations(self._c)
 
     def _check_stream(self, stream: Any) -> None:
         # A torch stream names its device (.device.index), a CuPy one its id
@@ -102,6 +119,18 @@ class Copier:
         if isinstance(dev, int) and dev != self._c.device:
             raise BadArgument("stream",
                               f"stream belongs to CUDA device {dev}, not to this copier's device {self._c.device}")
+
+    def _before_copy(self, host: Any, to_device: bool) -> None:
+        # Only host memory is registered; anything else the native copy refuses with
+        # its own message, naming the argument.
+        if self._registrations is None:
+            return
+        try:
+            if _device_of(host, "array")[0] not in _HOST:
+                return
+        except TypeError:
+            return
+        self._registrations.before_copy(host, to_device)
 
     @typed_arguments
     def to_device(self, dst: Any, src: Any, stream: Any = None,
@@ -125,6 +154,7 @@ class Copier:
         same holds for a CopyHandle's wait()."""
         _check_writable(dst, "dst")
         self._check_stream(stream)
+        self._before_copy(src, True)
         if non_blocking:
             return CopyHandle(self._c.to_device_async(dst, src, stream))
         self._c.to_device(dst, src, stream)
@@ -138,6 +168,7 @@ class Copier:
         queued on the stream after the call also waits for the copy)."""
         _check_writable(dst, "dst")
         self._check_stream(stream)
+        self._before_copy(dst, False)
         if non_blocking:
             return CopyHandle(self._c.to_host_async(dst, src, stream))
         self._c.to_host(dst, src, stream)
@@ -147,6 +178,13 @@ class Copier:
     def tuning(self) -> Dict[str, int]:
         """chunk_bytes, ring_depth, threads and handoff_bytes in use."""
         return dict(self._c.tuning())
+
+    @property
+    def registration_stats(self) -> Optional[Dict[str, Any]]:
+        """The registration cache's counts (pinned_bytes, registrations, registered, hits,
+        evicted, forgotten, stale, refused, last_refusal, max_pinned_bytes); None without
+        a cache."""
+        return None if self._registrations is None else self._registrations.stats()
 
     @property
     def device(self) -> Union[int, str]:

@@ -6,6 +6,7 @@
 #include <stdexcept>
 #include <string>
 #include <xfer/mem/opencl/staged_step.hpp>
+#include <xfer/mem/registration_cache.hpp>
 
 #include "../staged/staged_conformance.hpp"
 
@@ -73,6 +74,18 @@ TEST(StagedOpenCL, RangeBeyondTheBufferIsRefused) {
 }
 
 // Ordering after (and holding) a caller's queue: staged_queue_test.cpp.
+
+TEST(StagedOpenCL, ARegistrationCacheIsRefusedWithTheReason) {
+  XFER_REQUIRE_POCL_STEP(s);
+  try {
+    mem::registration_cache cache(*s);
+    FAIL() << "a registration cache was made on the OpenCL step";
+  } catch (const mem::registration_error& e) {
+    EXPECT_EQ(e.why(), mem::registration_error::reason::unsupported);
+    EXPECT_NE(std::string(e.what()).find("OpenCL cannot pin host memory"), std::string::npos) << e.what();
+  }
+  EXPECT_THROW(s->register_host(nullptr, 4096), mem::device_step_error);
+}
 
 TEST(StagedOpenCL, UnknownPlatformOrDeviceSaysWhich) {
   try {

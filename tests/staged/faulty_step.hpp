@@ -54,6 +54,18 @@ class faulty_step final : public mem::device_step {
     return queues_ == queues::forward ? inner_.hold(q) : device_step::hold(q);
   }
   mem::host_step& inner() noexcept { return inner_; }
+  // Registration is the host step's emulation once allowed (the registration
+  // cache's fault tests); until then the step cannot register, as OpenCL's.
+  void allow_registration() { registering_ = true; }
+  std::string registration_unsupported() const override {
+    return registering_ ? std::string() : mem::device_step::registration_unsupported();
+  }
+  void register_host(void* p, std::size_t b) override {
+    if (!registering_) return mem::device_step::register_host(p, b);
+    inner_.register_host(p, b);
+  }
+  void unregister_host(void* p) noexcept override { inner_.unregister_host(p); }
+  int registered(const void* p, std::size_t b) const noexcept override { return inner_.registered(p, b); }
 
  private:
   void refuse_queue() const {
@@ -101,6 +113,7 @@ class faulty_step final : public mem::device_step {
   };
 
   mem::host_step inner_;
+  bool registering_ = false;
   std::atomic<std::size_t> offset_{SIZE_MAX};
   std::atomic<fault_at> when_{fault_at::enqueue};
   std::atomic<bool> stalled_{false};

@@ -91,6 +91,11 @@ class api {
   virtual void host_free(void* p) noexcept = 0;
   virtual void host_register(void* p, std::size_t bytes) = 0;
   virtual void host_unregister(void* p) noexcept = 0;
+  // Whether `p` lies in host memory registered (or allocated pinned) with
+  // the driver: 1 yes, 0 no, -1 the API cannot tell. The registration
+  // cache's check that a registration is still the driver's. The default
+  // cannot tell.
+  virtual int host_registered(const void* /*p*/) noexcept { return -1; }
   // The device's address of mapped host memory.
   virtual void* mapped_device_pointer(void* host) = 0;
   // Managed memory whose preferred home is host memory, mapped for the current

@@ -46,6 +46,7 @@ struct driver_table {
   XFER_CU_FN(cuMemFreeHost, 2000)
   XFER_CU_FN(cuMemHostRegister, 6050)
   XFER_CU_FN(cuMemHostUnregister, 4000)
+  XFER_CU_FN(cuPointerGetAttribute, 4000)
   XFER_CU_FN(cuMemHostGetDevicePointer, 3020)
   XFER_CU_FN(cuMemAllocManaged, 6000)
   XFER_CU_FN(cuMemAdvise, 12020)
@@ -112,6 +113,7 @@ driver_table load_table() {
   XFER_CU_LOAD(cuMemFreeHost, 2000)
   XFER_CU_LOAD(cuMemHostRegister, 6050)
   XFER_CU_LOAD(cuMemHostUnregister, 4000)
+  XFER_CU_LOAD(cuPointerGetAttribute, 4000)
   XFER_CU_LOAD(cuMemHostGetDevicePointer, 3020)
   XFER_CU_LOAD(cuMemAllocManaged, 6000)
   XFER_CU_LOAD(cuMemAdvise, 12020)
@@ -225,6 +227,14 @@ class driver_api final : public api {
           fmt::format("{} bytes at {}", bytes, p));
   }
   void host_unregister(void* p) noexcept override { (void)cu_.cuMemHostUnregister(p); }
+  int host_registered(const void* p) noexcept override {
+    unsigned type = 0;
+    const CUresult r = cu_.cuPointerGetAttribute(&type, CU_POINTER_ATTRIBUTE_MEMORY_TYPE,
+                                                 reinterpret_cast<CUdeviceptr>(p));
+    if (r == CUDA_ERROR_INVALID_VALUE) return 0;  // memory the driver does not know
+    if (r != CUDA_SUCCESS) return -1;
+    return type == CU_MEMORYTYPE_HOST ? 1 : 0;
+  }
 
   void* mapped_device_pointer(void* host) override {
     CUdeviceptr d = 0;

@@ -88,6 +88,34 @@ class cuda_step final : public mem::device_step {
     api_->device_free(d.handle);
   }
 
+  // Registration (the registration cache). The buffer's first copy, staged,
+  // has faulted in every page already, so the pinned-fast kind's trick
+  // (threads faulting pages in ahead of the registration) has nothing left
+  // to overlap: one registration of the whole range is the fast path here.
+  std::string registration_unsupported() const override { return {}; }
+  void register_host(void* p, std::size_t bytes) override {
+    as_step_error(fmt::format("registering {} bytes at {}", bytes, p), [&] {
+      make_current();
+      api_->host_register(p, bytes);
+    });
+  }
+  void unregister_host(void* p) noexcept override {
+    try {
+      make_current();
+    } catch (...) {
+      // A registration is the driver's, whatever context is current.
+    }
+    api_->host_unregister(p);
+  }
+  int registered(const void* p, std::size_t bytes) const noexcept override {
+    // Both ends: a registration covering the first byte but not the last
+    // is another (a smaller one made since at the same address).
+    const int first = api_->host_registered(p);
+    const int last = api_->host_registered(static_cast<const unsigned char*>(p) + (bytes ? bytes - 1 : 0));
+    if (first == 0 || last == 0) return 0;
+    return first == 1 && last == 1 ? 1 : -1;
+  }
+
   api& cuda() noexcept { return *api_; }
   // Unique per step in this process (never 0).
   std::uint64_t serial() const noexcept { return serial_; }

@@ -138,6 +138,13 @@ class cl_step final : public mem::device_step {
 
   std::string_view name() const noexcept override { return "opencl"; }
   std::string device_key() const override { return key_; }
+  // No registration cache here: OpenCL has no call that pins memory the
+  // program allocated (CL_MEM_USE_HOST_PTR lets the implementation copy it
+  // into a buffer of its own instead).
+  std::string registration_unsupported() const override {
+    return "OpenCL cannot pin host memory the program allocated (CL_MEM_USE_HOST_PTR may copy it): every copy is "
+           "staged";
+  }
   mem::host_resource& staging_memory() override { return *staging_; }
   std::unique_ptr<mem::staging_lane> open_lane(unsigned slots) override {
     return checked("opening a staging lane", [&] { return std::make_unique<cl_lane>(ctx_, caps_, slots); });

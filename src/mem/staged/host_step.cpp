@@ -2,6 +2,7 @@
 #include <cstdint>
 #include <cstring>
 #include <deque>
+#include <iterator>
 #include <mutex>
 #include <thread>
 #include <vector>
@@ -246,6 +247,60 @@ void host_step::plain_to_device(device_ref dst, std::size_t offset, const void* 
 
 void host_step::plain_to_host(void* dst, device_ref src, std::size_t offset, std::size_t bytes) {
   std::memmove(dst, static_cast<const unsigned char*>(src.handle) + offset, bytes);
+}
+
+// ---- registration, emulated ----------------------------------------------------
+
+void host_step::register_host(void* p, std::size_t bytes) {
+  const auto* base = static_cast<const unsigned char*>(p);
+  std::lock_guard lock(registry_mutex_);
+  if (registry_bytes_ > registry_limit_ || bytes > registry_limit_ - registry_bytes_)
+    throw device_step_error(fmt::format(
+        "host step: registering {} bytes at {}: over the locked-memory limit of {} bytes ({} registered; emulated "
+        "ulimit -l)",
+        bytes, p, registry_limit_, registry_bytes_));
+  // The first registration at or after base, and the one before it: either
+  // may overlap [base, base + bytes).
+  auto after = registry_.lower_bound(base);
+  const bool hits_after = after != registry_.end() && after->first < base + bytes;
+  const bool hits_before = after != registry_.begin() && std::prev(after)->first + std::prev(after)->second > base;
+  if (hits_after || hits_before)
+    throw device_step_error(
+        fmt::format("host step: registering {} bytes at {}: part of the range is already registered", bytes, p));
+  registry_.emplace(base, bytes);
+  registry_bytes_ += bytes;
+}
+
+void host_step::unregister_host(void* p) noexcept {
+  std::lock_guard lock(registry_mutex_);
+  if (auto it = registry_.find(static_cast<const unsigned char*>(p)); it != registry_.end()) {
+    registry_bytes_ -= it->second;
+    registry_.erase(it);
+  }
+}
+
+int host_step::registered(const void* p, std::size_t bytes) const noexcept {
+  const auto* at = static_cast<const unsigned char*>(p);
+  std::lock_guard lock(registry_mutex_);
+  auto it = registry_.upper_bound(at);
+  if (it == registry_.begin()) return 0;
+  --it;
+  return at + bytes <= it->first + it->second ? 1 : 0;
+}
+
+void host_step::set_registration_limit(std::size_t bytes) {
+  std::lock_guard lock(registry_mutex_);
+  registry_limit_ = bytes;
+}
+
+std::size_t host_step::registered_bytes() const {
+  std::lock_guard lock(registry_mutex_);
+  return registry_bytes_;
+}
+
+std::size_t host_step::registrations() const {
+  std::lock_guard lock(registry_mutex_);
+  return registry_.size();
 }
 
 }  // namespace xfer::mem

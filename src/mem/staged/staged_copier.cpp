@@ -8,6 +8,7 @@
 #include <cstring>
 #include <exception>
 #include <optional>
+#include <stdexcept>
 #include <string>
 #include <vector>
 #include <fmt/format.h>
@@ -73,7 +74,12 @@ std::size_t staging_alignment(host_resource& r) {
 }  // namespace
 
 staged_copier::staged_copier(device_step& step, staged_copier_options options)
-    : step_(step), tuning_(pick_tuning(step, options)), pool_(step.staging_memory(), default_cache(tuning_, options)) {
+    : step_(step),
+      registrations_(options.registrations),
+      tuning_(pick_tuning(step, options)),
+      pool_(step.staging_memory(), default_cache(tuning_, options)) {
+  if (registrations_ && &registrations_->step() != &step_)
+    throw std::invalid_argument("the registration cache belongs to another device step than the copier's");
   try {
     lane_ = step_.open_lane(tuning_.ring_depth);
   } catch (const std::exception& e) {
@@ -117,6 +123,12 @@ void staged_copier::leader_loop() {
 
 void staged_copier::run_job(staged_job& job) {
   job.trace.note(detail::staged_trace::picked_up);
+  if (registrations_) {
+    // On the leader, between copies: a registration made here (the
+    // buffer's second copy) is paid for by this copy alone.
+    const void* host = job.dir == staged_direction::to_device ? job.src : job.dst;
+    if (auto lease = registrations_->use(host, job.bytes)) return run_registered(job);
+  }
   host_resource& up = step_.staging_memory();
   const std::size_t align = staging_alignment(up);
   job.chunk = tuning_.chunk_bytes;
@@ -193,6 +205,30 @@ void staged_copier::run_job(staged_job& job) {
   // the whole device on CUDA, the held queue included.
   if (job.hold) job.hold->release();
   release();
+}
+
+// A registered buffer: one plain async copy on the lane, in place of the
+// staging buffer, and no CPU copy. The leader runs one copy at a time, so
+// slot 0's mark is free.
+void staged_copier::run_registered(staged_job& job) {
+  job.chunks = 1;
+  try {
+    {
+      std::lock_guard lock(lane_mutex_);
+      if (job.after) lane_->wait_for(*job.after);
+      if (job.dir == staged_direction::to_device)
+        lane_->to_device(job.src, job.dev, job.dev_offset, job.bytes);
+      else
+        lane_->to_host(job.dst, job.dev, job.dev_offset, job.bytes);
+      lane_->record(0);
+    }
+    job.trace.note(detail::staged_trace::first_dma);
+    lane_->wait(0);
+  } catch (...) {
+    job.fail_device(0, std::current_exception());
+    lane_->drain();  // no copy may still use the buffer once its lease ends
+  }
+  job.trace.note(detail::staged_trace::dmas_done);
 }
 
 // Queues chunk c's DMA through slot s and marks it, then publishes it to

@@ -116,7 +116,9 @@ class staging_lane {
  public:
   virtual ~staging_lane() = default;
   // Queue a copy of `bytes` from pinned `staging` to `dst` at `offset`
-  // (to_device), or from `src` at `offset` into `staging` (to_host). Both
+  // (to_device), or from `src` at `offset` into `staging` (to_host).
+  // `staging` is a staging buffer or host memory the step registered
+  // (device_step::register_host). Both
   // return before the copy completes; the staging memory must stay untouched
   // until wait() for the slot recorded after it returns.
   virtual void to_device(const void* staging, device_ref dst, std::size_t offset, std::size_t bytes) = 0;
@@ -173,6 +175,26 @@ class device_step {
   // cannot use, device_step_error when queueing the wait fails. The
   // default throws device_step_error: the step cannot hold a queue.
   virtual std::unique_ptr<queue_hold> hold(void* queue);
+
+  // ---- host memory registration (the registration cache) ----
+  // Memory registered here is pinned memory of the step: a lane's to_device
+  // and to_host take it in place of a staging buffer, so a registered
+  // buffer moves in one plain async copy, with no staging.
+  //
+  // Empty when the step can register host memory; else why not (the
+  // default: OpenCL has no way to pin memory the program allocated).
+  virtual std::string registration_unsupported() const;
+  // Pins [p, p + bytes) (whole pages: the cache rounds) for this step's
+  // device. Throws device_step_error naming the size and the API's cause
+  // (cudaHostRegister's error, the locked-memory limit). The default throws
+  // registration_unsupported().
+  virtual void register_host(void* p, std::size_t bytes);
+  // Undoes register_host(p, ...) (p as registered). The default: nothing.
+  virtual void unregister_host(void* p) noexcept;
+  // Whether the API still holds a registration covering [p, p + bytes):
+  // false says a cached registration is stale (someone unregistered it);
+  // -1 where the step cannot tell (the default).
+  virtual int registered(const void* p, std::size_t bytes) const noexcept;
 };
 
 }  // namespace xfer::mem

@@ -9,6 +9,7 @@
 #include <cstddef>
 #include <deque>
 #include <functional>
+#include <map>
 #include <memory>
 #include <mutex>
 #include <set>
@@ -72,8 +73,26 @@ class host_step final : public device_step {
   // Holds made and not yet released (for tests: after every copy, 0).
   std::size_t holds_held() const noexcept;
 
+  // Registration, emulated: nothing is pinned, but the step keeps a table
+  // of what was registered and refuses what a driver refuses (a range
+  // overlapping a registration, as cudaHostRegister's "already registered";
+  // more than the limit, as the locked-memory limit, ulimit -l), so CI tests
+  // the registration cache's whole policy.
+  std::string registration_unsupported() const override { return {}; }
+  void register_host(void* p, std::size_t bytes) override;
+  void unregister_host(void* p) noexcept override;
+  int registered(const void* p, std::size_t bytes) const noexcept override;
+  // The emulated locked-memory limit (default: none).
+  void set_registration_limit(std::size_t bytes);
+  std::size_t registered_bytes() const;
+  std::size_t registrations() const;
+
  private:
   bool known(void* q);
+  mutable std::mutex registry_mutex_;
+  std::map<const unsigned char*, std::size_t> registry_;  // base -> bytes
+  std::size_t registry_bytes_ = 0;
+  std::size_t registry_limit_ = static_cast<std::size_t>(-1);
   std::unique_ptr<host_resource> owned_staging_;
   host_resource* staging_;
   aligned_resource device_memory_;

@@ -27,6 +27,7 @@
 #include <optional>
 #include <thread>
 #include <xfer/mem/caching_pool.hpp>
+#include <xfer/mem/registration_cache.hpp>
 #include <xfer/mem/staged/device_step.hpp>
 #include <xfer/mem/staged/tuning.hpp>
 #include <xfer/mem/spin_wait.hpp>
@@ -69,6 +70,11 @@ struct staged_copier_options {
   // Called first on each of the copier's threads (a signal mask, a name,
   // NUMA placement).
   std::function<void()> thread_start;
+  // Opt-in: reused buffers registered once and copied from in place
+  // (registration_cache.hpp says when a buffer is registered and dropped).
+  // Null: every copy at or above the handoff is staged. The cache must be
+  // of the copier's step and outlive the copier.
+  registration_cache* registrations = nullptr;
 };
 
 class staged_copier {
@@ -185,6 +191,8 @@ class staged_copier {
   pool_stats staging_stats() const { return pool_.stats(); }
   // Returns the idle staging memory to the OS (pinning it again costs time).
   void trim_staging() { pool_.trim(); }
+  // The registration cache given in the options (null: none).
+  registration_cache* registrations() const noexcept { return registrations_; }
 
  private:
   // hold: the copy_*_on form (after_queue is then the queue to hold).
@@ -193,6 +201,7 @@ class staged_copier {
   staged_completion submit(std::shared_ptr<detail::staged_job> job);
   void leader_loop();
   void run_job(detail::staged_job& job);
+  void run_registered(detail::staged_job& job);
   void queue_dma(detail::staged_job& job, unsigned slot, std::size_t chunk);
   bool await_dma(detail::staged_job& job, unsigned slot, std::size_t chunk);
   void fill_pieces(detail::staged_job& job);
@@ -200,6 +209,7 @@ class staged_copier {
   void empty_pieces(detail::staged_job& job);
 
   device_step& step_;
+  registration_cache* registrations_;
   staged_tuning tuning_;
   caching_pool pool_;
   // One lane: the chunks' DMAs in order on one queue of the copy engine.
