@@ -107,35 +107,33 @@ nb::ndarray<> writable(nb::handle h, const char* name) {
   throw nb::type_error(fmt::format("{} is read-only (pass a writable array)", name).c_str());
 }
 
+class copier;
+
 // A copy on the caller's stream (non_blocking): its completion, and the
 // arrays it reads and writes, kept alive until it has ended, whether the
 // caller waits or drops the handle (a dropped one waits in its destructor,
-// without the GIL: the copier's threads need none).
+// without the GIL: the copier's threads need none). It keeps its Copier
+// alive too: wait() is the Copier's await, so Ctrl-C interrupts it as it
+// does a blocking copy.
 class pending {
  public:
-  pending(mem::staged_completion done, nb::object dst, nb::object src, nb::ndarray<> d, array s)
-      : done_(std::move(done)), dst_(std::move(dst)), src_(std::move(src)), d_(std::move(d)), s_(std::move(s)) {}
+  pending(copier& c, nb::object owner, mem::staged_completion done, nb::object dst, nb::object src, nb::ndarray<> d,
+          array s)
+      : copier_(c), owner_(std::move(owner)), done_(std::move(done)), dst_(std::move(dst)), src_(std::move(src)),
+        d_(std::move(d)), s_(std::move(s)) {}
   pending(const pending&) = delete;
   pending& operator=(const pending&) = delete;
-  ~pending() {
-    if (done_.ready()) return;
-    nb::gil_scoped_release release;
-    try {
-      done_.wait();
-    } catch (const std::exception&) {
-      // Nobody asked: the failure goes with the handle.
-    }
-  }
-  // Blocks (without the GIL) until the copy has ended; raises its error
-  // (CopyError, ValueError) every time it is called.
-  void wait() const {
-    nb::gil_scoped_release release;
-    done_.wait();
-  }
+  ~pending();
+  // Blocks (without the GIL, Ctrl-C still reaching Python) until the copy
+  // has ended; raises its error (CopyError, ValueError) every time it is
+  // called.
+  void wait() const;
   bool ready() const { return done_.ready(); }
   std::size_t nbytes() const noexcept { return done_.bytes(); }
 
  private:
+  copier& copier_;
+  nb::object owner_;  // the Python Copier: copier_ outlives this copy
   mem::staged_completion done_;
   nb::object dst_, src_;  // the Python objects, so their memory outlives the copy
   nb::ndarray<> d_;
@@ -314,6 +312,7 @@ class copier {
   int device() const noexcept { return device_; }
 
  private:
+  friend class pending;
   // The device side: the host step's "device memory" is host memory; a CUDA
   // copier's is memory of its own device.
   void check_device_side(const char* which, const array& a) const {
@@ -379,6 +378,7 @@ class copier {
       throw std::invalid_argument(to_device ? "src must be host memory for a copy to the device"
                                             : "dst must be host memory for a copy to the host");
     void* q = queue_of(stream);
+    refuse_if_abandoned();
     mem::staged_completion done;
     if (src.nbytes() != 0) {
       nb::gil_scoped_release release;
@@ -386,8 +386,8 @@ class copier {
       done = to_device ? copier_->copy_to_device_on(dev, 0, src.data(), src.nbytes(), q)
                        : copier_->copy_to_host_on(dst.data(), dev, 0, src.nbytes(), q);
     }
-    return std::make_unique<pending>(std::move(done), nb::borrow(dst_), nb::borrow(src_), std::move(dst),
-                                     std::move(src));
+    return std::make_unique<pending>(*this, nb::find(this), std::move(done), nb::borrow(dst_), nb::borrow(src_),
+                                     std::move(dst), std::move(src));
   }
 
   // The stream as the copier's queue handle: the legacy default stream for
@@ -406,6 +406,25 @@ class copier {
 #endif
   bool abandoned_ = false;
 };
+
+pending::~pending() {
+  if (done_.ready()) return;
+  if (copier_.abandoned_) {
+    // A copy of this Copier never returned (Ctrl-C): this one may not
+    // either. Leak its arrays rather than hang the garbage collector.
+    (void)dst_.release();
+    (void)src_.release();
+    return;
+  }
+  nb::gil_scoped_release release;
+  try {
+    done_.wait();
+  } catch (const std::exception&) {
+    // Nobody asked: the failure goes with the handle.
+  }
+}
+
+void pending::wait() const { copier_.await(done_, {dst_, src_}); }
 
 // Host to host: no device involved, one memcpy without the GIL.
 void host_copy(nb::handle dst_, nb::handle src_) {
