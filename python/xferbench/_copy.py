@@ -74,6 +74,7 @@ class Copier:
             copied registrations are dropped to stay within the bound, and an array's
             registration is dropped when the array is garbage-collected (the weakref rule:
             xferbench/_registrations.py). None (the default): every copy is staged.
+            Non-blocking copies are always staged and never counted.
 
     Raises:
         CudaUnavailableError: a CUDA device where CUDA cannot start or there is none.
@@ -154,9 +155,9 @@ class Copier:
         same holds for a CopyHandle's wait()."""
         _check_writable(dst, "dst")
         self._check_stream(stream)
-        self._before_copy(src, True)
-        if non_blocking:
+        if non_blocking:  # never through the registration cache (staged_copier.hpp: copy_to_device_on)
             return CopyHandle(self._c.to_device_async(dst, src, stream))
+        self._before_copy(src, True)
         self._c.to_device(dst, src, stream)
         return None
 
@@ -168,9 +169,9 @@ class Copier:
         queued on the stream after the call also waits for the copy)."""
         _check_writable(dst, "dst")
         self._check_stream(stream)
-        self._before_copy(dst, False)
         if non_blocking:
             return CopyHandle(self._c.to_host_async(dst, src, stream))
+        self._before_copy(dst, False)
         self._c.to_host(dst, src, stream)
         return None
 

@@ -18,24 +18,17 @@
 #include <xfer/mem/registration_cache.hpp>
 
 #include "../staged/staged_conformance.hpp"
+#include "cuda_step_test.hpp"
 
 namespace xfer::test {
 namespace {
 
-using cuda::allocating_api;
 using mem::registration_cache;
 
 constexpr std::size_t buffer_bytes = std::size_t{64} << 20;
 
-class RegistrationCuda : public ::testing::TestWithParam<allocating_api> {
+class RegistrationCuda : public cuda_step_test {
  protected:
-  void SetUp() override {
-    try {
-      step_ = cuda::make_staged_step(0, GetParam());
-    } catch (const std::exception& e) {
-      GTEST_SKIP() << "no usable CUDA device: " << e.what();
-    }
-  }
   // The default tuning (its handoff is far below 64 MiB: every copy here is
   // one the cache is asked about).
   mem::staged_copier_options with(registration_cache& cache) {
@@ -54,7 +47,6 @@ class RegistrationCuda : public ::testing::TestWithParam<allocating_api> {
     EXPECT_EQ(std::memcmp(back.data(), src, n), 0) << "the device holds other bytes";
     return ms;
   }
-  std::unique_ptr<mem::device_step> step_;
 };
 
 void fill(unsigned char* p, std::size_t n, unsigned seed) {
@@ -141,10 +133,7 @@ TEST_P(RegistrationCuda, StaleRegistrationsAreDropped) {
   ::munmap(p, buffer_bytes);
 }
 
-INSTANTIATE_TEST_SUITE_P(Api, RegistrationCuda, ::testing::Values(allocating_api::runtime, allocating_api::driver),
-                         [](const auto& info) {
-                           return info.param == allocating_api::runtime ? std::string("Runtime") : "Driver";
-                         });
+XFER_CUDA_STEP_TESTS(RegistrationCuda);
 
 }  // namespace
 }  // namespace xfer::test

@@ -1,11 +1,15 @@
 // The staged copier on the caller's stream (issue 37, item 3) on a GPU:
 // copy -> kernel -> copy queued on one stream with no host synchronization
-// between, the kernel reading what the copy just brought; a stream of
-// another device refused; every stream let go when the copier goes. Skips,
+// between, the kernel reading what the copy just brought; many streams
+// sharing hardware queues with the copier's; a stream of another device
+// refused; every stream let go when the copier goes. Skips,
 // saying why, without a GPU.
 #include <gtest/gtest.h>
 
 #include <chrono>
+#include <cstdio>
+#include <cstdlib>
+#include <future>
 #include <memory>
 #include <string>
 #include <thread>
@@ -14,22 +18,19 @@
 #include <xfer/mem/cuda/staged_step.hpp>
 
 #include "../staged/staged_conformance.hpp"
+#include "cuda_step_test.hpp"
 #include "stream_kernels.hpp"
 
 namespace xfer::test {
 namespace {
 
-using cuda::allocating_api;
 using namespace std::chrono_literals;
 
-class StagedStream : public ::testing::TestWithParam<allocating_api> {
+class StagedStream : public cuda_step_test {
  protected:
   void SetUp() override {
-    try {
-      step_ = cuda::make_staged_step(0, GetParam());
-    } catch (const std::exception& e) {
-      GTEST_SKIP() << "no usable CUDA device: " << e.what();
-    }
+    cuda_step_test::SetUp();
+    if (IsSkipped()) return;
     ASSERT_EQ(cudaSetDevice(0), cudaSuccess);
     ASSERT_EQ(cudaStreamCreateWithFlags(&stream_, cudaStreamNonBlocking), cudaSuccess);
   }
@@ -46,7 +47,6 @@ class StagedStream : public ::testing::TestWithParam<allocating_api> {
       std::this_thread::sleep_for(1ms);
     ASSERT_EQ(e, cudaSuccess) << "the caller's stream is still held (or failed): " << cudaGetErrorName(e);
   }
-  std::unique_ptr<mem::device_step> step_;
   cudaStream_t stream_ = nullptr;
 };
 
@@ -158,10 +158,59 @@ TEST_P(StagedStream, DestroyingTheCopierLetsTheStreamGo) {
   for (auto& d : done) EXPECT_NO_THROW(d.wait());
 }
 
-INSTANTIATE_TEST_SUITE_P(Api, StagedStream, ::testing::Values(allocating_api::runtime, allocating_api::driver),
-                         [](const auto& info) {
-                           return info.param == allocating_api::runtime ? std::string("Runtime") : "Driver";
-                         });
+// 64 streams made before the copier, so that the copier's own stream and
+// the callers' share the device's hardware queues (CUDA_DEVICE_MAX_CONNECTIONS
+// of them, 8 by default; the ctest cuda.staged_stream_one_connection runs
+// this with 1): on each, copy -> kernel -> copy back, queued with no host
+// synchronization, and meanwhile a blocking copy through the copier's own
+// stream. Every copy ends and every byte is right. When a copy held the
+// caller's stream with a cuStreamWaitValue32 and moved its chunks on the
+// copier's stream, those chunks could queue behind the hold in a shared
+// hardware queue, and the copy never ended: the bound below fails that.
+TEST_P(StagedStream, ManyStreamsSharingHardwareQueues) {
+  constexpr int n = 64;
+  const std::size_t bytes = (std::size_t{4} << 20) + 7;
+  std::vector<cudaStream_t> streams(n, nullptr);
+  for (auto& s : streams) ASSERT_EQ(cudaStreamCreateWithFlags(&s, cudaStreamNonBlocking), cudaSuccess);
+  std::vector<std::unique_ptr<device_buffer>> in, out;
+  std::vector<std::vector<unsigned char>> src, back;
+  for (int i = 0; i < n; ++i) {
+    in.push_back(std::make_unique<device_buffer>(*step_, bytes));
+    out.push_back(std::make_unique<device_buffer>(*step_, bytes));
+    src.push_back(pattern(bytes, 100 + i));
+    back.emplace_back(bytes, 0);
+  }
+  device_buffer lane_side(*step_, bytes);
+  {
+    mem::staged_copier c(*step_, with_tuning(small_chunks(1 << 20, 4, 2)));
+    auto run = std::async(std::launch::async, [&] {
+      ASSERT_EQ(cudaSetDevice(0), cudaSuccess);
+      std::vector<mem::staged_completion> done;
+      for (int i = 0; i < n; ++i) {
+        done.push_back(c.copy_to_device_on(in[i]->ref(), 0, src[i].data(), bytes, streams[i]));
+        ASSERT_EQ(launch_add_one(in[i]->ref().handle, out[i]->ref().handle, bytes, streams[i]), 0);
+        done.push_back(c.copy_to_host_on(back[i].data(), out[i]->ref(), 0, bytes, streams[i]));
+      }
+      // Queued on the copier's stream after every gate above, most still shut.
+      c.copy_to_device(lane_side.ref(), 0, src[0].data(), bytes);
+      for (auto& d : done) d.wait();
+    });
+    if (run.wait_for(120s) != std::future_status::ready) {
+      ADD_FAILURE() << "the copies did not end within 120 s: a copy waits behind its own waits";
+      std::fflush(nullptr);
+      std::_Exit(1);  // the hung copier cannot be destroyed
+    }
+    run.get();
+  }
+  for (int i = 0; i < n; ++i) {
+    std::size_t wrong = 0;
+    for (std::size_t k = 0; k < bytes; ++k) wrong += back[i][k] != static_cast<unsigned char>(src[i][k] + 1);
+    EXPECT_EQ(wrong, 0u) << "stream " << i;
+  }
+  for (auto s : streams) EXPECT_EQ(cudaStreamDestroy(s), cudaSuccess);
+}
+
+XFER_CUDA_STEP_TESTS(StagedStream);
 
 }  // namespace
 }  // namespace xfer::test

@@ -49,9 +49,13 @@ class faulty_step final : public mem::device_step {
     refuse_queue();
     return queues_ == queues::forward ? inner_.mark(q) : device_step::mark(q);
   }
-  std::unique_ptr<mem::queue_hold> hold(void* q) override {
+  // The host step's queue lane with the same faults as a lane of its own.
+  std::unique_ptr<mem::queue_lane> open_queue_lane(void* q, const mem::queue_plan& plan) override {
     refuse_queue();
-    return queues_ == queues::forward ? inner_.hold(q) : device_step::hold(q);
+    if (queues_ != queues::forward) return device_step::open_queue_lane(q, plan);
+    auto in = inner_.open_queue_lane(q, plan);
+    mem::queue_lane& held = *in;
+    return std::make_unique<lane>(*this, std::move(in), static_cast<unsigned>(plan.staging.size()), &held);
   }
   mem::host_step& inner() noexcept { return inner_; }
   // Registration is the host step's emulation once allowed (the registration
@@ -71,10 +75,11 @@ class faulty_step final : public mem::device_step {
   void refuse_queue() const {
     if (queues_ == queues::foreign) throw mem::foreign_queue_error("the queue belongs to device 7, not device 0");
   }
-  class lane final : public mem::staging_lane {
+  // A lane of the step's own, or (queue non-null) one on the caller's queue.
+  class lane final : public mem::queue_lane {
    public:
-    lane(faulty_step& s, std::unique_ptr<mem::staging_lane> in, unsigned slots)
-        : step_(s), in_(std::move(in)), slot_offset_(std::make_unique<std::atomic<std::size_t>[]>(slots)) {
+    lane(faulty_step& s, std::unique_ptr<mem::staging_lane> in, unsigned slots, mem::queue_lane* queue = nullptr)
+        : step_(s), in_(std::move(in)), queue_(queue), slot_offset_(std::make_unique<std::atomic<std::size_t>[]>(slots)) {
       for (unsigned i = 0; i < slots; ++i) slot_offset_[i] = SIZE_MAX;
     }
     void to_device(const void* st, mem::device_ref d, std::size_t o, std::size_t b) override {
@@ -98,6 +103,9 @@ class faulty_step final : public mem::device_step {
         throw mem::device_step_error("injected completion failure");
     }
     void drain() noexcept override { in_->drain(); }
+    void release() noexcept override {
+      if (queue_) queue_->release();
+    }
 
    private:
     void check_enqueue(std::size_t o) {
@@ -106,6 +114,7 @@ class faulty_step final : public mem::device_step {
     }
     faulty_step& step_;
     std::unique_ptr<mem::staging_lane> in_;
+    mem::queue_lane* queue_;  // in_, where it is a queue lane
     std::size_t last_ = SIZE_MAX;
     // Per slot, written by record() and read by wait() on other threads
     // (never the same slot at once, as the lane contract says).

@@ -51,6 +51,17 @@ class cl_mark final : public mem::queue_mark {
 // A user event of the caller's context and a barrier on the caller's queue
 // waiting for it: the caller's later commands wait until release() sets the
 // event complete (on failure too: the failure is the completion's to report).
+//
+// A copy on the caller's queue keeps this hold with its DMAs on a lane of
+// the step's own (device_step's default open_queue_lane), unlike CUDA's,
+// which queues the DMAs on the caller's stream behind gates: here the wait is
+// an event wait list, a dependency the OpenCL runtime itself tracks and
+// resolves per command, so a command of the lane's queue never waits behind
+// the caller's barrier (commands of different queues have no order but the
+// events they name), and no cycle can form. CUDA's cuStreamWaitValue32 is a
+// wait the driver cannot see, in a hardware queue other streams may share.
+// The lane also lets the caller's queue be of another context than the
+// copy's buffer, which a DMA on the caller's queue could not.
 class cl_hold final : public mem::queue_hold {
  public:
   explicit cl_hold(cl_command_queue q) {

@@ -1,3 +1,4 @@
+#include <algorithm>
 #include <condition_variable>
 #include <cstdint>
 #include <cstring>
@@ -19,8 +20,11 @@ namespace {
 // the bytes have moved, as with a device.
 class host_lane final : public staging_lane {
  public:
-  explicit host_lane(unsigned slots) : marks_(slots, 0), engine_([this] { run(); }) {}
+  // shared: a queue whose thread runs this lane's copies too, in the order
+  // they were queued there (null: the lane's own thread).
+  host_lane(unsigned slots, host_step::queue* shared) : shared_(shared), marks_(slots, 0), engine_([this] { run(); }) {}
   ~host_lane() override {
+    drain();  // a shared queue's tasks still to run use this lane
     {
       std::lock_guard lock(mutex_);
       closing_ = true;
@@ -58,6 +62,21 @@ class host_lane final : public staging_lane {
     std::size_t bytes;
   };
   void push(void* dst, const void* src, std::size_t bytes) {
+    if (shared_) {
+      {
+        std::lock_guard lock(mutex_);
+        ++queued_;
+      }
+      shared_->enqueue([this, dst, src, bytes] {
+        std::memcpy(dst, src, bytes);
+        {
+          std::lock_guard lock(mutex_);
+          ++completed_;
+        }
+        done_.notify_all();
+      });
+      return;
+    }
     {
       std::lock_guard lock(mutex_);
       ops_.push_back({dst, src, bytes});
@@ -84,6 +103,7 @@ class host_lane final : public staging_lane {
     }
   }
 
+  host_step::queue* shared_;
   std::mutex mutex_;
   std::condition_variable work_, done_;
   std::deque<op> ops_;
@@ -107,7 +127,8 @@ host_step::~host_step() = default;
 
 std::unique_ptr<staging_lane> host_step::open_lane(unsigned slots) {
   if (slots == 0) throw device_step_error("host step: a lane needs at least one slot");
-  return std::make_unique<host_lane>(slots);
+  std::lock_guard lock(queues_mutex_);
+  return std::make_unique<host_lane>(slots, lanes_on_);
 }
 
 device_ref host_step::allocate(std::size_t bytes) {
@@ -167,6 +188,11 @@ void host_step::queue::run() {
   }
 }
 
+void host_step::run_lanes_on(queue* q) {
+  std::lock_guard lock(queues_mutex_);
+  lanes_on_ = q;
+}
+
 std::unique_ptr<host_step::queue> host_step::make_queue() {
   std::unique_ptr<queue> q(new queue(*this));
   std::lock_guard lock(queues_mutex_);
@@ -205,17 +231,97 @@ struct host_mark final : queue_mark {
   void wait() override { reached->wait(); }
 };
 
-struct host_hold final : queue_hold {
-  explicit host_hold(std::shared_ptr<std::atomic<std::size_t>> count) : held(std::move(count)) { ++*held; }
-  ~host_hold() override { release(); }
-  void release() noexcept override {
-    if (released.exchange(true)) return;
-    gate->raise();
-    --*held;
+// What a queue lane's tasks share with it: they may run after the lane has
+// given up on the copy (released), never after its drain.
+struct lane_gates {
+  explicit lane_gates(std::size_t chunks)
+      : gate(std::make_unique<host_flag[]>(chunks)), done(std::make_unique<host_flag[]>(chunks)) {}
+  std::unique_ptr<host_flag[]> gate, done;
+  host_flag last;  // device to host: the final gate
+};
+
+class host_queue_lane final : public queue_lane {
+ public:
+  host_queue_lane(host_step::queue& q, std::unique_ptr<host_step::queue> own, const queue_plan& plan,
+                  std::shared_ptr<std::atomic<std::size_t>> count)
+      : own_(std::move(own)),
+        dir_(plan.dir),
+        dev_offset_(plan.dev_offset),
+        starts_(plan.starts.begin(), plan.starts.end()),
+        staging_(plan.staging.begin(), plan.staging.end()),
+        opened_(staging_.size()),
+        gates_(std::make_shared<lane_gates>(chunks())),
+        count_(std::move(count)) {
+    if (staging_.empty() || starts_.size() < 2) throw device_step_error("host step: a copy of no chunks");
+    for (auto& o : opened_) o = -1;
+    ++*count_;
+    try {
+      queue_tasks(q, static_cast<unsigned char*>(plan.dev.handle) + dev_offset_);
+    } catch (...) {
+      release();  // the tasks queued so far run through
+      throw;
+    }
   }
-  std::shared_ptr<host_flag> gate = std::make_shared<host_flag>();
-  std::shared_ptr<std::atomic<std::size_t>> held;
-  std::atomic<bool> released{false};
+  ~host_queue_lane() override {
+    release();
+    own_.reset();  // runs what is left: every gate is open
+  }
+
+  void to_device(const void* staging, device_ref, std::size_t offset, std::size_t bytes) override {
+    open(staging, offset, bytes);
+  }
+  void to_host(void* staging, device_ref, std::size_t offset, std::size_t bytes) override {
+    open(staging, offset, bytes);
+  }
+  void record(unsigned) override {}
+  void wait(unsigned slot) override {
+    const std::int64_t c = opened_.at(slot).load();
+    if (c >= 0) gates_->done[c].wait();
+  }
+  void drain() noexcept override {
+    release();
+    for (std::size_t c = 0; c < chunks(); ++c) gates_->done[c].wait();
+  }
+  void release() noexcept override {
+    if (released_.exchange(true)) return;
+    for (std::size_t c = 0; c < chunks(); ++c) gates_->gate[c].raise();
+    gates_->last.raise();
+    --*count_;
+  }
+
+ private:
+  // Each chunk's DMA a task behind its gate, in chunk order.
+  void queue_tasks(host_step::queue& q, unsigned char* dev) {
+    for (std::size_t c = 0; c < chunks(); ++c) {
+      unsigned char* at = dev + starts_[c];
+      auto* slot = static_cast<unsigned char*>(staging_[c % staging_.size()]);
+      const std::size_t n = starts_[c + 1] - starts_[c];
+      q.enqueue([g = gates_, c, at, slot, n, to_device = dir_ == staged_direction::to_device] {
+        g->gate[c].wait();
+        if (to_device)
+          std::memcpy(at, slot, n);
+        else
+          std::memcpy(slot, at, n);
+        g->done[c].raise();
+      });
+    }
+    if (dir_ == staged_direction::to_host) q.enqueue([g = gates_] { g->last.wait(); });
+  }
+  std::size_t chunks() const noexcept { return starts_.size() - 1; }
+  void open(const void* staging, std::size_t offset, std::size_t bytes) {
+    const std::size_t c = planned_chunk(starts_, staging_, dev_offset_, staging, offset, bytes);
+    opened_[c % staging_.size()] = static_cast<std::int64_t>(c);
+    gates_->gate[c].raise();
+  }
+  std::unique_ptr<host_step::queue> own_;
+  staged_direction dir_;
+  std::size_t dev_offset_;
+  std::vector<std::size_t> starts_;
+  std::vector<void*> staging_;
+  std::vector<std::atomic<std::int64_t>> opened_;  // per slot, the chunk opened last
+  std::shared_ptr<lane_gates> gates_;
+  std::shared_ptr<std::atomic<std::size_t>> count_;
+  std::atomic<bool> released_{false};
 };
 
 }  // namespace
@@ -229,10 +335,11 @@ std::unique_ptr<queue_mark> host_step::mark(void* q) {
   return m;
 }
 
-std::unique_ptr<queue_hold> host_step::hold(void* q) {
-  auto h = std::make_unique<host_hold>(holds_);
-  if (known(q)) static_cast<queue*>(q)->enqueue([g = h->gate] { g->wait(); });
-  return h;
+std::unique_ptr<queue_lane> host_step::open_queue_lane(void* q, const queue_plan& plan) {
+  std::unique_ptr<queue> own;
+  if (!known(q)) own = make_queue();
+  queue& on = own ? *own : *static_cast<queue*>(q);
+  return std::make_unique<host_queue_lane>(on, std::move(own), plan, holds_);
 }
 
 std::size_t host_step::holds_held() const noexcept { return holds_->load(); }

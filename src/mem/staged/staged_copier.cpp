@@ -77,7 +77,10 @@ staged_copier::staged_copier(device_step& step, staged_copier_options options)
     : step_(step),
       registrations_(options.registrations),
       tuning_(pick_tuning(step, options)),
-      pool_(step.staging_memory(), default_cache(tuning_, options)) {
+      pool_(step.staging_memory(), default_cache(tuning_, options)),
+      thread_start_(options.thread_start),
+      line_(std::make_unique<detail::staged_line>()),
+      queue_pool_(step.staging_memory(), SIZE_MAX) {
   if (registrations_ && &registrations_->step() != &step_)
     throw std::invalid_argument("the registration cache belongs to another device step than the copier's");
   try {
@@ -86,56 +89,60 @@ staged_copier::staged_copier(device_step& step, staged_copier_options options)
     throw staged_error(staged_error::reason::device, staged_direction::to_device, 0, 0,
                        fmt::format("opening a {} lane: {}", step_.name(), e.what()));
   }
-  team_ = std::make_unique<thread_team>(tuning_.threads, options.thread_start);
-  leader_ = std::thread([this, start = options.thread_start] {
-    if (start) start();
-    leader_loop();
-  });
+  open_line(*line_, thread_start_);
 }
 
 staged_copier::~staged_copier() {
+  // Each leader finishes its queue first.
   {
-    std::lock_guard lock(mutex_);
-    closing_ = true;
-    closing_flag_.store(true);
+    std::lock_guard lock(queue_mutex_);
+    if (queue_line_) close_line(*queue_line_);
   }
-  queued_.wake();
-  leader_.join();  // the leader finishes the queue first
-  team_.reset();
+  close_line(*line_);
   lane_.reset();
 }
 
-void staged_copier::leader_loop() {
+void staged_copier::open_line(detail::staged_line& line, const std::function<void()>& thread_start) {
+  line.team = std::make_unique<thread_team>(tuning_.threads, thread_start);
+  line.leader = std::thread([this, &line, start = thread_start] {
+    if (start) start();
+    leader_loop(line);
+  });
+}
+
+void staged_copier::close_line(detail::staged_line& line) noexcept {
+  {
+    std::lock_guard lock(line.mutex);
+    line.closing = true;
+    line.closing_flag.store(true);
+  }
+  line.queued.wake();
+  if (line.leader.joinable()) line.leader.join();
+  line.team.reset();
+}
+
+void staged_copier::leader_loop(detail::staged_line& line) {
   for (;;) {
     std::shared_ptr<staged_job> job;
-    queued_.wait([&] { return closing_flag_.load() || queue_length_.load() > 0; });
+    line.queued.wait([&] { return line.closing_flag.load() || line.length.load() > 0; });
     {
-      std::lock_guard lock(mutex_);
-      if (queue_.empty()) return;  // closing, and nothing left to do
-      job = std::move(queue_.front());
-      queue_.pop_front();
-      queue_length_.fetch_sub(1);
+      std::lock_guard lock(line.mutex);
+      if (line.queue.empty()) return;  // closing, and nothing left to do
+      job = std::move(line.queue.front());
+      line.queue.pop_front();
+      line.length.fetch_sub(1);
     }
-    run_job(*job);
+    run_job(*job, *line.team);
     job->complete();
   }
 }
 
-void staged_copier::run_job(staged_job& job) {
-  job.trace.note(detail::staged_trace::picked_up);
-  if (registrations_) {
-    // On the leader, between copies: a registration made here (the
-    // buffer's second copy) is paid for by this copy alone.
-    const void* host = job.dir == staged_direction::to_device ? job.src : job.dst;
-    if (auto lease = registrations_->use(host, job.bytes)) return run_registered(job);
-  }
-  host_resource& up = step_.staging_memory();
-  const std::size_t align = staging_alignment(up);
+// This copy's cut: the tuning's chunk, or one chosen from the copy's size
+// (staged_chunk_for), never more than a staging buffer. A smaller chunk
+// uses the start of each buffer only: the ring the caches see shrinks, the
+// pool's blocks stay the same.
+void staged_copier::cut(staged_job& job) const {
   job.chunk = tuning_.chunk_bytes;
-  // This copy's cut: the tuning's chunk, or one chosen from the copy's size
-  // (staged_chunk_for), never more than a staging buffer. A smaller chunk
-  // uses the start of each buffer only: the ring the caches see shrinks,
-  // the pool's blocks stay the same.
   const std::size_t llc = last_level_cache_bytes();
   staged_tuning cut = tuning_;
   cut.chunk_bytes = staged_chunk_for(job.bytes, tuning_, llc);
@@ -146,22 +153,46 @@ void staged_copier::run_job(staged_job& job) {
   job.pieces = job.chunks * job.pieces_per_chunk;  // a short chunk's last pieces may be empty: they only count
   job.slots = static_cast<unsigned>(std::min<std::size_t>(tuning_.ring_depth, job.chunks));
   job.slot = std::make_unique<staged_job::slot_state[]>(job.slots);
-  // Every slot is a whole chunk whatever the copy's size, so every copy
-  // asks the pool for the same class and reuses the same cached blocks.
-  auto release = [&] {
-    for (void* p : job.staging) pool_.deallocate(p, job.chunk, align);
-    job.staging.clear();
-  };
+}
+
+// Every slot is a whole chunk whatever the copy's size, so every copy asks
+// the pool for the same class and reuses the same cached blocks. False (the
+// job failed, holding none) when the pool cannot give them.
+bool staged_copier::take_staging(staged_job& job, caching_pool& pool) {
+  host_resource& up = step_.staging_memory();
   try {
     job.staging.reserve(job.slots);
-    for (unsigned i = 0; i < job.slots; ++i) job.staging.push_back(pool_.allocate(job.chunk, align));
+    for (unsigned i = 0; i < job.slots; ++i) job.staging.push_back(pool.allocate(job.chunk, staging_alignment(up)));
   } catch (const std::exception& e) {
-    release();
+    give_staging(job, pool);
     job.fail(staged_error::reason::staging, 0,
              fmt::format("no pinned staging memory ({} buffers of {} bytes from {}): {}", job.slots, job.chunk,
                          up.kind(), e.what()));
-    return;
+    return false;
   }
+  return true;
+}
+
+void staged_copier::give_staging(staged_job& job, caching_pool& pool) noexcept {
+  for (void* p : job.staging) pool.deallocate(p, job.chunk, staging_alignment(step_.staging_memory()));
+  job.staging.clear();
+}
+
+void staged_copier::run_job(staged_job& job, thread_team& team) {
+  job.trace.note(detail::staged_trace::picked_up);
+  if (registrations_ && !job.queue) {
+    // On the leader, between copies: a registration made here (the
+    // buffer's second copy) is paid for by this copy alone.
+    const void* host = job.dir == staged_direction::to_device ? job.src : job.dst;
+    if (auto lease = registrations_->use(host, job.bytes)) return run_registered(job);
+  }
+  // A copy on the caller's queue was cut, and its staging taken, at the call.
+  caching_pool& pool = job.queue ? queue_pool_ : pool_;
+  if (!job.queue) {
+    cut(job);
+    if (!take_staging(job, pool)) return;
+  }
+  staging_lane& lane = job.queue ? *job.queue : *lane_;
   job.trace.note(detail::staged_trace::staging_ready);
   const bool to_device = job.dir == staged_direction::to_device;
   std::size_t offset = 0;  // where a failure is reported
@@ -182,7 +213,7 @@ void staged_copier::run_job(staged_job& job) {
     job.fail_device(offset, std::current_exception());
   }
   if (!job.abort.load(std::memory_order_relaxed))
-    team_->run([&](unsigned) { to_device ? fill_pieces(job) : empty_pieces(job); });
+    team.run([&](unsigned) { to_device ? fill_pieces(job) : empty_pieces(job); });
   job.trace.note(detail::staged_trace::pieces_done);
   try {
     // Host to device: the last DMAs are still running; wait for each slot's
@@ -197,14 +228,13 @@ void staged_copier::run_job(staged_job& job) {
     job.fail_device(offset, std::current_exception());
   }
   // After a failure DMAs may still be queued: none may use a slot that goes
-  // back to the pool.
+  // back to the pool (a queue lane's drain opens its gates first).
   job.trace.note(detail::staged_trace::dmas_done);
-  if (job.abort.load(std::memory_order_relaxed)) lane_->drain();
-  // The caller's queue goes on now that no DMA of the copy runs, before the
-  // staging goes back: freeing pinned memory (a pool over its cap) waits for
-  // the whole device on CUDA, the held queue included.
-  if (job.hold) job.hold->release();
-  release();
+  if (job.abort.load(std::memory_order_relaxed)) lane.drain();
+  // The caller's queue goes on (device to host: past the final gate) before
+  // the staging goes back, and before wait() returns.
+  if (job.queue) job.queue->release();
+  give_staging(job, pool);
 }
 
 // A registered buffer: one plain async copy on the lane, in place of the
@@ -239,12 +269,13 @@ void staged_copier::run_registered(staged_job& job) {
 void staged_copier::queue_dma(staged_job& job, unsigned s, std::size_t c) {
   const std::size_t off = job.begin(c), len = job.length(c);
   {
-    std::lock_guard lock(lane_mutex_);
+    staging_lane& lane = job.queue ? *job.queue : *lane_;
+    std::lock_guard lock(job.queue ? job.queue_mutex : lane_mutex_);
     if (job.dir == staged_direction::to_device)
-      lane_->to_device(job.staging[s], job.dev, job.dev_offset + off, len);
+      lane.to_device(job.staging[s], job.dev, job.dev_offset + off, len);
     else
-      lane_->to_host(job.staging[s], job.dev, job.dev_offset + off, len);
-    lane_->record(s);
+      lane.to_host(job.staging[s], job.dev, job.dev_offset + off, len);
+    lane.record(s);
   }
   job.trace.note(detail::staged_trace::first_dma);
   job.slot[s].queued.store(static_cast<std::int64_t>(c), std::memory_order_release);
@@ -272,7 +303,7 @@ bool staged_copier::await_dma(staged_job& job, unsigned s, std::size_t c) {
   // chunk c + slots meanwhile: that needs this thread's piece first.
   std::int64_t asked = st.asked.load(std::memory_order_relaxed);
   if (asked < want && st.asked.compare_exchange_strong(asked, want, std::memory_order_acq_rel)) {
-    lane_->wait(s);  // a failure here reaches the watchers as job.abort
+    (job.queue ? *job.queue : *lane_).wait(s);  // a failure here reaches the watchers as job.abort
     std::int64_t seen = st.landed.load(std::memory_order_relaxed);
     while (seen < want && !st.landed.compare_exchange_weak(seen, want, std::memory_order_release)) {
     }
@@ -355,151 +386,6 @@ void staged_copier::empty_pieces(staged_job& job) {
   } catch (...) {
     job.fail_device(offset, std::current_exception());
   }
-}
-
-// ---- submission ---------------------------------------------------------------
-
-namespace {
-
-bool overlaps(const void* a, const void* b, std::size_t bytes) {
-  const auto x = reinterpret_cast<std::uintptr_t>(a), y = reinterpret_cast<std::uintptr_t>(b);
-  return x < y + bytes && y < x + bytes;
-}
-
-// Checks a copy's arguments; throws staged_error (bad_argument) naming what is wrong.
-void check(device_step& step, staged_direction dir, device_ref dev, std::size_t offset, const void* host,
-           std::size_t bytes) {
-  auto refuse = [&](std::string cause) {
-    throw staged_error(staged_error::reason::bad_argument, dir, bytes, 0, std::move(cause));
-  };
-  // Issue 15 lists a size of 0 among the bad inputs: a copy of nothing is
-  // almost always a size computed wrongly, and saying so beats succeeding.
-  if (bytes == 0) refuse("a size of 0 bytes");
-  if (!host) refuse("the host pointer is null");
-  if (!dev.handle) refuse("the device buffer is null");
-  if (offset > dev.bytes || bytes > dev.bytes - offset)
-    refuse(fmt::format("offset {} + {} bytes is beyond the device buffer's {} bytes", offset, bytes, dev.bytes));
-  if (const void* view = step.host_view(dev)) {
-    const void* dev_at = static_cast<const unsigned char*>(view) + offset;
-    if (overlaps(dev_at, host, bytes)) refuse("the source and the destination overlap");
-  }
-}
-
-}  // namespace
-
-staged_completion staged_copier::submit(std::shared_ptr<staged_job> job) {
-  {
-    std::lock_guard lock(mutex_);
-    if (closing_)
-      throw staged_error(staged_error::reason::closed, job->dir, job->bytes, 0, "the copier is being destroyed");
-    queue_.push_back(job);
-    queue_length_.fetch_add(1);
-  }
-  queued_.wake();
-  return staged_completion(std::move(job));
-}
-
-staged_completion staged_copier::copy_to_device_async(device_ref dst, std::size_t dst_offset, const void* src,
-                                                      std::size_t bytes) {
-  return copy_to_device_async(dst, dst_offset, src, bytes, nullptr);
-}
-
-staged_completion staged_copier::copy_to_host_async(void* dst, device_ref src, std::size_t src_offset,
-                                                    std::size_t bytes) {
-  return copy_to_host_async(dst, src, src_offset, bytes, nullptr);
-}
-
-namespace {
-
-// Runs the step's call on the caller's queue; a queue the step cannot use
-// is the caller's mistake (bad_argument), any other failure the device's.
-template <class F>
-auto on_queue(staged_direction dir, std::size_t bytes, const char* doing, F&& f) -> decltype(f()) {
-  try {
-    return f();
-  } catch (const foreign_queue_error& e) {
-    throw staged_error(staged_error::reason::bad_argument, dir, bytes, 0, fmt::format("{}: {}", doing, e.what()));
-  } catch (const std::exception& e) {
-    throw staged_error(staged_error::reason::device, dir, bytes, 0, fmt::format("{}: {}", doing, e.what()));
-  }
-}
-
-// The caller's queue marked on the calling thread (null: none).
-std::unique_ptr<queue_mark> mark_of(device_step& step, staged_direction dir, std::size_t bytes, void* queue) {
-  if (!queue) return nullptr;
-  return on_queue(dir, bytes, "ordering after the queue", [&] { return step.mark(queue); });
-}
-
-}  // namespace
-
-// Both directions: the arguments checked, the caller's queue marked, then
-// the plain API below the handoff or a job for the leader.
-staged_completion staged_copier::start(staged_direction dir, device_ref dev, std::size_t dev_offset, void* host,
-                                       std::size_t bytes, void* after_queue, bool hold) {
-  const bool to_device = dir == staged_direction::to_device;
-  check(step_, dir, dev, dev_offset, host, bytes);
-  if (hold && !after_queue)
-    throw staged_error(staged_error::reason::bad_argument, dir, bytes, 0,
-                       "the caller's queue is null (CUDA's legacy default stream is CU_STREAM_LEGACY, 0x1)");
-  auto after = mark_of(step_, dir, bytes, after_queue);
-  // The hold after the mark: the copy waits for the queue's earlier work,
-  // never for its own hold.
-  std::unique_ptr<queue_hold> held;
-  if (hold) held = on_queue(dir, bytes, "holding the queue", [&] { return step_.hold(after_queue); });
-  if (!hold && bytes < tuning_.handoff(to_device)) {
-    try {
-      if (after) after->wait();
-      if (to_device)
-        step_.plain_to_device(dev, dev_offset, host, bytes);
-      else
-        step_.plain_to_host(host, dev, dev_offset, bytes);
-    } catch (const std::exception& e) {
-      throw staged_error(staged_error::reason::device, dir, bytes, 0, fmt::format("plain copy: {}", e.what()));
-    }
-    return {};
-  }
-  auto job = std::make_shared<staged_job>();
-  job->trace.note(detail::staged_trace::submitted);
-  job->dir = dir;
-  job->dev = dev;
-  job->dev_offset = dev_offset;
-  if (to_device)
-    job->src = host;
-  else
-    job->dst = host;
-  job->bytes = bytes;
-  job->after = std::move(after);
-  job->hold = std::move(held);
-  return submit(std::move(job));
-}
-
-staged_completion staged_copier::copy_to_device_async(device_ref dst, std::size_t dst_offset, const void* src,
-                                                      std::size_t bytes, void* after_queue) {
-  // The source is only read: the job keeps it as const (staged_job::src).
-  return start(staged_direction::to_device, dst, dst_offset, const_cast<void*>(src), bytes, after_queue);
-}
-
-staged_completion staged_copier::copy_to_host_async(void* dst, device_ref src, std::size_t src_offset,
-                                                    std::size_t bytes, void* after_queue) {
-  return start(staged_direction::to_host, src, src_offset, dst, bytes, after_queue);
-}
-
-staged_completion staged_copier::copy_to_device_on(device_ref dst, std::size_t dst_offset, const void* src,
-                                                   std::size_t bytes, void* queue) {
-  return start(staged_direction::to_device, dst, dst_offset, const_cast<void*>(src), bytes, queue, true);
-}
-
-staged_completion staged_copier::copy_to_host_on(void* dst, device_ref src, std::size_t src_offset, std::size_t bytes,
-                                                 void* queue) {
-  return start(staged_direction::to_host, src, src_offset, dst, bytes, queue, true);
-}
-
-void staged_copier::copy_to_device(device_ref dst, std::size_t dst_offset, const void* src, std::size_t bytes) {
-  copy_to_device_async(dst, dst_offset, src, bytes).wait();
-}
-
-void staged_copier::copy_to_host(void* dst, device_ref src, std::size_t src_offset, std::size_t bytes) {
-  copy_to_host_async(dst, src, src_offset, bytes).wait();
 }
 
 }  // namespace xfer::mem

@@ -63,14 +63,24 @@ class host_step final : public device_step {
   };
   // The queue must not outlive the step.
   std::unique_ptr<queue> make_queue();
+  // Lanes opened after this run their copies on `q` (null: each on a thread
+  // of its own): one hardware queue that the copier's lanes share with a
+  // caller's queue, as CUDA streams beyond CUDA_DEVICE_MAX_CONNECTIONS do,
+  // so a test can show that no copy waits behind its own waits. `q` must
+  // outlive those lanes.
+  void run_lanes_on(queue* q);
 
   // mark: a queue of this step's is waited for (on the host: there is no
   // device); any other value has no work to wait for.
   std::unique_ptr<queue_mark> mark(void* queue) override;
-  // hold: a queue of this step's runs nothing queued after the hold until
-  // it is released; any other value is held by nothing, but counted.
-  std::unique_ptr<queue_hold> hold(void* queue) override;
-  // Holds made and not yet released (for tests: after every copy, 0).
+  // A copy on a caller's queue as a CUDA stream gets it (queue_lane): each
+  // chunk's DMA a task on the queue that waits for its gate, copies and
+  // raises its completion; a copy to the host ends with a task waiting for
+  // the final gate. So CI runs the copier's side of that order for real.
+  // A value that is no queue of this step's gets an in-order engine of the
+  // lane's own (nothing of the caller's to order after).
+  std::unique_ptr<queue_lane> open_queue_lane(void* queue, const queue_plan& plan) override;
+  // Queue lanes opened and not yet released (for tests: after every copy, 0).
   std::size_t holds_held() const noexcept;
 
   // Registration, emulated: nothing is pinned, but the step keeps a table
@@ -98,6 +108,7 @@ class host_step final : public device_step {
   aligned_resource device_memory_;
   std::mutex queues_mutex_;
   std::set<void*> queues_;  // this step's live queues: only those are dereferenced
+  queue* lanes_on_ = nullptr;
   std::shared_ptr<std::atomic<std::size_t>> holds_ = std::make_shared<std::atomic<std::size_t>>(0);
 };
 

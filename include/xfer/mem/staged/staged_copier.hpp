@@ -16,6 +16,8 @@
 // threads (one copy already keeps the copy engine busy); a copy's staging
 // buffers are taken from the pool when it starts and returned when it ends,
 // so the pinned memory in use stays one ring whatever the queue length.
+// Copies on a caller's queue (copy_to_device_on) differ: each takes its ring
+// at the call, and they run on threads of their own.
 #include <atomic>
 #include <chrono>
 #include <cstddef>
@@ -37,6 +39,7 @@ namespace xfer::mem {
 
 namespace detail {
 struct staged_job;
+struct staged_line;
 }
 
 // The outcome of an asynchronous staged copy. wait() blocks until the copy
@@ -160,26 +163,41 @@ class staged_copier {
   // work queued on `queue` after the call. Freeing or changing either is
   // the caller's error and is not detected.
   //
+  // How: the copy is cut into chunks at the call, and every chunk's DMA is
+  // queued on `queue` there and then, each behind a gate of its own that
+  // the copier's threads open once the chunk's staging slot is ready
+  // (filled, host to device; emptied of the chunk before, device to host);
+  // a copy to the host ends with one more gate, opened once the last chunk
+  // has been copied out. So the work queued on `queue` after the call comes
+  // after the whole copy in the queue's own order, and each wait on `queue`
+  // waits only for host work on chunks queued earlier there: the copy
+  // cannot wait behind its own waits, however the device shares hardware
+  // queues between streams. The staging ring is taken at the call, from a
+  // pool of the copier's own that keeps what it pins until the copier goes
+  // (freeing pinned memory waits for the whole device, queues held by later
+  // copies included); these copies run on a leader and a team of threads of
+  // their own (made on first use), so their gates never wait behind the
+  // copier's other copies. Calls naming the same queue from two threads at
+  // once queue their chunks in no defined order, as any work on one queue.
+  // A registration cache (options.registrations) is not used for them.
+  //
   // The queue is let go when the copy ends, whether it succeeded or not
   // (a queue never let go would hang for ever); after a failure the work
   // queued after the call meets a destination whose bytes are unspecified,
   // and the failure is reported through the completion only: check it
   // (wait()) before trusting what that work computed. The copier's
   // destructor finishes every queued copy, so it lets every queue go too.
-  //
-  // CUDA: the wait on the stream is cuStreamWaitValue32, an order the driver
-  // does not see; where the caller's stream and the copier's share a
-  // hardware queue (many streams, CUDA_DEVICE_MAX_CONNECTIONS) the copy
-  // could wait behind it (src/mem/cuda/staged_step.cpp says more). Not for a
-  // stream being captured into a CUDA graph.
+  // CUDA: not for a stream being captured into a CUDA graph (the gates are
+  // cuStreamWaitValue32 on words the host stores).
   //
   // There is no handoff to the plain API below tuning().handoff(): it
   // would block the calling thread until the queue's earlier work is done.
   // Refused with reason bad_argument, before anything is queued: the
   // arguments as for the blocking copies, a null queue, and a queue the
   // step cannot use (another device's; a destroyed one where the API can
-  // tell). Reason device: the step cannot hold a queue or queueing the wait
-  // failed. In each case nothing was queued on `queue`.
+  // tell). Reason staging: no pinned staging ring. Reason device: the step
+  // cannot queue on the caller's queue or queueing failed. In each case
+  // nothing was left on `queue`.
   [[nodiscard]] staged_completion copy_to_device_on(device_ref dst, std::size_t dst_offset, const void* src,
                                                     std::size_t bytes, void* queue);
   [[nodiscard]] staged_completion copy_to_host_on(void* dst, device_ref src, std::size_t src_offset, std::size_t bytes,
@@ -195,12 +213,18 @@ class staged_copier {
   registration_cache* registrations() const noexcept { return registrations_; }
 
  private:
-  // hold: the copy_*_on form (after_queue is then the queue to hold).
+  // on_queue: the copy_*_on form (after_queue is then the caller's queue).
   staged_completion start(staged_direction dir, device_ref dev, std::size_t dev_offset, void* host, std::size_t bytes,
-                          void* after_queue, bool hold = false);
-  staged_completion submit(std::shared_ptr<detail::staged_job> job);
-  void leader_loop();
-  void run_job(detail::staged_job& job);
+                          void* after_queue, bool on_queue = false);
+  staged_completion start_on_queue(std::shared_ptr<detail::staged_job> job, void* queue);
+  staged_completion submit(detail::staged_line& line, std::shared_ptr<detail::staged_job> job);
+  void open_line(detail::staged_line& line, const std::function<void()>& thread_start);
+  void close_line(detail::staged_line& line) noexcept;
+  void leader_loop(detail::staged_line& line);
+  void cut(detail::staged_job& job) const;
+  bool take_staging(detail::staged_job& job, caching_pool& pool);
+  void give_staging(detail::staged_job& job, caching_pool& pool) noexcept;
+  void run_job(detail::staged_job& job, thread_team& team);
   void run_registered(detail::staged_job& job);
   void queue_dma(detail::staged_job& job, unsigned slot, std::size_t chunk);
   bool await_dma(detail::staged_job& job, unsigned slot, std::size_t chunk);
@@ -215,15 +239,15 @@ class staged_copier {
   // One lane: the chunks' DMAs in order on one queue of the copy engine.
   std::unique_ptr<staging_lane> lane_;
   std::mutex lane_mutex_;  // serializes queueing on the lane (waits need no lock)
-  std::unique_ptr<thread_team> team_;  // the leader is its member 0
-  std::mutex mutex_;  // guards queue_ and closing_
-  std::deque<std::shared_ptr<detail::staged_job>> queue_;
-  bool closing_ = false;
-  // What the leader polls (and sleeps on) for the next copy, without the lock.
-  std::atomic<std::size_t> queue_length_{0};
-  std::atomic<bool> closing_flag_{false};
-  sleeper queued_;
-  std::thread leader_;
+  std::function<void()> thread_start_;
+  // The copies on the copier's lane (blocking, async, after a queue).
+  std::unique_ptr<detail::staged_line> line_;
+  // The copies on callers' queues (copy_*_on), their staging ring taken at
+  // the call from queue_pool_, which frees nothing until the copier goes.
+  // queue_mutex_ makes queue_line_ on first use and keeps each call's
+  // queueing on the caller's queue and its place in queue_line_ in one order.
+  std::mutex queue_mutex_;
+  caching_pool queue_pool_;
+  std::unique_ptr<detail::staged_line> queue_line_;
 };
-
 }  // namespace xfer::mem
