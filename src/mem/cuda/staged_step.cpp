@@ -381,6 +381,11 @@ class cuda_queue_lane final : public mem::queue_lane {
   }
   ~cuda_queue_lane() override {
     release();
+    try {
+      current_on_this_thread(step_);
+    } catch (...) {
+      // Destroying on whatever context is current is the best left to do.
+    }
     for (event_t e : events_) step_.cuda().destroy_event(e);  // a stream still to record one keeps what it needs
   }
 

@@ -233,7 +233,11 @@ void staged_copier::run_job(staged_job& job, thread_team& team) {
   if (job.abort.load(std::memory_order_relaxed)) lane.drain();
   // The caller's queue goes on (device to host: past the final gate) before
   // the staging goes back, and before wait() returns.
+  // The lane goes here, on the leader, its DMAs all ended (a CUDA lane
+  // frees its events with its device current), not with the job on
+  // whichever thread drops the last completion.
   if (job.queue) job.queue->release();
+  job.queue.reset();
   give_staging(job, pool);
 }
 
