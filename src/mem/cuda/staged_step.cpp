@@ -372,9 +372,14 @@ class cuda_queue_lane final : public mem::queue_lane {
         }
         if (!to_device) ops.wait_value(caller, ops.mapped_device_pointer(words_.back()), bases_.back() + 1);
       } catch (...) {
-        // What was queued runs through: every gate open, the ring kept until then.
+        // What was queued runs through, every gate open, before the ring
+        // goes back: the stream's end (a DMA queued without its event too).
         release();
-        drain_events(ops);
+        try {
+          ops.synchronize_stream(caller);
+        } catch (...) {
+        }
+        for (event_t e : events_) ops.destroy_event(e);  // no destructor after a throwing constructor
         throw;
       }
     });
@@ -404,11 +409,14 @@ class cuda_queue_lane final : public mem::queue_lane {
       step_.cuda().synchronize_event(events_[static_cast<std::size_t>(c)]);
     });
   }
+  // Every DMA queued has ended (the stream runs them in order: the last
+  // event says so), failed or not: a failed stream has stopped using the
+  // staging memory all the same.
   void drain() noexcept override {
     release();
     try {
       current_on_this_thread(step_);
-      drain_events(step_.cuda());
+      if (!events_.empty()) step_.cuda().synchronize_event(events_.back());
     } catch (...) {
     }
   }
@@ -444,17 +452,6 @@ class cuda_queue_lane final : public mem::queue_lane {
     opened_[c % staging_.size()] = static_cast<std::int64_t>(c);
     std::atomic_ref<std::uint32_t>(*words_[c % staging_.size()]).store(target(c), std::memory_order_release);
   }
-  // Every DMA queued has ended (the stream runs them in order: the last
-  // event says so), failed or not.
-  void drain_events(api& a) noexcept {
-    if (events_.empty()) return;
-    try {
-      a.synchronize_event(events_.back());
-    } catch (...) {
-      // A failed stream has stopped using the staging memory all the same.
-    }
-  }
-
   cuda_step& step_;
   std::size_t dev_offset_;
   std::vector<std::size_t> starts_;

@@ -100,17 +100,20 @@ staged_completion staged_copier::start(staged_direction dir, device_ref dev, std
   if (on_queue_form && !after_queue)
     throw staged_error(staged_error::reason::bad_argument, dir, bytes, 0,
                        "the caller's queue is null (CUDA's legacy default stream is CU_STREAM_LEGACY, 0x1)");
-  auto job = std::make_shared<staged_job>();
-  job->trace.note(detail::staged_trace::submitted);
-  job->dir = dir;
-  job->dev = dev;
-  job->dev_offset = dev_offset;
-  if (to_device)
-    job->src = host;
-  else
-    job->dst = host;
-  job->bytes = bytes;
-  if (on_queue_form) return start_on_queue(std::move(job), after_queue);
+  auto make_job = [&] {
+    auto job = std::make_shared<staged_job>();
+    job->trace.note(detail::staged_trace::submitted);
+    job->dir = dir;
+    job->dev = dev;
+    job->dev_offset = dev_offset;
+    if (to_device)
+      job->src = host;
+    else
+      job->dst = host;
+    job->bytes = bytes;
+    return job;
+  };
+  if (on_queue_form) return start_on_queue(make_job(), after_queue);
   auto after = mark_of(step_, dir, bytes, after_queue);
   if (bytes < tuning_.handoff(to_device)) {
     try {
@@ -124,6 +127,7 @@ staged_completion staged_copier::start(staged_direction dir, device_ref dev, std
     }
     return {};
   }
+  auto job = make_job();
   job->after = std::move(after);
   return submit(*line_, std::move(job));
 }
