@@ -8,6 +8,15 @@
 //
 //   xfer_bench_staged_vs_plain [--step runtime|driver|host] [--max SIZE]
 //                              [--seconds S] [--json FILE]
+//   xfer_bench_staged_vs_plain --reuse [--min SIZE] [--max SIZE] [--repeats N] ...
+//
+// --reuse (issue 37, item 5): a reused pageable buffer through a copier
+// with a registration cache, each size (powers of two from --min, default
+// 16 MiB, to --max) and direction on a fresh buffer (forgotten after): the
+// first copy (staged), the second (it registers the buffer), and --repeats
+// later ones (default 20, from the registration), against the same buffer
+// staged without the cache and the plain copy from pinned staging memory.
+// Raw samples in the JSON (schema xferbench/registration-reuse/v1).
 //
 // --seconds is the sampling budget per size and direction (default 0.25).
 // The copier's tuning is the machine's cached calibration (calibrated now
@@ -27,6 +36,8 @@
 #include <xfer/config.hpp>
 #include <xfer/core/output_file.hpp>
 #include <xfer/core/size.hpp>
+#include <sys/mman.h>
+#include <xfer/mem/registration_cache.hpp>
 #include <xfer/mem/staged/host_step.hpp>
 #include <xfer/mem/staged/staged_copier.hpp>
 #if XFER_HAVE_CUDA
@@ -89,10 +100,119 @@ std::vector<std::size_t> sizes_up_to(std::size_t max) {
   return s;
 }
 
+double median_of(std::vector<double> v) {
+  std::sort(v.begin(), v.end());
+  return quantile(v, 0.5);
+}
+
+// Anonymous pages of the buffer's own: the cache pins whole pages, and a
+// buffer sharing none with the others keeps each size's registration apart.
+struct mapped_buffer {
+  explicit mapped_buffer(std::size_t n) : bytes(n) {
+    void* p = ::mmap(nullptr, n, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+    if (p == MAP_FAILED) throw std::runtime_error(fmt::format("mmap of {} bytes failed", n));
+    data = static_cast<unsigned char*>(p);
+  }
+  ~mapped_buffer() { ::munmap(data, bytes); }
+  mapped_buffer(const mapped_buffer&) = delete;
+  mapped_buffer& operator=(const mapped_buffer&) = delete;
+  unsigned char* data;
+  std::size_t bytes;
+};
+
+// --reuse: first, second and later copies of one buffer through a cache.
+nlohmann::json run_reuse(xfer::mem::device_step& step, const xfer::mem::staged_tuning& tuning, std::size_t min,
+                         std::size_t max, unsigned repeats) {
+  xfer::mem::staged_copier_options plain_options;
+  plain_options.tuning = tuning;
+  xfer::mem::staged_copier staged(step, plain_options);
+  const device_ref dev = step.allocate(max);
+  struct freer {
+    xfer::mem::device_step& s;
+    device_ref d;
+    ~freer() { s.deallocate(d); }
+  } free_dev{step, dev};
+  // One cache and one copier for every point, their staging warmed by a
+  // copy of a scratch buffer: a point's first copy is then a staged copy
+  // at the copier's steady state, not one that also pins the ring.
+  xfer::mem::registration_cache cache(step, {.max_pinned_bytes = max + (std::size_t{4} << 20)});
+  xfer::mem::staged_copier_options o = plain_options;
+  o.registrations = &cache;
+  xfer::mem::staged_copier reusing(step, o);
+  {
+    std::vector<unsigned char> scratch(min);
+    reusing.copy_to_device(dev, 0, scratch.data(), min);
+    reusing.copy_to_host(scratch.data(), dev, 0, min);
+    cache.forget(scratch.data(), min);
+  }
+  auto points = nlohmann::json::array();
+  std::printf("%10s %4s %10s %10s %12s %12s %12s %9s\n", "size", "dir", "first ms", "second ms", "later GB/s",
+              "staged GB/s", "pinned GB/s", "later/pin");
+  for (std::size_t bytes = min; bytes <= max; bytes *= 2) {
+    for (const bool to_device : {true, false}) {
+      mapped_buffer host(bytes);
+      std::vector<unsigned char> expect(bytes);
+      for (std::size_t i = 0; i < bytes; ++i) expect[i] = host.data[i] = static_cast<unsigned char>(i * 29 + (i >> 12));
+      if (!to_device) step.plain_to_device(dev, 0, expect.data(), bytes);
+      const auto before = cache.stats();
+      auto copy = [&](xfer::mem::staged_copier& c, unsigned char* h) {
+        return timed([&] {
+          if (to_device) c.copy_to_device(dev, 0, h, bytes);
+          else c.copy_to_host(h, dev, 0, bytes);
+        });
+      };
+      std::vector<double> series;  // first, second, later...
+      for (unsigned i = 0; i < repeats + 2; ++i) series.push_back(copy(reusing, host.data));
+      // The data: what the registered copies moved.
+      std::vector<unsigned char> back(bytes);
+      if (to_device) step.plain_to_host(back.data(), dev, 0, bytes);
+      const unsigned char* got = to_device ? back.data() : host.data;
+      if (std::memcmp(got, expect.data(), bytes) != 0)
+        throw std::runtime_error(fmt::format("reuse {} bytes {}: the data did not arrive intact", bytes,
+                                             to_device ? "to the device" : "to the host"));
+      const auto stats = cache.stats();
+      cache.forget(host.data, bytes);  // before its pages go
+      // The baselines on the same buffer: staged without the cache, and
+      // the plain copy from pinned memory (the copier's staging kind).
+      std::vector<double> staged_s, pinned_s;
+      for (unsigned i = 0; i < repeats; ++i) staged_s.push_back(copy(staged, host.data));
+      auto& pinned_kind = step.staging_memory();
+      void* pinned = pinned_kind.allocate(bytes, 4096);
+      for (unsigned i = 0; i < repeats; ++i)
+        pinned_s.push_back(timed([&] {
+          if (to_device) step.plain_to_device(dev, 0, pinned, bytes);
+          else step.plain_to_host(pinned, dev, 0, bytes);
+        }));
+      pinned_kind.deallocate(pinned, bytes, 4096);
+      const std::vector<double> later(series.begin() + 2, series.end());
+      const double later_gbs = bytes / median_of(later) / 1e9, staged_gbs = bytes / median_of(staged_s) / 1e9,
+                   pinned_gbs = bytes / median_of(pinned_s) / 1e9;
+      std::printf("%10s %4s %10.2f %10.2f %12.2f %12.2f %12.2f %8.0f%%\n", xfer::format_size(bytes).c_str(),
+                  to_device ? "h2d" : "d2h", series[0] * 1e3, series[1] * 1e3, later_gbs, staged_gbs, pinned_gbs,
+                  100 * later_gbs / pinned_gbs);
+      std::fflush(stdout);
+      points.push_back({{"bytes", bytes},
+                        {"direction", to_device ? "h2d" : "d2h"},
+                        {"first_seconds", series[0]},
+                        {"second_seconds", series[1]},
+                        {"later_seconds", later},
+                        {"staged_seconds", staged_s},
+                        {"pinned_plain_seconds", pinned_s},
+                        {"registrations", stats.registered - before.registered},
+                        {"registered_copies", stats.hits - before.hits},
+                        {"refusal", stats.last_refusal},
+                        {"verified", true}});
+    }
+  }
+  return points;
+}
+
 int run(int argc, char** argv) {
   std::string step_name = XFER_HAVE_CUDA ? "runtime" : "host", json_path;
-  std::size_t max = std::size_t{1} << 30;
+  std::size_t max = std::size_t{1} << 30, min = std::size_t{16} << 20;
   double budget = 0.25;
+  bool reuse = false;
+  unsigned repeats = 20;
   for (int i = 1; i < argc; ++i) {
     const std::string a = argv[i];
     auto value = [&]() -> std::string {
@@ -103,8 +223,13 @@ int run(int argc, char** argv) {
     else if (a == "--max") max = xfer::parse_size(value());
     else if (a == "--seconds") budget = std::stod(value());
     else if (a == "--json") json_path = value();
-    else throw std::invalid_argument("unknown option " + a + " (--step, --max, --seconds, --json)");
+    else if (a == "--reuse") reuse = true;
+    else if (a == "--min") min = xfer::parse_size(value());
+    else if (a == "--repeats") repeats = static_cast<unsigned>(std::stoul(value()));
+    else throw std::invalid_argument("unknown option " + a + " (--step, --max, --seconds, --json, --reuse, --min, --repeats)");
   }
+  if (reuse && (min == 0 || min > max || repeats == 0))
+    throw std::invalid_argument("--reuse needs 0 < --min <= --max and --repeats > 0");
 
   // An output that cannot be written is refused before anything is measured.
   if (!json_path.empty()) xfer::check_writable(json_path);
@@ -114,13 +239,22 @@ int run(int argc, char** argv) {
     return xfer::mem::calibrate_staged(s);
   });
   const double tuning_s = seconds(c0, clock_type::now());
-  xfer::mem::staged_copier_options options;
-  options.tuning = tuning;
-  xfer::mem::staged_copier copier(*step, options);
   std::printf("step %s, device %s: chunk %zu, ring %u, threads %u, handoff to device %zu, to host %zu "
               "(tuning took %.3f s: a calibration when no cached tuning existed)\n",
               std::string(step->name()).c_str(), step->device_key().c_str(), tuning.chunk_bytes, tuning.ring_depth,
               tuning.threads, tuning.handoff_to_device_bytes, tuning.handoff_to_host_bytes, tuning_s);
+  if (reuse) {
+    nlohmann::json out{{"schema", "xferbench/registration-reuse/v1"},
+                       {"step", std::string(step->name())},
+                       {"device", step->device_key()},
+                       {"repeats", repeats},
+                       {"points", run_reuse(*step, tuning, min, max, repeats)}};
+    if (!json_path.empty()) xfer::write_output(json_path, out.dump() + '\n');
+    return 0;
+  }
+  xfer::mem::staged_copier_options options;
+  options.tuning = tuning;
+  xfer::mem::staged_copier copier(*step, options);
 
   // Pageable, touched buffers: what the copier is for.
   std::vector<unsigned char> src(max), back(max);

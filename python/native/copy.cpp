@@ -11,6 +11,8 @@
 #include <stdexcept>
 #include <string>
 #include <tuple>
+#include <utility>
+#include <initializer_list>
 #include <vector>
 
 #include <fmt/format.h>
@@ -18,7 +20,9 @@
 #include <nanobind/ndarray.h>
 #include <nanobind/stl/optional.h>
 #include <nanobind/stl/string.h>
+#include <nanobind/stl/unique_ptr.h>
 #include <xfer/config.hpp>
+#include <xfer/mem/registration_cache.hpp>
 #include <xfer/mem/staged/host_step.hpp>
 #include <xfer/mem/staged/staged_copier.hpp>
 #include <xfer/mem/staged/tuning.hpp>
@@ -103,14 +107,50 @@ nb::ndarray<> writable(nb::handle h, const char* name) {
   throw nb::type_error(fmt::format("{} is read-only (pass a writable array)", name).c_str());
 }
 
+class copier;
+
+// A copy on the caller's stream (non_blocking): its completion, and the
+// arrays it reads and writes, kept alive until it has ended, whether the
+// caller waits or drops the handle (a dropped one waits in its destructor,
+// without the GIL: the copier's threads need none). It keeps its Copier
+// alive too: wait() is the Copier's await, so Ctrl-C interrupts it as it
+// does a blocking copy.
+class pending {
+ public:
+  pending(copier& c, nb::object owner, mem::staged_completion done, nb::object dst, nb::object src, nb::ndarray<> d,
+          array s)
+      : copier_(c), owner_(std::move(owner)), done_(std::move(done)), dst_(std::move(dst)), src_(std::move(src)),
+        d_(std::move(d)), s_(std::move(s)) {}
+  pending(const pending&) = delete;
+  pending& operator=(const pending&) = delete;
+  ~pending();
+  // Blocks (without the GIL, Ctrl-C still reaching Python) until the copy
+  // has ended; raises its error (CopyError, ValueError) every time it is
+  // called.
+  void wait() const;
+  bool ready() const { return done_.ready(); }
+  std::size_t nbytes() const noexcept { return done_.bytes(); }
+
+ private:
+  copier& copier_;
+  nb::object owner_;  // the Python Copier: copier_ outlives this copy
+  mem::staged_completion done_;
+  nb::object dst_, src_;  // the Python objects, so their memory outlives the copy
+  nb::ndarray<> d_;
+  array s_;
+};
+
 class copier {
  public:
   // device: -1 for the host step, else a CUDA device.
   // The tuning arguments are Python ints of any size (or None): libxfer
   // bounds them, so 2**70 is a ValueError naming the bound rather than
   // nanobind's signature dump.
+  // registration_cache_bytes: None, no cache; else the cache's bound (0:
+  // libxfer's default). The cache registers only what pin() is given: the
+  // Python side knows when an array goes (xferbench/_copy.py's weakref rule).
   copier(int device, const std::string& api, nb::object chunk_bytes, nb::object ring_depth, nb::object threads,
-         nb::object handoff_bytes, bool calibrate, bool shared)
+         nb::object handoff_bytes, bool calibrate, bool shared, std::optional<std::size_t> registration_cache_bytes)
       : device_(device) {
     if (device < 0) {
       step_ = std::make_unique<mem::host_step>();
@@ -152,7 +192,55 @@ class copier {
     // on one team (issue 37); null where XFER_STAGED_SHARED=0, which (like a
     // bad XFER_STAGED_BUDGET_THREADS) is checked only for a shared copier.
     if (shared) o.budget = mem::process_staging_budget();
+    if (registration_cache_bytes) {
+      cache_ = std::make_unique<mem::registration_cache>(
+          *step_, mem::registration_cache_options{.max_pinned_bytes = *registration_cache_bytes,
+                                                  .when = mem::registration_cache_options::policy::explicit_only});
+      o.registrations = cache_.get();
+    }
     copier_ = std::make_unique<mem::staged_copier>(*step_, std::move(o));
+  }
+
+  // The host array's bytes: (address, size), for the weakref rule's keys.
+  nb::tuple host_range(nb::handle a_) const {
+    array a = readable(a_, "array");
+    return nb::make_tuple(reinterpret_cast<std::uintptr_t>(a.data()), a.nbytes());
+  }
+
+  // Registers [address, address + bytes) for the copies after it, where the
+  // copier would consult the cache (at or above the direction's handoff):
+  // (registered, why not). A refusal is no error: the copy is staged.
+  nb::tuple pin(std::uintptr_t address, std::size_t bytes, bool to_device) {
+    if (!cache_ || bytes == 0 || bytes < copier_->tuning().handoff(to_device)) return nb::make_tuple(false, "");
+    std::string why;
+    {
+      nb::gil_scoped_release release;
+      try {
+        cache_->pin(reinterpret_cast<const void*>(address), bytes);
+      } catch (const mem::registration_error& e) {
+        why = e.what();
+      }
+    }
+    return nb::make_tuple(why.empty(), why);
+  }
+
+  std::size_t forget(std::uintptr_t address, std::size_t bytes) {
+    if (!cache_) return 0;
+    nb::gil_scoped_release release;
+    return cache_->forget(reinterpret_cast<const void*>(address), bytes);
+  }
+
+  nb::object registration_stats() const {
+    if (!cache_) return nb::none();
+    const auto s = cache_->stats();
+    nb::dict d;
+    for (const auto& [name, count] : std::initializer_list<std::pair<const char*, std::size_t>>{
+             {"max_pinned_bytes", cache_->max_pinned_bytes()}, {"pinned_bytes", s.pinned_bytes},
+             {"registrations", s.registrations}, {"registered", s.registered}, {"hits", s.hits},
+             {"evicted", s.evicted}, {"forgotten", s.forgotten}, {"stale", s.stale}, {"refused", s.refused}})
+      d[name] = count;
+    d["last_refusal"] = s.last_refusal;
+    return d;
   }
 
   void to_device(nb::handle dst_, nb::handle src_, nb::handle stream) {
@@ -204,6 +292,17 @@ class copier {
 #endif
   }
 
+  // On the caller's stream, without blocking: the copy waits on the device
+  // for the work queued on the stream before the call, and the work queued
+  // there after it waits for the copy. No stream (None) or 0 is the legacy
+  // default stream (torch's and CuPy's default stream hand out 0).
+  std::unique_ptr<pending> to_device_async(nb::handle dst, nb::handle src, nb::handle stream) {
+    return start_async(true, dst, src, stream);
+  }
+  std::unique_ptr<pending> to_host_async(nb::handle dst, nb::handle src, nb::handle stream) {
+    return start_async(false, dst, src, stream);
+  }
+
   nb::dict tuning() const {
     const auto& t = copier_->tuning();
     nb::dict d;
@@ -218,6 +317,7 @@ class copier {
   bool shared() const noexcept { return copier_->budget() != nullptr; }
 
  private:
+  friend class pending;
   // The device side: the host step's "device memory" is host memory; a CUDA
   // copier's is memory of its own device.
   void check_device_side(const char* which, const array& a) const {
@@ -245,8 +345,9 @@ class copier {
       }
       if (PyErr_CheckSignals() != 0) {
         abandoned_ = true;
-        // The shared budget's threads inside the copy stay with it: copiers
-        // made from now on get a budget of their own.
+        // The shared budget's threads inside the copy stay with it (a
+        // non-blocking copy holds the copier's own, but its device may hold
+        // the budget's too): copiers made from now on get a budget of their own.
         mem::retire_process_staging_budget(copier_->budget().get());
         for (auto a : arrays) a.inc_ref();
         throw nb::python_error();
@@ -274,14 +375,65 @@ class copier {
 #endif
   }
 
+  // Both directions of the non-blocking form: the same checks as the
+  // blocking one, then the copy queued on the stream.
+  std::unique_ptr<pending> start_async(bool to_device, nb::handle dst_, nb::handle src_, nb::handle stream) {
+    nb::ndarray<> dst = writable(dst_, "dst");
+    array src = readable(src_, "src"), d(dst);
+    check_pair(d, src);
+    const array& host = to_device ? src : d;
+    check_device_side(to_device ? "dst" : "src", to_device ? d : src);
+    if (!host_side(host.device_type()))
+      throw std::invalid_argument(to_device ? "src must be host memory for a copy to the device"
+                                            : "dst must be host memory for a copy to the host");
+    void* q = queue_of(stream);
+    refuse_if_abandoned();
+    mem::staged_completion done;
+    if (src.nbytes() != 0) {
+      nb::gil_scoped_release release;
+      const mem::device_ref dev{to_device ? dst.data() : const_cast<void*>(src.data()), src.nbytes()};
+      done = to_device ? copier_->copy_to_device_on(dev, 0, src.data(), src.nbytes(), q)
+                       : copier_->copy_to_host_on(dst.data(), dev, 0, src.nbytes(), q);
+    }
+    return std::make_unique<pending>(*this, nb::find(this), std::move(done), nb::borrow(dst_), nb::borrow(src_),
+                                     std::move(dst), std::move(src));
+  }
+
+  // The stream as the copier's queue handle: the legacy default stream for
+  // None and 0 (CU_STREAM_LEGACY; the copier refuses null).
+  static void* queue_of(nb::handle stream) {
+    const std::uintptr_t s = stream_handle(stream).value_or(0);
+    return reinterpret_cast<void*>(s ? s : std::uintptr_t{1});
+  }
+
   int device_;
   std::unique_ptr<mem::device_step> step_;
+  std::unique_ptr<mem::registration_cache> cache_;  // before the copier: it outlives it
   std::unique_ptr<mem::staged_copier> copier_;
 #if XFER_HAVE_CUDA
   std::unique_ptr<cuda::api> sync_api_;
 #endif
   bool abandoned_ = false;
 };
+
+pending::~pending() {
+  if (done_.ready()) return;
+  if (copier_.abandoned_) {
+    // A copy of this Copier never returned (Ctrl-C): this one may not
+    // either. Leak its arrays rather than hang the garbage collector.
+    (void)dst_.release();
+    (void)src_.release();
+    return;
+  }
+  nb::gil_scoped_release release;
+  try {
+    done_.wait();
+  } catch (const std::exception&) {
+    // Nobody asked: the failure goes with the handle.
+  }
+}
+
+void pending::wait() const { copier_.await(done_, {dst_, src_}); }
 
 // Host to host: no device involved, one memcpy without the GIL.
 void host_copy(nb::handle dst_, nb::handle src_) {
@@ -313,13 +465,24 @@ nb::tuple cuda_status() {
 }  // namespace
 
 void bind_copy(nb::module_& m) {
+  nb::class_<pending>(m, "PendingCopy")
+      .def("wait", &pending::wait)
+      .def("ready", &pending::ready)
+      .def_prop_ro("nbytes", &pending::nbytes);
   nb::class_<copier>(m, "Copier")
-      .def(nb::init<int, const std::string&, nb::object, nb::object, nb::object, nb::object, bool, bool>(),
+      .def(nb::init<int, const std::string&, nb::object, nb::object, nb::object, nb::object, bool, bool,
+                    std::optional<std::size_t>>(),
            nb::arg("device"), nb::arg("api"), nb::arg("chunk_bytes").none(), nb::arg("ring_depth").none(),
            nb::arg("threads").none(), nb::arg("handoff_bytes").none(), nb::arg("calibrate") = true,
-           nb::arg("shared") = true)
+           nb::arg("shared") = true, nb::arg("registration_cache_bytes").none() = nb::none())
+      .def("host_range", &copier::host_range, nb::arg("array"))
+      .def("pin", &copier::pin, nb::arg("address"), nb::arg("bytes"), nb::arg("to_device"))
+      .def("forget", &copier::forget, nb::arg("address"), nb::arg("bytes"))
+      .def("registration_stats", &copier::registration_stats)
       .def("to_device", &copier::to_device, nb::arg("dst"), nb::arg("src"), nb::arg("stream").none())
       .def("to_host", &copier::to_host, nb::arg("dst"), nb::arg("src"), nb::arg("stream").none())
+      .def("to_device_async", &copier::to_device_async, nb::arg("dst"), nb::arg("src"), nb::arg("stream").none())
+      .def("to_host_async", &copier::to_host_async, nb::arg("dst"), nb::arg("src"), nb::arg("stream").none())
       .def("tuning", &copier::tuning)
       .def_prop_ro("device", &copier::device)
       .def_prop_ro("shared", &copier::shared);

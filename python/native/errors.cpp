@@ -3,6 +3,7 @@
 #include <nanobind/nanobind.h>
 
 #include <xfer/mem/error.hpp>
+#include <xfer/mem/registration_cache.hpp>
 #include <xfer/mem/staged/device_step.hpp>
 
 namespace nb = nanobind;
@@ -37,6 +38,8 @@ void register_errors() {
         raise("CopyError", e.what());
     } catch (const mem::device_step_error& e) {
       raise("CopyError", e.what());
+    } catch (const mem::registration_error& e) {
+      raise("RegistrationError", e.what());
     }
   });
 }

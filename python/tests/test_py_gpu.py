@@ -96,3 +96,63 @@ def test_pinned_blocks_are_not_leaked():
         del a
         gc.collect()
     assert pool.stats()["reserved_bytes"] == 0
+
+
+@pytest.mark.parametrize("n", [N, 1000])  # staged; under the handoff (still on the stream)
+def test_non_blocking_copy_overlaps_a_torch_op_on_the_stream(n):
+    # copy in -> torch op -> copy out, all queued on s with no host synchronization
+    # between: the op reads dev while the copier may still be filling it, so only
+    # the stream's wait for the copy makes it see the copied bytes.
+    s = torch.cuda.Stream()
+    src = np.random.default_rng(n).integers(0, 200, n, dtype=np.uint8)
+    dev = torch.zeros(n, dtype=torch.uint8, device="cuda")
+    torch.cuda.synchronize()
+    with torch.cuda.stream(s):
+        torch.cuda._sleep(50_000_000)  # the stream busy first: the copy must wait for it too
+        h_in = xferbench.copy(dev, src, stream=s, non_blocking=True)
+        out = dev + 1  # queued on s
+        back = np.zeros(n, np.uint8)
+        h_out = xferbench.copy(back, out, stream=s, non_blocking=True)
+    h_out.wait()
+    h_in.wait()
+    assert h_in.ready() and h_out.ready()
+    assert np.array_equal(back, src + 1)
+    s.synchronize()  # let go: a held stream would never finish
+
+
+def test_non_blocking_copy_on_the_default_stream_and_an_int_handle():
+    src = np.arange(N, dtype=np.uint8)
+    dev = torch.zeros(N, dtype=torch.uint8, device="cuda")
+    h = xferbench.copy(dev, src, non_blocking=True)  # None: the legacy default stream
+    doubled = dev * 2  # torch's default stream
+    h.wait()
+    assert torch.equal(doubled.cpu(), torch.from_numpy(src) * 2)
+    s = torch.cuda.Stream()
+    c = xferbench.Copier(0, threads=2)
+    back = np.zeros(N, np.uint8)
+    c.to_host(back, doubled, stream=s.cuda_stream, non_blocking=True).wait()
+    assert np.array_equal(back, src * 2)
+
+
+def test_non_blocking_copy_with_a_cupy_stream():
+    cupy = pytest.importorskip("cupy")
+    s = cupy.cuda.Stream(non_blocking=True)
+    src = np.arange(N, dtype=np.uint8)
+    dev = cupy.zeros(N, dtype=cupy.uint8)
+    cupy.cuda.Device().synchronize()
+    h = xferbench.copy(dev, src, stream=s, non_blocking=True)
+    with s:
+        out = dev + 3
+    back = np.zeros(N, np.uint8)
+    xferbench.copy(back, out, stream=s, non_blocking=True).wait()
+    h.wait()
+    assert np.array_equal(back, src + 3)
+
+
+def test_non_blocking_copy_refuses_another_devices_stream():
+    class OtherDevice:
+        device_id = 7
+        ptr = 0
+    with pytest.raises(ValueError, match="device 7"):
+        xferbench.Copier(0, threads=2).to_device(torch.empty(4, device="cuda"), np.zeros(4, np.float32),
+                                                 stream=OtherDevice(), non_blocking=True)

@@ -28,9 +28,10 @@ from ._errors import (  # noqa: E402
     CudaUnavailableError,
     NativeModuleMissing,
     PoolClosedError,
+    RegistrationError,
     XferError,
 )
-from ._copy import Copier, copy, cuda_available, cuda_status  # noqa: E402
+from ._copy import Copier, CopyHandle, copy, cuda_available, cuda_status  # noqa: E402
 from ._blocks import BlockCopier, copy_blocks  # noqa: E402
 from ._load import load  # noqa: E402
 from ._pool import Pool, kinds  # noqa: E402
@@ -39,7 +40,7 @@ __version__ = "0.1.0"
 
 __all__ = [
     "AllocationError", "BadArgument", "BadArgumentType", "BadResultFile", "CopyError", "CudaUnavailableError",
-    "NativeModuleMissing",
-    "PoolClosedError", "XferError", "Copier", "copy", "cuda_available", "cuda_status", "load", "Pool", "kinds",
+    "NativeModuleMissing", "PoolClosedError", "RegistrationError", "XferError", "Copier", "CopyHandle", "copy",
+    "cuda_available", "cuda_status", "load", "Pool", "kinds",
 ]
 __all__ += ["BlockCopier", "copy_blocks"]

@@ -78,3 +78,9 @@ class AllocationError(XferError, MemoryError):
 class CopyError(XferError):
     """A staged copy failed after it started (staging memory, the device step); the
     destination's contents are then unspecified."""
+
+
+class RegistrationError(XferError):
+    """A copier's registration cache could not be made (the device step cannot register
+    host memory). A registration refused during a copy is no error: the copy is staged
+    and the cause kept in ``Copier.registration_stats["last_refusal"]``."""

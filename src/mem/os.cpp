@@ -18,6 +18,7 @@ constexpr os_calls libc_calls{
     [](void* a, unsigned long n, int mode, const unsigned long* mask, unsigned long maxnode, unsigned flags) {
       return ::syscall(SYS_mbind, a, n, mode, mask, maxnode, flags);
     },
+    [](void* a, std::size_t n, unsigned char* v) { return ::mincore(a, n, v); },
 };
 
 std::atomic<const os_calls*> current{&libc_calls};

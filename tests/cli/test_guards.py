@@ -205,19 +205,25 @@ class ASignalEndsAHungRun(InTempDir):
 
 
 # A host copier's staged copy of n bytes (above its handoff, below a chunk: one piece, so one
-# memcpy of n bytes into the staging ring), interrupted by SIGINT where it hangs.
+# memcpy of n bytes into the staging ring), interrupted by SIGINT where it hangs: blocking, or
+# non-blocking and waited for through its handle (argv[2] == "handle").
 COPY = r"""
 import sys, xferbench
 c = xferbench.Copier("host", chunk_bytes=64 << 10, ring_depth=4, threads=2, handoff_bytes=16 << 10)
 n = int(sys.argv[1])
 src, dst = memoryview(bytearray(n + 1))[:n], memoryview(bytearray(n + 1))[:n]
+def copy():
+    if sys.argv[2] == "handle":
+        c.to_device(dst, src, non_blocking=True).wait()
+    else:
+        c.to_device(dst, src)
 print("copying", flush=True)
 try:
-    c.to_device(dst, src)
+    copy()
 except KeyboardInterrupt:
     print("interrupted", flush=True)
     try:
-        c.to_device(dst, src)  # the copier's thread is still stuck inside it
+        copy()  # the copier's thread is still stuck inside it
     except RuntimeError as e:
         print(e, flush=True)
     sys.exit(130)
@@ -228,19 +234,25 @@ print("copied", flush=True)
 class APythonCopierCanBeInterrupted(unittest.TestCase):
     N = 40009
 
-    def copy(self, fault):
+    def copy(self, fault, mode="blocking"):
         if not NATIVE:
             self.skipTest("the native module is not built here (XFER_HAVE_PYTHON is off)")
         python, source, native = NATIVE
         env = {**os.environ, "PYTHONPATH": os.pathsep.join([source, native]), "LD_PRELOAD": test_faults.SHIM,
                "XFER_FAULT": fault, "XFER_FAULT_BYTES": str(self.N)}
-        return subprocess.Popen([python, "-c", COPY, str(self.N)], env=env, stdout=subprocess.PIPE,
+        return subprocess.Popen([python, "-c", COPY, str(self.N), mode], env=env, stdout=subprocess.PIPE,
                                 stderr=subprocess.PIPE, text=True)
 
     def test_a_hung_copy(self):
         # The copy ran with the GIL released on the calling thread: Python's handler only set a
         # flag, and Ctrl-C never came back from a hung copy.
-        proc = self.copy("hang")
+        self.interrupt(self.copy("hang"))
+
+    def test_a_hung_non_blocking_copy_waited_for(self):
+        # A CopyHandle's wait() is the same wait as the blocking copy's.
+        self.interrupt(self.copy("hang", "handle"))
+
+    def interrupt(self, proc):
         self.assertEqual(proc.stdout.readline().strip(), "copying")
         time.sleep(1)
         self.assertIsNone(proc.poll(), "the copy did not hang")
@@ -250,8 +262,9 @@ class APythonCopierCanBeInterrupted(unittest.TestCase):
                                                            "returned: make a new Copier"])
 
     def test_the_same_copy_unhung(self):
-        out, err = self.copy("none").communicate(timeout=60)
-        self.assertEqual(out.split(), ["copying", "copied"], err)
+        for mode in ("blocking", "handle"):
+            out, err = self.copy("none", mode).communicate(timeout=60)
+            self.assertEqual(out.split(), ["copying", "copied"], err)
 
 
 class SizesBeyondTheMachinesMemory(InTempDir):

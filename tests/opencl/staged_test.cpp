@@ -6,6 +6,7 @@
 #include <stdexcept>
 #include <string>
 #include <xfer/mem/opencl/staged_step.hpp>
+#include <xfer/mem/registration_cache.hpp>
 
 #include "../staged/staged_conformance.hpp"
 
@@ -72,20 +73,18 @@ TEST(StagedOpenCL, RangeBeyondTheBufferIsRefused) {
   EXPECT_THROW(c.copy_to_device(dev.ref(), 1, host.data(), 4096), mem::staged_error);
 }
 
-TEST(StagedOpenCL, OrderingAfterACallersQueueIsRefusedWithTheReason) {
+// Ordering after (and holding) a caller's queue: staged_queue_test.cpp.
+
+TEST(StagedOpenCL, ARegistrationCacheIsRefusedWithTheReason) {
   XFER_REQUIRE_POCL_STEP(s);
-  mem::staged_copier c(*s, with_tuning(small_chunks()));
-  device_buffer dev(*s, 4096);
-  std::vector<unsigned char> host(4096);
-  int some_queue = 0;
   try {
-    (void)c.copy_to_host_async(host.data(), dev.ref(), 0, 4096, &some_queue);
-    FAIL() << "no error";
-  } catch (const mem::staged_error& e) {
-    EXPECT_EQ(e.why(), mem::staged_error::reason::device);
-    EXPECT_NE(std::string(e.what()).find("cannot order a copy after a queue"), std::string::npos) << e.what();
+    mem::registration_cache cache(*s);
+    FAIL() << "a registration cache was made on the OpenCL step";
+  } catch (const mem::registration_error& e) {
+    EXPECT_EQ(e.why(), mem::registration_error::reason::unsupported);
+    EXPECT_NE(std::string(e.what()).find("OpenCL cannot pin host memory"), std::string::npos) << e.what();
   }
-  c.copy_to_host(host.data(), dev.ref(), 0, 4096);  // usable afterwards
+  EXPECT_THROW(s->register_host(nullptr, 4096), mem::device_step_error);
 }
 
 TEST(StagedOpenCL, UnknownPlatformOrDeviceSaysWhich) {

@@ -31,6 +31,7 @@ class forwarding_step : public mem::device_step {
   mem::device_ref allocate(std::size_t b) override { return inner_.allocate(b); }
   void deallocate(mem::device_ref d) noexcept override { inner_.deallocate(d); }
   const void* host_view(mem::device_ref d) const noexcept override { return inner_.host_view(d); }
+  mem::host_step& inner() noexcept { return inner_; }
 
  protected:
   mem::host_step inner_;
@@ -44,18 +45,51 @@ class faulty_step final : public forwarding_step {
     offset_ = offset;
     when_ = when;
   }
-  // Hold every chunk's completion (a device that stops answering) until released.
-  void hold(bool held) { held_ = held; }
+  // Stall every chunk's completion (a device that stops answering) until
+  // released. Not named hold: that is the seam's hold(queue).
+  void stall(bool stalled) { stalled_ = stalled; }
   std::string_view name() const noexcept override { return "faulty-host"; }
+  // The caller's queues: the host step's (forward), refused as another
+  // device's (foreign), or not supported at all (the device_step default).
+  enum class queues { forward, foreign, unsupported };
+  void set_queues(queues q) { queues_ = q; }
+  std::unique_ptr<mem::queue_mark> mark(void* q) override {
+    refuse_queue();
+    return queues_ == queues::forward ? inner_.mark(q) : device_step::mark(q);
+  }
+  // The host step's queue lane with the same faults as a lane of its own.
+  std::unique_ptr<mem::queue_lane> open_queue_lane(void* q, const mem::queue_plan& plan) override {
+    refuse_queue();
+    if (queues_ != queues::forward) return device_step::open_queue_lane(q, plan);
+    auto in = inner_.open_queue_lane(q, plan);
+    mem::queue_lane& held = *in;
+    return std::make_unique<lane>(*this, std::move(in), static_cast<unsigned>(plan.staging.size()), &held);
+  }
+  // Registration is the host step's emulation once allowed (the registration
+  // cache's fault tests); until then the step cannot register, as OpenCL's.
+  void allow_registration() { registering_ = true; }
+  std::string registration_unsupported() const override {
+    return registering_ ? std::string() : mem::device_step::registration_unsupported();
+  }
+  void register_host(void* p, std::size_t b) override {
+    if (!registering_) return mem::device_step::register_host(p, b);
+    inner_.register_host(p, b);
+  }
+  void unregister_host(void* p) noexcept override { inner_.unregister_host(p); }
+  int registered(const void* p, std::size_t b) const noexcept override { return inner_.registered(p, b); }
   std::unique_ptr<mem::staging_lane> open_lane(unsigned slots) override {
     return std::make_unique<lane>(*this, inner_.open_lane(slots), slots);
   }
 
  private:
-  class lane final : public mem::staging_lane {
+  void refuse_queue() const {
+    if (queues_ == queues::foreign) throw mem::foreign_queue_error("the queue belongs to device 7, not device 0");
+  }
+  // A lane of the step's own, or (queue non-null) one on the caller's queue.
+  class lane final : public mem::queue_lane {
    public:
-    lane(faulty_step& s, std::unique_ptr<mem::staging_lane> in, unsigned slots)
-        : step_(s), in_(std::move(in)), slot_offset_(std::make_unique<std::atomic<std::size_t>[]>(slots)) {
+    lane(faulty_step& s, std::unique_ptr<mem::staging_lane> in, unsigned slots, mem::queue_lane* queue = nullptr)
+        : step_(s), in_(std::move(in)), queue_(queue), slot_offset_(std::make_unique<std::atomic<std::size_t>[]>(slots)) {
       for (unsigned i = 0; i < slots; ++i) slot_offset_[i] = SIZE_MAX;
     }
     void to_device(const void* st, mem::device_ref d, std::size_t o, std::size_t b) override {
@@ -73,12 +107,15 @@ class faulty_step final : public forwarding_step {
       slot_offset_[slot] = last_;
     }
     void wait(unsigned slot) override {
-      while (step_.held_.load()) std::this_thread::sleep_for(std::chrono::milliseconds(1));
+      while (step_.stalled_.load()) std::this_thread::sleep_for(std::chrono::milliseconds(1));
       in_->wait(slot);
       if (step_.when_ == fault_at::wait && slot_offset_[slot] == step_.offset_)
         throw mem::device_step_error("injected completion failure");
     }
     void drain() noexcept override { in_->drain(); }
+    void release() noexcept override {
+      if (queue_) queue_->release();
+    }
 
    private:
     void check_enqueue(std::size_t o) {
@@ -87,15 +124,18 @@ class faulty_step final : public forwarding_step {
     }
     faulty_step& step_;
     std::unique_ptr<mem::staging_lane> in_;
+    mem::queue_lane* queue_;  // in_, where it is a queue lane
     std::size_t last_ = SIZE_MAX;
     // Per slot, written by record() and read by wait() on other threads
     // (never the same slot at once, as the lane contract says).
     std::unique_ptr<std::atomic<std::size_t>[]> slot_offset_;
   };
 
+  bool registering_ = false;
   std::atomic<std::size_t> offset_{SIZE_MAX};
   std::atomic<fault_at> when_{fault_at::enqueue};
-  std::atomic<bool> held_{false};
+  std::atomic<bool> stalled_{false};
+  std::atomic<queues> queues_{queues::forward};
 };
 
 // Page-aligned memory that refuses (allocation_error, as a pinned pool

@@ -297,11 +297,11 @@ TEST(StagedHost, WaitForSaysWhetherTheCopyFinished) {
   mem::staged_copier c(step, with_tuning(small_chunks()));
   device_buffer dev(step, 8 * 4096);
   std::vector<unsigned char> host(8 * 4096, 5);
-  step.hold(true);
+  step.stall(true);
   auto done = c.copy_to_device_async(dev.ref(), 0, host.data(), host.size());
   EXPECT_FALSE(done.wait_for(std::chrono::milliseconds(20)));
   EXPECT_FALSE(done.ready());
-  step.hold(false);
+  step.stall(false);
   EXPECT_TRUE(done.wait_for(std::chrono::seconds(60)));
   EXPECT_EQ(0, std::memcmp(dev.ref().handle, host.data(), host.size()));
   step.fail(3 * 4096, fault_at::wait);

@@ -15,6 +15,10 @@ struct os_calls {
   int (*munmap)(void*, std::size_t);
   int (*madvise)(void*, std::size_t, int);
   long (*mbind)(void*, unsigned long, int, const unsigned long*, unsigned long, unsigned);  // the raw system call
+  // Which pages of a range are resident (the registration cache's staleness
+  // check). Last, so a table written before it leaves it null: callers treat
+  // null as "cannot tell".
+  int (*mincore)(void*, std::size_t, unsigned char*) = nullptr;
 };
 
 // The table in force (the real libc calls unless a test replaced it).

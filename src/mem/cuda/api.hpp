@@ -91,6 +91,11 @@ class api {
   virtual void host_free(void* p) noexcept = 0;
   virtual void host_register(void* p, std::size_t bytes) = 0;
   virtual void host_unregister(void* p) noexcept = 0;
+  // Whether `p` lies in host memory registered (or allocated pinned) with
+  // the driver: 1 yes, 0 no, -1 the API cannot tell. The registration
+  // cache's check that a registration is still the driver's. The default
+  // cannot tell.
+  virtual int host_registered(const void* /*p*/) noexcept { return -1; }
   // The device's address of mapped host memory.
   virtual void* mapped_device_pointer(void* host) = 0;
   // Managed memory whose preferred home is host memory, mapped for the current
@@ -124,6 +129,18 @@ class api {
   // no peer access, for an api that does not offer it.
   virtual bool can_access_peer(int /*device*/, int /*peer*/) { return false; }
   virtual void enable_peer_access(int /*peer*/) {}
+
+  // A caller's stream held until a staged copy ends (issue 37): `s` waits,
+  // on the device, until the 32-bit word at device address `word` reaches
+  // `value` (a cyclic >=: cuStreamWaitValue32). And the device a stream
+  // belongs to (its ordinal). The driver API has both; the defaults throw
+  // api_error, for an api that does not.
+  virtual void wait_value(stream_t /*s*/, void* /*word*/, std::uint32_t /*value*/) {
+    throw api_error("cuStreamWaitValue32", 0, "not offered", std::string(name()) + " API");
+  }
+  virtual int stream_device(stream_t /*s*/) {
+    throw api_error("cuStreamGetDevice", 0, "not offered", std::string(name()) + " API");
+  }
 };
 
 // Both throw api_error when the API cannot start (no driver, no device).

@@ -46,6 +46,7 @@ struct driver_table {
   XFER_CU_FN(cuMemFreeHost, 2000)
   XFER_CU_FN(cuMemHostRegister, 6050)
   XFER_CU_FN(cuMemHostUnregister, 4000)
+  XFER_CU_FN(cuPointerGetAttribute, 4000)
   XFER_CU_FN(cuMemHostGetDevicePointer, 3020)
   XFER_CU_FN(cuMemAllocManaged, 6000)
   XFER_CU_FN(cuMemAdvise, 12020)
@@ -67,6 +68,8 @@ struct driver_table {
   XFER_CU_FN(cuEventRecord, 2000)
   XFER_CU_FN(cuEventSynchronize, 2000)
   XFER_CU_FN(cuEventElapsedTime, 12080)
+  XFER_CU_FN(cuStreamWaitValue32, 11070)
+  XFER_CU_FN(cuStreamGetDevice, 12080)
 #undef XFER_CU_FN
 };
 
@@ -110,6 +113,7 @@ driver_table load_table() {
   XFER_CU_LOAD(cuMemFreeHost, 2000)
   XFER_CU_LOAD(cuMemHostRegister, 6050)
   XFER_CU_LOAD(cuMemHostUnregister, 4000)
+  XFER_CU_LOAD(cuPointerGetAttribute, 4000)
   XFER_CU_LOAD(cuMemHostGetDevicePointer, 3020)
   XFER_CU_LOAD(cuMemAllocManaged, 6000)
   XFER_CU_LOAD(cuMemAdvise, 12020)
@@ -131,6 +135,8 @@ driver_table load_table() {
   XFER_CU_LOAD(cuEventRecord, 2000)
   XFER_CU_LOAD(cuEventSynchronize, 2000)
   XFER_CU_LOAD(cuEventElapsedTime, 12080)
+  XFER_CU_LOAD(cuStreamWaitValue32, 11070)
+  XFER_CU_LOAD(cuStreamGetDevice, 12080)
 #undef XFER_CU_LOAD
   return t;
 }
@@ -221,6 +227,14 @@ class driver_api final : public api {
           fmt::format("{} bytes at {}", bytes, p));
   }
   void host_unregister(void* p) noexcept override { (void)cu_.cuMemHostUnregister(p); }
+  int host_registered(const void* p) noexcept override {
+    unsigned type = 0;
+    const CUresult r = cu_.cuPointerGetAttribute(&type, CU_POINTER_ATTRIBUTE_MEMORY_TYPE,
+                                                 reinterpret_cast<CUdeviceptr>(p));
+    if (r == CUDA_ERROR_INVALID_VALUE) return 0;  // memory the driver does not know
+    if (r != CUDA_SUCCESS) return -1;
+    return type == CU_MEMORYTYPE_HOST ? 1 : 0;
+  }
 
   void* mapped_device_pointer(void* host) override {
     CUdeviceptr d = 0;
@@ -301,6 +315,17 @@ class driver_api final : public api {
   }
   void wait(stream_t s, event_t e) override {
     check(cu_.cuStreamWaitEvent(static_cast<CUstream>(s), static_cast<CUevent>(e), 0), "cuStreamWaitEvent");
+  }
+  void wait_value(stream_t s, void* word, std::uint32_t value) override {
+    check(cu_.cuStreamWaitValue32(static_cast<CUstream>(s), dptr(word), value, CU_STREAM_WAIT_VALUE_GEQ),
+          "cuStreamWaitValue32", fmt::format("stream {}, word {}, value {}", s, word, value));
+  }
+  int stream_device(stream_t s) override {
+    CUdevice d = 0;
+    check(cu_.cuStreamGetDevice(static_cast<CUstream>(s), &d), "cuStreamGetDevice", fmt::format("stream {}", s));
+    for (int i = 0, n = device_count(); i < n; ++i)
+      if (device(i) == d) return i;
+    return static_cast<int>(d);
   }
   void synchronize_event(event_t e) override {
     check(cu_.cuEventSynchronize(static_cast<CUevent>(e)), "cuEventSynchronize");

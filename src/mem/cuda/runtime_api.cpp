@@ -106,6 +106,15 @@ class runtime_api final : public api {
           fmt::format("{} bytes at {}", bytes, p));
   }
   void host_unregister(void* p) noexcept override { (void)cudaHostUnregister(p); }
+  int host_registered(const void* p) noexcept override {
+    cudaPointerAttributes a{};
+    const cudaError_t e = cudaPointerGetAttributes(&a, p);
+    if (e != cudaSuccess) {
+      (void)cudaGetLastError();
+      return e == cudaErrorInvalidValue ? 0 : -1;  // before CUDA 11 an unregistered pointer was an error
+    }
+    return a.type == cudaMemoryTypeHost ? 1 : 0;
+  }
 
   void* mapped_device_pointer(void* host) override {
     void* d = nullptr;

@@ -34,4 +34,20 @@ std::unique_ptr<queue_mark> device_step::mark(void*) {
   throw device_step_error(fmt::format("the {} step cannot order a copy after a queue of the caller's", name()));
 }
 
+std::unique_ptr<queue_hold> device_step::hold(void*) {
+  throw device_step_error(fmt::format("the {} step cannot make a queue of the caller's wait for a copy", name()));
+}
+
+std::string device_step::registration_unsupported() const {
+  return fmt::format("the {} step cannot register host memory", name());
+}
+
+void device_step::register_host(void* p, std::size_t bytes) {
+  throw device_step_error(fmt::format("registering {} bytes at {}: {}", bytes, p, registration_unsupported()));
+}
+
+void device_step::unregister_host(void*) noexcept {}
+
+int device_step::registered(const void*, std::size_t) const noexcept { return -1; }
+
 }  // namespace xfer::mem

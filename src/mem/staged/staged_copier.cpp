@@ -8,6 +8,7 @@
 #include <cstring>
 #include <exception>
 #include <optional>
+#include <stdexcept>
 #include <string>
 #include <vector>
 #include <fmt/format.h>
@@ -90,63 +91,79 @@ std::size_t staging_alignment(host_resource& r) {
 }  // namespace
 
 staged_copier::staged_copier(device_step& step, staged_copier_options options)
-    : step_(step), tuning_(pick_tuning(step, options)), pool_(step.staging_memory(), default_cache(tuning_, options)) {
+    : step_(step),
+      registrations_(options.registrations),
+      tuning_(pick_tuning(step, options)),
+      pool_(step.staging_memory(), default_cache(tuning_, options)),
+      thread_start_(options.thread_start),
+      line_(std::make_unique<detail::staged_line>()),
+      queue_pool_(step.staging_memory(), SIZE_MAX) {
+  if (registrations_ && &registrations_->step() != &step_)
+    throw std::invalid_argument("the registration cache belongs to another device step than the copier's");
   try {
     lane_ = step_.open_lane(tuning_.ring_depth);
   } catch (const std::exception& e) {
     throw staged_error(staged_error::reason::device, staged_direction::to_device, 0, 0,
                        fmt::format("opening a {} lane: {}", step_.name(), e.what()));
   }
+  // A budget's threads start as the copier joins it (reserve), each
+  // calling thread_start first, as a team's would.
   budget_ = std::move(options.budget);
-  if (budget_)
-    budget_->reserve(tuning_.threads, options.thread_start);
-  else
-    team_ = std::make_unique<thread_team>(tuning_.threads, options.thread_start);
-  leader_ = std::thread([this, start = options.thread_start] {
-    if (start) start();
-    leader_loop();
-  });
+  if (budget_) budget_->reserve(tuning_.threads, thread_start_);
+  open_line(*line_, !budget_);
 }
 
 staged_copier::~staged_copier() {
+  // Each leader finishes its queue first.
   {
-    std::lock_guard lock(mutex_);
-    closing_ = true;
-    closing_flag_.store(true);
+    std::lock_guard lock(queue_mutex_);
+    if (queue_line_) close_line(*queue_line_);
   }
-  queued_.wake();
-  leader_.join();  // the leader finishes the queue first
-  team_.reset();
+  close_line(*line_);
   lane_.reset();
 }
 
-void staged_copier::leader_loop() {
+void staged_copier::open_line(detail::staged_line& line, bool own_team) {
+  if (own_team) line.team = std::make_unique<thread_team>(tuning_.threads, thread_start_);
+  line.leader = std::thread([this, &line, start = thread_start_] {
+    if (start) start();
+    leader_loop(line);
+  });
+}
+
+void staged_copier::close_line(detail::staged_line& line) noexcept {
+  {
+    std::lock_guard lock(line.mutex);
+    line.closing = true;
+    line.closing_flag.store(true);
+  }
+  line.queued.wake();
+  if (line.leader.joinable()) line.leader.join();
+  line.team.reset();
+}
+
+void staged_copier::leader_loop(detail::staged_line& line) {
   for (;;) {
     std::shared_ptr<staged_job> job;
-    queued_.wait([&] { return closing_flag_.load() || queue_length_.load() > 0; });
+    line.queued.wait([&] { return line.closing_flag.load() || line.length.load() > 0; });
     {
-      std::lock_guard lock(mutex_);
-      if (queue_.empty()) return;  // closing, and nothing left to do
-      job = std::move(queue_.front());
-      queue_.pop_front();
-      queue_length_.fetch_sub(1);
+      std::lock_guard lock(line.mutex);
+      if (line.queue.empty()) return;  // closing, and nothing left to do
+      job = std::move(line.queue.front());
+      line.queue.pop_front();
+      line.length.fetch_sub(1);
     }
-    run_job(*job);
+    run_job(*job, line);
     job->complete();
   }
 }
 
-void staged_copier::run_job(staged_job& job) {
-  job.trace.note(detail::staged_trace::picked_up);
-  host_resource& up = step_.staging_memory();
-  const std::size_t align = staging_alignment(up);
+// This copy's cut: the tuning's chunk, or one chosen from the copy's size
+// (staged_chunk_for), never more than a staging buffer. A smaller chunk
+// uses the start of each buffer only: the ring the caches see shrinks, the
+// pool's blocks stay the same.
+void staged_copier::cut(staged_job& job, std::size_t llc) const {
   job.chunk = tuning_.chunk_bytes;
-  // This copy's cut: the tuning's chunk, or one chosen from the copy's size
-  // (staged_chunk_for), never more than a staging buffer. A smaller chunk
-  // uses the start of each buffer only: the ring the caches see shrinks,
-  // the pool's blocks stay the same.
-  const cache_share share(budget_.get());
-  const std::size_t llc = share.bytes();
   staged_tuning cut = tuning_;
   cut.chunk_bytes = staged_chunk_for(job.bytes, tuning_, llc);
   job.starts = staged_chunk_starts(job.bytes, cut.chunk_bytes);
@@ -156,22 +173,50 @@ void staged_copier::run_job(staged_job& job) {
   job.pieces = job.chunks * job.pieces_per_chunk;  // a short chunk's last pieces may be empty: they only count
   job.slots = static_cast<unsigned>(std::min<std::size_t>(tuning_.ring_depth, job.chunks));
   job.slot = std::make_unique<staged_job::slot_state[]>(job.slots);
-  // Every slot is a whole chunk whatever the copy's size, so every copy
-  // asks the pool for the same class and reuses the same cached blocks.
-  auto release = [&] {
-    for (void* p : job.staging) pool_.deallocate(p, job.chunk, align);
-    job.staging.clear();
-  };
+}
+
+// Every slot is a whole chunk whatever the copy's size, so every copy asks
+// the pool for the same class and reuses the same cached blocks. False (the
+// job failed, holding none) when the pool cannot give them.
+bool staged_copier::take_staging(staged_job& job, caching_pool& pool) {
+  host_resource& up = step_.staging_memory();
   try {
     job.staging.reserve(job.slots);
-    for (unsigned i = 0; i < job.slots; ++i) job.staging.push_back(pool_.allocate(job.chunk, align));
+    for (unsigned i = 0; i < job.slots; ++i) job.staging.push_back(pool.allocate(job.chunk, staging_alignment(up)));
   } catch (const std::exception& e) {
-    release();
+    give_staging(job, pool);
     job.fail(staged_error::reason::staging, 0,
              fmt::format("no pinned staging memory ({} buffers of {} bytes from {}): {}", job.slots, job.chunk,
                          up.kind(), e.what()));
-    return;
+    return false;
   }
+  return true;
+}
+
+void staged_copier::give_staging(staged_job& job, caching_pool& pool) noexcept {
+  for (void* p : job.staging) pool.deallocate(p, job.chunk, staging_alignment(step_.staging_memory()));
+  job.staging.clear();
+}
+
+void staged_copier::run_job(staged_job& job, detail::staged_line& line) {
+  job.trace.note(detail::staged_trace::picked_up);
+  if (registrations_ && !job.queue) {
+    // On the leader, between copies: a registration made here (the
+    // buffer's second copy) is paid for by this copy alone.
+    const void* host = job.dir == staged_direction::to_device ? job.src : job.dst;
+    if (auto lease = registrations_->use(host, job.bytes)) return run_registered(job);
+  }
+  // A copy on the caller's queue was cut, and its staging taken, at the call.
+  // Any other is cut here, from its share of the budget's cache while it
+  // holds staging (or from the last-level cache, with no budget).
+  caching_pool& pool = job.queue ? queue_pool_ : pool_;
+  std::optional<cache_share> share;
+  if (!job.queue) {
+    share.emplace(budget_.get());
+    cut(job, share->bytes());
+    if (!take_staging(job, pool)) return;
+  }
+  staging_lane& lane = job.queue ? *job.queue : *lane_;
   job.trace.note(detail::staged_trace::staging_ready);
   const bool to_device = job.dir == staged_direction::to_device;
   std::size_t offset = 0;  // where a failure is reported
@@ -193,13 +238,13 @@ void staged_copier::run_job(staged_job& job) {
   }
   if (!job.abort.load(std::memory_order_relaxed)) {
     const auto piece = [&] { return to_device ? fill_piece(job) : empty_piece(job); };
-    if (budget_)
-      budget_->run(tuning_.threads, piece);
-    else
-      team_->run([&](unsigned) {
+    if (line.team)
+      line.team->run([&](unsigned) {
         while (piece()) {
         }
       });
+    else
+      budget_->run(tuning_.threads, piece);
   }
   job.trace.note(detail::staged_trace::pieces_done);
   try {
@@ -215,10 +260,41 @@ void staged_copier::run_job(staged_job& job) {
     job.fail_device(offset, std::current_exception());
   }
   // After a failure DMAs may still be queued: none may use a slot that goes
-  // back to the pool.
+  // back to the pool (a queue lane's drain opens its gates first).
   job.trace.note(detail::staged_trace::dmas_done);
-  if (job.abort.load(std::memory_order_relaxed)) lane_->drain();
-  release();
+  if (job.abort.load(std::memory_order_relaxed)) lane.drain();
+  // The caller's queue goes on (device to host: past the final gate) before
+  // the staging goes back, and before wait() returns.
+  // The lane goes here, on the leader, its DMAs all ended (a CUDA lane
+  // frees its events with its device current), not with the job on
+  // whichever thread drops the last completion.
+  if (job.queue) job.queue->release();
+  job.queue.reset();
+  give_staging(job, pool);
+}
+
+// A registered buffer: one plain async copy on the lane, in place of the
+// staging buffer, and no CPU copy. The leader runs one copy at a time, so
+// slot 0's mark is free.
+void staged_copier::run_registered(staged_job& job) {
+  job.chunks = 1;
+  try {
+    {
+      std::lock_guard lock(lane_mutex_);
+      if (job.after) lane_->wait_for(*job.after);
+      if (job.dir == staged_direction::to_device)
+        lane_->to_device(job.src, job.dev, job.dev_offset, job.bytes);
+      else
+        lane_->to_host(job.dst, job.dev, job.dev_offset, job.bytes);
+      lane_->record(0);
+    }
+    job.trace.note(detail::staged_trace::first_dma);
+    lane_->wait(0);
+  } catch (...) {
+    job.fail_device(0, std::current_exception());
+    lane_->drain();  // no copy may still use the buffer once its lease ends
+  }
+  job.trace.note(detail::staged_trace::dmas_done);
 }
 
 // Queues chunk c's DMA through slot s and marks it, then publishes it to
@@ -229,12 +305,13 @@ void staged_copier::run_job(staged_job& job) {
 void staged_copier::queue_dma(staged_job& job, unsigned s, std::size_t c) {
   const std::size_t off = job.begin(c), len = job.length(c);
   {
-    std::lock_guard lock(lane_mutex_);
+    staging_lane& lane = job.queue ? *job.queue : *lane_;
+    std::lock_guard lock(job.queue ? job.queue_mutex : lane_mutex_);
     if (job.dir == staged_direction::to_device)
-      lane_->to_device(job.staging[s], job.dev, job.dev_offset + off, len);
+      lane.to_device(job.staging[s], job.dev, job.dev_offset + off, len);
     else
-      lane_->to_host(job.staging[s], job.dev, job.dev_offset + off, len);
-    lane_->record(s);
+      lane.to_host(job.staging[s], job.dev, job.dev_offset + off, len);
+    lane.record(s);
   }
   job.trace.note(detail::staged_trace::first_dma);
   job.slot[s].queued.store(static_cast<std::int64_t>(c), std::memory_order_release);
@@ -262,7 +339,7 @@ bool staged_copier::await_dma(staged_job& job, unsigned s, std::size_t c) {
   // chunk c + slots meanwhile: that needs this thread's piece first.
   std::int64_t asked = st.asked.load(std::memory_order_relaxed);
   if (asked < want && st.asked.compare_exchange_strong(asked, want, std::memory_order_acq_rel)) {
-    lane_->wait(s);  // a failure here reaches the watchers as job.abort
+    (job.queue ? *job.queue : *lane_).wait(s);  // a failure here reaches the watchers as job.abort
     std::int64_t seen = st.landed.load(std::memory_order_relaxed);
     while (seen < want && !st.landed.compare_exchange_weak(seen, want, std::memory_order_release)) {
     }
@@ -348,124 +425,6 @@ bool staged_copier::empty_piece(staged_job& job) {
     job.fail_device(offset, std::current_exception());
     return false;
   }
-}
-
-// ---- submission ---------------------------------------------------------------
-
-namespace {
-
-bool overlaps(const void* a, const void* b, std::size_t bytes) {
-  const auto x = reinterpret_cast<std::uintptr_t>(a), y = reinterpret_cast<std::uintptr_t>(b);
-  return x < y + bytes && y < x + bytes;
-}
-
-// Checks a copy's arguments; throws staged_error (bad_argument) naming what is wrong.
-void check(device_step& step, staged_direction dir, device_ref dev, std::size_t offset, const void* host,
-           std::size_t bytes) {
-  auto refuse = [&](std::string cause) {
-    throw staged_error(staged_error::reason::bad_argument, dir, bytes, 0, std::move(cause));
-  };
-  // Issue 15 lists a size of 0 among the bad inputs: a copy of nothing is
-  // almost always a size computed wrongly, and saying so beats succeeding.
-  if (bytes == 0) refuse("a size of 0 bytes");
-  if (!host) refuse("the host pointer is null");
-  if (!dev.handle) refuse("the device buffer is null");
-  if (offset > dev.bytes || bytes > dev.bytes - offset)
-    refuse(fmt::format("offset {} + {} bytes is beyond the device buffer's {} bytes", offset, bytes, dev.bytes));
-  if (const void* view = step.host_view(dev)) {
-    const void* dev_at = static_cast<const unsigned char*>(view) + offset;
-    if (overlaps(dev_at, host, bytes)) refuse("the source and the destination overlap");
-  }
-}
-
-}  // namespace
-
-staged_completion staged_copier::submit(std::shared_ptr<staged_job> job) {
-  {
-    std::lock_guard lock(mutex_);
-    if (closing_)
-      throw staged_error(staged_error::reason::closed, job->dir, job->bytes, 0, "the copier is being destroyed");
-    queue_.push_back(job);
-    queue_length_.fetch_add(1);
-  }
-  queued_.wake();
-  return staged_completion(std::move(job));
-}
-
-staged_completion staged_copier::copy_to_device_async(device_ref dst, std::size_t dst_offset, const void* src,
-                                                      std::size_t bytes) {
-  return copy_to_device_async(dst, dst_offset, src, bytes, nullptr);
-}
-
-staged_completion staged_copier::copy_to_host_async(void* dst, device_ref src, std::size_t src_offset,
-                                                    std::size_t bytes) {
-  return copy_to_host_async(dst, src, src_offset, bytes, nullptr);
-}
-
-namespace {
-
-// The caller's queue marked on the calling thread (null: none).
-std::unique_ptr<queue_mark> mark_of(device_step& step, staged_direction dir, std::size_t bytes, void* queue) {
-  if (!queue) return nullptr;
-  try {
-    return step.mark(queue);
-  } catch (const std::exception& e) {
-    throw staged_error(staged_error::reason::device, dir, bytes, 0, fmt::format("ordering after the queue: {}", e.what()));
-  }
-}
-
-}  // namespace
-
-// Both directions: the arguments checked, the caller's queue marked, then
-// the plain API below the handoff or a job for the leader.
-staged_completion staged_copier::start(staged_direction dir, device_ref dev, std::size_t dev_offset, void* host,
-                                       std::size_t bytes, void* after_queue) {
-  const bool to_device = dir == staged_direction::to_device;
-  check(step_, dir, dev, dev_offset, host, bytes);
-  auto after = mark_of(step_, dir, bytes, after_queue);
-  if (bytes < tuning_.handoff(to_device)) {
-    try {
-      if (after) after->wait();
-      if (to_device)
-        step_.plain_to_device(dev, dev_offset, host, bytes);
-      else
-        step_.plain_to_host(host, dev, dev_offset, bytes);
-    } catch (const std::exception& e) {
-      throw staged_error(staged_error::reason::device, dir, bytes, 0, fmt::format("plain copy: {}", e.what()));
-    }
-    return {};
-  }
-  auto job = std::make_shared<staged_job>();
-  job->trace.note(detail::staged_trace::submitted);
-  job->dir = dir;
-  job->dev = dev;
-  job->dev_offset = dev_offset;
-  if (to_device)
-    job->src = host;
-  else
-    job->dst = host;
-  job->bytes = bytes;
-  job->after = std::move(after);
-  return submit(std::move(job));
-}
-
-staged_completion staged_copier::copy_to_device_async(device_ref dst, std::size_t dst_offset, const void* src,
-                                                      std::size_t bytes, void* after_queue) {
-  // The source is only read: the job keeps it as const (staged_job::src).
-  return start(staged_direction::to_device, dst, dst_offset, const_cast<void*>(src), bytes, after_queue);
-}
-
-staged_completion staged_copier::copy_to_host_async(void* dst, device_ref src, std::size_t src_offset,
-                                                    std::size_t bytes, void* after_queue) {
-  return start(staged_direction::to_host, src, src_offset, dst, bytes, after_queue);
-}
-
-void staged_copier::copy_to_device(device_ref dst, std::size_t dst_offset, const void* src, std::size_t bytes) {
-  copy_to_device_async(dst, dst_offset, src, bytes).wait();
-}
-
-void staged_copier::copy_to_host(void* dst, device_ref src, std::size_t src_offset, std::size_t bytes) {
-  copy_to_host_async(dst, src, src_offset, bytes).wait();
 }
 
 }  // namespace xfer::mem

@@ -8,14 +8,17 @@
 #include <cstdint>
 #include <cstdio>
 #include <cstdlib>
+#include <deque>
 #include <exception>
 #include <memory>
 #include <mutex>
 #include <optional>
 #include <string>
+#include <thread>
 #include <vector>
 #include <xfer/mem/spin_wait.hpp>
 #include <xfer/mem/staged/staged_copier.hpp>
+#include <xfer/mem/thread_team.hpp>
 
 namespace xfer::mem {
 
@@ -89,6 +92,10 @@ struct staged_job {
   unsigned slots = 0;
   std::vector<void*> staging;  // one chunk-sized buffer per slot
   std::unique_ptr<queue_mark> after;  // the caller's queue to wait for (null: none)
+  // copy_*_on: the copy's DMAs on the caller's queue (null: on the copier's
+  // lane). Released by the copier before the staging goes back.
+  std::unique_ptr<queue_lane> queue;
+  std::mutex queue_mutex;  // serializes the pipeline's queueing calls on it, as lane_mutex_ does
 
   struct slot_state {
     // Pieces of the slot's current chunk copied (reset when the chunk's DMA
@@ -167,6 +174,21 @@ struct staged_job {
     finished.store(true);
     finished_waiters.wake();
   }
+};
+
+// A leader thread taking copies in order and the team of threads that
+// copies each (the leader is its member 0).
+struct staged_line {
+  // Null: the copier's staging budget copies the pieces (staged_copier_options::budget).
+  std::unique_ptr<thread_team> team;
+  std::mutex mutex;  // guards queue and closing
+  std::deque<std::shared_ptr<staged_job>> queue;
+  bool closing = false;
+  // What the leader polls (and sleeps on) for the next copy, without the lock.
+  std::atomic<std::size_t> length{0};
+  std::atomic<bool> closing_flag{false};
+  sleeper queued;
+  std::thread leader;
 };
 
 }  // namespace detail
