@@ -211,7 +211,7 @@ def components():
                   lambda t: t.source == "ctest/unittest" and "/FleetMpi." in t.name,
                   _have("MPI", "no MPI found at configure (libopenmpi-dev, openmpi-bin)")),
         Component("python-native", "the Python package's native module (xferbench._native)",
-                  _pytest_module("test_py_pool.py", "test_py_copy.py", "test_py_gpu.py"), _native_built,
+                  _pytest_module("test_py_pool.py", "test_py_copy.py", "test_py_gpu.py", "test_py_module.py"), _native_built,
                   needs_gpu=lambda t: "CUDA" in t.reason or "torch" in t.reason or t.exe == "test_py_gpu.py"),
         Component("chromium", "headless Chromium: the report's browser test", _pytest_module("test_browser.py"),
                   _chromium_present),
