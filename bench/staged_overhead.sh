@@ -29,7 +29,8 @@ for line in open(sys.argv[1]):
     key = (f[0], int(f[1]))
     for kv in f[5:]:
         k, v = kv.split("=")
-        rows[key][k].append(float(v))
+        if k != "joined":  # per thread "us:pieces,...", not one figure
+            rows[key][k].append(float(v))
 order = ["picked_up", "staging_ready", "first_piece", "first_dma", "pieces_done", "dmas_done", "completed", "caller_woke"]
 print("median us after submission (copies): " + " ".join(order))
 for (d, b), m in sorted(rows.items()):

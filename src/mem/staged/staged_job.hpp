@@ -38,6 +38,25 @@ struct staged_trace {
   }
   const bool on = file() != nullptr;
   std::array<std::atomic<std::int64_t>, marks> at{};
+  // Per thread (a small id of its own, up to 64): when it took its first
+  // piece of this copy and how many it took. Says whether the whole team
+  // worked on a copy, and how late each thread joined.
+  static constexpr unsigned max_threads = 64;
+  std::array<std::atomic<std::int64_t>, max_threads> joined{};
+  std::array<std::atomic<std::uint32_t>, max_threads> pieces{};
+  static unsigned thread_id() noexcept {
+    static std::atomic<unsigned> next{0};
+    thread_local const unsigned id = next.fetch_add(1, std::memory_order_relaxed) % max_threads;
+    return id;
+  }
+  void piece_taken() noexcept {
+    if (!on) return;
+    const unsigned i = thread_id();
+    std::int64_t none = 0;
+    joined[i].compare_exchange_strong(none, std::chrono::steady_clock::now().time_since_epoch().count(),
+                                      std::memory_order_relaxed);
+    pieces[i].fetch_add(1, std::memory_order_relaxed);
+  }
   // The first time a stage is reached counts (several threads may reach it).
   void note(mark m) noexcept {
     if (!on) return;
@@ -59,6 +78,13 @@ struct staged_trace {
       const auto t = at[i].load();
       if (t) std::fprintf(f, " %s=%.1f", names[i], static_cast<double>(t - t0) / 1e3);
     }
+    // "joined=us:pieces,..." per thread that took a piece, in id order.
+    const char* sep = " joined=";
+    for (unsigned i = 0; i < max_threads; ++i)
+      if (const auto n = pieces[i].load()) {
+        std::fprintf(f, "%s%.1f:%u", sep, static_cast<double>(joined[i].load() - t0) / 1e3, n);
+        sep = ",";
+      }
     std::fputc('\n', f);
     std::fclose(f);
   }
@@ -164,6 +190,7 @@ struct staged_job {
     const std::size_t q = next.fetch_add(1, std::memory_order_relaxed);
     if (q >= pieces) return false;
     if (q == 0) trace.note(staged_trace::first_piece);
+    trace.piece_taken();
     p.c = q / pieces_per_chunk;
     p.k = q % pieces_per_chunk;
     p.s = static_cast<unsigned>(p.c % slots);
