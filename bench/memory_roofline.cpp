@@ -18,12 +18,19 @@
 //      min(link, memory bandwidth / bytes per byte);
 //   4. with CUDA and a GPU: the staged copier under each design beside a
 //      pinned copy of the same size in the same run, data verified
-//      (roofline_device.cpp).
+//      (roofline_device.cpp);
+//   5. with --contention (--contention-only: it alone), the copy engine's
+//      rate while N CPU threads copy through a ring, and theirs meanwhile
+//      (roofline_contention.cpp; its options start --contention-).
 //
 //   xfer_bench_roofline [--threads 1,2,4] [--array BYTES] [--reps N]
 //       [--rings 256K,...] [--ring-depth D] [--copier-threads LIST]
 //       [--fit-fraction F] [--link-gbs G] [--no-device] [--designs "1M/8 8M/4/nt"]
 //       [--sizes 16M,64M,256M,1G] [--seconds S] [--json FILE]
+//       [--contention | --contention-only] [--contention-threads 0,2,4] [--contention-paces 0,55]
+//       [--contention-window S] [--contention-windows N] [--contention-buffer BYTES]
+//       [--contention-chunk BYTES] [--contention-slots N] [--contention-engine-bytes BYTES]
+//       [--contention-no-shared] [--contention-demote] [--contention-step gpu|host]
 #include <sched.h>
 
 #include <algorithm>
@@ -312,6 +319,7 @@ std::pair<std::string, nlohmann::json> run(int argc, char** argv) {
   std::string json_path,
       designs = "8M/4 8M/4/size 8M/4/nt 4M/4 2M/8 1M/8 256K/8";
   roofline::device_options dev;
+  roofline::contention_options contention;
   dev.sizes = {std::size_t{16} << 20, std::size_t{64} << 20, std::size_t{256} << 20, std::size_t{1} << 30};
   for (int i = 1; i < argc; ++i) {
     const std::string a = argv[i];
@@ -338,11 +346,14 @@ std::pair<std::string, nlohmann::json> run(int argc, char** argv) {
     else if (a == "--sizes") dev.sizes = sizes(value());
     else if (a == "--seconds") dev.seconds = std::stod(value());
     else if (a == "--json") json_path = value();
-    else
+    else if (!roofline::contention_option(a, value, contention))
       throw std::invalid_argument("unknown option " + a +
                                   " (--threads, --copier-threads, --array, --reps, --rings, --ring-depth, "
-                                  "--fit-fraction, --link-gbs, --no-device, --designs, --sizes, --seconds, --json)");
+                                  "--fit-fraction, --link-gbs, --no-device, --designs, --sizes, --seconds, --json, "
+                                  "--contention[-only] and --contention-*)");
   }
+  contention.device = device;
+  if (contention.enabled) contention.validate();  // before minutes of the other parts
   for (auto* list : {&threads, &copier_threads}) {  // each count once, in the order given
     std::vector<unsigned> once;
     for (const unsigned t : *list)
@@ -356,20 +367,7 @@ std::pair<std::string, nlohmann::json> run(int argc, char** argv) {
     dev.designs.push_back(roofline::parse_design(d, xfer::mem::default_staged_threads()));
 
   const std::size_t llc = xfer::mem::last_level_cache_bytes();
-  // STREAM's rule: each array at least 4x the largest cache; at least 64 MiB.
-  if (array == 0) array = std::max<std::size_t>(4 * llc, std::size_t{64} << 20);
   roofline::dram_counter counter;
-  std::printf("CPUs usable %u; LLC %s (a ring fits when at most %.2f of it); DRAM bytes: %s\n", ncpu,
-              llc ? xfer::format_size(llc).c_str() : "unknown",
-              fraction, counter.available() ? "counted by uncore_imc" : ("the model (" + counter.unavailable() + ")").c_str());
-
-  buffer a = allocate(array), b = allocate(array);
-  xfer::mem::thread_team toucher(ncpu);
-  toucher.run([&](unsigned i) {  // first touch by the threads that use them
-    const auto [lo, hi] = share(array, i, ncpu);
-    write_regular(a.get() + lo, hi - lo, 7);
-    std::memset(b.get() + lo, 0, hi - lo);
-  });
   nlohmann::json out;
   out["schema"] = "xferbench/memory-roofline/v1";
   out["cpus"] = ncpu;
@@ -377,21 +375,37 @@ std::pair<std::string, nlohmann::json> run(int argc, char** argv) {
   out["fit_fraction"] = fraction;
   out["dram_counting"] = counter.available() ? "uncore_imc cas_count" : "model: " + counter.unavailable();
   out["nt_store_isa"] = std::string(xfer::mem::to_string(xfer::mem::best_store_isa()));
-  const auto stream = stream_part(a.get(), b.get(), array, threads, reps);
-  out["stream"] = stream.json;
-  out["memory_gbs"] = stream.memory_gbs;
-  out["memory_gbs_from"] = stream.memory_from;
-  out["rings"] = ring_part(a.get(), array, rings, depth, copier_threads, reps, llc, fraction, stream.memory_gbs, link,
-                           counter);
-  a.reset();
-  b.reset();
-  if (device) {
-    dev.llc = llc;
-    dev.fit_fraction = fraction;
-    dev.memory_gbs = stream.memory_gbs;
-    dev.link_gbs = link;
-    out["device"] = roofline::run_device(dev, counter);
+  std::printf("CPUs usable %u; LLC %s (a ring fits when at most %.2f of it); DRAM bytes: %s\n", ncpu,
+              llc ? xfer::format_size(llc).c_str() : "unknown",
+              fraction, counter.available() ? "counted by uncore_imc" : ("the model (" + counter.unavailable() + ")").c_str());
+  if (!contention.only) {
+    // STREAM's rule: each array at least 4x the largest cache; at least 64 MiB.
+    if (array == 0) array = std::max<std::size_t>(4 * llc, std::size_t{64} << 20);
+
+    buffer a = allocate(array), b = allocate(array);
+    xfer::mem::thread_team toucher(ncpu);
+    toucher.run([&](unsigned i) {  // first touch by the threads that use them
+      const auto [lo, hi] = share(array, i, ncpu);
+      write_regular(a.get() + lo, hi - lo, 7);
+      std::memset(b.get() + lo, 0, hi - lo);
+    });
+    const auto stream = stream_part(a.get(), b.get(), array, threads, reps);
+    out["stream"] = stream.json;
+    out["memory_gbs"] = stream.memory_gbs;
+    out["memory_gbs_from"] = stream.memory_from;
+    out["rings"] = ring_part(a.get(), array, rings, depth, copier_threads, reps, llc, fraction, stream.memory_gbs, link,
+                             counter);
+    a.reset();
+    b.reset();
+    if (device) {
+      dev.llc = llc;
+      dev.fit_fraction = fraction;
+      dev.memory_gbs = stream.memory_gbs;
+      dev.link_gbs = link;
+      out["device"] = roofline::run_device(dev, counter);
+    }
   }
+  if (contention.enabled) out["contention"] = roofline::run_contention(contention);
   return {json_path, out};
 }
 

@@ -1,9 +1,11 @@
 #pragma once
 // What the roofline bench's parts share (memory_roofline.cpp: the CPU side
-// and main; roofline_counters.cpp: caches and DRAM counters;
-// roofline_device.cpp: the staged copier on a GPU beside a pinned copy).
+// and main; roofline_common.cpp: statistics, the DRAM model, caches and
+// counters; roofline_device.cpp: the staged copier on a GPU beside a pinned
+// copy; roofline_contention.cpp: the copy engine while CPU threads copy).
 #include <cstddef>
 #include <cstdint>
+#include <functional>
 #include <memory>
 #include <optional>
 #include <string>
@@ -103,5 +105,47 @@ struct device_options {
 // builds only; elsewhere it returns a note saying so). Throws on a data
 // mismatch.
 nlohmann::json run_device(const device_options& o, dram_counter& counter);
+
+// ---- the contention probe (roofline_contention.cpp) ---------------------------
+
+}  // namespace roofline
+namespace xfer::mem {
+class device_step;
+}
+namespace roofline {
+
+// GPU 0's device step (CUDA builds, a GPU present), else null with `why`
+// saying why not.
+std::unique_ptr<xfer::mem::device_step> gpu_step(std::string& why);
+
+// 0, 2, 4, 8, 12 and the library's default (default_staged_threads), each once.
+std::vector<unsigned> default_contention_threads();
+
+// The copy engine's rate while N CPU threads copy through a ring, and the
+// threads' rate meanwhile (roofline_contention.cpp says how).
+struct contention_options {
+  bool enabled = false, only = false;  // --contention: add the probe; --contention-only: nothing else
+  std::vector<unsigned> threads = default_contention_threads();  // 0: the engine alone
+  std::vector<double> paces_gbs{0, 55};  // the threads' aggregate target; 0: flat out. 55: the link's
+  double window_s = 0.3;
+  unsigned windows = 3;                                  // rounds: median and spread of these
+  std::size_t buffer_bytes = std::size_t{1} << 30;       // pageable, split into one slice per thread
+  std::size_t chunk_bytes = std::size_t{8} << 20;        // the ring: slots x chunk (the copier's 8 MiB x 4)
+  unsigned slots = 4;
+  std::size_t engine_bytes = std::size_t{64} << 20;      // each of the engine's own copies
+  bool shared_ring = true;                               // also the engine moving the ring's chunks
+  bool demote = false;  // h2d: CLDEMOTE each piece after writing it, as the copier does for copies below the LLC's size
+  std::string step = "gpu";                              // gpu, or host (the host step: tests)
+  bool device = true;                                    // false (--no-device): the threads alone
+  // Throws std::invalid_argument naming the option.
+  void validate() const;
+};
+// Takes the option `name` (and its value() where it has one) when it is the
+// probe's: true; false where it is not.
+bool contention_option(const std::string& name, const std::function<std::string()>& value, contention_options& o);
+// Runs the probe, prints its table and returns its JSON. Throws on a device
+// error, std::invalid_argument on options that do not fit together.
+nlohmann::json run_contention(const contention_options& o);
+nlohmann::json run_contention(const contention_options& o, xfer::mem::device_step* step, const std::string& device);
 
 }  // namespace roofline

@@ -30,6 +30,11 @@ nlohmann::json run_device(const device_options&, dram_counter&) {
   return {{"skipped", "not built with CUDA"}};
 }
 
+std::unique_ptr<xfer::mem::device_step> gpu_step(std::string& why) {
+  why = "not built with CUDA";
+  return nullptr;
+}
+
 #else
 
 namespace {
@@ -57,13 +62,21 @@ xfer::mem::staged_tuning tuning_of(const design& d) {
 
 }  // namespace
 
-nlohmann::json run_device(const device_options& o, dram_counter& counter) {
-  std::unique_ptr<xfer::mem::device_step> step;
+std::unique_ptr<xfer::mem::device_step> gpu_step(std::string& why) {
   try {
-    step = xfer::cuda::make_staged_step(0);
+    return xfer::cuda::make_staged_step(0);
   } catch (const std::exception& e) {
-    std::printf("\n== device: none (%s)\n", e.what());
-    return {{"skipped", e.what()}};
+    why = e.what();
+    return nullptr;
+  }
+}
+
+nlohmann::json run_device(const device_options& o, dram_counter& counter) {
+  std::string why;
+  const std::unique_ptr<xfer::mem::device_step> step = gpu_step(why);
+  if (!step) {
+    std::printf("\n== device: none (%s)\n", why.c_str());
+    return {{"skipped", why}};
   }
   const std::size_t max = *std::max_element(o.sizes.begin(), o.sizes.end());
   std::vector<unsigned char> src(max), back(max);

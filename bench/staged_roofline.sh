@@ -9,7 +9,13 @@
 #      staged copier under each design of SETTINGS beside a pinned copy of
 #      the same size, 16 MiB to 1 GiB, both directions, data verified;
 #   4. for each design of SETTINGS, the sweep's staged route against
-#      copy-async from pageable and pinned memory at SIZES, both directions.
+#      copy-async from pageable and pinned memory at SIZES, both directions;
+#   5. with CONTENTION=1, the contention probe in step 3's run (the copy
+#      engine's rate while N CPU threads copy through a ring, and theirs
+#      meanwhile: bench/roofline_contention.cpp); CONTENTION_ONLY=1 runs
+#      steps 1, 2 and it alone (about 40 s on the H100 machine), into
+#      contention.json/.txt. CONTENTION_ARGS adds the probe's options
+#      (--contention-threads 0,12 --contention-paces 0,55 ...).
 # A design is chunk/ring[/threads][/nt][/size]: nt turns on streaming stores
 # (XFER_STAGED_STREAM_STORES=1), size the chunk chosen per copy size
 # (XFER_STAGED_SIZE_CHUNKS=1); threads default to the library's default for
@@ -20,6 +26,7 @@
 #
 #   SETTINGS="1M/8 8M/4" SIZES=16M,64M bench/staged_roofline.sh
 #   CPU_ONLY=1 bench/staged_roofline.sh     # steps 1-3 without a GPU
+#   CONTENTION_ONLY=1 bench/staged_roofline.sh   # the contention probe alone
 set -uo pipefail
 cd "$(dirname "$0")/.."
 OUT=${OUT:-$PWD/results/staged-roofline}
@@ -40,7 +47,8 @@ size() { python3 -c "import sys; s=sys.argv[1]; m={'K':1<<10,'M':1<<20,'G':1<<30
 
 step build
 "$CMAKE" -S . -B "$BUILD" -DCMAKE_BUILD_TYPE=Release >"$work/configure.log" 2>&1 &&
-  "$CMAKE" --build "$BUILD" -j "$jobs" --target xferbench xfer_bench_roofline >"$work/build.log" 2>&1 ||
+  "$CMAKE" --build "$BUILD" -j "$jobs" --target xfer_bench_roofline \
+    $([ "${CONTENTION_ONLY:-0}" = 1 ] || echo xferbench) >"$work/build.log" 2>&1 ||
   { tail -30 "$work/configure.log" "$work/build.log"; exit 1; }
 
 step machine
@@ -57,13 +65,21 @@ step machine
 } >"$work/machine.txt" 2>&1
 grep -E "^(Model name|CPU\(s\)|L3|NUMA node\(s\))|^L[0-9]|^name|^NVIDIA|H100|H200" "$work/machine.txt"
 
-step roofline
 device_flag=()
 [ "${CPU_ONLY:-0}" = 1 ] && device_flag=(--no-device)
-"$BUILD/bench/xfer_bench_roofline" --copier-threads "4,8,$default_threads" --designs "$SETTINGS" --sizes "$SIZES" \
-  "${device_flag[@]}" --json "$work/roofline.json" 2>&1 | tee "$work/roofline.txt"
+read -r -a contention <<<"${CONTENTION_ARGS:-}"
+if [ "${CONTENTION_ONLY:-0}" = 1 ]; then
+  step contention
+  "$BUILD/bench/xfer_bench_roofline" --contention-only "${contention[@]}" "${device_flag[@]}" \
+    --json "$work/contention.json" 2>&1 | tee "$work/contention.txt"
+else
+  step roofline
+  [ "${CONTENTION:-0}" = 1 ] && contention=(--contention "${contention[@]}")
+  "$BUILD/bench/xfer_bench_roofline" --copier-threads "4,8,$default_threads" --designs "$SETTINGS" --sizes "$SIZES" \
+    "${contention[@]}" "${device_flag[@]}" --json "$work/roofline.json" 2>&1 | tee "$work/roofline.txt"
+fi
 
-if [ "${CPU_ONLY:-0}" != 1 ]; then
+if [ "${CPU_ONLY:-0}" != 1 ] && [ "${CONTENTION_ONLY:-0}" != 1 ]; then
   bench=$BUILD/apps/xferbench/xferbench
   for s in $SETTINGS; do
     IFS=/ read -r chunk ring rest <<<"$s"
