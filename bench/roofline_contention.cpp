@@ -123,11 +123,13 @@ class probe_window {
     });
     if (error_) std::rethrow_exception(error_);
     window w;
-    if (step_) w.engine_gbs = static_cast<double>(engine_bytes_) / engine_seconds_ / 1e9;
+    // 0, not a division by 0, where nothing completed in the window (a shared
+    // ring whose threads never filled a chunk).
+    if (step_ && engine_seconds_ > 0) w.engine_gbs = static_cast<double>(engine_bytes_) / engine_seconds_ / 1e9;
     if (c_.threads) {
       double bytes = 0, end = 0;
       for (unsigned i = 0; i < c_.threads; ++i) bytes += static_cast<double>(bytes_[i]), end = std::max(end, ends_[i]);
-      w.threads_gbs = bytes / end / 1e9;
+      if (end > 0) w.threads_gbs = bytes / end / 1e9;
     }
     return w;
   }
