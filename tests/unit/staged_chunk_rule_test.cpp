@@ -107,8 +107,9 @@ TEST(StagedDemote, HostToDeviceCopiesUpToTheLastLevelCache) {
   mem::staged_tuning t;
   EXPECT_TRUE(t.demote_staging) << "on by default (issue 37, explore-b88f143)";
   EXPECT_TRUE(mem::staged_demotes(16 * MiB, t, 300 * MiB));
-  EXPECT_TRUE(mem::staged_demotes(300 * MiB, t, 300 * MiB)) << "a copy the cache holds";
-  EXPECT_FALSE(mem::staged_demotes(300 * MiB + 1, t, 300 * MiB)) << "the source no longer fits the cache";
+  EXPECT_TRUE(mem::staged_demotes(75 * MiB, t, 300 * MiB)) << "a quarter of the cache";
+  EXPECT_FALSE(mem::staged_demotes(75 * MiB + 1, t, 300 * MiB)) << "above a quarter: measured to lose at 256 MiB";
+  EXPECT_FALSE(mem::staged_demotes(300 * MiB, t, 300 * MiB));
   EXPECT_TRUE(mem::staged_demotes(mem::demote_limit_unknown_llc, t, 0)) << "an unknown cache: the limit measured";
   EXPECT_FALSE(mem::staged_demotes(mem::demote_limit_unknown_llc + 1, t, 0));
   t.demote_staging = false;

@@ -93,7 +93,7 @@ std::size_t staged_chunk_for(std::size_t bytes, const staged_tuning& t, std::siz
 }
 
 bool staged_demotes(std::size_t bytes, const staged_tuning& t, std::size_t llc_bytes) noexcept {
-  return t.demote_staging && bytes <= (llc_bytes > 0 ? llc_bytes : demote_limit_unknown_llc);
+  return t.demote_staging && bytes <= (llc_bytes > 0 ? llc_bytes / demote_llc_fraction : demote_limit_unknown_llc);
 }
 
 std::size_t last_level_cache_bytes() noexcept {

@@ -65,14 +65,20 @@ struct staged_tuning {
   // Host to device: once a thread has copied its piece into a staging
   // buffer, move the piece's lines from its core's caches to the shared
   // last-level cache (x86 CLDEMOTE; a no-op elsewhere), for copies no larger
-  // than that cache (staged_demotes). The copy engine then reads the lines
+  // than a quarter of that cache (staged_demotes). The copy engine then reads the lines
   // from the L3 instead of snooping them out of each writer's L2, where a
   // DMA that follows its chunk closely finds them. On the H100 machine
   // (Emerald Rapids, 300 MiB L3; explore-b88f143 run 3, 8 MiB x 4 x 12, one
   // run): host-to-device 4 MiB 17.2 -> 31.7 GB/s, 16 MiB 20.3 -> 39.2,
   // 64 MiB 36.8 -> 44.4, 256 MiB 47.4 -> 47.2, but 1 GiB 51.6 -> 43.5, where
   // the source no longer fits the L3 and the threads' copy is the limit:
-  // hence the size limit. Not calibrated (nor cached):
+  // hence a size limit. Later, at a658c6b (demote-a658c6b: four interleaved
+  // runs each way, medians), demoting still won at 16 MiB (24.8 -> 33.5) and
+  // was even at 64 MiB (37.5 -> 39.6), but lost at 256 MiB (47.0 -> 42.0,
+  // the ranges apart): demoting costs the threads time on every line
+  // (contention-a658c6b: twelve threads copying flat out 68 -> 41 GB/s), and
+  // from some size that costs more than the engine gains. Hence a quarter
+  // of the L3 (75 MiB there). Not calibrated (nor cached):
   // XFER_STAGED_DEMOTE=0 turns it off.
   bool demote_staging = true;
 
@@ -121,10 +127,11 @@ inline constexpr std::size_t min_size_chunk_bytes = std::size_t{256} << 10;
 std::size_t staged_chunk_for(std::size_t bytes, const staged_tuning& t, std::size_t llc_bytes);
 
 // Whether a host-to-device copy of `bytes` demotes its staging lines:
-// t.demote_staging and `bytes` no larger than `llc_bytes`; where the cache's
-// size is unknown (0), no larger than 256 MiB, the largest copy measured not
-// to lose by it on the H100.
-inline constexpr std::size_t demote_limit_unknown_llc = std::size_t{256} << 20;
+// t.demote_staging and `bytes` no larger than a quarter of `llc_bytes`;
+// where the cache's size is unknown (0), no larger than 64 MiB, the largest
+// copy measured not to lose by it on the H100 (demote-a658c6b).
+inline constexpr std::size_t demote_llc_fraction = 4;
+inline constexpr std::size_t demote_limit_unknown_llc = std::size_t{64} << 20;
 bool staged_demotes(std::size_t bytes, const staged_tuning& t, std::size_t llc_bytes) noexcept;
 
 // The last-level cache's size from sysfs (cpu0's largest unified cache),
