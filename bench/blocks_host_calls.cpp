@@ -57,7 +57,8 @@ int main(int argc, char** argv) {
     const double c = std::chrono::duration<double>(clock_type::now() - t0).count();
     if (r >= 50) alone.push_back(a), through.push_back(c);
   }
-  std::printf("C++ host step, %zu pairs of %zu bytes, way %s: move %.1f us, block_copier::copy %.1f us (medians of %u)\n",
+  std::printf("C++ host step, %zu pairs of %zu bytes, way %s: move %.1f us, block_copier::copy %.1f us "
+              "(medians of %u)\n",
               n, block, way_name.c_str(), median_us(alone), median_us(through), reps);
   step.deallocate(dev);
   return 0;

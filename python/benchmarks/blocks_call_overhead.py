@@ -73,6 +73,8 @@ def host(args):
 def cuda(args):  # the GPU machine's; not run on a machine without one
     import torch
 
+    if args.way != "auto":
+        os.environ["XFER_BLOCKS_WAY"] = args.way  # copy_blocks' own copier takes the same way
     dev = torch.device("cuda", args.device)
     n, b = args.pairs, args.block_bytes
     gen = torch.Generator().manual_seed(38)
