@@ -61,6 +61,35 @@ def test_copy_blocks_function_on_host_arrays_in_both_roles():
     assert np.array_equal(back[m[:, 0]], a[m[:, 0]])
 
 
+@pytest.mark.parametrize("layout", ["contiguous", "columns reversed", "every other row", "fortran"])
+def test_mappings_of_any_layout_move_their_pairs(layout):
+    # The native module copies a C-contiguous mapping's rows at once and any other pair by
+    # pair: both must read the same pairs.
+    rng = np.random.default_rng(zlib.crc32(layout.encode()))
+    src = rng.integers(0, 1 << 30, size=(64, 5), dtype=np.int64)
+    pairs = random_mapping(rng, 24, 64, 40)
+    mapping = {"contiguous": pairs,
+               "columns reversed": pairs[:, ::-1].copy()[:, ::-1],
+               "every other row": np.repeat(pairs, 2, axis=0)[::2],
+               "fortran": np.asfortranarray(pairs)}[layout]
+    assert np.array_equal(mapping, pairs)
+    dst = np.zeros((40, 5), np.int64)
+    xferbench.BlockCopier("host", way="loop", calibrate=False).copy(dst, src, mapping)
+    assert np.array_equal(dst, expected(np.zeros_like(dst), src, pairs))
+
+
+def test_a_short_mapping_after_a_long_one_moves_only_its_pairs():
+    # The pairs go through a buffer kept from call to call: the second call must not see
+    # the first call's pairs beyond its own.
+    rng = np.random.default_rng(5)
+    src = rng.integers(0, 1 << 30, size=(300, 3), dtype=np.int32)
+    copier = xferbench.BlockCopier("host", way="pack", calibrate=False)
+    copier.copy(np.zeros((300, 3), np.int32), src, random_mapping(rng, 300, 300, 300))
+    dst = np.zeros((300, 3), np.int32)
+    copier.copy(dst, src, np.array([[7, 11]], np.int64))
+    assert np.array_equal(dst, expected(np.zeros_like(dst), src, [(7, 11)]))
+
+
 def test_the_kernel_way_refuses_pageable_memory():
     copier = xferbench.BlockCopier("host", way="kernel", calibrate=False)
     src, dst = np.ones((4, 4), np.uint8), np.zeros((4, 4), np.uint8)

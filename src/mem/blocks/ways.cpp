@@ -10,6 +10,8 @@
 #include <xfer/mem/staged/tuning.hpp>
 #include <xfer/mem/thread_team.hpp>
 
+#include "team_split.hpp"
+
 namespace xfer::mem {
 namespace {
 
@@ -109,8 +111,11 @@ class kernel_mover final : public block_mover {
 // about 4 MiB, not per block.
 class pack_mover final : public block_mover {
  public:
+  // The team as the staged copier's (default_staged_threads): the same CPU
+  // copy into pinned staging, which on the H100 machine needed more than 8
+  // threads to keep up with the link (12 of 16 CPUs there).
   explicit pack_mover(block_step& s)
-      : step_(s), pool_(s.staging_memory()), team_(std::min(default_staged_threads(), 8u)) {}
+      : step_(s), pool_(s.staging_memory()), team_(default_staged_threads()) {}
   ~pack_mover() override {
     if (scratch_.handle) step_.deallocate(scratch_);
   }
@@ -153,8 +158,8 @@ class pack_mover final : public block_mover {
     if (to_device(job)) {
       for (std::size_t a = 0; a < n; a += per_group) {
         const std::size_t b = std::min(n, a + per_group);
-        each_block(a, b, [&](std::size_t i) {
-          std::memcpy(at(staging, std::int64_t(i), B), at(job.host, src_[i], B), B);
+        each_piece(a, b, B, [&](std::size_t i, std::size_t offset, std::size_t bytes) {
+          std::memcpy(at(staging, std::int64_t(i), B) + offset, at(job.host, src_[i], B) + offset, bytes);
         });
         q.copy(at(scratch_.handle, std::int64_t(a), B), at(staging, std::int64_t(a), B), (b - a) * B);
         q.copy_blocks(job.device.handle, at(scratch_.handle, std::int64_t(a), B), B, nullptr, dst_.data() + a, b - a);
@@ -171,8 +176,8 @@ class pack_mover final : public block_mover {
       }
       for (std::size_t g = 0, a = 0; a < n; ++g, a += per_group) {
         q.wait(marks[g]);
-        each_block(a, std::min(n, a + per_group), [&](std::size_t i) {
-          std::memcpy(at(job.host, dst_[i], B), at(staging, std::int64_t(i), B), B);
+        each_piece(a, std::min(n, a + per_group), B, [&](std::size_t i, std::size_t offset, std::size_t bytes) {
+          std::memcpy(at(job.host, dst_[i], B) + offset, at(staging, std::int64_t(i), B) + offset, bytes);
         });
       }
       q.finish();
@@ -183,12 +188,14 @@ class pack_mover final : public block_mover {
     if (scratch_.handle) step_.deallocate(std::exchange(scratch_, device_ref{}));
     scratch_ = step_.allocate(bytes);
   }
-  // f(i) for the pairs [a, b), cut into one run per team member.
+  // f(pair, offset, bytes) for the blocks of pairs [a, b), their bytes cut
+  // evenly across the team (team_split.hpp): every member copies, however
+  // few the blocks of a group.
   template <class F>
-  void each_block(std::size_t a, std::size_t b, F&& f) {
-    const std::size_t n = b - a, t = team_.size();
+  void each_piece(std::size_t a, std::size_t b, std::size_t block_bytes, F&& f) {
+    const detail::staging_range group{a * block_bytes, b * block_bytes};
     team_.run([&](unsigned member) {
-      for (std::size_t i = a + n * member / t; i < a + n * (member + 1) / t; ++i) f(i);
+      detail::each_block_piece(detail::team_share(group, member, team_.size()), block_bytes, f);
     });
   }
   // A group: big enough that a DMA's and a launch's fixed cost (a few us)

@@ -123,15 +123,19 @@ class cuda_block_step final : public mem::block_step {
   // `stream` from pinned memory; valid until the queue's lock is released.
   // Each kernel of a queue gets space of its own after the last one's (the
   // earlier transfers may not have run yet); where the space runs out, the
-  // stream is waited for and the space starts again, larger.
+  // stream is waited for and the space starts again, larger. A queue of
+  // several kernels that ran out (the pack way's scatter per group: 16 bytes
+  // a pair each) waited mid-copy, the CPU's packing of the next group with
+  // it: the space then doubles, so a copy of the same shape fits next time.
   const std::int64_t* device_indices(const std::int64_t* src, const std::int64_t* dst, std::size_t count,
                                      stream_t stream) {
     const std::size_t bytes = 2 * count * sizeof(std::int64_t);
     if (index_used_ + bytes > index_bytes_) {
       api_->synchronize_stream(stream);
-      if (bytes > index_bytes_) {
+      const std::size_t wanted = std::max(bytes, index_used_ > 0 ? 2 * index_bytes_ : 0);
+      if (wanted > index_bytes_) {
         release_indices();
-        const std::size_t grown = std::max(bytes, std::size_t{1} << 16);
+        const std::size_t grown = std::max(wanted, std::size_t{1} << 16);
         pinned_indices_ = api_->host_alloc(grown, {});
         device_indices_ = api_->device_alloc(grown);
         index_bytes_ = grown;
