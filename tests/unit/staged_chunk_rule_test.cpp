@@ -142,5 +142,14 @@ TEST(StagedDemote, LeavesTheBytesAsTheyWere) {
   EXPECT_EQ(buf, before);
 }
 
+TEST(StagedRingSlots, TwiceAsDeepToTheHost) {
+  mem::staged_tuning t;
+  t.ring_depth = 4;
+  EXPECT_EQ(mem::staged_ring_slots(t, mem::staged_direction::to_device), 4u);
+  EXPECT_EQ(mem::staged_ring_slots(t, mem::staged_direction::to_host), 8u) << "ring-48e3c4c: d2h gained at 16 and 64 MiB";
+  t.ring_depth = 1;
+  EXPECT_EQ(mem::staged_ring_slots(t, mem::staged_direction::to_host), 2u);
+}
+
 }  // namespace
 }  // namespace xfer::test

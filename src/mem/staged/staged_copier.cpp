@@ -78,8 +78,8 @@ staged_tuning pick_tuning(device_step& step, const staged_copier_options& o) {
 
 std::size_t default_cache(const staged_tuning& t, const staged_copier_options& o) {
   if (o.max_cached_staging_bytes) return *o.max_cached_staging_bytes;
-  // One ring, its blocks rounded up to their pool class.
-  return caching_pool::class_size(t.chunk_bytes) * t.ring_depth;
+  // One ring (the deeper one, to the host), its blocks rounded up to their pool class.
+  return caching_pool::class_size(t.chunk_bytes) * staged_ring_slots(t, staged_direction::to_host);
 }
 
 std::size_t staging_alignment(host_resource& r) {
@@ -101,7 +101,7 @@ staged_copier::staged_copier(device_step& step, staged_copier_options options)
   if (registrations_ && &registrations_->step() != &step_)
     throw std::invalid_argument("the registration cache belongs to another device step than the copier's");
   try {
-    lane_ = step_.open_lane(tuning_.ring_depth);
+    lane_ = step_.open_lane(staged_ring_slots(tuning_, staged_direction::to_host));
   } catch (const std::exception& e) {
     throw staged_error(staged_error::reason::device, staged_direction::to_device, 0, 0,
                        fmt::format("opening a {} lane: {}", step_.name(), e.what()));
@@ -165,13 +165,14 @@ void staged_copier::leader_loop(detail::staged_line& line) {
 void staged_copier::cut(staged_job& job, std::size_t llc) const {
   job.chunk = tuning_.chunk_bytes;
   staged_tuning cut = tuning_;
-  cut.chunk_bytes = staged_chunk_for(job.bytes, tuning_, llc);
+  cut.ring_depth = staged_ring_slots(tuning_, job.dir);
+  cut.chunk_bytes = staged_chunk_for(job.bytes, cut, llc);
   job.starts = staged_chunk_starts(job.bytes, cut.chunk_bytes);
   job.demote = job.dir == staged_direction::to_device && staged_demotes(job.bytes, tuning_, llc);
   job.chunks = job.starts.size() - 1;
   job.pieces_per_chunk = (cut.chunk_bytes + cut.piece_bytes() - 1) / cut.piece_bytes();
   job.pieces = job.chunks * job.pieces_per_chunk;  // a short chunk's last pieces may be empty: they only count
-  job.slots = static_cast<unsigned>(std::min<std::size_t>(tuning_.ring_depth, job.chunks));
+  job.slots = static_cast<unsigned>(std::min<std::size_t>(cut.ring_depth, job.chunks));
   job.slot = std::make_unique<staged_job::slot_state[]>(job.slots);
 }
 

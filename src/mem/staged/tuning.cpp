@@ -92,6 +92,10 @@ std::size_t staged_chunk_for(std::size_t bytes, const staged_tuning& t, std::siz
   return std::min(std::max(chunk, min_size_chunk_bytes), t.chunk_bytes);
 }
 
+unsigned staged_ring_slots(const staged_tuning& t, staged_direction d) noexcept {
+  return d == staged_direction::to_host ? 2 * t.ring_depth : t.ring_depth;
+}
+
 bool staged_demotes(std::size_t bytes, const staged_tuning& t, std::size_t llc_bytes) noexcept {
   return t.demote_staging && bytes <= (llc_bytes > 0 ? llc_bytes / demote_llc_fraction : demote_limit_unknown_llc);
 }

@@ -12,6 +12,7 @@
 #include <string>
 #include <string_view>
 #include <vector>
+#include <xfer/mem/staged/device_step.hpp>
 
 namespace xfer::mem {
 
@@ -105,6 +106,15 @@ struct staged_tuning {
 // 64 MiB point did not move beyond the spread between machines). A copy too
 // short for both ramps is cut evenly at the ramp's first size.
 std::vector<std::size_t> staged_chunk_starts(std::size_t bytes, std::size_t chunk);
+
+// The ring's slots for one copy: t.ring_depth to the device, twice that to
+// the host. Device to host, a deeper ring lets the engine run further ahead
+// of the threads emptying its slots; to the device the extra slots lost. On
+// the H100 machine (ring-48e3c4c: 8 MiB chunks, 12 threads, four
+// interleaved runs each, medians): to the host 16 MiB 28.1 -> 34.4 GB/s and
+// 64 MiB 43.0 -> 46.6 with 8 slots instead of 4 (the ranges apart), 256 MiB
+// and 1 GiB even; to the device 8 slots lost 1 to 2 GB/s at every size.
+unsigned staged_ring_slots(const staged_tuning& t, staged_direction d) noexcept;
 
 // The chunk a copy of `bytes` is cut with (at most t.chunk_bytes, the
 // staging buffers' size). chunk_bytes unless t.size_chunks is on; then the
