@@ -177,7 +177,8 @@ std::vector<block_way> calibrate_block_ways(block_step& step, const block_choice
     const double t0 = now();
     ways[i]->move(job, access);
     const double once = now() - t0;
-    if (once > 0 && once < o.min_probe_s) moves[i] = static_cast<unsigned>(std::min(1024.0, std::ceil(o.min_probe_s / once)));
+    if (once > 0 && once < o.min_probe_s)
+      moves[i] = static_cast<unsigned>(std::min(1024.0, std::ceil(o.min_probe_s / once)));
   }
   std::vector<block_way_times> times(ways.size());
   std::vector<std::size_t> live(ways.size());
