@@ -1,7 +1,7 @@
 // Many small blocks on one GPU (issue 38): each way of the block copier
 // alone (loop, batch, kernel, pack), the copier's own choice ("auto") and
 // one contiguous pinned copy of the same total, interleaved sample by
-// sample so drift hits every way alike. Every way's result is checked once
+// sample (the order rotated each round) so drift hits every way alike. Every way's result is checked once
 // (every block at its destination) before it is timed.
 //
 //   build/bench/xfer_bench_blocks_study [reps] > blocks.tsv
@@ -122,8 +122,13 @@ int main(int argc, char** argv) {
         }
         notes.push_back("not checked (other bytes)");
         std::vector<std::vector<double>> seconds(ways.size());
+        // The order rotates each round, so no way always follows the same
+        // one: at 0c20b34 auto always ran right after pack, whose CPU team
+        // polls for 200 us after each copy, and ran 5 to 15% below the same
+        // way alone at 256 KiB to 2 MiB pinned (docs/results/h100/blocks/).
         for (unsigned r = 0; r < reps + 1; ++r)
-          for (std::size_t i = 0; i < ways.size(); ++i) {
+          for (std::size_t k = 0; k < ways.size(); ++k) {
+            const std::size_t i = (k + r) % ways.size();
             const auto t0 = clock_type::now();
             ways[i].second();
             const double s = std::chrono::duration<double>(clock_type::now() - t0).count();

@@ -1,3 +1,4 @@
+#include <algorithm>
 #include <fmt/format.h>
 #include <fmt/ranges.h>
 #include <memory>
@@ -69,6 +70,7 @@ static int run_sweep(const sweep_args& a, const std::vector<std::string>& argv) 
     sel.block_sizes = a.block_sizes.empty() ? default_block_sizes(a.dense) : sizes_of("--block-sizes", a.block_sizes);
     if (!a.block_pairs.empty())
       sel.block_list = std::make_shared<const std::vector<block_pair_spec>>(parse_block_pairs(a.block_pairs));
+    opts.samples_floor = std::max(opts.samples_floor, block_samples_floor);
   } else if (!a.sizes.empty())
     sel.sizes = parse_size_list(a.sizes);
   else if (a.min || a.max)
@@ -111,6 +113,7 @@ static int run_sweep(const sweep_args& a, const std::vector<std::string>& argv) 
   if (blocks) {
     ctx.config["block_sizes"] = sel.block_sizes;
     ctx.config["block_list"] = a.block_pairs.empty() ? std::string("scattered") : a.block_pairs;
+    ctx.config["samples_floor"] = opts.samples_floor;
   }
   session run(std::move(ctx), {.json = a.json, .csv = a.csv, .progress = !a.quiet, .verbose = a.verbose});
   using mode = session::devices_mode;

@@ -72,9 +72,10 @@ def _parser():
     h = sub.add_parser("headlines", help="a run's headline findings; with two runs, whether the second repeats them",
                        description="Print the headline findings of each result file (what the report's first screen "
                                    "shows). With two files (a run and its rerun on the same machine), also the titles "
-                                   "they share and any headline the other run contradicts; exit 1 when they disagree "
-                                   "(fewer in common than all but one of the shorter list, or a contradiction), the "
-                                   "rule of docs/findings.md.")
+                                   "they share, any headline the other run contradicts, and the findings' claims "
+                                   "compared (which way wins at each block size, of every finding, headline or not); "
+                                   "exit 1 when they disagree (fewer in common than all but one of the shorter list, "
+                                   "a contradiction, or a claim said otherwise), the rule of docs/findings.md.")
     h.add_argument("results", nargs="+", type=path, metavar="RESULTS.json", help="one or two result files")
     fl = sub.add_parser("fleet", help="merge the per-rank files of `xferbench fleet --out-dir DIR` and list the outliers",
                         description="Merge DIR/rank-*.json (ranks started without MPI) into one fleet result file "
@@ -171,6 +172,17 @@ def _command(args):
                  if len(agreed.common) < len(agreed.second) else ""))
         for title, k1, k2 in agreed.contradicted:
             print(f"contradicted: {title} ({k1} in the first, {k2} in the second)")
+        n_claims = len(agreed.claims_repeated) + len(agreed.claims_contradicted)
+        if n_claims or agreed.claims_first_only or agreed.claims_second_only:
+            print(f"claims: {len(agreed.claims_repeated)} repeated, {len(agreed.claims_contradicted)} contradicted, "
+                  f"{len(agreed.claims_first_only)} only in the first, {len(agreed.claims_second_only)} only in the "
+                  "second (the other found no difference beyond the noise there)")
+        for subject in agreed.claims_first_only:
+            print(f"  only in the first: {subject}")
+        for subject in agreed.claims_second_only:
+            print(f"  only in the second: {subject}")
+        for subject, v1, v2 in agreed.claims_contradicted:
+            print(f"contradicted: {subject}: {v1} in the first, {v2} in the second")
         print("the runs agree" if agreed.agrees else "the runs disagree")
         return 0 if agreed.agrees else 1
     if args.command == "fleet":

@@ -37,11 +37,11 @@ const char* to_string(stop_reason s) {
 stop_reason stop_rule(std::size_t n, double ci_rel, double spent_s, const measure_options& o) {
   if (n >= o.min_samples && ci_rel <= o.target_ci) return stop_reason::converged;
   // Stop once there are a few samples to take a median of.
-  if (spent_s >= o.max_time_s && n >= o.min_samples) {
+  if (spent_s >= o.max_time_s && n >= std::max(o.min_samples, o.samples_floor)) {
     const bool on_course = std::isfinite(ci_rel) && spent_s * std::pow(ci_rel / o.target_ci, 2) <= 4 * o.max_time_s;
     if (!on_course) return stop_reason::budget;
   }
-  if (spent_s >= 4 * o.max_time_s) return stop_reason::budget_x4;
+  if (spent_s >= 4 * o.max_time_s && n >= o.samples_floor) return stop_reason::budget_x4;
   if (n >= o.max_samples) return stop_reason::max_samples;
   return stop_reason::none;
 }

@@ -86,6 +86,22 @@ class BlockSweep(unittest.TestCase):
             auto = [r for r in doc["results"] if r["route"] == "blocks-auto"]
             self.assertTrue(all("the copier chose" in r["note"] for r in auto))
 
+    def test_every_block_point_takes_five_samples_whatever_its_budget(self):
+        # A budget of 10 us a point is less than one sample (100 us at least): without the floor, one sample, whose
+        # spread is none, and the report could name no winner beyond the noise.
+        with tempfile.TemporaryDirectory() as d:
+            js = os.path.join(d, "r.json")
+            p = run("sweep", "-b", "host", "-m", "pageable", "-r", "blocks-loop,blocks-pack", "-d", "h2d",
+                    "--block-sizes", "64K", "--blocks-total", "1M", "--max-time", "0.00001", "-q", "--json", js)
+            self.assertEqual(p.returncode, 0, p.stderr)
+            with open(js) as f:
+                doc = json.load(f)
+            self.assertEqual(doc["config"]["samples_floor"], 5)
+            self.assertEqual(len(doc["results"]), 2)
+            for r in doc["results"]:
+                self.assertEqual(r["status"], "ok", r)
+                self.assertGreaterEqual(len(r["samples_s"]), 5, r["route"])
+
     def test_a_list_given_moves_its_blocks_and_the_kernel_way_says_why_not(self):
         with tempfile.TemporaryDirectory() as d:
             js = os.path.join(d, "r.json")

@@ -45,10 +45,10 @@ block_copier_options uncalibrated(std::optional<block_way> way = {}) {
   o.calibrate = false;
   return o;
 }
-block_calibration_options probe(std::size_t bytes, unsigned reps) {
+block_calibration_options probe(std::size_t bytes, unsigned rounds) {
   block_calibration_options o;
   o.probe_bytes = bytes;
-  o.reps = reps;
+  o.rounds = o.min_rounds = rounds;
   return o;
 }
 block_copier_options calibrated(block_calibration_options c) {
@@ -291,6 +291,12 @@ TEST_F(BlockCopier, CalibrationRanksEveryUsableWayAndIsCachedInTheFile) {
   forget_block_choices();
   block_copier from_file(step_, uncalibrated());
   EXPECT_EQ(from_file.copy(job), block_way::loop);
+  // A copier's own lookup of the key is dropped with the process's: the
+  // calibrated copier reads the file again (a way other than its own choice).
+  const block_way other = chosen == block_way::loop ? block_way::pack : block_way::loop;
+  std::ofstream(file, std::ios::trunc) << key << "\t" << to_string(other) << "\n";
+  forget_block_choices();
+  EXPECT_EQ(c.copy(job), other);
   // Another size class is another key: the fixed order there.
   const std::vector<block_pair> one{{0, 0}};
   EXPECT_EQ(from_file.copy({dir::to_host, host.data(), host.size(), dev, 8192, one}), block_way::pack);

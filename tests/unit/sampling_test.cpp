@@ -36,6 +36,21 @@ TEST(StopRule, PastTheBudgetOnlyAPointOnCourseGoesOnAndNeverPastFourTimesIt) {
   EXPECT_EQ(stop_rule(3, 0.5, 0.2, o), stop_reason::budget_x4);
 }
 
+TEST(StopRule, ASamplesFloorOutlastsTheBudgetButNotMaxSamples) {
+  measure_options o;  // 50 ms budget
+  o.samples_floor = 5;
+  // One huge sample at ten times the budget: the floor goes on to five.
+  EXPECT_EQ(stop_rule(1, std::numeric_limits<double>::infinity(), 0.5, o), stop_reason::none);
+  EXPECT_EQ(stop_rule(4, 0.5, 0.5, o), stop_reason::none);
+  EXPECT_EQ(stop_rule(5, 0.5, 0.5, o), stop_reason::budget_x4);
+  // Above min_samples, the budget's own stop waits for the floor too.
+  o.samples_floor = 12;
+  EXPECT_EQ(stop_rule(10, 0.02, 0.06, o), stop_reason::none);
+  EXPECT_EQ(stop_rule(12, 0.02, 0.06, o), stop_reason::budget);
+  o.max_samples = 3;
+  EXPECT_EQ(stop_rule(3, 0.5, 0.5, o), stop_reason::max_samples);
+}
+
 TEST(StopRule, MaxSamplesComesLastAndTheWordsAreTheResultFilesOnes) {
   measure_options o;
   o.max_samples = 10;

@@ -35,6 +35,11 @@ struct measure_options {
   double min_sample_ticks = 100;  // ...and at least this many timer ticks
   std::size_t min_samples = 8;
   std::size_t max_samples = 2000;
+  // Samples a point takes whatever its budget (four times it included), up
+  // to max_samples: 1, except where a finding compares points by their
+  // samples' spread, which one sample does not have (sweep --blocks,
+  // block_samples_floor in core/block_route.hpp).
+  std::size_t samples_floor = 1;
   // Time lent to noisy points: sampling time that earlier points of the same
   // sweep left unused (they converged early) goes to later points that need
   // more, up to this many times max_time_s each, so the sweep as a whole stays
@@ -79,7 +84,8 @@ const char* to_string(stop_reason s);
 // to reach its target within four times the budget (its width shrinks as one
 // over the root of the samples), so time goes to points that converge with a
 // little more, not to ones that never will; in any case it stops at four
-// times the budget (huge transfers), and at max_samples.
+// times the budget (huge transfers) once it has samples_floor samples, and
+// at max_samples.
 stop_reason stop_rule(std::size_t n, double ci_rel, double spent_s, const measure_options& o);
 
 // The PCI address the backend gives a device ("" where it gives none).

@@ -42,6 +42,10 @@ class Finding:
     text: str  # the sentence with its numbers
     evidence: list = field(default_factory=list)  # "file#index" of the points it rests on
     weight: float = 0.0  # orders the list within its kind (larger first)
+    # What it says, subject by subject ("<block set> at 256 KiB" -> "blocks-kernel"), where a finding says one
+    # thing per subject that a rerun could say otherwise: two runs compared (headlines.headline_agreement) disagree
+    # where both claim a subject and say different things.
+    claims: dict = field(default_factory=dict)
 
     def line(self):
         return f"{self.title}: {self.text}"

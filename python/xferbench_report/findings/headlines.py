@@ -1,7 +1,7 @@
 """Which findings lead: the order (anomalies, then guidance by what it buys, then context), the first
 screen's headlines, two runs' headlines compared, and the findings section of the report."""
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 
 
@@ -54,12 +54,20 @@ class Agreement:
     second: list
     common: list  # titles both have
     contradicted: list  # (title, first kind, second kind): the same title said as a fault once, as guidance once
+    # The findings' claims (Finding.claims, every finding's, not the headlines' alone), subject by subject:
+    # repeated (said alike by both), said by one run only (the other found no difference beyond the noise there),
+    # and contradicted (subject, first says, second says): the defect a rerun must not show.
+    claims_repeated: list = field(default_factory=list)
+    claims_first_only: list = field(default_factory=list)
+    claims_second_only: list = field(default_factory=list)
+    claims_contradicted: list = field(default_factory=list)
 
     @property
     def agrees(self):
-        """All headlines but one repeated, of the longer list (five of six), and none said the other way."""
+        """All headlines but one repeated, of the longer list (five of six), none said the other way, and no claim
+        said otherwise by the other run."""
         need = max(0, max(len(self.first), len(self.second)) - 1)
-        return not self.contradicted and len(self.common) >= need
+        return not self.contradicted and not self.claims_contradicted and len(self.common) >= need
 
 
 # Titles that say the opposite of each other about the same thing.
@@ -86,7 +94,19 @@ def headline_agreement(first, second):
     contradicted = [(t, a[t], b[t]) for t in common if a[t] != b[t]]
     contradicted += [(t, a[t], all_b[_opposite(t)]) for t in a if _opposite(t) in all_b]
     contradicted += [(t, all_a[_opposite(t)], b[t]) for t in b if _opposite(t) in all_a]
-    return Agreement(list(a), list(b), common, contradicted)
+    ca, cb = _claims(first), _claims(second)
+    return Agreement(list(a), list(b), common, contradicted,
+                     claims_repeated=[k for k in ca if k in cb and ca[k] == cb[k]],
+                     claims_first_only=[k for k in ca if k not in cb],
+                     claims_second_only=[k for k in cb if k not in ca],
+                     claims_contradicted=[(k, ca[k], cb[k]) for k in ca if k in cb and ca[k] != cb[k]])
+
+
+def _claims(findings):
+    out = {}
+    for f in findings:
+        out.update(f.claims)
+    return out
 
 
 def render_findings(doc, findings, overview=None, summary=""):

@@ -26,14 +26,28 @@ block_way block_copier::choose_locked(const block_job& job, const host_access& h
                                     to_string(*forced_), why));
     return *forced_;
   }
-  std::vector<block_mover*> all;
-  for (auto& m : movers_) all.push_back(m.get());
-  auto ranking = block_ranking(step_, choice_key_for(job, host.kind), options_.calibrate, all, options_.calibration);
-  // A way the probe could not time (the probe's memory was not mapped, say)
-  // still comes before failing: after the ranked ones, loop last.
-  for (block_way w : {block_way::pack, block_way::batch, block_way::kernel, block_way::loop})
-    if (std::find(ranking.begin(), ranking.end(), w) == ranking.end()) ranking.push_back(w);
-  for (block_way w : ranking)
+  // After the first copy of a key, the choice is this lookup: no host name
+  // or key formatted, no global lock, no calibration (the auto path's cost
+  // beside a way called alone is the job's check and access() alone).
+  const block_choice_key key = choice_key_for(job, host.kind);
+  const std::uint64_t generation = block_choices_generation();
+  if (generation != rankings_generation_) {
+    rankings_.clear();
+    rankings_generation_ = generation;
+  }
+  const auto slot = std::make_tuple(static_cast<int>(key.direction), static_cast<int>(key.kind), key.size_class);
+  auto found = rankings_.find(slot);
+  if (found == rankings_.end()) {
+    std::vector<block_mover*> all;
+    for (auto& m : movers_) all.push_back(m.get());
+    auto ranking = block_ranking(step_, key, options_.calibrate, all, options_.calibration);
+    // A way the probe could not time (the probe's memory was not mapped, say)
+    // still comes before failing: after the ranked ones, loop last.
+    for (block_way w : {block_way::pack, block_way::batch, block_way::kernel, block_way::loop})
+      if (std::find(ranking.begin(), ranking.end(), w) == ranking.end()) ranking.push_back(w);
+    found = rankings_.emplace(slot, std::move(ranking)).first;
+  }
+  for (block_way w : found->second)
     if (mover(w).refusal(job, host).empty()) return w;
   return block_way::loop;  // never refuses
 }

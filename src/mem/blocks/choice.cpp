@@ -5,9 +5,12 @@
 #include <unistd.h>
 
 #include <algorithm>
+#include <atomic>
 #include <chrono>
+#include <cmath>
 #include <cstdlib>
 #include <filesystem>
+#include <functional>
 #include <fstream>
 #include <limits>
 #include <map>
@@ -24,6 +27,9 @@ namespace xfer::mem {
 namespace {
 
 std::mutex choices_mutex;
+// Bumped by forget_block_choices, so a copier's own copies of rankings
+// (block_copier.cpp) are dropped with the process's.
+std::atomic<std::uint64_t> choices_generation{0};
 std::map<std::string, std::vector<block_way>>& choices() {
   static std::map<std::string, std::vector<block_way>> c;
   return c;
@@ -95,13 +101,18 @@ std::string block_choice_file() {
   if (const char* f = std::getenv("XFER_BLOCKS_CACHE")) return std::string(f) == "off" ? "" : f;
   const std::string staged = tuning_cache_file();
   if (staged.empty()) return {};
-  return (std::filesystem::path(staged).parent_path() / "block-ways").string();
+  // "-2": the rankings of the rounds' rule (rank.cpp); a file of the first
+  // rule's (best of 3, one way after another) is not read.
+  return (std::filesystem::path(staged).parent_path() / "block-ways-2").string();
 }
 
 void forget_block_choices() {
   std::lock_guard lock(choices_mutex);
   choices().clear();
+  ++choices_generation;
 }
+
+std::uint64_t block_choices_generation() noexcept { return choices_generation.load(); }
 
 std::optional<block_way> block_way_from_environment() {
   const char* v = std::getenv("XFER_BLOCKS_WAY");
@@ -147,22 +158,58 @@ std::vector<block_way> calibrate_block_ways(block_step& step, const block_choice
   const block_job job{key.direction, host, bytes, dev, block, pairs, nullptr};
   const host_access access = step.access(host, bytes);
 
-  std::vector<std::pair<double, block_way>> timed;
-  for (block_mover* m : movers) {
-    if (!m->refusal(job, access).empty()) continue;
-    m->move(job, access);  // warm-up: staging pinned, kernels loaded
-    double best = std::numeric_limits<double>::infinity();
-    for (unsigned r = 0; r < std::max(1u, o.reps); ++r) {
-      const auto t0 = clock_type::now();
-      m->move(job, access);
-      best = std::min(best, std::chrono::duration<double>(clock_type::now() - t0).count());
-    }
-    timed.emplace_back(best, m->way());
+  std::vector<block_mover*> ways;
+  for (block_mover* m : movers)
+    if (m->refusal(job, access).empty()) ways.push_back(m);
+  if (ways.size() < 2) {  // nothing to rank
+    std::vector<block_way> ranking;
+    for (block_mover* m : ways) ranking.push_back(m->way());
+    return ranking;
   }
-  std::stable_sort(timed.begin(), timed.end(), [](const auto& a, const auto& b) { return a.first < b.first; });
-  std::vector<block_way> ranking;
-  for (const auto& t : timed) ranking.push_back(t.second);
-  return ranking;
+  const std::function<double()> now = o.clock ? o.clock : [] {
+    return std::chrono::duration<double>(clock_type::now().time_since_epoch()).count();
+  };
+  // Warm-up (staging pinned, kernels loaded), then one timed move: how many
+  // moves make a probe of at least min_probe_s.
+  std::vector<unsigned> moves(ways.size(), 1);
+  for (std::size_t i = 0; i < ways.size(); ++i) {
+    ways[i]->move(job, access);
+    const double t0 = now();
+    ways[i]->move(job, access);
+    const double once = now() - t0;
+    if (once > 0 && once < o.min_probe_s)
+      moves[i] = static_cast<unsigned>(std::min(1024.0, std::ceil(o.min_probe_s / once)));
+  }
+  std::vector<block_way_times> times(ways.size());
+  std::vector<std::size_t> live(ways.size());
+  for (std::size_t i = 0; i < ways.size(); ++i) {
+    times[i].way = ways[i]->way();
+    live[i] = i;
+  }
+  const double start = now();
+  const unsigned rounds = std::max(1u, o.rounds), min_rounds = std::clamp(o.min_rounds, 1u, rounds);
+  for (unsigned r = 0; r < rounds && !live.empty(); ++r) {
+    for (std::size_t k = 0; k < live.size(); ++k) {
+      const std::size_t i = live[(k + r) % live.size()];
+      const double t0 = now();
+      for (unsigned n = 0; n < moves[i]; ++n) ways[i]->move(job, access);
+      times[i].seconds.push_back((now() - t0) / moves[i]);
+    }
+    if (r + 1 < min_rounds) continue;
+    // A way that cannot come near the leader is left out of the next
+    // rounds (its probes are the slowest, and spent on no decision).
+    double leader = std::numeric_limits<double>::infinity();
+    for (std::size_t i : live) {
+      std::vector<double> s = times[i].seconds;
+      std::nth_element(s.begin(), s.begin() + s.size() / 2, s.end());
+      leader = std::min(leader, s[s.size() / 2]);
+    }
+    std::erase_if(live, [&](std::size_t i) {
+      return *std::min_element(times[i].seconds.begin(), times[i].seconds.end()) > o.hopeless * leader;
+    });
+    if (live.size() < 2 || now() - start > o.budget_s) break;
+  }
+  return rank_block_ways(times);
 }
 
 // The ranking for a key: this process's, the file's, else calibrated (and

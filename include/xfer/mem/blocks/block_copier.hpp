@@ -20,6 +20,8 @@
 // Thread-safe; copies run one at a time.
 #include <cstddef>
 #include <cstdint>
+#include <functional>
+#include <map>
 #include <memory>
 #include <mutex>
 #include <optional>
@@ -27,6 +29,7 @@
 #include <stdexcept>
 #include <string>
 #include <string_view>
+#include <tuple>
 #include <vector>
 #include <xfer/mem/blocks/block_step.hpp>
 
@@ -126,24 +129,53 @@ struct block_choice_key {
 };
 block_choice_key choice_key_for(const block_job& job, host_block_kind kind) noexcept;
 std::string block_choice_cache_key(const block_step& step, const block_choice_key& key);
-// $XFER_BLOCKS_CACHE when set ("off": none), else "block-ways" beside the
+// $XFER_BLOCKS_CACHE when set ("off": none), else "block-ways-2" beside the
 // staged copier's tuning file (tuning_cache_file(); none when that is off).
 std::string block_choice_file();
 void forget_block_choices();  // this process's cache (the file stays), for tests
 // XFER_BLOCKS_WAY parsed (throws std::invalid_argument), or none.
 std::optional<block_way> block_way_from_environment();
 
-// Times each way the probe does not refuse (probe_blocks blocks of the key's
-// class, scattered by a fixed seed) and returns them fastest first; the ways
-// refused are left out.
+// The calibration (one per key, then cached): each way the probe does not
+// refuse moves a probe list (probe_bytes of the key's class in min_blocks to
+// max_blocks blocks, scattered on both sides by a fixed seed) in rounds, the
+// ways interleaved and the order rotated each round (A B C, B C A, C A B...),
+// so drift, and what one way leaves behind for the next (a team of CPU
+// threads still polling), falls on every way alike. A probe repeats the move
+// until it lasts min_probe_s, so a timer's or a launch's jitter does not
+// decide. Ranked by rank_block_ways over the rounds' times. A way whose
+// fastest probe is `hopeless` times the leader's median after min_rounds is
+// not probed again, and the rounds stop at budget_s after min_rounds: a key
+// costs each way's warm-up and first move, then at most about budget_s.
+// Returns the ways fastest first; the ways refused are left out.
 struct block_calibration_options {
   std::size_t probe_bytes = std::size_t{32} << 20;
   std::size_t min_blocks = 16, max_blocks = 1024;
-  unsigned reps = 3;
+  unsigned rounds = 7, min_rounds = 3;
+  double min_probe_s = 100e-6;
+  double hopeless = 1.5;
+  double budget_s = 0.25;
+  // The clock the probes are timed by, in seconds (empty: steady_clock).
+  // Tests give one that fake movers advance.
+  std::function<double()> clock;
 };
 std::vector<block_way> calibrate_block_ways(block_step& step, const block_choice_key& key,
                                             std::vector<block_mover*> movers,
                                             const block_calibration_options& options = {});
+
+// One way's calibration times, seconds per move, one per round (rounds in
+// order: round r of every way was taken in the same pass).
+struct block_way_times {
+  block_way way;
+  std::vector<double> seconds;
+};
+// The ranking rule, on its own: by median time; where two ways' medians lie
+// within their spread (their interquartile ranges overlap) they are a tie on
+// time, and the one that was faster in more of the rounds both ran comes
+// first (then the lower median, then the way that costs the host less:
+// kernel, batch, pack, loop), so a single outlier round neither wins nor
+// loses a way its place. Ways without times are left out.
+std::vector<block_way> rank_block_ways(const std::vector<block_way_times>& times);
 
 struct block_copier_options {
   std::optional<block_way> way;  // forces a way (over XFER_BLOCKS_WAY)
@@ -179,6 +211,10 @@ class block_copier {
   std::optional<block_way> forced_;
   std::unique_ptr<block_mover> movers_[4];
   std::mutex mutex_;
+  // The rankings this copier has used, by (direction, kind, size class),
+  // under mutex_; dropped when forget_block_choices() drops the process's.
+  std::map<std::tuple<int, int, std::size_t>, std::vector<block_way>> rankings_;
+  std::uint64_t rankings_generation_ = 0;
 };
 
 }  // namespace xfer::mem
