@@ -1,6 +1,6 @@
 """Issue 38, item 3: the same block lists through what engines do today (a loop of
-torch.Tensor.copy_(non_blocking=True)) and through xferbench.copy_blocks, interleaved,
-on GPU 0; each checked once. Prints one tab-separated line per point and way.
+torch.Tensor.copy_(non_blocking=True)) and through xferbench.copy_blocks (on torch's current
+stream, and on a stream of torch's own), interleaved, on GPU 0; each checked once. Prints one tab-separated line per point and way.
 
     python bench/blocks_torch.py [reps]
 """
@@ -20,6 +20,10 @@ POINTS = [(4096, 16 << 10), (256, 256 << 10), (64, 1 << 20), (32, 2 << 20)]
 def main():
     dev = torch.device("cuda", 0)
     stream = torch.cuda.current_stream(dev)
+    # A stream of torch's own as well: the current (legacy default) stream's
+    # handle is 0, which copy_blocks takes as no stream (a wait for the whole
+    # device first); engines copy blocks on a stream of their own.
+    own = torch.cuda.Stream(dev)
     gen = torch.Generator().manual_seed(38)
     print("direction\thost\tblock_bytes\tblocks\tway\tmedian_GBps\tbest_GBps")
     for blocks, block_bytes in POINTS:
@@ -42,7 +46,8 @@ def main():
                     torch.cuda.synchronize(dev)
 
                 ways = {"torch-copy_-loop": torch_loop,
-                        "xferbench": lambda: xferbench.copy_blocks(a, b, mapping, stream=stream)}
+                        "xferbench": lambda: xferbench.copy_blocks(a, b, mapping, stream=stream),
+                        "xferbench-own-stream": lambda: xferbench.copy_blocks(a, b, mapping, stream=own)}
                 for name, fn in ways.items():  # checked once each
                     a.zero_()
                     torch.cuda.synchronize(dev)
