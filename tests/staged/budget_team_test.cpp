@@ -115,31 +115,11 @@ TEST(StagingBudgetTeam, TheEnvironmentsCountWinsOverTheCopiesAtOnce) {
 // copies run together, each copier reports it, and every copy's data arrives.
 void devices_copy_at_once(unsigned devices, unsigned cores, unsigned expected) {
   SCOPED_TRACE(testing::Message() << devices << " devices on " << cores << " cores");
-  constexpr std::size_t bytes = 64 * 4096;
   auto budget = std::make_shared<staging_budget>(on_cores(cores));
-  std::vector<int> order;
-  std::mutex m;
-  std::vector<std::unique_ptr<recording_step>> steps;
-  std::vector<std::unique_ptr<mem::staged_copier>> copiers;
-  std::vector<std::unique_ptr<device_buffer>> dev;
-  std::vector<std::vector<unsigned char>> src(devices, std::vector<unsigned char>(bytes));
-  for (unsigned d = 0; d < devices; ++d) {
-    steps.push_back(std::make_unique<recording_step>(static_cast<int>(d), order, m, *budget, devices));
-    auto o = with_tuning(small_chunks(4096, 4, 3));
-    o.budget = budget;
-    copiers.push_back(std::make_unique<mem::staged_copier>(*steps.back(), o));
-    dev.push_back(std::make_unique<device_buffer>(*steps.back(), bytes));
-    for (std::size_t i = 0; i < bytes; ++i) src[d][i] = pattern_byte(i, 60 + d);
-  }
-  EXPECT_EQ(copiers.front()->team_threads(), 3u) << "joined: one device's team";
-  std::vector<mem::staged_completion> done;
-  for (unsigned d = 0; d < devices; ++d)
-    done.push_back(copiers[d]->copy_to_device_async(dev[d]->ref(), 0, src[d].data(), bytes));
-  for (auto& c : done) EXPECT_NO_THROW(c.wait());
-  for (unsigned d = 0; d < devices; ++d) {
-    EXPECT_EQ(0, std::memcmp(dev[d]->ref().handle, src[d].data(), bytes)) << "device " << d;
-    EXPECT_EQ(copiers[d]->team_threads(), expected) << "device " << d;
-  }
+  devices_on_budget all(budget, devices, 64 * 4096, small_chunks(4096, 4, 3), 60);
+  EXPECT_EQ(all.copiers.front()->team_threads(), 3u) << "joined: one device's team";
+  all.copy_to_devices();
+  for (unsigned d = 0; d < devices; ++d) EXPECT_EQ(all.copiers[d]->team_threads(), expected) << "device " << d;
   EXPECT_EQ(budget->threads(), expected);
 }
 

@@ -185,28 +185,12 @@ TEST(StagingBudgetCopiers, EveryCopyMakesProgressWhileTheOthersRun) {
   constexpr int devices = 4;
   constexpr std::size_t bytes = 64 * 4096;
   auto budget = std::make_shared<staging_budget>(with_threads(1));
-  std::vector<int> order;
-  std::mutex m;
-  std::vector<std::unique_ptr<recording_step>> steps;
-  std::vector<std::unique_ptr<mem::staged_copier>> copiers;
-  std::vector<std::unique_ptr<device_buffer>> dev;
-  std::vector<std::vector<unsigned char>> src(devices, std::vector<unsigned char>(bytes));
-  for (int d = 0; d < devices; ++d) {
-    steps.push_back(std::make_unique<recording_step>(d, order, m, *budget, devices));
-    auto t = small_chunks(4096, 4, 2);
-    t.size_chunks = false;  // the same cut for every copy, whatever its cache share
-    auto o = with_tuning(t);
-    o.budget = budget;
-    copiers.push_back(std::make_unique<mem::staged_copier>(*steps.back(), o));
-    dev.push_back(std::make_unique<device_buffer>(*steps.back(), bytes));
-    for (std::size_t i = 0; i < bytes; ++i) src[d][i] = pattern_byte(i, 40 + d);
-  }
-  std::vector<mem::staged_completion> done;
-  for (int d = 0; d < devices; ++d) done.push_back(copiers[d]->copy_to_device_async(dev[d]->ref(), 0, src[d].data(), bytes));
-  for (auto& c : done) EXPECT_NO_THROW(c.wait());
-  for (int d = 0; d < devices; ++d)
-    EXPECT_EQ(0, std::memcmp(dev[d]->ref().handle, src[d].data(), bytes)) << "device " << d;
-  std::lock_guard lock(m);
+  auto t = small_chunks(4096, 4, 2);
+  t.size_chunks = false;  // the same cut for every copy, whatever its cache share
+  devices_on_budget all(budget, devices, bytes, t, 40);
+  all.copy_to_devices();
+  const auto& order = all.order;
+  std::lock_guard lock(all.m);
   std::vector<std::size_t> total(devices), last(devices);
   for (std::size_t i = 0; i < order.size(); ++i) ++total[order[i]], last[order[i]] = i;
   std::size_t first_done = order.size();
