@@ -58,7 +58,9 @@ unsigned physical_cores_among(const std::vector<unsigned>& cpus, const std::stri
   return static_cast<unsigned>(cores.size());
 }
 
-unsigned physical_cores() { return std::max(1u, physical_cores_among(affinity_cpus())); }
+unsigned physical_cores(const std::string& sysfs_cpu) {
+  return std::max(1u, physical_cores_among(affinity_cpus(), sysfs_cpu));
+}
 
 void staged_tuning::validate() const {
   if (chunk_bytes < min_staged_chunk_bytes || chunk_bytes > max_staged_chunk_bytes)

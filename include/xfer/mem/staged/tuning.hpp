@@ -39,7 +39,7 @@ unsigned default_staged_threads() noexcept;
 unsigned physical_cores_among(const std::vector<unsigned>& cpus,
                               const std::string& sysfs_cpu = "/sys/devices/system/cpu");
 // Those of the CPUs this process may use (sched_getaffinity); at least 1.
-unsigned physical_cores();
+unsigned physical_cores(const std::string& sysfs_cpu = "/sys/devices/system/cpu");
 
 struct staged_tuning {
   // One DMA's size: each staging buffer holds one chunk.
