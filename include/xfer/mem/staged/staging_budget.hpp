@@ -144,8 +144,9 @@ class staging_budget {
 // device, the Python package's copiers). Null where XFER_STAGED_SHARED=0: each
 // copier then starts a team of its own, as before the budget. With
 // XFER_STAGED_BUDGET_THREADS=<n> the team is n threads whatever the copiers'
-// tunings and however many copy at once. Throws std::invalid_argument naming the variable for a value that
-// is not 0 or 1, or not an integer from 1 to max_staged_threads.
+// tunings and however many copy at once. Throws std::invalid_argument naming
+// the variable for a value that is not 0 or 1, or not an integer from 1 to
+// max_staged_threads.
 std::shared_ptr<staging_budget> process_staging_budget();
 
 // A copy that never returns (a hung device) keeps the budget's threads that
