@@ -10,7 +10,10 @@
 # GPU: a shared budget must not slow it), then all GPUs at once. The summary
 # prints, per direction and size, the staged (pageable) aggregate over the
 # pinned copy-async aggregate of the same run (the target: at least 70%), and
-# each GPU's staged figure alone, from the JSON files.
+# each GPU's staged figure alone, from the JSON files; and the staging team
+# each run used (the staged points' notes: the shared team grows with the
+# GPUs copying at once, to the sum of their teams up to 3/4 of the physical
+# cores; "team" on each line is the team's size when that point finished).
 #
 #   OUT=/some/dir bench/staged_together.sh [--skip-build]
 #
@@ -18,8 +21,9 @@
 #   XFER_SIZES        sizes (default 64M,256M)
 #   XFER_REPEAT       runs of each way, interleaved (default 2)
 #   XFER_BUDGETS      then runs with the shared team fixed at each count (XFER_STAGED_BUDGET_THREADS),
-#                     all devices at once only (default "8 24 48"; empty: none). By default the team
-#                     is the largest a device's calibrated tuning asks for (12 on 16 CPUs and more)
+#                     all devices at once only (default "16 24 32"; empty: none). By default the team
+#                     grows with the devices copying at once: the sum of their calibrated teams (12
+#                     each on 16 CPUs and more), at most 3/4 of the physical cores (24 on 32 cores)
 #   XFER_PINNED_ROUTE, XFER_PINNED_MEMORY  the route and host memory the pinned aggregate is
 #                     read from (default copy-async, pinned; memcpy, aligned to try it on the host backend)
 #   XFER_HOST_DEVICES --host-devices, to try it on the host backend (XFER_BACKEND=host)
@@ -94,13 +98,32 @@ for r in $(seq 1 "${XFER_REPEAT:-2}"); do
   step "shared-$r" 150 XFER_STAGED_SHARED=1 -- "${sweep[@]}" --together
   [ "${XFER_SKIP_OWN:-0}" = 1 ] || step "own-$r" 150 XFER_STAGED_SHARED=0 -- "${sweep[@]}" --together
 done
-for n in ${XFER_BUDGETS-8 24 48}; do
+for n in ${XFER_BUDGETS-16 24 32}; do
   step "budget-$n" 100 XFER_STAGED_SHARED=1 "XFER_STAGED_BUDGET_THREADS=$n" -- "${sweep[@]}" --together-only
 done
 
 python3 - "$OUT" "$PINNED_ROUTE" "$PINNED_MEMORY" <<'PY' | tee "$OUT/summary.txt"
-import json, os, sys
+import json, os, re, sys
 out, pinned_route, pinned_memory = sys.argv[1:4]
+
+def team(p):
+    """The staging team a staged point finished with, from its note: (threads, 'shared'/'own', limit)."""
+    m = re.match(r"staging team: (\d+) threads (shared \(grows to (\d+)|of its own)", p.get("note") or "")
+    if not m:
+        return None
+    return int(m.group(1)), "shared" if m.group(3) else "own", int(m.group(3) or m.group(1))
+
+
+def teams(points):
+    """'alone 12, at once 24 (shared, limit 24)': the largest team of the staged points alone and at once."""
+    alone = [t for p in points if not p.get("concurrent") and (t := team(p))]
+    together = [t for p in points if p.get("concurrent") and (t := team(p))]
+    if not alone and not together:
+        return "no staging team noted"
+    last = max(alone + together)
+    parts = [f"{label} {max(t[0] for t in ts)}" for label, ts in (("alone", alone), ("at once", together)) if ts]
+    return f"staging team: {', '.join(parts)} threads ({last[1]}" + (f", limit {last[2]})" if last[1] == "shared" else ")")
+
 names = [line.split()[0] for line in open(os.path.join(out, "steps.txt"))]  # the steps, in order
 print(f"staged (pageable) against {pinned_route} ({pinned_memory}), GB/s; target: aggregate ratio >= 70%")
 for name in names:
@@ -121,8 +144,14 @@ for name in names:
             got.setdefault((p["direction"], p["bytes"]), []).append((p["device"], p["gbps"]))
         return got
     staged, pinned = pick("staged", "pageable", "aggregate"), pick(pinned_route, pinned_memory, "aggregate")
+    # The team each staged point at once finished with: its aggregate's note, or its devices' largest.
+    at_once_team = {}
+    for p in points:
+        if p["route"] == "staged" and p.get("concurrent") and (t := team(p)):
+            key = (p["direction"], p["bytes"])
+            at_once_team[key] = max(at_once_team.get(key, 0), t[0])
     alone_staged, alone_pinned = pick("staged", "pageable", None), pick(pinned_route, pinned_memory, None)
-    print(f"\n== {name}")
+    print(f"\n== {name} ({teams([p for p in points if p['route'] == 'staged'])})")
     for key in sorted(set(staged) | set(pinned) | set(alone_staged)):
         d, b = key
         s = staged.get(key, [(None, None)])[0][1]
@@ -131,7 +160,8 @@ for name in names:
         each = " ".join(f"{g:.1f}" for _, g in sorted(alone_staged.get(key, [])))
         each_p = " ".join(f"{g:.1f}" for _, g in sorted(alone_pinned.get(key, [])))
         fmt = lambda v: f"{v:6.1f}" if v else "     -"
-        print(f"{d} {b >> 20:5d} MiB: at once staged {fmt(s)} pinned {fmt(p)} ratio {ratio}"
+        t = at_once_team.get(key)
+        print(f"{d} {b >> 20:5d} MiB: at once staged {fmt(s)} pinned {fmt(p)} ratio {ratio} team {t or '-':>3}"
               f" | alone staged [{each or '-'}] pinned [{each_p or '-'}]")
 PY
 log "done in $((SECONDS - start)) s"

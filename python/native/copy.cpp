@@ -315,6 +315,7 @@ class copier {
   }
   int device() const noexcept { return device_; }
   bool shared() const noexcept { return copier_->budget() != nullptr; }
+  unsigned team_threads() const noexcept { return copier_->team_threads(); }
 
  private:
   friend class pending;
@@ -485,7 +486,8 @@ void bind_copy(nb::module_& m) {
       .def("to_host_async", &copier::to_host_async, nb::arg("dst"), nb::arg("src"), nb::arg("stream").none())
       .def("tuning", &copier::tuning)
       .def_prop_ro("device", &copier::device)
-      .def_prop_ro("shared", &copier::shared);
+      .def_prop_ro("shared", &copier::shared)
+      .def_prop_ro("team_threads", &copier::team_threads);
   m.def("host_copy", &host_copy, nb::arg("dst"), nb::arg("src"));
   m.def("cuda_status", &cuda_status);
 }

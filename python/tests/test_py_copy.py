@@ -163,6 +163,15 @@ def test_copiers_of_several_devices_share_one_budget_copying_at_once(monkeypatch
     assert not failures
 
 
+def test_a_copier_reports_the_team_its_pieces_run_on(monkeypatch):
+    monkeypatch.delenv("XFER_STAGED_SHARED", raising=False)
+    monkeypatch.delenv("XFER_STAGED_BUDGET_THREADS", raising=False)
+    assert xferbench.Copier("host", shared=False, **SMALL).team_threads == SMALL["threads"]
+    a, b = xferbench.Copier("host", **SMALL), xferbench.Copier("host", **SMALL)
+    # Shared: the budget's team, at least the copier's own (earlier copies at once may have grown it).
+    assert a.team_threads == b.team_threads >= SMALL["threads"]
+
+
 def test_a_copier_can_keep_a_team_of_its_own(monkeypatch):
     monkeypatch.delenv("XFER_STAGED_SHARED", raising=False)
     own = xferbench.Copier("host", shared=False, **SMALL)

@@ -60,7 +60,11 @@ def test_staged_together_prints_the_aggregate_ratio_per_direction(tmp_path):
                        timeout=300, env=env)
     assert p.returncode == 0, p.stdout + p.stderr
     summary = (tmp_path / "out" / "summary.txt").read_text()
-    assert "== shared-1" in summary and "== budget-2" in summary and "== own" not in summary, summary
+    assert "== shared-1 (staging team: alone " in summary and "== own" not in summary, summary
+    # The fixed team's size, from the staged points' notes, on its header and on each line.
+    assert "== budget-2 (staging team: at once 2 threads (shared, limit 2))" in summary, summary
+    budget = summary.split("== budget-2")[1]
+    assert budget.count(" team   2 |") == 2, summary
     for d in ("h2d", "d2h"):
         line = next(x for x in summary.splitlines() if x.startswith(f"{d}     1 MiB"))  # shared-1 comes first
         assert "ratio" in line and "ratio     -" not in line, summary

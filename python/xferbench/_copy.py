@@ -193,6 +193,14 @@ class Copier:
         return bool(self._c.shared)
 
     @property
+    def team_threads(self) -> int:
+        """The threads copying its pieces now: its own team's (``tuning["threads"]``), or,
+        shared, the process's staging budget's, which grows while several copies run at once
+        (to the sum of their teams, at most three quarters of the physical cores); one copy
+        takes at most ``tuning["threads"]`` of them."""
+        return int(self._c.team_threads)
+
+    @property
     def registration_stats(self) -> Optional[Dict[str, Any]]:
         """The registration cache's counts (pinned_bytes, registrations, registered, hits,
         evicted, forgotten, stale, refused, last_refusal, max_pinned_bytes); None without

@@ -11,7 +11,8 @@ namespace xfer {
 std::string system_text(const system_info& s) {
   std::string t;
   t += fmt::format("host:        {}\n", s.hostname);
-  t += fmt::format("CPU:         {} ({} logical CPUs)\n", s.cpu_model, s.logical_cpus);
+  t += fmt::format("CPU:         {} ({} logical CPUs, {} physical cores of those this process may use)\n",
+                   s.cpu_model, s.logical_cpus, s.physical_cores);
   t += fmt::format("OS:          {} ({})\n", s.os, s.kernel);
   t += fmt::format("memory:      {} total, {} available\n", format_capacity(s.memory_bytes),
                    format_capacity(s.memory_available_bytes));

@@ -268,6 +268,7 @@ void to_json(nlohmann::json& j, const system_info& s) {
   j = {{"hostname", s.hostname},
        {"cpu_model", s.cpu_model},
        {"logical_cpus", s.logical_cpus},
+       {"physical_cores", s.physical_cores},
        {"os", s.os},
        {"kernel", s.kernel},
        {"memory_bytes", s.memory_bytes},
@@ -282,6 +283,7 @@ void from_json(const nlohmann::json& j, system_info& s) {
   s.hostname = j.at("hostname");
   s.cpu_model = j.at("cpu_model");
   s.logical_cpus = j.at("logical_cpus");
+  s.physical_cores = j.value("physical_cores", 0u);
   s.os = j.at("os");
   s.kernel = j.at("kernel");
   s.memory_bytes = j.at("memory_bytes");

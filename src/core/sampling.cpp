@@ -211,6 +211,7 @@ void point_sampler::check_last() {
 
 void point_sampler::finish() {
   check_last();
+  if (t_) r_.note = t_->note();  // again: how it ran, now that it has (a staged team grown meanwhile)
   r_.spent.checking_s = checking_;
   r_.spent.sampling_s = seconds_since(t0_) - checking_;
   r_.stats = summarize(r_.samples_s);
@@ -220,6 +221,7 @@ void point_sampler::finish() {
 
 void point_sampler::fail() {
   record_exception(r_);
+  if (t_) r_.note = t_->note();
   r_.stats = summarize(r_.samples_s);
   r_.wall_stats = summarize(r_.wall_samples_s);
 }

@@ -1,5 +1,7 @@
 #include <xfer/core/staged_route.hpp>
 
+#include <algorithm>
+
 #include <fmt/format.h>
 #include <xfer/core/errors.hpp>
 #include <xfer/core/interrupt.hpp>
@@ -24,6 +26,14 @@ std::unique_ptr<mem::staged_copier> make_route_copier(mem::device_step& step) {
   // competed on four H100s at once); a device alone still gets its own team.
   o.budget = mem::process_staging_budget();
   return std::make_unique<mem::staged_copier>(step, std::move(o));
+}
+
+std::string staged_route_note(const mem::staged_copier& copier) {
+  const auto& budget = copier.budget();
+  if (!budget) return fmt::format("staging team: {} threads of its own", copier.team_threads());
+  return fmt::format("staging team: {} threads shared (grows to {} with copies at once), {} a copy at most",
+                     copier.team_threads(), std::max(budget->grow_limit(), budget->threads()),
+                     copier.tuning().threads);
 }
 
 }  // namespace xfer

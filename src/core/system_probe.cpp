@@ -7,6 +7,7 @@
 #include <thread>
 #include <xfer/core/pcie_link.hpp>
 #include <xfer/core/system_probe.hpp>
+#include <xfer/mem/staged/tuning.hpp>
 
 namespace xfer {
 namespace fs = std::filesystem;
@@ -136,6 +137,7 @@ system_info probe_system(const fs::path& proc, const fs::path& sys) {
   s.cpu_model = find_field(proc / "cpuinfo", "model name", ':');
   if (s.cpu_model.empty()) s.cpu_model = "unknown CPU";
   s.logical_cpus = std::thread::hardware_concurrency();
+  s.physical_cores = mem::physical_cores((sys / "devices/system/cpu").string());
   s.memory_bytes = meminfo_bytes(proc, "MemTotal");
   s.memory_available_bytes = meminfo_bytes(proc, "MemAvailable");
   s.os = find_field("/etc/os-release", "PRETTY_NAME", '=');

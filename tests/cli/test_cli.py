@@ -391,6 +391,12 @@ class Sweep(unittest.TestCase):
                 self.assertTrue(r["verified"], r)
                 self.assertEqual(r["timer"], "wall")
                 self.assertGreater(r["gbps"], 0)
+                # The team that copied a staged point's pieces is in its result (the
+                # environment's 2 threads; one device at a time never grows it).
+                if r["route"] == "staged":
+                    self.assertTrue(r.get("note", "").startswith("staging team: 2 threads "), r.get("note"))
+                else:
+                    self.assertNotIn("note", r)
             self.assertIn(" staged ", p.stdout)
 
     def interrupt_sweep(self, *signals):

@@ -16,6 +16,7 @@
 #include <xfer/mem/staged/host_step.hpp>
 #include <xfer/mem/staged/staging_budget.hpp>
 
+#include "budget_helpers.hpp"
 #include "faulty_step.hpp"
 #include "staged_conformance.hpp"
 #include "thread_count.hpp"
@@ -26,23 +27,6 @@ namespace {
 using namespace std::chrono_literals;
 using mem::staging_budget;
 using mem::staging_budget_options;
-
-// Spins until `ready` or `limit`; whether it held.
-template <class F>
-bool wait_until(F&& ready, std::chrono::milliseconds limit = 10s) {
-  const auto end = std::chrono::steady_clock::now() + limit;
-  while (!ready()) {
-    if (std::chrono::steady_clock::now() > end) return false;
-    std::this_thread::yield();
-  }
-  return true;
-}
-
-staging_budget_options with_threads(unsigned n) {
-  staging_budget_options o;
-  o.threads = n;
-  return o;
-}
 
 // ---- the team ---------------------------------------------------------------
 
@@ -194,50 +178,6 @@ TEST(StagingBudgetCopiers, FourDevicesCopyAtOnceThroughOneTeam) {
   EXPECT_LE(thread_count_down_to(before - 3), before - 3) << "a thread outlived the copiers and their budget";
 }
 
-// The host step, its lane's DMAs to the device recorded in one sequence
-// for all the "devices"; the first waits until `runs` copies are in the
-// budget, so every copy is under way before the turns are counted.
-class recording_step final : public forwarding_step {
- public:
-  recording_step(int id, std::vector<int>& order, std::mutex& m, staging_budget& b, unsigned runs)
-      : id_(id), order_(order), m_(m), budget_(b), runs_(runs) {}
-  std::string_view name() const noexcept override { return "recording-host"; }
-  std::unique_ptr<mem::staging_lane> open_lane(unsigned slots) override {
-    return std::make_unique<lane>(*this, inner_.open_lane(slots));
-  }
-
- private:
-  class lane final : public mem::staging_lane {
-   public:
-    lane(recording_step& s, std::unique_ptr<mem::staging_lane> in) : s_(s), in_(std::move(in)) {}
-    void to_device(const void* st, mem::device_ref d, std::size_t o, std::size_t n) override {
-      if (!s_.all_in_.load()) {
-        EXPECT_TRUE(wait_until([&] { return s_.budget_.runs() >= s_.runs_; })) << "the copies never all came";
-        s_.all_in_.store(true);
-      }
-      {
-        std::lock_guard lock(s_.m_);
-        s_.order_.push_back(s_.id_);
-      }
-      in_->to_device(st, d, o, n);
-    }
-    void to_host(void* st, mem::device_ref d, std::size_t o, std::size_t n) override { in_->to_host(st, d, o, n); }
-    void record(unsigned slot) override { in_->record(slot); }
-    void wait(unsigned slot) override { in_->wait(slot); }
-    void drain() noexcept override { in_->drain(); }
-
-   private:
-    recording_step& s_;
-    std::unique_ptr<mem::staging_lane> in_;
-  };
-  int id_;
-  std::vector<int>& order_;
-  std::mutex& m_;
-  staging_budget& budget_;
-  unsigned runs_;
-  std::atomic<bool> all_in_{false};
-};
-
 TEST(StagingBudgetCopiers, EveryCopyMakesProgressWhileTheOthersRun) {
   // One thread for four copies: served in turn, each has queued most of its
   // chunks by the time the first of them queues its last (one after another,
@@ -245,28 +185,12 @@ TEST(StagingBudgetCopiers, EveryCopyMakesProgressWhileTheOthersRun) {
   constexpr int devices = 4;
   constexpr std::size_t bytes = 64 * 4096;
   auto budget = std::make_shared<staging_budget>(with_threads(1));
-  std::vector<int> order;
-  std::mutex m;
-  std::vector<std::unique_ptr<recording_step>> steps;
-  std::vector<std::unique_ptr<mem::staged_copier>> copiers;
-  std::vector<std::unique_ptr<device_buffer>> dev;
-  std::vector<std::vector<unsigned char>> src(devices, std::vector<unsigned char>(bytes));
-  for (int d = 0; d < devices; ++d) {
-    steps.push_back(std::make_unique<recording_step>(d, order, m, *budget, devices));
-    auto t = small_chunks(4096, 4, 2);
-    t.size_chunks = false;  // the same cut for every copy, whatever its cache share
-    auto o = with_tuning(t);
-    o.budget = budget;
-    copiers.push_back(std::make_unique<mem::staged_copier>(*steps.back(), o));
-    dev.push_back(std::make_unique<device_buffer>(*steps.back(), bytes));
-    for (std::size_t i = 0; i < bytes; ++i) src[d][i] = pattern_byte(i, 40 + d);
-  }
-  std::vector<mem::staged_completion> done;
-  for (int d = 0; d < devices; ++d) done.push_back(copiers[d]->copy_to_device_async(dev[d]->ref(), 0, src[d].data(), bytes));
-  for (auto& c : done) EXPECT_NO_THROW(c.wait());
-  for (int d = 0; d < devices; ++d)
-    EXPECT_EQ(0, std::memcmp(dev[d]->ref().handle, src[d].data(), bytes)) << "device " << d;
-  std::lock_guard lock(m);
+  auto t = small_chunks(4096, 4, 2);
+  t.size_chunks = false;  // the same cut for every copy, whatever its cache share
+  devices_on_budget all(budget, devices, bytes, t, 40);
+  all.copy_to_devices();
+  const auto& order = all.order;
+  std::lock_guard lock(all.m);
   std::vector<std::size_t> total(devices), last(devices);
   for (std::size_t i = 0; i < order.size(); ++i) ++total[order[i]], last[order[i]] = i;
   std::size_t first_done = order.size();
@@ -336,25 +260,6 @@ TEST(StagingBudgetCopiers, AFailedCopyLeavesTheOthersAlone) {
 }
 
 // ---- the process's budget ---------------------------------------------------
-
-// Sets an environment variable for one scope.
-class scoped_env {
- public:
-  scoped_env(const char* name, const char* value) : name_(name) {
-    if (const char* old = std::getenv(name)) old_ = old;
-    ::setenv(name, value, 1);
-  }
-  ~scoped_env() {
-    if (old_.empty())
-      ::unsetenv(name_);
-    else
-      ::setenv(name_, old_.c_str(), 1);
-  }
-
- private:
-  const char* name_;
-  std::string old_;
-};
 
 TEST(ProcessStagingBudget, OneWhileAnyCopierHoldsIt) {
   scoped_env on("XFER_STAGED_SHARED", "1");

@@ -4,6 +4,7 @@
 #include <atomic>
 #include <chrono>
 #include <functional>
+#include <string>
 #include <thread>
 #include <xfer/core/backend.hpp>
 #include <xfer/core/errors.hpp>
@@ -19,6 +20,8 @@ struct fake_transfer final : transfer {
   std::function<void()> on_destroy;
   std::size_t calls = 0;
   std::uint64_t bytes = 1000;
+  // What note() says (how the point ran; it may change as it runs). Unset: nothing.
+  std::function<std::string()> describe;
 
   ~fake_transfer() override {
     if (on_destroy) on_destroy();
@@ -51,6 +54,7 @@ struct fake_transfer final : transfer {
     if (left_corrupt) throw verification_error("sample's last transfer: byte 0 differs");
     if (fail_check_from && arms >= fail_check_from) throw verification_error("sample's last transfer: byte 7 differs");
   }
+  std::string note() const override { return describe ? describe() : std::string(); }
   first_use setup_costs() const override { return {0.5, 0.25, -1}; }
   clock_kind timer_kind() const override { return clock_kind::event; }
   double timer_resolution_s() const override { return 1e-6; }

@@ -62,6 +62,7 @@ TEST(ResultJson, SystemRoundTrips) {
   s.hostname = "h";
   s.cpu_model = "c";
   s.logical_cpus = 16;
+  s.physical_cores = 8;
   s.memory_bytes = 1 << 30;
   s.numa_nodes = 2;
   pci_link l;
@@ -75,6 +76,10 @@ TEST(ResultJson, SystemRoundTrips) {
   s.backend_versions["cuda-rt"] = {{"driver", "13.0"}};
   const auto back = nlohmann::json::parse(nlohmann::json(s).dump()).get<system_info>();
   EXPECT_EQ(back.logical_cpus, 16u);
+  EXPECT_EQ(back.physical_cores, 8u);
+  auto older = nlohmann::json(s);
+  older.erase("physical_cores");
+  EXPECT_EQ(older.get<system_info>().physical_cores, 0u) << "a file from before it was recorded";
   ASSERT_EQ(back.accelerators.size(), 1u);
   EXPECT_EQ(back.accelerators[0].max_gen, 5);
   EXPECT_DOUBLE_EQ(back.accelerators[0].theoretical_gbps, 63.0);

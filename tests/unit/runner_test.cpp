@@ -2,6 +2,7 @@
 
 #include <atomic>
 #include <chrono>
+#include <string>
 #include <thread>
 #include <xfer/core/reporter.hpp>
 #include <xfer/core/runner.hpp>
@@ -64,6 +65,21 @@ TEST(Measure, NoisyTimesStopAtTheBudgetUnconverged) {
   // Whichever came first, the result says why it stopped short.
   EXPECT_TRUE(r.stopped_by == "budget" || r.stopped_by == "max samples") << r.stopped_by;
   EXPECT_EQ(r.stopped_by == "max samples", r.samples_s.size() == 40u);
+}
+
+TEST(Measure, TheNoteSaysHowThePointRanOnceItHas) {
+  // Read after the samples, not only when the transfer was attached: a
+  // staged route's team grows while the copies of several devices run.
+  test::fake_transfer t;
+  t.describe = [&t] { return "runs " + std::to_string(t.calls); };
+  std::atomic<bool> stop{false};
+  const auto r = measure(t, spec, dev, fast(), stop);
+  EXPECT_GT(t.calls, 1u);
+  EXPECT_EQ(r.note, "runs " + std::to_string(t.calls));
+  t.fail_verify = true;
+  const auto failed = measure(t, spec, dev, fast(), stop);
+  EXPECT_EQ(failed.status, point_status::failed);
+  EXPECT_EQ(failed.note, "runs " + std::to_string(t.calls)) << "a failed point's too";
 }
 
 TEST(Measure, VerificationFailureFailsThePoint) {

@@ -1,6 +1,9 @@
 #include <filesystem>
 #include <fstream>
 #include <gtest/gtest.h>
+#include <algorithm>
+#include <string>
+#include <thread>
 #include <unistd.h>
 #include <xfer/core/system_probe.hpp>
 
@@ -26,6 +29,9 @@ struct fake_root {
     put(root / "sys/devices/system/node/node1/cpulist", "4-7");
     put(root / "sys/devices/system/node/possible", "0-1");
     put(root / "sys/kernel/mm/transparent_hugepage/enabled", "always [madvise] never");
+    // Every CPU a hyperthread of one core, whichever of them this process may use.
+    for (unsigned c = 0; c < std::max(1u, std::thread::hardware_concurrency()); ++c)
+      put(root / ("sys/devices/system/cpu/cpu" + std::to_string(c)) / "topology/thread_siblings_list", "0-4095");
     const auto gpu = root / "sys/bus/pci/devices/0000:17:00.0";
     put(gpu / "class", "0x030200");
     put(gpu / "vendor", "0x10de");
@@ -55,6 +61,7 @@ TEST(SystemProbe, ReadsProcAndSysfs) {
   EXPECT_EQ(s.memory_available_bytes, 768u * 1024);
   EXPECT_EQ(s.numa_nodes, 2);
   EXPECT_EQ(s.thp, "madvise");
+  EXPECT_EQ(s.physical_cores, 1u) << "hyperthreads of one core count once";
   ASSERT_EQ(s.accelerators.size(), 1u);
   const auto& g = s.accelerators[0];
   EXPECT_EQ(g.address, "0000:17:00.0");
@@ -79,5 +86,6 @@ TEST(SystemProbe, MissingFilesGiveEmptyNotErrors) {
   const auto s = probe_system("/nonexistent/proc", "/nonexistent/sys");
   EXPECT_EQ(s.cpu_model, "unknown CPU");
   EXPECT_EQ(s.memory_bytes, 0u);
+  EXPECT_GE(s.physical_cores, 1u) << "no topology: each CPU a core";
   EXPECT_TRUE(s.accelerators.empty());
 }

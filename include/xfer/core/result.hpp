@@ -146,6 +146,10 @@ struct pci_link {
 struct system_info {
   std::string hostname, cpu_model, os, kernel;
   unsigned logical_cpus = 0;
+  // Of the CPUs this process may use (hyperthreads of one core counted once):
+  // what the staged copier's shared team is bounded by (mem::physical_cores).
+  // 0 in a file written before it was recorded.
+  unsigned physical_cores = 0;
   std::uint64_t memory_bytes = 0, memory_available_bytes = 0;
   int numa_nodes = 0;
   std::string thp;  // transparent huge pages setting

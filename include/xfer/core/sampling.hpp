@@ -147,10 +147,12 @@ class point_sampler {
   // it, so every mode's last sample is checked.
   void check_last();
 
-  // Sampling went to its end (its last sample checked, check_last): status ok, where the time went, the summaries.
+  // Sampling went to its end (its last sample checked, check_last): status ok, where the time went, the summaries,
+  // and the transfer's note read again (what it says about how the point ran, once it has: a staged route's
+  // team may have grown with the copies at once).
   void finish();
-  // Inside a catch block: the exception's status (record_exception) and the
-  // summaries of what was sampled.
+  // Inside a catch block: the exception's status (record_exception), the
+  // summaries of what was sampled and the note read again.
   void fail();
 
  private:

@@ -3,6 +3,7 @@
 // is for, and how the copier it times is made. Each backend supplies only its
 // device step (xfer/mem/staged/device_step.hpp) and its buffers.
 #include <memory>
+#include <string>
 #include <xfer/mem/resource.hpp>
 #include <xfer/mem/staged/device_step.hpp>
 #include <xfer/mem/staged/staged_copier.hpp>
@@ -29,5 +30,13 @@ void require_pageable_for_staged(const mem::host_resource& kind);
 // Throws what the calibration or the copier throws (mem::staged_error,
 // mem::device_step_error, std::invalid_argument for a bad override).
 std::unique_ptr<mem::staged_copier> make_route_copier(mem::device_step& step);
+
+// What a staged route's point says about how it ran (point_result::note, read
+// once its samples are taken): the team of threads that copied its pieces,
+// so a result file records it. On a budget, "staging team: 24 threads shared
+// (grows to 24 with copies at once), 12 a copy at most": the team as grown
+// by the copies run so far (mem::staging_budget::threads), its limit and the
+// copier's own tuning; without one, "staging team: 12 threads of its own".
+std::string staged_route_note(const mem::staged_copier& copier);
 
 }  // namespace xfer

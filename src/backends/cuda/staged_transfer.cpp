@@ -20,6 +20,8 @@ class staged_transfer final : public wall_copy_transfer {
       : wall_copy_transfer(ctx, p, std::move(kind)),
         copier_(ctx_.staged()) {}  // first use: the copier starts (and calibrates once per machine and device)
 
+  std::string note() const override { return staged_route_note(copier_); }
+
  private:
   void copy_once() override {
     const mem::device_ref dev{dev_.data(), spec_.bytes};

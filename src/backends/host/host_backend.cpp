@@ -76,6 +76,8 @@ class host_transfer final : public transfer {
     costs_.touch_s = seconds_since(t1);
   }
 
+  std::string note() const override { return staged_ ? staged_route_note(*staged_) : std::string(); }
+
   sample run(std::size_t reps) override {
     const std::size_t n = spec_.bytes;
     if (spec_.dir == direction::bidir) return run_bidir(reps);

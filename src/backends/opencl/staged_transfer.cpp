@@ -7,6 +7,7 @@
 // CPU device) it tests the pipeline for real; its speed is a CPU stand-in.
 #include <fmt/format.h>
 #include <xfer/core/errors.hpp>
+#include <xfer/core/staged_route.hpp>
 
 #include "opencl_transfer.hpp"
 
@@ -18,6 +19,8 @@ class staged_transfer final : public opencl_transfer {
   staged_transfer(const point_spec& p, const device_context& dev, const mem::kind_options& kinds,
                   mem::staged_copier& copier)
       : opencl_transfer(p, dev, kinds, /*host_open=*/true, /*events=*/false), copier_(copier) {}
+
+  std::string note() const override { return staged_route_note(copier_); }
 
   // Blocking copies one after another, by the wall clock, as copy-sync: a
   // copy returns once its bytes are at their destination.

@@ -113,6 +113,8 @@ staged_copier::staged_copier(device_step& step, staged_copier_options options)
   open_line(*line_, !budget_);
 }
 
+unsigned staged_copier::team_threads() const noexcept { return budget_ ? budget_->threads() : tuning_.threads; }
+
 staged_copier::~staged_copier() {
   // Each leader finishes its queue first.
   {
@@ -245,7 +247,7 @@ void staged_copier::run_job(staged_job& job, detail::staged_line& line) {
         }
       });
     else
-      budget_->run(tuning_.threads, piece);
+      budget_->run(tuning_.threads, piece, thread_start_);
   }
   job.trace.note(detail::staged_trace::pieces_done);
   try {

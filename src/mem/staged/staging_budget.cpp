@@ -26,10 +26,16 @@ unsigned checked_threads(unsigned n) {
   return n;
 }
 
+unsigned grow_limit_for(unsigned fixed, const std::optional<unsigned>& cores) {
+  if (fixed) return fixed;
+  return std::min(staged_cpu_share(cores ? *cores : physical_cores()), max_staged_threads);
+}
+
 }  // namespace
 
 staging_budget::staging_budget(staging_budget_options o)
     : fixed_threads_(checked_threads(o.threads)),
+      grow_limit_(grow_limit_for(fixed_threads_, o.cores)),
       cache_bytes_(o.cache_bytes ? *o.cache_bytes : last_level_cache_bytes()),
       thread_start_(std::move(o.thread_start)) {
   if (fixed_threads_) reserve(fixed_threads_);
@@ -52,6 +58,14 @@ void staging_budget::reserve(unsigned n, const std::function<void()>& thread_sta
   // the largest team asked for.
   const unsigned want = fixed_threads_ ? fixed_threads_ : std::min(n, max_staged_threads);
   while (threads_.size() < want) start_thread(thread_start_ ? thread_start_ : thread_start);
+}
+
+// Several runs at once: up to what they may take together, within the limit
+// (never past it, where one copier's own team already is).
+void staging_budget::grow_to(unsigned n, const std::function<void()>& thread_start) {
+  if (fixed_threads_ || started_.load() >= std::min(n, grow_limit_)) return;
+  std::lock_guard lock(start_mutex_);
+  while (threads_.size() < std::min(n, grow_limit_)) start_thread(thread_start_ ? thread_start_ : thread_start);
 }
 
 void staging_budget::start_thread(std::function<void()> thread_start) {
@@ -113,16 +127,22 @@ bool staging_budget::serve(work& w) {
   return more;
 }
 
-void staging_budget::run(unsigned max_threads, const std::function<bool()>& piece) {
-  if (started_.load() == 0) reserve(max_threads);
+void staging_budget::run(unsigned max_threads, const std::function<bool()>& piece,
+                         const std::function<void()>& thread_start) {
+  if (started_.load() == 0) reserve(max_threads, thread_start);
   work w{&piece, std::max(1u, max_threads)};
+  unsigned asked = 0;  // what the runs in progress may take together
   {
     std::lock_guard lock(mutex_);
     active_.push_back(&w);
     runs_.store(static_cast<unsigned>(active_.size()));
+    for (const work* a : active_) asked += a->cap;
   }
   changes_.fetch_add(1);
   wake_.wake();
+  // After the wake, so the threads there are already take pieces while the
+  // new ones start; a new thread finds the runs in progress on its own.
+  if (asked > started_.load()) grow_to(asked, thread_start);
   // Alone, the caller copies too, as a team's leader does, on one of the
   // budget's places (the budget's threads take the others): a copy alone
   // then runs as with a team of its own, with no hand-off to wake the

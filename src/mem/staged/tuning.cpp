@@ -9,6 +9,7 @@
 #include <filesystem>
 #include <fstream>
 #include <optional>
+#include <set>
 #include <sstream>
 #include <vector>
 #include <limits>
@@ -23,11 +24,42 @@
 
 namespace xfer::mem {
 
+namespace {
+
+// The CPUs this process may use; none where the kernel does not say.
+std::vector<unsigned> affinity_cpus() {
+  cpu_set_t set;
+  std::vector<unsigned> cpus;
+  if (::sched_getaffinity(0, sizeof set, &set) != 0) return cpus;
+  for (unsigned c = 0; c < CPU_SETSIZE; ++c)
+    if (CPU_ISSET(c, &set)) cpus.push_back(c);
+  return cpus;
+}
+
+}  // namespace
+
 unsigned default_staged_threads() noexcept {
   cpu_set_t set;
   unsigned cpus = 1;
   if (::sched_getaffinity(0, sizeof set, &set) == 0) cpus = static_cast<unsigned>(CPU_COUNT(&set));
-  return std::clamp(cpus * 3 / 4, 4u, 12u);
+  return std::clamp(staged_cpu_share(cpus), 4u, 12u);
+}
+
+unsigned physical_cores_among(const std::vector<unsigned>& cpus, const std::string& sysfs_cpu) {
+  // A core's hyperthreads list the same siblings; a CPU with no readable
+  // list is keyed by its own number (no list has a '#').
+  std::set<std::string> cores;
+  for (unsigned c : cpus) {
+    std::ifstream in(fmt::format("{}/cpu{}/topology/thread_siblings_list", sysfs_cpu, c));
+    std::string siblings;
+    if (!(in >> siblings) || siblings.empty()) siblings = fmt::format("#{}", c);
+    cores.insert(siblings);
+  }
+  return static_cast<unsigned>(cores.size());
+}
+
+unsigned physical_cores(const std::string& sysfs_cpu) {
+  return std::max(1u, physical_cores_among(affinity_cpus(), sysfs_cpu));
 }
 
 void staged_tuning::validate() const {

@@ -74,7 +74,8 @@ struct staged_copier_options {
   // returns the rest to the OS); the default keeps one ring.
   std::optional<std::size_t> max_cached_staging_bytes;
   // Called first on each of the copier's threads (a signal mask, a name,
-  // NUMA placement), and on each thread of the budget that its joining starts.
+  // NUMA placement), and on each thread of the budget that its joining or
+  // its copies start (the team grows with the copies at once).
   std::function<void()> thread_start;
   // Set: the copier's pieces are copied by the budget's threads, taking
   // turns with the other copiers on it (a copier alone gets up to
@@ -221,6 +222,11 @@ class staged_copier {
   device_step& step() const noexcept { return step_; }
   // The budget it shares (null: a team of its own).
   const std::shared_ptr<staging_budget>& budget() const noexcept { return budget_; }
+  // The threads that copy its pieces: its own team's (tuning().threads), or
+  // its budget's team, shared with the other copiers on it and grown with the
+  // copies at once (staging_budget::threads; one copy takes at most
+  // tuning().threads of them). What a result records as the team it ran with.
+  unsigned team_threads() const noexcept;
   // The staging pool's statistics (handed_out_bytes is 0 whenever no copy runs).
   pool_stats staging_stats() const { return pool_.stats(); }
   // Returns the idle staging memory to the OS (pinning it again costs time).

@@ -11,7 +11,12 @@
 //   - one team of threads: each thread takes its next piece from the next
 //     copy in progress, in turn, so four copies at once each get a quarter of
 //     the threads, and a copy alone gets all of them (up to its own tuning's
-//     thread count: alone, a copier runs as it would with a team of its own);
+//     thread count: alone, a copier runs as it would with a team of its own).
+//     The team grows with the copies running at once, to the sum of their
+//     copiers' teams but no further than staged_cpu_share of the physical
+//     cores: on four H200s (64 CPUs) a team of 12 for four copies at once
+//     (3 threads a copy) lost to 24, and 48 lost again
+//     (docs/results/nvidia-h200-x4/staged-together-9337dca);
 //   - one cache: a copy cuts its ring from the cache over the copies staging
 //     at that moment (staged_chunk_for, staged_demotes), so the rings
 //     together stay within the last-level cache as one ring does alone.
@@ -34,11 +39,17 @@
 namespace xfer::mem {
 
 struct staging_budget_options {
-  // The threads copying for every copier on the budget together. 0: as many
-  // as the largest team a copier on it asks for (its tuning's threads: the
-  // calibrated count for the CPUs this process may use), started as copiers
-  // join; so one device alone keeps the team it was calibrated with.
+  // The threads copying for every copier on the budget together, fixed. 0:
+  // a team that grows (threads started, never stopped while the budget
+  // lives): to the largest team a copier on it asks for (its tuning's
+  // threads: the calibrated count for the CPUs this process may use) as
+  // copiers join, so one device alone keeps the team it was calibrated with;
+  // and, while several copies run at once, to the sum of their teams, up to
+  // staged_cpu_share(cores) (grow_limit()).
   unsigned threads = 0;
+  // The physical cores the team's growth is bounded by (for tests, which
+  // must not depend on the machine's). Unset: physical_cores().
+  std::optional<unsigned> cores;
   // The cache the staging rings of copies running at once share. Unset:
   // last_level_cache_bytes(); 0: unknown, no limit (as for one copier).
   std::optional<std::size_t> cache_bytes;
@@ -58,9 +69,14 @@ class staging_budget {
   staging_budget(const staging_budget&) = delete;
   staging_budget& operator=(const staging_budget&) = delete;
 
-  // Threads started so far (never more than options.threads where that is
-  // set, else than the largest reserve()).
+  // Threads started so far: options.threads where that is set, else the
+  // larger of the largest reserve() and the most the copies at once have
+  // asked for together (bounded by grow_limit()). What a copier on the budget
+  // reports as its team (staged_copier::team_threads).
   unsigned threads() const;
+  // What the team may grow to with several copies at once: options.threads
+  // where set, else staged_cpu_share of the cores (at most max_staged_threads).
+  unsigned grow_limit() const noexcept { return grow_limit_; }
   // Runs in progress now (copies whose pieces are being copied).
   unsigned runs() const;
   // options.cache_bytes, or the last-level cache's size.
@@ -80,8 +96,13 @@ class staging_budget {
   // places (as a team's leader does); never are more than threads() threads
   // inside pieces at once. piece() must not throw. Any number of threads
   // may run at once: that is how copiers share the team. Where no thread
-  // has started yet, starts max_threads first (reserve).
-  void run(unsigned max_threads, const std::function<bool()>& piece);
+  // has started yet, starts max_threads first (reserve). Where the runs in
+  // progress together may take more threads than the team has (the sum of
+  // their max_threads), the team grows towards that sum, up to grow_limit(),
+  // each new thread calling thread_start first (options.thread_start where
+  // set); those threads stay for later runs.
+  void run(unsigned max_threads, const std::function<bool()>& piece,
+           const std::function<void()>& thread_start = {});
 
   // A copy's share of the cache while it holds staging: enter() counts it in
   // and returns cache_bytes() over the copies counted (itself included; 0
@@ -92,12 +113,14 @@ class staging_budget {
  private:
   struct work;
   void start_thread(std::function<void()> thread_start);  // under start_mutex_
+  void grow_to(unsigned n, const std::function<void()>& thread_start);
   void loop(const std::function<void()>& thread_start);
   bool take(work& w, std::size_t at);  // under mutex_
   work* pick();                          // under mutex_
   bool serve(work& w);                   // false: no piece left
 
   const unsigned fixed_threads_;
+  const unsigned grow_limit_;
   const std::size_t cache_bytes_;
   const std::function<void()> thread_start_;
   std::mutex start_mutex_;  // guards threads_ (starting and joining)
@@ -121,8 +144,9 @@ class staging_budget {
 // device, the Python package's copiers). Null where XFER_STAGED_SHARED=0: each
 // copier then starts a team of its own, as before the budget. With
 // XFER_STAGED_BUDGET_THREADS=<n> the team is n threads whatever the copiers'
-// tunings. Throws std::invalid_argument naming the variable for a value that
-// is not 0 or 1, or not an integer from 1 to max_staged_threads.
+// tunings and however many copy at once. Throws std::invalid_argument naming
+// the variable for a value that is not 0 or 1, or not an integer from 1 to
+// max_staged_threads.
 std::shared_ptr<staging_budget> process_staging_budget();
 
 // A copy that never returns (a hung device) keeps the budget's threads that

@@ -18,11 +18,29 @@ namespace xfer::mem {
 
 class device_step;
 
-// Three quarters of the CPUs this process may use, from 4 to 12: the copy
-// into the staging ring is memory-bound per thread, and a few CPUs are left
-// for the caller and the device's own threads. Never fewer than 4, so the
-// pipeline's hand-offs between threads are exercised on small machines too.
+// The share of `cpus` the staged copier's threads take: three quarters. The
+// copy into the staging ring is memory-bound per thread, and a few CPUs are
+// left for the caller and the devices' own threads. One device's team
+// (default_staged_threads) and the team several devices share
+// (staging_budget, grown with the copies at once) both follow it.
+constexpr unsigned staged_cpu_share(unsigned cpus) noexcept { return cpus * 3 / 4; }
+
+// staged_cpu_share of the CPUs this process may use, from 4 to 12. Never
+// fewer than 4, so the pipeline's hand-offs between threads are exercised on
+// small machines too.
 unsigned default_staged_threads() noexcept;
+
+// The physical cores among `cpus` (logical CPU numbers): the CPUs that share
+// a core (its hyperthreads, sysfs' <sysfs_cpu>/cpu<N>/topology/
+// thread_siblings_list) count once. A CPU whose topology cannot be read
+// counts as a core of its own, so without sysfs this is the CPU count.
+// On the four-H200 machine (64 CPUs) a team of 24 copying for four devices at
+// once beat 12 and 48 (docs/results/nvidia-h200-x4/staged-together-9337dca):
+// threads beyond the cores share a core's memory pipeline with another.
+unsigned physical_cores_among(const std::vector<unsigned>& cpus,
+                              const std::string& sysfs_cpu = "/sys/devices/system/cpu");
+// Those of the CPUs this process may use (sched_getaffinity); at least 1.
+unsigned physical_cores(const std::string& sysfs_cpu = "/sys/devices/system/cpu");
 
 struct staged_tuning {
   // One DMA's size: each staging buffer holds one chunk.
