@@ -9,8 +9,6 @@
 #include <chrono>
 #include <cstdlib>
 #include <cstring>
-#include <map>
-#include <memory>
 #include <mutex>
 #include <string>
 #include <thread>
@@ -60,33 +58,6 @@ TEST(StagingBudget, RunsTakeTurnsPieceByPiece) {
   for (int i = 0; i < 20; ++i) alternating += "AB";
   EXPECT_EQ(order, alternating);
   EXPECT_EQ(b.runs(), 0u);
-}
-
-TEST(StagingBudget, ThreadsStayWithTheirRunWhileTheTeamSplitsEvenly) {
-  // Four threads, two runs at once: each run holds two threads, and a thread
-  // stays with its run piece after piece instead of taking a run again after
-  // each (one lock a piece, which cost the shared team on two GPUs).
-  staging_budget b(with_threads(4));
-  std::atomic<int> done{0};
-  auto pieces = [&](int n) {
-    auto left = std::make_shared<std::atomic<int>>(n);  // several threads take pieces of one run
-    return [&, left] {
-      if (left->fetch_sub(1) <= 0) return false;
-      EXPECT_TRUE(wait_until([&] { return b.runs() == 2 || done.load() > 0; })) << "the second run never came";
-      std::this_thread::sleep_for(100us);
-      return true;
-    };
-  };
-  std::function<bool()> a = pieces(200), c = pieces(200);
-  std::thread first([&] { b.run(4, a); ++done; });
-  ASSERT_TRUE(wait_until([&] { return b.runs() == 1; }));
-  std::thread second([&] { b.run(4, c); ++done; });
-  first.join();
-  second.join();
-  // Turn by turn, 400 pieces would be about 400 takes; split evenly, a few
-  // per thread (the first run's threads moving over as the second comes in,
-  // and again as the first ends).
-  EXPECT_LE(b.takes(), 40u) << "takes for 400 pieces on 4 threads";
 }
 
 // Runs `wave` pieces that each wait (up to `patience`) for all of the wave

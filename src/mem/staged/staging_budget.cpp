@@ -76,11 +76,9 @@ void staging_budget::start_thread(std::function<void()> thread_start) {
 // Under mutex_: whether `w` may take one more thread now (a piece left,
 // room under its cap and under the budget's), and if so its counts taken.
 bool staging_budget::take(work& w, std::size_t at) {
-  if (w.drained.load() || w.busy.load() >= std::min(w.cap, fair_share()) || busy_.load() >= started_.load())
-    return false;
+  if (w.drained.load() || w.busy.load() >= w.cap || busy_.load() >= started_.load()) return false;
   w.busy.fetch_add(1);
   busy_.fetch_add(1);
-  takes_.fetch_add(1, std::memory_order_relaxed);
   cursor_ = at + 1;  // the next pick starts after it: the runs take turns
   return true;
 }
@@ -112,9 +110,8 @@ void staging_budget::loop(const std::function<void()>& thread_start) {
       if (closing_.load()) return;
       continue;
     }
-    // Pieces of it while it holds no more than its share of the team (no
-    // lock per piece: each copy runs as on a team of its own), else back to
-    // pick another run.
+    // Pieces of it while it is the only run (no turn to give, and no lock
+    // per piece: a copy alone runs as on a team of its own), else one.
     if (!serve(*w)) w->drained.store(true);
     busy_.fetch_sub(1);
     // After this the run may be gone: only the budget's own sleeper is
@@ -123,26 +120,10 @@ void staging_budget::loop(const std::function<void()>& thread_start) {
   }
 }
 
-// The threads a run may take while others run too: the team split evenly
-// between the runs, rounded up (so no thread is left without a run).
-unsigned staging_budget::fair_share() const noexcept {
-  const unsigned runs = std::max(1u, runs_.load(std::memory_order_relaxed));
-  return std::max(1u, (started_.load(std::memory_order_relaxed) + runs - 1) / runs);
-}
-
-// A thread stays with its run, piece after piece, while the run holds no
-// more than an even split of the team; when another run comes in, the
-// threads over the split move to the newcomer after their current piece,
-// and where the team does not split evenly (fewer threads than runs, or a
-// remainder) the threads over it take the runs in turn, one piece each. On
-// two H200s (docs/results/nvidia-h200-x2/staged-together-e64272b) taking
-// turns piece by piece throughout, one lock and one pick a piece, ran 59 to
-// 77% of the pinned aggregate, where two teams of their own ran 70 to 82%.
 bool staging_budget::serve(work& w) {
   bool more = true;
   do more = (*w.piece)();
-  while (more && std::size_t{w.busy.load(std::memory_order_relaxed)} * runs_.load(std::memory_order_relaxed) <=
-                     started_.load(std::memory_order_relaxed));
+  while (more && runs_.load(std::memory_order_relaxed) == 1);
   return more;
 }
 

@@ -8,10 +8,9 @@
 // Copiers made with the same budget (staged_copier_options::budget) instead
 // share:
 //
-//   - one team of threads, split evenly between the copies in progress: a
-//     thread stays with its copy, piece after piece, while that copy holds no
-//     more than its share, so four copies at once each get a quarter of the
-//     threads, and a copy alone gets all of them (up to its own tuning's
+//   - one team of threads: each thread takes its next piece from the next
+//     copy in progress, in turn, so four copies at once each get a quarter of
+//     the threads, and a copy alone gets all of them (up to its own tuning's
 //     thread count: alone, a copier runs as it would with a team of its own).
 //     The team grows with the copies running at once, to the sum of their
 //     copiers' teams but no further than staged_cpu_share of the physical
@@ -80,9 +79,6 @@ class staging_budget {
   unsigned grow_limit() const noexcept { return grow_limit_; }
   // Runs in progress now (copies whose pieces are being copied).
   unsigned runs() const;
-  // How many times a thread has taken a run (each take costs the budget's
-  // lock): with the team split evenly, once per thread and run, not per piece.
-  std::uint64_t takes() const noexcept { return takes_.load(); }
   // options.cache_bytes, or the last-level cache's size.
   std::size_t cache_bytes() const noexcept { return cache_bytes_; }
 
@@ -92,10 +88,9 @@ class staging_budget {
   // thread cannot start.
   void reserve(unsigned threads, const std::function<void()>& thread_start = {});
 
-  // Runs piece() on up to `max_threads` threads at once, beside every other
-  // run in progress (each holding at most its even share of the team: a
-  // thread over it moves on to the next run in turn after its current
-  // piece), until piece() returns false (no piece left to
+  // Runs piece() on up to `max_threads` threads at once, interleaved with
+  // every other run in progress (a thread takes one piece, then goes on to
+  // the next run in turn), until piece() returns false (no piece left to
   // take); returns once no thread is still inside it. While the run is the
   // only one, the calling thread takes pieces too, in one of the budget's
   // places (as a team's leader does); never are more than threads() threads
@@ -123,7 +118,6 @@ class staging_budget {
   bool take(work& w, std::size_t at);  // under mutex_
   work* pick();                          // under mutex_
   bool serve(work& w);                   // false: no piece left
-  unsigned fair_share() const noexcept;  // the threads one run may take while others run
 
   const unsigned fixed_threads_;
   const unsigned grow_limit_;
@@ -135,7 +129,6 @@ class staging_budget {
   mutable std::mutex mutex_;  // guards active_ and cursor_
   std::vector<work*> active_;
   std::atomic<unsigned> runs_{0};  // active_.size(), read without the lock
-  std::atomic<std::uint64_t> takes_{0};
   std::size_t cursor_ = 0;
   // Bumped when a run comes or goes: what an idle thread sleeps on.
   std::atomic<std::uint64_t> changes_{0};
