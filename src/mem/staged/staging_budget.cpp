@@ -140,7 +140,7 @@ void staging_budget::run(unsigned max_threads, const std::function<bool()>& piec
   }
   changes_.fetch_add(1);
   wake_.wake();
-  // After the wake, so the threads there are already take pieces while the
+  // After the wake, so the threads already there take pieces while the
   // new ones start; a new thread finds the runs in progress on its own.
   if (asked > started_.load()) grow_to(asked, thread_start);
   // Alone, the caller copies too, as a team's leader does, on one of the
