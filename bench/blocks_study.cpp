@@ -1,10 +1,13 @@
 // Many small blocks on one GPU (issue 38): each way of the block copier
 // alone (loop, batch, kernel, pack), the copier's own choice ("auto") and
 // one contiguous pinned copy of the same total, interleaved sample by
-// sample (the order rotated each round) so drift hits every way alike. Every way's result is checked once
+// sample (the order shuffled each round) so drift hits every way alike. Every way's result is checked once
 // (every block at its destination) before it is timed.
 //
 //   build/bench/xfer_bench_blocks_study [reps] > blocks.tsv
+//
+// Pinned rows add probes (probe-loop-Ns, probe-batch-Ns): the loop and the
+// batch spread over N streams, measured beside the ways, not ways themselves.
 //
 // Prints one line per (direction, host kind, block size, way): the median
 // and best GB/s of `reps` copies. Not a test: speed lives here.
@@ -16,6 +19,8 @@
 #include <cstdlib>
 #include <cstring>
 #include <functional>
+#include <numeric>
+#include <random>
 #include <string>
 #include <vector>
 #include <xfer/mem/blocks/block_copier.hpp>
@@ -67,6 +72,8 @@ int main(int argc, char** argv) {
   mem::block_copier copier(*step);
   cudaStream_t stream;
   cudaStreamCreateWithFlags(&stream, cudaStreamNonBlocking);
+  cudaStream_t probe_streams[4];
+  for (auto& s : probe_streams) cudaStreamCreateWithFlags(&s, cudaStreamNonBlocking);
   struct point {
     std::size_t blocks, block_bytes;
   };
@@ -99,6 +106,43 @@ int main(int argc, char** argv) {
           ways.emplace_back(std::string(to_string(w)), [&m, &job, access] { m.move(job, access); });
         }
         ways.emplace_back("auto(" + std::string(to_string(copier.choose(job))) + ")", [&] { copier.copy(job); });
+        // Probes, not ways of the copier: the loop's and the batch's copies
+        // spread over several streams, so that more than one copy engine
+        // works and one DMA's setup hides behind another's bytes. At
+        // 1ce24c1 one stream's batch reached 42.8 GB/s h2d at 256 KiB blocks
+        // against 54.5 for one contiguous copy: is it the gaps between DMAs?
+        std::vector<void*> dsts, srcs;
+        for (const auto& p : pairs) {
+          auto* h = host.p;
+          auto* dv = static_cast<unsigned char*>(dev.handle);
+          const bool h2d = d == dir::to_device;
+          srcs.push_back((h2d ? h : dv) + p.src * pt.block_bytes);
+          dsts.push_back((h2d ? dv : h) + p.dst * pt.block_bytes);
+        }
+        if (pinned)
+          for (std::size_t n_streams : {2, 4}) {
+            ways.emplace_back("probe-loop-" + std::to_string(n_streams) + "s", [&, n_streams] {
+              for (std::size_t i = 0; i < pairs.size(); ++i)
+                cudaMemcpyAsync(dsts[i], srcs[i], pt.block_bytes, cudaMemcpyDefault, probe_streams[i % n_streams]);
+              for (std::size_t k = 0; k < n_streams; ++k) cudaStreamSynchronize(probe_streams[k]);
+            });
+#if CUDART_VERSION >= 13000
+            ways.emplace_back("probe-batch-" + std::to_string(n_streams) + "s", [&, n_streams] {
+              const std::vector<std::size_t> sizes(pairs.size(), pt.block_bytes);
+              cudaMemcpyAttributes attr{};
+              attr.srcAccessOrder = cudaMemcpySrcAccessOrderAny;
+              std::size_t first = 0;
+              const std::size_t per = (pairs.size() + n_streams - 1) / n_streams;
+              for (std::size_t k = 0; k < n_streams; ++k) {
+                const std::size_t b = k * per, e = std::min(pairs.size(), b + per);
+                if (b < e)
+                  cudaMemcpyBatchAsync(dsts.data() + b, srcs.data() + b, sizes.data() + b, e - b, &attr, &first, 1,
+                                       probe_streams[k]);
+              }
+              for (std::size_t k = 0; k < n_streams; ++k) cudaStreamSynchronize(probe_streams[k]);
+            });
+#endif
+          }
         ways.emplace_back("contiguous-pinned", [&] {
           if (d == dir::to_device)
             cudaMemcpyAsync(dev.handle, contiguous_host.p, total, cudaMemcpyHostToDevice, stream);
@@ -122,18 +166,24 @@ int main(int argc, char** argv) {
         }
         notes.push_back("not checked (other bytes)");
         std::vector<std::vector<double>> seconds(ways.size());
-        // The order rotates each round, so no way always follows the same
-        // one: at 0c20b34 auto always ran right after pack, whose CPU team
-        // polls for 200 us after each copy, and ran 5 to 15% below the same
-        // way alone at 256 KiB to 2 MiB pinned (docs/results/h100/blocks/).
-        for (unsigned r = 0; r < reps + 1; ++r)
-          for (std::size_t k = 0; k < ways.size(); ++k) {
-            const std::size_t i = (k + r) % ways.size();
+        // The order is shuffled each round (a fixed seed), so each way follows
+        // every other about as often. A rotation is not enough: it keeps who
+        // runs before whom, and at 1ce24c1 auto, always right after pack,
+        // ran 20% below batch alone (d2h pinned) and up to 29% above pack
+        // alone (pageable): it measured its predecessor
+        // (docs/results/nvidia-h200/blocks-1ce24c1/).
+        std::mt19937 order_rng(38);
+        std::vector<std::size_t> order(ways.size());
+        std::iota(order.begin(), order.end(), std::size_t{0});
+        for (unsigned r = 0; r < reps + 1; ++r) {
+          std::shuffle(order.begin(), order.end(), order_rng);
+          for (const std::size_t i : order) {
             const auto t0 = clock_type::now();
             ways[i].second();
             const double s = std::chrono::duration<double>(clock_type::now() - t0).count();
             if (r > 0) seconds[i].push_back(s);  // the first round warms up
           }
+        }
         for (std::size_t i = 0; i < ways.size(); ++i)
           std::printf("%s\t%s\t%zu\t%zu\t%s\t%.2f\t%.2f\t%s\n", d == dir::to_device ? "h2d" : "d2h",
                       pinned ? "pinned" : "pageable", pt.block_bytes, pt.blocks, ways[i].first.c_str(),
@@ -143,5 +193,6 @@ int main(int argc, char** argv) {
         step->deallocate(dev);
       }
   cudaStreamDestroy(stream);
+  for (auto s : probe_streams) cudaStreamDestroy(s);
   return 0;
 }
