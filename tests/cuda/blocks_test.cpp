@@ -172,5 +172,38 @@ TEST(BlocksCudaCopier, ChoosesAndOrdersAfterTheCallersStream) {
   step->deallocate(dev);
 }
 
+// The batch way cuts its copies into parts on several streams (the CUDA
+// step's batch_parts): whatever the count of pairs, whole parts or not,
+// every block moves, after the work queued on the caller's stream (a memset
+// the side streams must wait for) and before the copy returns (the caller's
+// stream waits for the side streams).
+TEST(BlocksCudaCopier, BatchPartsOnSeveralStreamsOrderAfterTheCallersStream) {
+  std::string why;
+  mem::block_step* step = gpu_step(why);
+  if (!step) GTEST_SKIP() << "no usable CUDA device: " << why;
+  if (const std::string no = step->batch_unavailable(); !no.empty()) GTEST_SKIP() << no;
+  mem::block_copier_options o = uncalibrated();
+  o.way = block_way::batch;
+  mem::block_copier copier(*step, o);
+  cudaStream_t s = nullptr;
+  ASSERT_EQ(cudaStreamCreateWithFlags(&s, cudaStreamNonBlocking), cudaSuccess);
+  const std::size_t block = 64 << 10;
+  for (std::size_t n : {1, 3, 5, 16, 257}) {
+    SCOPED_TRACE(std::to_string(n) + " pairs");
+    host_array host(true, n * block);
+    std::memset(host.p, 0, host.bytes);
+    const mem::device_ref dev = step->allocate(n * block);
+    ASSERT_EQ(cudaMemset(dev.handle, 0x11, n * block), cudaSuccess);
+    ASSERT_EQ(cudaMemsetAsync(dev.handle, 0xAB, n * block, s), cudaSuccess);
+    const auto pairs = mem::scattered_block_pairs(n, n, n, 5);
+    EXPECT_EQ(copier.copy({dir::to_host, host.p, host.bytes, dev, block, pairs, s}), block_way::batch);
+    std::size_t wrong = 0;
+    for (std::size_t i = 0; i < host.bytes; ++i) wrong += host.p[i] != 0xAB;
+    EXPECT_EQ(wrong, 0u) << "bytes not 0xAB of " << host.bytes;
+    step->deallocate(dev);
+  }
+  cudaStreamDestroy(s);
+}
+
 }  // namespace
 }  // namespace xfer::test

@@ -4,6 +4,8 @@
 // which ways stop being probed, when the rounds stop), so no speed of this
 // machine decides what the tests see.
 #include <gtest/gtest.h>
+#include <algorithm>
+#include <set>
 
 #include <string>
 #include <vector>
@@ -108,15 +110,29 @@ class BlockCalibration : public ::testing::Test {
   std::string log_;
 };
 
-TEST_F(BlockCalibration, RoundsInterleaveTheWaysInAnOrderRotatedEachRound) {
+TEST_F(BlockCalibration, RoundsInterleaveTheWaysInAnOrderShuffledEachRound) {
   fake_way l(loop, clock_, log_, {}, 1.0), b(batch, clock_, log_, {}, 1.0), k(kernel, clock_, log_, {}, 1.0);
   auto o = options();
-  o.rounds = 4;
+  o.rounds = o.min_rounds = 12;
   o.budget_s = 1e9;
   calibrate({&l, &b, &k}, o);
-  // Each way's warm-up and first move, then A B C, B C A, C A B, A B C: each
-  // way runs after each other way alike.
-  EXPECT_EQ(log_, "llbbkk" "lbk" "bkl" "klb" "lbk");
+  // Each way's warm-up and first move, then 12 rounds of each way once.
+  ASSERT_EQ(log_.size(), 6u + 12u * 3u) << log_;
+  EXPECT_EQ(log_.substr(0, 6), "llbbkk");
+  std::set<std::string> orders;
+  for (std::size_t r = 0; r < 12; ++r) {
+    std::string round = log_.substr(6 + 3 * r, 3);
+    orders.insert(round);
+    std::sort(round.begin(), round.end());
+    EXPECT_EQ(round, "bkl") << "round " << r << " of " << log_;
+  }
+  // Not one order kept or rotated: each way ran right after each other way
+  // (a rotation keeps l after k, b after l and k after b: 3 of the 6 pairs).
+  std::set<std::pair<char, char>> followed;  // (before, after), rounds' ends included
+  for (std::size_t i = 7; i < log_.size(); ++i)
+    if (log_[i - 1] != log_[i]) followed.insert({log_[i - 1], log_[i]});
+  EXPECT_GT(orders.size(), 3u) << log_;
+  EXPECT_EQ(followed.size(), 6u) << log_;
 }
 
 TEST_F(BlockCalibration, AWayFastInMostRoundsIsChosenOverOneWithALuckyProbe) {

@@ -5,6 +5,7 @@
 #include <unistd.h>
 
 #include <algorithm>
+#include <random>
 #include <atomic>
 #include <chrono>
 #include <cmath>
@@ -101,9 +102,10 @@ std::string block_choice_file() {
   if (const char* f = std::getenv("XFER_BLOCKS_CACHE")) return std::string(f) == "off" ? "" : f;
   const std::string staged = tuning_cache_file();
   if (staged.empty()) return {};
-  // "-2": the rankings of the rounds' rule (rank.cpp); a file of the first
-  // rule's (best of 3, one way after another) is not read.
-  return (std::filesystem::path(staged).parent_path() / "block-ways-2").string();
+  // "-3": the rankings made since the CUDA batch way cuts its copies over
+  // several streams; a file ranking the one-stream batch ("-2", the rounds'
+  // rule of rank.cpp) or the first rule's (no suffix) is not read.
+  return (std::filesystem::path(staged).parent_path() / "block-ways-3").string();
 }
 
 void forget_block_choices() {
@@ -188,9 +190,18 @@ std::vector<block_way> calibrate_block_ways(block_step& step, const block_choice
   }
   const double start = now();
   const unsigned rounds = std::max(1u, o.rounds), min_rounds = std::clamp(o.min_rounds, 1u, rounds);
+  // The order is shuffled each round (a fixed seed): what a way leaves
+  // behind (the pack way's threads poll for 200 us after a copy; CPU writes
+  // a DMA then takes back from the caches) falls on each way about as often.
+  // A rotation would keep each way behind the same one: the block study's
+  // auto column, always right after pack, measured pack's wake at 1ce24c1
+  // (docs/results/nvidia-h200/blocks-1ce24c1/).
+  std::mt19937 order_rng(38);
+  std::vector<std::size_t> order;
   for (unsigned r = 0; r < rounds && !live.empty(); ++r) {
-    for (std::size_t k = 0; k < live.size(); ++k) {
-      const std::size_t i = live[(k + r) % live.size()];
+    order = live;
+    std::shuffle(order.begin(), order.end(), order_rng);
+    for (const std::size_t i : order) {
       const double t0 = now();
       for (unsigned n = 0; n < moves[i]; ++n) ways[i]->move(job, access);
       times[i].seconds.push_back((now() - t0) / moves[i]);
