@@ -139,9 +139,9 @@ std::optional<block_way> block_way_from_environment();
 // The calibration (one per key, then cached): each way the probe does not
 // refuse moves a probe list (probe_bytes of the key's class in min_blocks to
 // max_blocks blocks, scattered on both sides by a fixed seed) in rounds, the
-// ways interleaved and the order rotated each round (A B C, B C A, C A B...),
+// ways interleaved and the order shuffled each round (a fixed seed),
 // so drift, and what one way leaves behind for the next (a team of CPU
-// threads still polling), falls on every way alike. A probe repeats the move
+// threads still polling), falls on each way about as often. A probe repeats the move
 // until it lasts min_probe_s, so a timer's or a launch's jitter does not
 // decide. Ranked by rank_block_ways over the rounds' times. A way whose
 // fastest probe is `hopeless` times the leader's median after min_rounds is
