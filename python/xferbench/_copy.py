@@ -229,6 +229,9 @@ _lock = threading.Lock()
 
 
 def _default_copier(device: int) -> Copier:
+    c = _copiers.get(device)  # the common case, without the lock (a dict read is atomic)
+    if c is not None:
+        return c
     with _lock:
         c = _copiers.get(device)
         if c is None:
@@ -248,12 +251,23 @@ def _device_of(a: Any, name: str) -> Tuple[int, int]:
     return _CPU, 0
 
 
+# Types that do not have the buffer protocol (torch.Tensor, CuPy's ndarray): a type has it or
+# not, so memoryview is tried once per type, not per copy (its TypeError cost a torch copy
+# microseconds each time: docs/results/nvidia-h200/blocks-probes-e0c0ac9/).
+_no_buffer_protocol: set = set()
+
+
 def _check_writable(a: Any, name: str) -> None:
     # Where the buffer protocol tells (NumPy, bytes, memoryview), before any native call; an
     # array that has DLPack alone (torch, CuPy) the native module checks, with the same message.
+    if type(a) in _no_buffer_protocol:
+        return
     try:
         readonly = memoryview(a).readonly
-    except (TypeError, ValueError, BufferError):  # no buffer protocol, or not for device memory
+    except TypeError:  # no buffer protocol
+        _no_buffer_protocol.add(type(a))
+        return
+    except (ValueError, BufferError):  # this array's buffer not exported (device memory, say)
         return
     if readonly:
         raise BadArgumentType(name, f"{name} is read-only (pass a writable array)")
@@ -282,9 +296,9 @@ def copy(dst: Any, src: Any, stream: Any = None, non_blocking: bool = False) -> 
         CudaUnavailableError: a device array where CUDA cannot start.
         CopyError: the copy failed on the way.
     """
-    _check_writable(dst, "dst")
     (dt, di), (st, si) = _device_of(dst, "dst"), _device_of(src, "src")
     if dt in _HOST and st in _HOST:
+        _check_writable(dst, "dst")  # the Copier's to_device and to_host check it for the others
         native().host_copy(dst, src)
         return CopyHandle(_Done()) if non_blocking else None
     elif dt == _CUDA and st in _HOST:
