@@ -6,8 +6,9 @@
 //
 //   build/bench/xfer_bench_blocks_study [reps] > blocks.tsv
 //
-// Pinned rows add probes (probe-loop-Ns, probe-batch-Ns): the loop and the
-// batch spread over N streams, measured beside the ways, not ways themselves.
+// Pinned rows add probes (probe-batch-Ns, probe-kernel+batch): a batch
+// spread over N raw streams, and the kernel and batch ways at once on halves
+// of the list; measured beside the ways, not ways themselves.
 //
 // Prints one line per (direction, host kind, block size, way): the median
 // and best GB/s of `reps` copies. Not a test: speed lives here.
@@ -21,6 +22,9 @@
 #include <functional>
 #include <numeric>
 #include <random>
+#include <span>
+#include <thread>
+#include <exception>
 #include <string>
 #include <vector>
 #include <xfer/mem/blocks/block_copier.hpp>
@@ -72,7 +76,11 @@ int main(int argc, char** argv) {
   mem::block_copier copier(*step);
   cudaStream_t stream;
   cudaStreamCreateWithFlags(&stream, cudaStreamNonBlocking);
-  cudaStream_t probe_streams[4];
+  // A second step for the kernel+batch probe: each step's queue holds its
+  // own lock, so two ways of one step would take turns.
+  auto step2 = cuda::make_block_step(0);
+  mem::block_copier copier2(*step2);
+  cudaStream_t probe_streams[8];
   for (auto& s : probe_streams) cudaStreamCreateWithFlags(&s, cudaStreamNonBlocking);
   struct point {
     std::size_t blocks, block_bytes;
@@ -106,11 +114,18 @@ int main(int argc, char** argv) {
           ways.emplace_back(std::string(to_string(w)), [&m, &job, access] { m.move(job, access); });
         }
         ways.emplace_back("auto(" + std::string(to_string(copier.choose(job))) + ")", [&] { copier.copy(job); });
-        // Probes, not ways of the copier: the loop's and the batch's copies
-        // spread over several streams, so that more than one copy engine
-        // works and one DMA's setup hides behind another's bytes. At
-        // 1ce24c1 one stream's batch reached 42.8 GB/s h2d at 256 KiB blocks
-        // against 54.5 for one contiguous copy: is it the gaps between DMAs?
+        // Probes, not ways of the copier (pinned rows only). At e0c0ac9 a
+        // batch cut over 2 or 4 streams made 94 to 100% of one contiguous copy
+        // from 256 KiB, and the batch way has cut its copies in four since
+        // d422b0b; but at d571bf5 h2d made only 48 to 49 GB/s at 256 KiB and
+        // 2 MiB (89 to 91%; docs/results/nvidia-h200/blocks-d571bf5/). So:
+        //   probe-batch-Ns     one batch cut over N raw streams (2 and 8);
+        //   probe-kernel+batch half the pairs through the kernel way (a second
+        //                      step, on a thread of its own) while the batch
+        //                      way moves the other half: the SMs' reads of
+        //                      host memory and the copy engines at once. The
+        //                      probe pays a thread's start per copy (tens of
+        //                      us), which a way built on it would not.
         std::vector<void*> dsts, srcs;
         for (const auto& p : pairs) {
           auto* h = host.p;
@@ -119,14 +134,15 @@ int main(int argc, char** argv) {
           srcs.push_back((h2d ? h : dv) + p.src * pt.block_bytes);
           dsts.push_back((h2d ? dv : h) + p.dst * pt.block_bytes);
         }
-        if (pinned)
-          for (std::size_t n_streams : {2, 4}) {
-            ways.emplace_back("probe-loop-" + std::to_string(n_streams) + "s", [&, n_streams] {
-              for (std::size_t i = 0; i < pairs.size(); ++i)
-                cudaMemcpyAsync(dsts[i], srcs[i], pt.block_bytes, cudaMemcpyDefault, probe_streams[i % n_streams]);
-              for (std::size_t k = 0; k < n_streams; ++k) cudaStreamSynchronize(probe_streams[k]);
-            });
+        const std::size_t half = pairs.size() / 2;
+        const mem::block_job first_half{d, host.p, span, dev, pt.block_bytes,
+                                        std::span<const mem::block_pair>(pairs).first(half), nullptr};
+        const mem::block_job second_half{d, host.p, span, dev, pt.block_bytes,
+                                         std::span<const mem::block_pair>(pairs).subspan(half), nullptr};
+        const auto access2 = step2->access(host.p, span);
+        if (pinned) {
 #if CUDART_VERSION >= 13000
+          for (std::size_t n_streams : {2, 8}) {
             ways.emplace_back("probe-batch-" + std::to_string(n_streams) + "s", [&, n_streams] {
               const std::vector<std::size_t> sizes(pairs.size(), pt.block_bytes);
               cudaMemcpyAttributes attr{};
@@ -141,8 +157,30 @@ int main(int argc, char** argv) {
               }
               for (std::size_t k = 0; k < n_streams; ++k) cudaStreamSynchronize(probe_streams[k]);
             });
-#endif
           }
+#endif
+          mem::block_mover* kernel = &copier2.mover(mem::block_way::kernel);
+          mem::block_mover* batch = &copier.mover(mem::block_way::batch);
+          if (half > 0 && kernel->refusal(first_half, access2).empty() && batch->refusal(second_half, access).empty())
+            ways.emplace_back("probe-kernel+batch", [kernel, batch, &first_half, &second_half, &access2, &access] {
+              std::exception_ptr failed;  // the thread's error, raised here after the join
+              std::thread by_kernel([&] {
+                try {
+                  kernel->move(first_half, access2);
+                } catch (...) {
+                  failed = std::current_exception();
+                }
+              });
+              try {
+                batch->move(second_half, access);
+              } catch (...) {
+                by_kernel.join();
+                throw;
+              }
+              by_kernel.join();
+              if (failed) std::rethrow_exception(failed);
+            });
+        }
         ways.emplace_back("contiguous-pinned", [&] {
           if (d == dir::to_device)
             cudaMemcpyAsync(dev.handle, contiguous_host.p, total, cudaMemcpyHostToDevice, stream);
