@@ -112,6 +112,34 @@ def test_a_read_only_destination_is_one_line_naming_it():
     _one_line_type_error(lambda: c.to_device(np.zeros(4, np.uint8), "abcd"), "src is not an array")
 
 
+class _DLPackOnly:
+    """An array with DLPack and no buffer protocol, as a torch tensor or a CuPy array is."""
+
+    def __init__(self, a):
+        self._a = a
+
+    def __dlpack__(self, **kwargs):
+        return self._a.__dlpack__(**kwargs)
+
+    def __dlpack_device__(self):
+        return self._a.__dlpack_device__()
+
+
+def test_the_read_only_check_remembers_types_without_the_buffer_protocol_not_arrays():
+    # xferbench/_copy.py tries memoryview once per type: a type without the buffer protocol is
+    # remembered, and its arrays still move; a NumPy array's read-only flag is still read each time.
+    c = xferbench.Copier("host", chunk_bytes=4096, ring_depth=2, threads=2, handoff_bytes=1, calibrate=False)
+    src = np.arange(8192, dtype=np.uint8)
+    for _ in range(2):  # the second copy takes the remembered type's path
+        dst = np.zeros(8192, np.uint8)
+        c.to_device(_DLPackOnly(dst), src)
+        assert (dst == src).all()
+    ro = np.zeros(4, np.uint8)
+    ro.flags.writeable = False
+    _one_line_type_error(lambda: c.to_device(ro, np.zeros(4, np.uint8)), "dst is read-only")
+    _one_line_type_error(lambda: xferbench.copy(ro, np.zeros(4, np.uint8)), "dst is read-only")
+
+
 def test_a_tuning_argument_of_another_type_is_a_type_error():
     from xferbench._native_loader import _native
     _one_line_type_error(lambda: _native.Copier(-1, "runtime", 4.5, None, None, None, False),
