@@ -21,23 +21,16 @@ import os
 import statistics
 import subprocess
 import sys
-import time
 
 import numpy as np
 
 import xferbench
+from interleave import interleaved_times
 
 
 def interleaved_us(fns, reps, warm=50):
-    """Median microseconds of each of fns, called in turn so drift hits each alike."""
-    times = {name: [] for name in fns}
-    for r in range(reps + warm):
-        for name, fn in fns.items():
-            t0 = time.perf_counter()
-            fn()
-            if r >= warm:
-                times[name].append(time.perf_counter() - t0)
-    return {name: statistics.median(t) * 1e6 for name, t in times.items()}
+    """Median microseconds of each of fns, called in turn (interleave.py: the order shuffled)."""
+    return {name: statistics.median(t) * 1e6 for name, t in interleaved_times(fns, reps, warm).items()}
 
 
 def mapping_for(n, rng):

@@ -23,10 +23,10 @@ from __future__ import annotations
 
 import argparse
 import json
-import random
 import statistics
 import sys
-import time
+
+from interleave import interleaved_times
 
 
 def main() -> int:
@@ -79,17 +79,7 @@ def main() -> int:
                 if not torch.equal(dst.cpu(), src.cpu()):
                     print(f"{d} {size} B through {name}: WRONG BYTES", file=sys.stderr)
                     return 1
-            times = {name: [] for name in calls}
-            names = list(calls)
-            order = random.Random(37)  # shuffled each round: no call always follows the same one
-            for r in range(args.reps + 5):
-                order.shuffle(names)
-                for name in names:
-                    t0 = time.perf_counter()
-                    calls[name]()
-                    t = time.perf_counter() - t0
-                    if r >= 5:
-                        times[name].append(t * 1e6)
+            times = {name: [t * 1e6 for t in ts] for name, ts in interleaved_times(calls, args.reps).items()}
             print(f"{d} {size >> 10} KiB:")
             for name in calls:
                 med = statistics.median(times[name])
