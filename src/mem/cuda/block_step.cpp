@@ -245,19 +245,37 @@ void cuda_block_queue::copy_batch(void* const* dsts, const void* const* srcs, st
     const std::size_t parts = (count + per - 1) / per;
     api& cuda = step_.cuda();
     if (parts > 1) cuda.record(step_.batch_event(0), stream_);
-    for (std::size_t k = 0; k < parts; ++k) {
-      const std::size_t b = k * per, n = std::min(per, count - b);
-      const stream_t s = k == 0 ? stream_ : step_.batch_side(k - 1);
-      if (k > 0) cuda.wait(s, step_.batch_event(0));
+    std::size_t forked = 0;  // side streams that wait for the fork
+    try {
+      for (std::size_t k = 0; k < parts; ++k) {
+        const std::size_t b = k * per, n = std::min(per, count - b);
+        const stream_t s = k == 0 ? stream_ : step_.batch_side(k - 1);
+        if (k > 0) {
+          cuda.wait(s, step_.batch_event(0));
+          ++forked;
+        }
 #if CUDART_VERSION >= 13000
-      check(cudaMemcpyBatchAsync(dsts + b, srcs + b, sizes.data() + b, n, &attr, &first, 1, static_cast<cudaStream_t>(s)),
-            "cudaMemcpyBatchAsync", fmt::format("{} copies of {} bytes", n, bytes));
+        check(cudaMemcpyBatchAsync(dsts + b, srcs + b, sizes.data() + b, n, &attr, &first, 1, static_cast<cudaStream_t>(s)),
+              "cudaMemcpyBatchAsync", fmt::format("{} copies of {} bytes", n, bytes));
 #else
-      std::size_t failed = 0;
-      check(cudaMemcpyBatchAsync(const_cast<void**>(dsts + b), const_cast<void**>(srcs + b), sizes.data() + b, n, &attr,
-                                 &first, 1, &failed, static_cast<cudaStream_t>(s)),
-            "cudaMemcpyBatchAsync", fmt::format("{} copies of {} bytes", n, bytes));
+        std::size_t failed = 0;
+        check(cudaMemcpyBatchAsync(const_cast<void**>(dsts + b), const_cast<void**>(srcs + b), sizes.data() + b, n,
+                                   &attr, &first, 1, &failed, static_cast<cudaStream_t>(s)),
+              "cudaMemcpyBatchAsync", fmt::format("{} copies of {} bytes", n, bytes));
 #endif
+      }
+    } catch (...) {
+      // The queue's end waits only for its own stream: an earlier part's
+      // DMA on a side stream must end before the caller may free its
+      // arrays, so the error path waits for every forked side stream.
+      for (std::size_t k = 0; k < forked; ++k) {
+        try {
+          cuda.synchronize_stream(step_.batch_side(k));
+        } catch (...) {
+          // The first error is the one to report.
+        }
+      }
+      throw;
     }
     for (std::size_t k = 1; k < parts; ++k) {
       cuda.record(step_.batch_event(k), step_.batch_side(k - 1));
