@@ -6,9 +6,10 @@
 //
 //   build/bench/xfer_bench_blocks_study [reps] > blocks.tsv
 //
-// Pinned rows add probes (probe-batch-Ns, probe-kernel+batch): a batch
-// spread over N raw streams, and the kernel and batch ways at once on halves
-// of the list; measured beside the ways, not ways themselves.
+// Pinned rows add probes (probe-batch-16s, probe-adjacent-8s): a batch
+// spread over 16 raw streams, and the same count of copies of the same size
+// between adjacent places (one contiguous range cut in pieces); measured
+// beside the ways, not ways themselves.
 //
 // Prints one line per (direction, host kind, block size, way): the median
 // and best GB/s of `reps` copies. Not a test: speed lives here.
@@ -23,8 +24,6 @@
 #include <numeric>
 #include <random>
 #include <span>
-#include <thread>
-#include <exception>
 #include <string>
 #include <vector>
 #include <xfer/mem/blocks/block_copier.hpp>
@@ -76,11 +75,7 @@ int main(int argc, char** argv) {
   mem::block_copier copier(*step);
   cudaStream_t stream;
   cudaStreamCreateWithFlags(&stream, cudaStreamNonBlocking);
-  // A second step for the kernel+batch probe: each step's queue holds its
-  // own lock, so two ways of one step would take turns.
-  auto step2 = cuda::make_block_step(0);
-  mem::block_copier copier2(*step2);
-  cudaStream_t probe_streams[8];
+  cudaStream_t probe_streams[16];
   for (auto& s : probe_streams) cudaStreamCreateWithFlags(&s, cudaStreamNonBlocking);
   struct point {
     std::size_t blocks, block_bytes;
@@ -114,72 +109,53 @@ int main(int argc, char** argv) {
           ways.emplace_back(std::string(to_string(w)), [&m, &job, access] { m.move(job, access); });
         }
         ways.emplace_back("auto(" + std::string(to_string(copier.choose(job))) + ")", [&] { copier.copy(job); });
-        // Probes, not ways of the copier (pinned rows only). At e0c0ac9 a
-        // batch cut over 2 or 4 streams made 94 to 100% of one contiguous copy
-        // from 256 KiB, and the batch way has cut its copies in four since
-        // d422b0b; but at d571bf5 h2d made only 48 to 49 GB/s at 256 KiB and
-        // 2 MiB (89 to 91%; docs/results/nvidia-h200/blocks-d571bf5/). So:
-        //   probe-batch-Ns     one batch cut over N raw streams (2 and 8);
-        //   probe-kernel+batch half the pairs through the kernel way (a second
-        //                      step, on a thread of its own) while the batch
-        //                      way moves the other half: the SMs' reads of
-        //                      host memory and the copy engines at once. The
-        //                      probe pays a thread's start per copy (tens of
-        //                      us), which a way built on it would not.
-        std::vector<void*> dsts, srcs;
-        for (const auto& p : pairs) {
-          auto* h = host.p;
-          auto* dv = static_cast<unsigned char*>(dev.handle);
-          const bool h2d = d == dir::to_device;
-          srcs.push_back((h2d ? h : dv) + p.src * pt.block_bytes);
-          dsts.push_back((h2d ? dv : h) + p.dst * pt.block_bytes);
+        // Probes, not ways of the copier (pinned rows only). At 7e6794c one
+        // batch over 8 raw streams beat the batch way's 4 parts at every
+        // block size from 256 KiB, and the way now cuts 8; but h2d at
+        // 256 KiB and 2 MiB stayed at 49 to 50 GB/s (90 to 91% of one
+        // contiguous copy) in every way and probe
+        // (docs/results/nvidia-h200/blocks-7e6794c/). So:
+        //   probe-batch-16s    one batch cut over 16 raw streams;
+        //   probe-adjacent-8s  the same count of copies of the same size, in
+        //                      one batch over 8 streams, between adjacent
+        //                      places: the contiguous copy's bytes cut in
+        //                      pieces. Near the batch way, the cost is the
+        //                      copies' count, not where the blocks lie; near
+        //                      the contiguous copy, it is the scatter.
+        std::vector<void*> dsts, srcs, adjacent_dsts, adjacent_srcs;
+        const bool h2d = d == dir::to_device;
+        auto* dv = static_cast<unsigned char*>(dev.handle);
+        for (std::size_t i = 0; i < pairs.size(); ++i) {
+          srcs.push_back((h2d ? host.p : dv) + pairs[i].src * pt.block_bytes);
+          dsts.push_back((h2d ? dv : host.p) + pairs[i].dst * pt.block_bytes);
+          adjacent_srcs.push_back((h2d ? contiguous_host.p : dv) + i * pt.block_bytes);
+          adjacent_dsts.push_back((h2d ? dv : contiguous_host.p) + i * pt.block_bytes);
         }
-        const std::size_t half = pairs.size() / 2;
-        const mem::block_job first_half{d, host.p, span, dev, pt.block_bytes,
-                                        std::span<const mem::block_pair>(pairs).first(half), nullptr};
-        const mem::block_job second_half{d, host.p, span, dev, pt.block_bytes,
-                                         std::span<const mem::block_pair>(pairs).subspan(half), nullptr};
-        const auto access2 = step2->access(host.p, span);
-        if (pinned) {
+        const auto batch_over = [&](std::vector<void*>& to, std::vector<void*>& from, std::size_t n_streams) {
 #if CUDART_VERSION >= 13000
-          for (std::size_t n_streams : {2, 8}) {
-            ways.emplace_back("probe-batch-" + std::to_string(n_streams) + "s", [&, n_streams] {
-              const std::vector<std::size_t> sizes(pairs.size(), pt.block_bytes);
-              cudaMemcpyAttributes attr{};
-              attr.srcAccessOrder = cudaMemcpySrcAccessOrderAny;
-              std::size_t first = 0;
-              const std::size_t per = (pairs.size() + n_streams - 1) / n_streams;
-              for (std::size_t k = 0; k < n_streams; ++k) {
-                const std::size_t b = k * per, e = std::min(pairs.size(), b + per);
-                if (b < e)
-                  cudaMemcpyBatchAsync(dsts.data() + b, srcs.data() + b, sizes.data() + b, e - b, &attr, &first, 1,
-                                       probe_streams[k]);
-              }
-              for (std::size_t k = 0; k < n_streams; ++k) cudaStreamSynchronize(probe_streams[k]);
-            });
+          const std::vector<std::size_t> sizes(from.size(), pt.block_bytes);
+          cudaMemcpyAttributes attr{};
+          attr.srcAccessOrder = cudaMemcpySrcAccessOrderAny;
+          std::size_t first = 0;
+          const std::size_t per = (from.size() + n_streams - 1) / n_streams;
+          for (std::size_t k = 0; k < n_streams; ++k) {
+            const std::size_t b = k * per, e = std::min(from.size(), b + per);
+            if (b < e)
+              cudaMemcpyBatchAsync(to.data() + b, from.data() + b, sizes.data() + b, e - b, &attr, &first, 1,
+                                   probe_streams[k]);
           }
+          for (std::size_t k = 0; k < n_streams; ++k) cudaStreamSynchronize(probe_streams[k]);
+#else
+          (void)to, (void)from, (void)n_streams;
 #endif
-          mem::block_mover* kernel = &copier2.mover(mem::block_way::kernel);
-          mem::block_mover* batch = &copier.mover(mem::block_way::batch);
-          if (half > 0 && kernel->refusal(first_half, access2).empty() && batch->refusal(second_half, access).empty())
-            ways.emplace_back("probe-kernel+batch", [kernel, batch, &first_half, &second_half, &access2, &access] {
-              std::exception_ptr failed;  // the thread's error, raised here after the join
-              std::thread by_kernel([&] {
-                try {
-                  kernel->move(first_half, access2);
-                } catch (...) {
-                  failed = std::current_exception();
-                }
-              });
-              try {
-                batch->move(second_half, access);
-              } catch (...) {
-                by_kernel.join();
-                throw;
-              }
-              by_kernel.join();
-              if (failed) std::rethrow_exception(failed);
-            });
+        };
+        // Ways from here on are not checked: the adjacent probe and the
+        // contiguous copy move other bytes.
+        std::size_t checked = ways.size();
+        if (pinned && CUDART_VERSION >= 13000) {
+          ways.emplace_back("probe-batch-16s", [&] { batch_over(dsts, srcs, 16); });
+          checked = ways.size();
+          ways.emplace_back("probe-adjacent-8s", [&] { batch_over(adjacent_dsts, adjacent_srcs, 8); });
         }
         ways.emplace_back("contiguous-pinned", [&] {
           if (d == dir::to_device)
@@ -188,9 +164,9 @@ int main(int argc, char** argv) {
             cudaMemcpyAsync(contiguous_host.p, dev.handle, total, cudaMemcpyDeviceToHost, stream);
           cudaStreamSynchronize(stream);
         });
-        // Checked once each (the contiguous copy moves other bytes: not checked).
+        // Checked once each (up to `checked`).
         std::vector<unsigned char> dev_copy(span);
-        for (std::size_t i = 0; i + 1 < ways.size(); ++i) {
+        for (std::size_t i = 0; i < checked; ++i) {
           if (d == dir::to_host) std::memset(host.p, 0, span);
           cudaMemset(dev.handle, 0x77, d == dir::to_device ? span : 0);
           if (d == dir::to_host) {
@@ -202,7 +178,7 @@ int main(int argc, char** argv) {
           cudaMemcpy(dev_copy.data(), dev.handle, span, cudaMemcpyDeviceToHost);
           notes.push_back(moved_right(job, dev_copy.data()) ? "checked" : "WRONG BYTES");
         }
-        notes.push_back("not checked (other bytes)");
+        notes.resize(ways.size(), "not checked (other bytes)");
         std::vector<std::vector<double>> seconds(ways.size());
         // The order is shuffled each round (a fixed seed), so each way follows
         // every other about as often. A rotation is not enough: it keeps who

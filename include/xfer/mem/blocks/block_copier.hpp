@@ -129,7 +129,7 @@ struct block_choice_key {
 };
 block_choice_key choice_key_for(const block_job& job, host_block_kind kind) noexcept;
 std::string block_choice_cache_key(const block_step& step, const block_choice_key& key);
-// $XFER_BLOCKS_CACHE when set ("off": none), else "block-ways-3" beside the
+// $XFER_BLOCKS_CACHE when set ("off": none), else "block-ways-4" beside the
 // staged copier's tuning file (tuning_cache_file(); none when that is off).
 std::string block_choice_file();
 void forget_block_choices();  // this process's cache (the file stays), for tests
