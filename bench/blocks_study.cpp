@@ -6,10 +6,10 @@
 //
 //   build/bench/xfer_bench_blocks_study [reps] > blocks.tsv
 //
-// Pinned rows add probes (probe-batch-16s, probe-adjacent-8s): a batch
-// spread over 16 raw streams, and the same count of copies of the same size
-// between adjacent places (one contiguous range cut in pieces); measured
-// beside the ways, not ways themselves.
+// Pinned rows add probes (probe-batch-Ns, probe-*adjacent-8s): a batch
+// spread over N raw streams, and the same count of copies of the same size
+// with the host side or both sides adjacent (one contiguous range cut in
+// pieces); measured beside the ways, not ways themselves.
 //
 // Prints one line per (direction, host kind, block size, way): the median
 // and best GB/s of `reps` copies. Not a test: speed lives here.
@@ -110,19 +110,24 @@ int main(int argc, char** argv) {
         }
         ways.emplace_back("auto(" + std::string(to_string(copier.choose(job))) + ")", [&] { copier.copy(job); });
         // Probes, not ways of the copier (pinned rows only). At 7e6794c one
-        // batch over 8 raw streams beat the batch way's 4 parts at every
-        // block size from 256 KiB, and the way now cuts 8; but h2d at
-        // 256 KiB and 2 MiB stayed at 49 to 50 GB/s (90 to 91% of one
-        // contiguous copy) in every way and probe
-        // (docs/results/nvidia-h200/blocks-7e6794c/). So:
-        //   probe-batch-16s    one batch cut over 16 raw streams;
-        //   probe-adjacent-8s  the same count of copies of the same size, in
-        //                      one batch over 8 streams, between adjacent
-        //                      places: the contiguous copy's bytes cut in
-        //                      pieces. Near the batch way, the cost is the
-        //                      copies' count, not where the blocks lie; near
-        //                      the contiguous copy, it is the scatter.
-        std::vector<void*> dsts, srcs, adjacent_dsts, adjacent_srcs;
+        // batch over 8 raw streams matched or beat the batch way's 4 parts at
+        // 7 of the 8 points from 256 KiB (by -0.2 to +2.9 GB/s), and the way
+        // now cuts 8; at 0f756f3, h2d at 256 KiB to 2 MiB made 49 to 51 GB/s
+        // (90 to 93% of one contiguous copy) in every way, while the same
+        // copies between adjacent places made 52 to 53
+        // (docs/results/nvidia-h200/blocks-7e6794c/, blocks-0f756f3/). So:
+        //   probe-batch-4s/16s      one batch cut over 4 or 16 raw streams
+        //                           (the way's former and a larger count);
+        //   probe-adjacent-8s       the same count of copies of the same size,
+        //                           in one batch over 8 streams, between
+        //                           adjacent places: the contiguous copy's
+        //                           bytes cut in pieces. Near the batch way,
+        //                           the cost is the copies' count; near the
+        //                           contiguous copy, it is the scatter;
+        //   probe-host-adjacent-8s  the host side adjacent, the device side
+        //                           scattered as the pairs say: which side's
+        //                           scatter costs.
+        std::vector<void*> dsts, srcs, adjacent_dsts, adjacent_srcs, host_adjacent_dsts, host_adjacent_srcs;
         const bool h2d = d == dir::to_device;
         auto* dv = static_cast<unsigned char*>(dev.handle);
         for (std::size_t i = 0; i < pairs.size(); ++i) {
@@ -130,6 +135,8 @@ int main(int argc, char** argv) {
           dsts.push_back((h2d ? dv : host.p) + pairs[i].dst * pt.block_bytes);
           adjacent_srcs.push_back((h2d ? contiguous_host.p : dv) + i * pt.block_bytes);
           adjacent_dsts.push_back((h2d ? dv : contiguous_host.p) + i * pt.block_bytes);
+          host_adjacent_srcs.push_back(h2d ? contiguous_host.p + i * pt.block_bytes : srcs.back());
+          host_adjacent_dsts.push_back(h2d ? dsts.back() : contiguous_host.p + i * pt.block_bytes);
         }
         const auto batch_over = [&](std::vector<void*>& to, std::vector<void*>& from, std::size_t n_streams) {
 #if CUDART_VERSION >= 13000
@@ -153,9 +160,11 @@ int main(int argc, char** argv) {
         // contiguous copy move other bytes.
         std::size_t checked = ways.size();
         if (pinned && CUDART_VERSION >= 13000) {
+          ways.emplace_back("probe-batch-4s", [&] { batch_over(dsts, srcs, 4); });
           ways.emplace_back("probe-batch-16s", [&] { batch_over(dsts, srcs, 16); });
           checked = ways.size();
           ways.emplace_back("probe-adjacent-8s", [&] { batch_over(adjacent_dsts, adjacent_srcs, 8); });
+          ways.emplace_back("probe-host-adjacent-8s", [&] { batch_over(host_adjacent_dsts, host_adjacent_srcs, 8); });
         }
         ways.emplace_back("contiguous-pinned", [&] {
           if (d == dir::to_device)

@@ -85,8 +85,8 @@ class cuda_block_step final : public mem::block_step {
   // 256 KiB to 2 MiB moved 47 to 53 GB/s in one batch and 50 to 54 in four
   // (h2d and d2h), against 55 for one contiguous copy
   // (docs/results/nvidia-h200/blocks-probes-e0c0ac9/); at 7e6794c a batch
-  // over eight raw streams beat four parts at each of those eight points, by
-  // 0 to 3 GB/s (docs/results/nvidia-h200/blocks-7e6794c/).
+  // over eight raw streams matched or beat four parts at 7 of those 8
+  // points, by -0.2 to +2.9 GB/s (docs/results/nvidia-h200/blocks-7e6794c/).
   static constexpr std::size_t batch_parts = 8;
   stream_t batch_side(std::size_t i) const noexcept { return batch_side_[i]; }
   // Event 0 forks the side streams from the queue's stream; event i > 0
