@@ -250,8 +250,15 @@ struct staged_calibration_options {
   // defaults and the first count are always tried; the defaults first).
   std::vector<unsigned> thread_counts{4, 8, 12};
   unsigned ring_depth = 4;
+  // Every power of two from 1 MiB: with 1, 4 and 16 MiB alone, a machine
+  // where 4 MiB missed the margin handed everything below 16 MiB to the
+  // plain copy, though staging took 58% of the plain copy's time at 8 MiB
+  // (H200, 799a707, to the device: 4 and 8 MiB ran 14.8 and 16.2 GB/s
+  // plain, 20.5 and 27.4 staged). Two machines of that kind calibrated
+  // 16 MiB and 4 MiB (docs/results/nvidia-h200/staged-799a707/).
   std::vector<std::size_t> handoff_sizes{std::size_t{64} << 10, std::size_t{256} << 10, std::size_t{1} << 20,
-                                         std::size_t{4} << 20, std::size_t{16} << 20};
+                                         std::size_t{2} << 20,  std::size_t{4} << 20,   std::size_t{8} << 20,
+                                         std::size_t{16} << 20};
   // Staging takes over a size only where it won by this fraction: the
   // handoff errs towards the plain API, which is never slower than itself.
   double handoff_margin = 0.10;
