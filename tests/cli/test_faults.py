@@ -63,15 +63,18 @@ class LateCorruption(InTempDir):
     was `ok` and `verified: true`): the last timed sample is checked whatever checking cost before."""
 
     # Never converges (--target-ci), and is the only point (no time lent by an earlier one): the
-    # point samples for its --max-time, so a clean run's time for it is the faulty run's too.
-    ARGS = ["--sizes", str(ODD), "--max-time", "0.2", "--target-ci", "1e-9"]
+    # point samples for its --max-time, so a clean run's time for it is the faulty run's too. The
+    # fault begins a quarter into the clean run's sampling, 0.15 s: a faulty run whose preparation
+    # and warm-up went that much faster than the clean run's (a machine busy during the clean run)
+    # would end before it. With 0.2 s and half-way, a loaded 2-CPU machine saw that happen.
+    ARGS = ["--sizes", str(ODD), "--max-time", "0.6", "--target-ci", "1e-9"]
 
     def late(self, *mode):
-        """The results of a run whose copies corrupt from half-way through a clean run's time for
-        the point (preparation, warm-up, sampling) on."""
+        """The results of a run whose copies corrupt from a quarter into a clean run's sampling time
+        for the point (after its preparation and warm-up) on."""
         clean = sweep(self.out, *self.ARGS, *mode)
         self.assertEqual(clean.returncode, 0, clean.stderr)
-        spent = max(r["time_spent_s"]["prepare"] + r["time_spent_s"]["warmup"] + r["time_spent_s"]["sampling"] / 2
+        spent = max(r["time_spent_s"]["prepare"] + r["time_spent_s"]["warmup"] + r["time_spent_s"]["sampling"] / 4
                     for r in load(self.out)["results"] if r["device_index"] >= 0)
         p = sweep(self.out, *self.ARGS, *mode, env={"LD_PRELOAD": SHIM, "XFER_FAULT": "corrupt",
                                                     "XFER_FAULT_BYTES": str(ODD), "XFER_FAULT_AFTER_S": str(spent)})
