@@ -6,10 +6,11 @@
 //
 //   build/bench/xfer_bench_blocks_study [reps] > blocks.tsv
 //
-// Pinned rows add probes (probe-batch-Ns, probe-*adjacent-8s): a batch
-// spread over N raw streams, and the same count of copies of the same size
-// with the host side or both sides adjacent (one contiguous range cut in
-// pieces); measured beside the ways, not ways themselves.
+// Pinned rows add probes (probe-batch-Ns, probe-forked-8s, probe-*adjacent-8s,
+// contiguous-same-array): a batch spread over N raw streams, or forked from
+// the study's stream by events; the same count of copies of the same size
+// with the host side or both sides adjacent; one copy from the scattered
+// ways' own host array. Measured beside the ways, not ways themselves.
 //
 // Prints one line per (direction, host kind, block size, way): the median
 // and best GB/s of `reps` copies. Not a test: speed lives here.
@@ -77,6 +78,8 @@ int main(int argc, char** argv) {
   cudaStreamCreateWithFlags(&stream, cudaStreamNonBlocking);
   cudaStream_t probe_streams[16];
   for (auto& s : probe_streams) cudaStreamCreateWithFlags(&s, cudaStreamNonBlocking);
+  cudaEvent_t fork_join[8];
+  for (auto& e : fork_join) cudaEventCreateWithFlags(&e, cudaEventDisableTiming);
   struct point {
     std::size_t blocks, block_bytes;
   };
@@ -127,7 +130,20 @@ int main(int argc, char** argv) {
         //   probe-host-adjacent-8s  the host side adjacent, the device side
         //                           scattered as the pairs say: which side's
         //                           scatter costs.
-        std::vector<void*> dsts, srcs, adjacent_dsts, adjacent_srcs, host_adjacent_dsts, host_adjacent_srcs;
+        // At 799a707 the host side's scatter cost 2 to 4% to the device, and
+        // the raw batches ran about 1 GB/s above the way's eight parts
+        // (docs/results/nvidia-h200/blocks-799a707/). But the adjacent probes
+        // and the contiguous copy use another host array than the scattered
+        // ways, and the way forks and joins with events. So:
+        //   probe-same-array-adjacent-8s  adjacent, in the scattered ways'
+        //                           own host array: the array or the scatter;
+        //   contiguous-same-array   one copy from or to that array;
+        //   probe-forked-8s         the raw batch over 8 streams forked from
+        //                           and joined into the study's stream by
+        //                           events without timing, as the way does:
+        //                           the events or the way's other costs.
+        std::vector<void*> dsts, srcs, adjacent_dsts, adjacent_srcs, host_adjacent_dsts, host_adjacent_srcs,
+            same_array_dsts, same_array_srcs;
         const bool h2d = d == dir::to_device;
         auto* dv = static_cast<unsigned char*>(dev.handle);
         for (std::size_t i = 0; i < pairs.size(); ++i) {
@@ -137,7 +153,31 @@ int main(int argc, char** argv) {
           adjacent_dsts.push_back((h2d ? dv : contiguous_host.p) + i * pt.block_bytes);
           host_adjacent_srcs.push_back(h2d ? contiguous_host.p + i * pt.block_bytes : srcs.back());
           host_adjacent_dsts.push_back(h2d ? dsts.back() : contiguous_host.p + i * pt.block_bytes);
+          same_array_srcs.push_back((h2d ? host.p : dv) + i * pt.block_bytes);
+          same_array_dsts.push_back((h2d ? dv : host.p) + i * pt.block_bytes);
         }
+        const auto forked_batch = [&] {
+#if CUDART_VERSION >= 13000
+          const std::vector<std::size_t> sizes(srcs.size(), pt.block_bytes);
+          cudaMemcpyAttributes attr{};
+          attr.srcAccessOrder = cudaMemcpySrcAccessOrderAny;
+          std::size_t first = 0;
+          const std::size_t per = (srcs.size() + 7) / 8;
+          cudaEventRecord(fork_join[0], stream);
+          for (std::size_t k = 0; k < 8; ++k) {
+            const std::size_t b = k * per, e = std::min(srcs.size(), b + per);
+            if (b >= e) break;
+            cudaStream_t s = k == 0 ? stream : probe_streams[k - 1];
+            if (k > 0) cudaStreamWaitEvent(s, fork_join[0], 0);
+            cudaMemcpyBatchAsync(dsts.data() + b, srcs.data() + b, sizes.data() + b, e - b, &attr, &first, 1, s);
+            if (k > 0) {
+              cudaEventRecord(fork_join[k], s);
+              cudaStreamWaitEvent(stream, fork_join[k], 0);
+            }
+          }
+          cudaStreamSynchronize(stream);
+#endif
+        };
         const auto batch_over = [&](std::vector<void*>& to, std::vector<void*>& from, std::size_t n_streams) {
 #if CUDART_VERSION >= 13000
           const std::vector<std::size_t> sizes(from.size(), pt.block_bytes);
@@ -162,9 +202,18 @@ int main(int argc, char** argv) {
         if (pinned && CUDART_VERSION >= 13000) {
           ways.emplace_back("probe-batch-4s", [&] { batch_over(dsts, srcs, 4); });
           ways.emplace_back("probe-batch-16s", [&] { batch_over(dsts, srcs, 16); });
+          ways.emplace_back("probe-forked-8s", forked_batch);
           checked = ways.size();
           ways.emplace_back("probe-adjacent-8s", [&] { batch_over(adjacent_dsts, adjacent_srcs, 8); });
           ways.emplace_back("probe-host-adjacent-8s", [&] { batch_over(host_adjacent_dsts, host_adjacent_srcs, 8); });
+          ways.emplace_back("probe-same-array-adjacent-8s", [&] { batch_over(same_array_dsts, same_array_srcs, 8); });
+          ways.emplace_back("contiguous-same-array", [&] {
+            if (d == dir::to_device)
+              cudaMemcpyAsync(dev.handle, host.p, total, cudaMemcpyHostToDevice, stream);
+            else
+              cudaMemcpyAsync(host.p, dev.handle, total, cudaMemcpyDeviceToHost, stream);
+            cudaStreamSynchronize(stream);
+          });
         }
         ways.emplace_back("contiguous-pinned", [&] {
           if (d == dir::to_device)
@@ -217,5 +266,6 @@ int main(int argc, char** argv) {
       }
   cudaStreamDestroy(stream);
   for (auto s : probe_streams) cudaStreamDestroy(s);
+  for (auto e : fork_join) cudaEventDestroy(e);
   return 0;
 }
