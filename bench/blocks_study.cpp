@@ -17,6 +17,7 @@
 #include <cuda_runtime.h>
 
 #include <algorithm>
+#include <array>
 #include <chrono>
 #include <cstdio>
 #include <cstdlib>
@@ -144,6 +145,7 @@ int main(int argc, char** argv) {
         //                           the events or the way's other costs.
         std::vector<void*> dsts, srcs, adjacent_dsts, adjacent_srcs, host_adjacent_dsts, host_adjacent_srcs,
             same_array_dsts, same_array_srcs;
+        std::vector<std::array<double, 4>> phases;  // open, submit, finish, close (us)
         const bool h2d = d == dir::to_device;
         auto* dv = static_cast<unsigned char*>(dev.handle);
         for (std::size_t i = 0; i < pairs.size(); ++i) {
@@ -203,6 +205,21 @@ int main(int argc, char** argv) {
           ways.emplace_back("probe-batch-4s", [&] { batch_over(dsts, srcs, 4); });
           ways.emplace_back("probe-batch-16s", [&] { batch_over(dsts, srcs, 16); });
           ways.emplace_back("probe-forked-8s", forked_batch);
+          // The batch way's steps through the step's queue, each timed: what
+          // the way spends beyond probe-forked-8s (phases printed to stderr).
+          ways.emplace_back("probe-way-phases", [&] {
+            const auto t0 = clock_type::now();
+            auto q = step->open_queue(stream);
+            const auto t1 = clock_type::now();
+            q->copy_batch(dsts.data(), srcs.data(), pt.block_bytes, srcs.size());
+            const auto t2 = clock_type::now();
+            q->finish();
+            const auto t3 = clock_type::now();
+            q.reset();
+            const auto t4 = clock_type::now();
+            const auto us = [](auto a, auto b) { return std::chrono::duration<double, std::micro>(b - a).count(); };
+            phases.push_back({us(t0, t1), us(t1, t2), us(t2, t3), us(t3, t4)});
+          });
           checked = ways.size();
           ways.emplace_back("probe-adjacent-8s", [&] { batch_over(adjacent_dsts, adjacent_srcs, 8); });
           ways.emplace_back("probe-host-adjacent-8s", [&] { batch_over(host_adjacent_dsts, host_adjacent_srcs, 8); });
@@ -262,6 +279,14 @@ int main(int argc, char** argv) {
                       total / median(seconds[i]) / 1e9,
                       total / *std::min_element(seconds[i].begin(), seconds[i].end()) / 1e9, notes[i].c_str());
         std::fflush(stdout);
+        if (!phases.empty()) {
+          std::array<std::vector<double>, 4> by_phase;
+          for (const auto& p : phases)
+            for (std::size_t k = 0; k < 4; ++k) by_phase[k].push_back(p[k]);
+          std::fprintf(stderr, "%s\t%zu\tway phases (median us): open %.1f, submit %.1f, finish %.1f, close %.1f\n",
+                       d == dir::to_device ? "h2d" : "d2h", pt.block_bytes, median(by_phase[0]), median(by_phase[1]),
+                       median(by_phase[2]), median(by_phase[3]));
+        }
         step->deallocate(dev);
       }
   cudaStreamDestroy(stream);
