@@ -207,6 +207,19 @@ nlohmann::json run_reuse(xfer::mem::device_step& step, const xfer::mem::staged_t
   return points;
 }
 
+constexpr const char* usage =
+    "usage: xfer_bench_staged_vs_plain [--step runtime|driver|host] [--max SIZE] [--seconds S] [--json FILE]\n"
+    "       xfer_bench_staged_vs_plain --reuse [--min SIZE] [--max SIZE] [--repeats N] [--step ...] [--json FILE]\n"
+    "\n"
+    "Interleaves the plain copy and the staged copier on the same pageable buffers (powers of four from\n"
+    "1 B to 16K, then each power of two from 64K to --max, default 1G), both directions, --seconds of\n"
+    "sampling each (default 0.25), and\n"
+    "says per size whether the copier was slower, the same or faster (the ratio's 95% interval).\n"
+    "The copier's tuning is the machine's calibration; XFER_STAGED_* override it (XFER_STAGED_HANDOFF_BYTES=1\n"
+    "sends every size through the pipeline). --reuse measures the registration cache instead: a reused\n"
+    "buffer's first, second and later copies, from --min (default 16M) to --max. Exit 0: none slower;\n"
+    "3: some size slower; 2: bad arguments.\n";
+
 int run(int argc, char** argv) {
   std::string step_name = XFER_HAVE_CUDA ? "runtime" : "host", json_path;
   std::size_t max = std::size_t{1} << 30, min = std::size_t{16} << 20;
@@ -219,6 +232,10 @@ int run(int argc, char** argv) {
       if (i + 1 >= argc) throw std::invalid_argument(a + " needs a value");
       return argv[++i];
     };
+    if (a == "--help" || a == "-h") {
+      std::fputs(usage, stdout);
+      return 0;
+    }
     if (a == "--step") step_name = value();
     else if (a == "--max") max = xfer::parse_size(value());
     else if (a == "--seconds") budget = std::stod(value());
