@@ -158,53 +158,51 @@ int main(int argc, char** argv) {
           same_array_srcs.push_back((h2d ? host.p : dv) + i * pt.block_bytes);
           same_array_dsts.push_back((h2d ? dv : host.p) + i * pt.block_bytes);
         }
-        const auto forked_batch = [&] {
-#if CUDART_VERSION >= 13000
-          const std::vector<std::size_t> sizes(srcs.size(), pt.block_bytes);
-          cudaMemcpyAttributes attr{};
-          attr.srcAccessOrder = cudaMemcpySrcAccessOrderAny;
-          std::size_t first = 0;
-          const std::size_t per = (srcs.size() + 7) / 8;
-          cudaEventRecord(fork_join[0], stream);
-          for (std::size_t k = 0; k < 8; ++k) {
-            const std::size_t b = k * per, e = std::min(srcs.size(), b + per);
-            if (b >= e) break;
-            cudaStream_t s = k == 0 ? stream : probe_streams[k - 1];
-            if (k > 0) cudaStreamWaitEvent(s, fork_join[0], 0);
-            cudaMemcpyBatchAsync(dsts.data() + b, srcs.data() + b, sizes.data() + b, e - b, &attr, &first, 1, s);
-            if (k > 0) {
-              cudaEventRecord(fork_join[k], s);
-              cudaStreamWaitEvent(stream, fork_join[k], 0);
-            }
-          }
-          cudaStreamSynchronize(stream);
-#endif
-        };
-        const auto batch_over = [&](std::vector<void*>& to, std::vector<void*>& from, std::size_t n_streams) {
+        // One batch of to[i] <- from[i] cut over n_streams: raw streams of
+        // the probe's own, or (forked) the study's stream and n - 1 raw
+        // streams that fork from it and join back by events, as the way does.
+        const auto batch_over = [&](std::vector<void*>& to, std::vector<void*>& from, std::size_t n_streams,
+                                    bool forked = false) {
 #if CUDART_VERSION >= 13000
           const std::vector<std::size_t> sizes(from.size(), pt.block_bytes);
           cudaMemcpyAttributes attr{};
           attr.srcAccessOrder = cudaMemcpySrcAccessOrderAny;
           std::size_t first = 0;
           const std::size_t per = (from.size() + n_streams - 1) / n_streams;
+          if (forked) cudaEventRecord(fork_join[0], stream);
           for (std::size_t k = 0; k < n_streams; ++k) {
             const std::size_t b = k * per, e = std::min(from.size(), b + per);
-            if (b < e)
-              cudaMemcpyBatchAsync(to.data() + b, from.data() + b, sizes.data() + b, e - b, &attr, &first, 1,
-                                   probe_streams[k]);
+            if (b >= e) break;
+            const cudaStream_t s = !forked ? probe_streams[k] : k == 0 ? stream : probe_streams[k - 1];
+            if (forked && k > 0) cudaStreamWaitEvent(s, fork_join[0], 0);
+            cudaMemcpyBatchAsync(to.data() + b, from.data() + b, sizes.data() + b, e - b, &attr, &first, 1, s);
+            if (forked && k > 0) {
+              cudaEventRecord(fork_join[k], s);
+              cudaStreamWaitEvent(stream, fork_join[k], 0);
+            }
           }
-          for (std::size_t k = 0; k < n_streams; ++k) cudaStreamSynchronize(probe_streams[k]);
+          if (forked) cudaStreamSynchronize(stream);
+          else
+            for (std::size_t k = 0; k < n_streams; ++k) cudaStreamSynchronize(probe_streams[k]);
 #else
-          (void)to, (void)from, (void)n_streams;
+          (void)to, (void)from, (void)n_streams, (void)forked;
 #endif
         };
-        // Ways from here on are not checked: the adjacent probe and the
-        // contiguous copy move other bytes.
+        // One copy of `total` bytes between the device and host array h.
+        const auto contiguous_copy = [&](unsigned char* h) {
+          if (d == dir::to_device)
+            cudaMemcpyAsync(dev.handle, h, total, cudaMemcpyHostToDevice, stream);
+          else
+            cudaMemcpyAsync(h, dev.handle, total, cudaMemcpyDeviceToHost, stream);
+          cudaStreamSynchronize(stream);
+        };
+        // The ways before `checked` are checked once; the adjacent probes and
+        // the contiguous copies after it move other bytes.
         std::size_t checked = ways.size();
         if (pinned && CUDART_VERSION >= 13000) {
           ways.emplace_back("probe-batch-4s", [&] { batch_over(dsts, srcs, 4); });
           ways.emplace_back("probe-batch-16s", [&] { batch_over(dsts, srcs, 16); });
-          ways.emplace_back("probe-forked-8s", forked_batch);
+          ways.emplace_back("probe-forked-8s", [&] { batch_over(dsts, srcs, 8, true); });
           // The batch way's steps through the step's queue, each timed: what
           // the way spends beyond probe-forked-8s (phases printed to stderr).
           ways.emplace_back("probe-way-phases", [&] {
@@ -224,21 +222,9 @@ int main(int argc, char** argv) {
           ways.emplace_back("probe-adjacent-8s", [&] { batch_over(adjacent_dsts, adjacent_srcs, 8); });
           ways.emplace_back("probe-host-adjacent-8s", [&] { batch_over(host_adjacent_dsts, host_adjacent_srcs, 8); });
           ways.emplace_back("probe-same-array-adjacent-8s", [&] { batch_over(same_array_dsts, same_array_srcs, 8); });
-          ways.emplace_back("contiguous-same-array", [&] {
-            if (d == dir::to_device)
-              cudaMemcpyAsync(dev.handle, host.p, total, cudaMemcpyHostToDevice, stream);
-            else
-              cudaMemcpyAsync(host.p, dev.handle, total, cudaMemcpyDeviceToHost, stream);
-            cudaStreamSynchronize(stream);
-          });
+          ways.emplace_back("contiguous-same-array", [&] { contiguous_copy(host.p); });
         }
-        ways.emplace_back("contiguous-pinned", [&] {
-          if (d == dir::to_device)
-            cudaMemcpyAsync(dev.handle, contiguous_host.p, total, cudaMemcpyHostToDevice, stream);
-          else
-            cudaMemcpyAsync(contiguous_host.p, dev.handle, total, cudaMemcpyDeviceToHost, stream);
-          cudaStreamSynchronize(stream);
-        });
+        ways.emplace_back("contiguous-pinned", [&] { contiguous_copy(contiguous_host.p); });
         // Checked once each (up to `checked`).
         std::vector<unsigned char> dev_copy(span);
         for (std::size_t i = 0; i < checked; ++i) {
