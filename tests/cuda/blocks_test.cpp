@@ -4,9 +4,12 @@
 // caller's stream. Each test skips, saying why, without a GPU.
 #include <gtest/gtest.h>
 
+#include <atomic>
+#include <chrono>
 #include <cstring>
 #include <memory>
 #include <string>
+#include <thread>
 #include <vector>
 #include <cuda_runtime.h>
 #include <xfer/mem/blocks/block_copier.hpp>
@@ -203,6 +206,93 @@ TEST(BlocksCudaCopier, BatchPartsOnSeveralStreamsOrderAfterTheCallersStream) {
     step->deallocate(dev);
   }
   cudaStreamDestroy(s);
+}
+
+// The queue's end waits for what was queued after its last finish (the
+// index buffers and the caller's arrays must outlive that work), and only
+// for that: a queue closed right after a finish returns while the caller's
+// stream is still held by work of the caller's own.
+namespace stream_hold {
+std::atomic<bool> released{false};
+std::atomic<bool> gave_up{false};
+// Holds the stream until released, or gives up after 5 s.
+void CUDART_CB hold(void*) {
+  const auto end = std::chrono::steady_clock::now() + std::chrono::seconds(5);
+  while (!released.load()) {
+    if (std::chrono::steady_clock::now() > end) {
+      gave_up = true;
+      return;
+    }
+    std::this_thread::yield();
+  }
+}
+}  // namespace stream_hold
+
+TEST(BlocksCudaQueue, ClosingWaitsForWhatWasQueuedAfterTheLastFinish) {
+  std::string why;
+  mem::block_step* step = gpu_step(why);
+  if (!step) GTEST_SKIP() << "no usable CUDA device: " << why;
+  const std::size_t bytes = 4 << 20;
+  host_array host(true, bytes);
+  std::memset(host.p, 0, bytes);
+  const mem::device_ref dev = step->allocate(bytes);
+  ASSERT_EQ(cudaMemset(dev.handle, 0x5A, bytes), cudaSuccess);
+  cudaStream_t s = nullptr;
+  ASSERT_EQ(cudaStreamCreateWithFlags(&s, cudaStreamNonBlocking), cudaSuccess);
+  stream_hold::released = false;
+  stream_hold::gave_up = false;
+  {
+    auto q = step->open_queue(s);
+    q->copy(host.p, dev.handle, 4096);
+    q->finish();
+    // The caller's own work holds the stream; the queue's next copy waits
+    // behind it, so it cannot have run before the queue's end waits.
+    ASSERT_EQ(cudaLaunchHostFunc(s, stream_hold::hold, nullptr), cudaSuccess);
+    q->copy(host.p, dev.handle, bytes);
+    std::thread release([] {
+      std::this_thread::sleep_for(std::chrono::milliseconds(200));
+      stream_hold::released = true;
+    });
+    q.reset();
+    // The copy can run only after the release: a queue's end that waited
+    // for it returns after the release, never before.
+    const bool closed_after_release = stream_hold::released.load();
+    release.join();
+    EXPECT_TRUE(closed_after_release) << "the queue closed before its last copy had run";
+  }
+  EXPECT_FALSE(stream_hold::gave_up.load());
+  std::size_t wrong = 0;
+  for (std::size_t i = 0; i < bytes; ++i) wrong += host.p[i] != 0x5A;
+  EXPECT_EQ(wrong, 0u) << "bytes not yet copied when the queue closed, of " << bytes;
+  ASSERT_EQ(cudaStreamSynchronize(s), cudaSuccess);
+  cudaStreamDestroy(s);
+  step->deallocate(dev);
+}
+
+TEST(BlocksCudaQueue, ClosingRightAfterAFinishDoesNotWaitForTheCallersLaterWork) {
+  std::string why;
+  mem::block_step* step = gpu_step(why);
+  if (!step) GTEST_SKIP() << "no usable CUDA device: " << why;
+  host_array host(true, 4096);
+  const mem::device_ref dev = step->allocate(4096);
+  cudaStream_t s = nullptr;
+  ASSERT_EQ(cudaStreamCreateWithFlags(&s, cudaStreamNonBlocking), cudaSuccess);
+  stream_hold::released = false;
+  stream_hold::gave_up = false;
+  {
+    auto q = step->open_queue(s);
+    q->copy(dev.handle, host.p, 4096);
+    q->finish();
+    ASSERT_EQ(cudaLaunchHostFunc(s, stream_hold::hold, nullptr), cudaSuccess);
+    q.reset();  // had it waited for the stream, the hold would have given up by now
+  }
+  const bool gave_up_before_release = stream_hold::gave_up.load();
+  stream_hold::released = true;
+  EXPECT_FALSE(gave_up_before_release) << "the queue's end waited for the caller's stream";
+  ASSERT_EQ(cudaStreamSynchronize(s), cudaSuccess);
+  EXPECT_FALSE(stream_hold::gave_up.load());
+  cudaStreamDestroy(s);
+  step->deallocate(dev);
 }
 
 }  // namespace

@@ -46,11 +46,15 @@ class cuda_block_queue final : public mem::block_queue {
   void finish() override;
 
  private:
+  // Whatever was queued since the last finish (or the open), the only
+  // work the queue's end must wait for.
+  void queued() noexcept { pending_ = true; }
+
   cuda_block_step& step_;
   std::unique_lock<std::mutex> lock_;
   stream_t stream_;
-  event_t done_ = nullptr;
-  std::vector<event_t> marks_;  // one event per mark(), made as needed
+  std::size_t marks_ = 0;  // the step's mark events this queue has used
+  bool pending_ = false;
 };
 
 class cuda_block_step final : public mem::block_step {
@@ -71,12 +75,15 @@ class cuda_block_step final : public mem::block_step {
     stream_ = api_->create_stream();
     for (stream_t& side : batch_side_) side = api_->create_stream();
     for (event_t& e : batch_events_) e = api_->create_event();
+    done_ = api_->create_event();
   }
   ~cuda_block_step() override {
     release_indices();
     api_->destroy_stream(stream_);
     for (stream_t side : batch_side_) api_->destroy_stream(side);
     for (event_t e : batch_events_) api_->destroy_event(e);
+    api_->destroy_event(done_);
+    for (event_t e : mark_events_) api_->destroy_event(e);
   }
 
   // The batch way's copies are cut into this many parts, one on the queue's
@@ -172,6 +179,19 @@ class cuda_block_step final : public mem::block_step {
   // A new queue's kernels start at the front of the index space (the last
   // queue finished before releasing the lock).
   void reset_indices() noexcept { index_used_ = 0; }
+  // The events a queue waits on, made once for the step, not per copy: at
+  // 4603a17 making and destroying them, and waiting a second time at the
+  // queue's end, cost 9 to 23 us a block copy on the H100
+  // (docs/results/nvidia-h200/blocks-probes-31c77b8/). Used only under the
+  // queue lock.
+  event_t done_event() const noexcept { return done_; }
+  event_t mark_event(std::size_t i) {
+    while (mark_events_.size() <= i) {
+      mark_events_.reserve(mark_events_.size() + 1);  // so the push cannot throw and leak the event
+      mark_events_.push_back(api_->create_event());
+    }
+    return mark_events_[i];
+  }
 
  private:
   void release_indices() noexcept {
@@ -187,6 +207,8 @@ class cuda_block_step final : public mem::block_step {
   stream_t stream_ = nullptr;
   stream_t batch_side_[batch_parts - 1] = {};
   event_t batch_events_[batch_parts] = {};
+  event_t done_ = nullptr;
+  std::vector<event_t> mark_events_;
   std::mutex queue_mutex_;
   void* pinned_indices_ = nullptr;
   void* device_indices_ = nullptr;
@@ -197,36 +219,39 @@ class cuda_block_step final : public mem::block_step {
 };
 
 cuda_block_queue::cuda_block_queue(cuda_block_step& s, stream_t stream)
-    : step_(s), lock_(s.queue_mutex()), stream_(stream), done_(s.cuda().create_event()) {
+    : step_(s), lock_(s.queue_mutex()), stream_(stream) {
   step_.reset_indices();
 }
 
 cuda_block_queue::~cuda_block_queue() {
-  // Nothing queued may outlive the queue's hold on the index buffers.
+  // Nothing queued may outlive the queue's hold on the index buffers; what
+  // the last finish waited for has ended already.
+  if (!pending_) return;
   try {
-    step_.cuda().record(done_, stream_);
-    step_.cuda().synchronize_event(done_);
+    step_.cuda().record(step_.done_event(), stream_);
+    step_.cuda().synchronize_event(step_.done_event());
   } catch (...) {
   }
-  step_.cuda().destroy_event(done_);
-  for (event_t e : marks_) step_.cuda().destroy_event(e);
 }
 
 std::size_t cuda_block_queue::mark() {
   return as_step_error("marking a block copy's part", [&] {
-    marks_.reserve(marks_.size() + 1);  // so the push below cannot throw and leak the event
-    marks_.push_back(step_.cuda().create_event());
-    step_.cuda().record(marks_.back(), stream_);
-    return marks_.size() - 1;
+    const event_t e = step_.mark_event(marks_);
+    step_.cuda().record(e, stream_);
+    return marks_++;
   });
 }
 
 void cuda_block_queue::wait(std::size_t m) {
-  as_step_error("waiting for a block copy's part", [&] { step_.cuda().synchronize_event(marks_.at(m)); });
+  as_step_error("waiting for a block copy's part", [&] {
+    if (m >= marks_) throw std::out_of_range(fmt::format("mark {} of a queue that made {}", m, marks_));
+    step_.cuda().synchronize_event(step_.mark_event(m));
+  });
 }
 
 void cuda_block_queue::copy(void* dst, const void* src, std::size_t bytes) {
   as_step_error("cudaMemcpyAsync of a block", [&] {
+    queued();
     step_.cuda().copy_async(dst, src, bytes, copy_kind::unified, stream_);
   });
 }
@@ -246,6 +271,7 @@ void cuda_block_queue::copy_batch(void* const* dsts, const void* const* srcs, st
     const std::size_t per = (count + cuda_block_step::batch_parts - 1) / cuda_block_step::batch_parts;
     const std::size_t parts = (count + per - 1) / per;
     api& cuda = step_.cuda();
+    queued();
     if (parts > 1) cuda.record(step_.batch_event(0), stream_);
     std::size_t forked = 0;  // side streams that wait for the fork
     try {
@@ -293,6 +319,7 @@ void cuda_block_queue::copy_batch(void* const* dsts, const void* const* srcs, st
 void cuda_block_queue::copy_blocks(void* dst, const void* src, std::size_t block_bytes, const std::int64_t* src_index,
                                    const std::int64_t* dst_index, std::size_t count) {
   as_step_error("the block gather/scatter kernel", [&] {
+    queued();
     const std::int64_t* d = step_.device_indices(src_index, dst_index, count, stream_);
     block_kernels::copy_blocks(stream_, dst, src, block_bytes, src_index ? d : nullptr, dst_index ? d + count : nullptr,
                                count, step_.multiprocessors());
@@ -301,8 +328,9 @@ void cuda_block_queue::copy_blocks(void* dst, const void* src, std::size_t block
 
 void cuda_block_queue::finish() {
   as_step_error("waiting for the block copy", [&] {
-    step_.cuda().record(done_, stream_);
-    step_.cuda().synchronize_event(done_);
+    step_.cuda().record(step_.done_event(), stream_);
+    step_.cuda().synchronize_event(step_.done_event());
+    pending_ = false;
   });
 }
 
