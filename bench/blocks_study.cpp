@@ -4,7 +4,7 @@
 // sample (the order shuffled each round) so drift hits every way alike. Every way's result is checked once
 // (every block at its destination) before it is timed.
 //
-//   build/bench/xfer_bench_blocks_study [reps] > blocks.tsv
+//   build/bench/xfer_bench_blocks_study [reps [probe MiB]] > blocks.tsv
 //
 // Pinned rows add probes (probe-batch-Ns, probe-forked-8s, probe-*adjacent-8s,
 // contiguous-same-array): a batch spread over N raw streams, or forked from
@@ -74,7 +74,11 @@ double median(std::vector<double> v) {
 int main(int argc, char** argv) {
   const unsigned reps = argc > 1 ? unsigned(std::atoi(argv[1])) : 15;
   auto step = cuda::make_block_step(0);
-  mem::block_copier copier(*step);
+  // A second argument: the choice's calibration probe in MiB (the library's
+  // default otherwise), to compare probe sizes against the ways they rank.
+  mem::block_copier_options options;
+  if (argc > 2) options.calibration.probe_bytes = std::size_t(std::atoi(argv[2])) << 20;
+  mem::block_copier copier(*step, options);
   cudaStream_t stream;
   cudaStreamCreateWithFlags(&stream, cudaStreamNonBlocking);
   cudaStream_t probe_streams[16];

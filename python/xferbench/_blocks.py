@@ -39,7 +39,7 @@ class BlockCopier:
     cudaMemcpyBatchAsync, a gather/scatter kernel through pinned host memory, or packing
     into pinned staging with one DMA. The choice is calibrated once per machine, device
     and (block size class, host kind, direction) and cached beside the staged copier's
-    tuning (~/.cache/xfer/block-ways-4).
+    tuning (~/.cache/xfer/block-ways-5).
 
     Args:
         device: a CUDA device index, or "host" for the host step (its "device memory" is

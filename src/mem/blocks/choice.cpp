@@ -102,11 +102,10 @@ std::string block_choice_file() {
   if (const char* f = std::getenv("XFER_BLOCKS_CACHE")) return std::string(f) == "off" ? "" : f;
   const std::string staged = tuning_cache_file();
   if (staged.empty()) return {};
-  // "-4": the rankings made since the CUDA batch way cuts its copies over
-  // eight streams; a file ranking the four-stream batch ("-3"), the
-  // one-stream batch ("-2", the rounds' rule of rank.cpp) or the first
-  // rule's (no suffix) is not read.
-  return (std::filesystem::path(staged).parent_path() / "block-ways-4").string();
+  // "-5": the rankings made with a 64 MiB probe; a file ranking by 32 MiB
+  // probes ("-4"), the four-stream batch ("-3"), the one-stream batch ("-2",
+  // the rounds' rule of rank.cpp) or the first rule's (no suffix) is not read.
+  return (std::filesystem::path(staged).parent_path() / "block-ways-5").string();
 }
 
 void forget_block_choices() {
