@@ -149,13 +149,14 @@ std::optional<block_way> block_way_from_environment();
 // costs each way's warm-up and first move, then at most about budget_s.
 // Returns the ways fastest first; the ways refused are left out.
 struct block_calibration_options {
-  // 64 MiB, the study's and issue 38's list: with 32 MiB the batch way's
-  // fixed cost (its first part's submission, the join) weighed twice as much,
-  // and the choice took the kernel or loop way at 256 KiB to 2 MiB pinned
-  // where the batch way was faster by 1 to 4% in 64 MiB lists (7 of 8 points
-  // in two runs; 64 MiB: 1 of 8 within 2%; H200 at b684196,
-  // docs/results/nvidia-h200/blocks-b684196/). Blocks under 64 KiB reach
-  // max_blocks first, so their probe is unchanged.
+  // 64 MiB, the total of the study's and issue 38's lists: with 32 MiB the
+  // batch way's fixed cost (its first part's submission, the join) weighed
+  // twice as much, and the choice took the kernel or loop way at 15 of 16
+  // points of 256 KiB to 2 MiB pinned in two runs, though the batch way was
+  // 2 to 5% faster at 12 of them in 64 MiB lists. With 64 MiB it took the
+  // best way at 6 of 8 points and was within 2% at the other two (H200 at
+  // b684196, docs/results/nvidia-h200/blocks-b684196/). Blocks under 64 KiB
+  // reach max_blocks first, so their probe is unchanged.
   std::size_t probe_bytes = std::size_t{64} << 20;
   std::size_t min_blocks = 16, max_blocks = 1024;
   unsigned rounds = 7, min_rounds = 3;
