@@ -47,7 +47,8 @@ except (OSError, ValueError) as e:
 res = doc.get("results", [])
 count = {s: sum(r["status"] == s for r in res) for s in ("ok", "skipped", "failed")}
 nc = sum(1 for r in res if r["status"] == "ok" and not r.get("converged", True))
-above = sum(1 for r in res if r.get("above_link_limit"))
+# v2 files carry core's verdict; v1 files flagged at the top level.
+above = sum(1 for r in res if (r.get("verdict") or r).get("above_link_limit"))
 print(f"run (scripts/run.sh, exit {run_rc}, {run_s} s): {len(res)} points: {count['ok']} ok, {count['skipped']} skipped, "
       f"{count['failed']} failed; {nc} ok but not converged; {above} above the link's limit"
       + ("; INTERRUPTED" if doc.get("interrupted") else ""))

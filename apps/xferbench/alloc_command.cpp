@@ -83,7 +83,7 @@ command add_alloc_command(CLI::App& app) {
                 "5 runs, 1 repeat, 2000 steps, sizes 4K,1M: a starting point, which --runs, --repeat, --iterations "
                 "and --sizes change");
   add_watchdog_option(*cmd, a->watchdog, watchdog_for::study);
-  add_json_option(*cmd, a->json, "the study (schema xferbench/alloc/v1)");
+  add_json_option(*cmd, a->json, "the study (schema xferbench/alloc/v2)");
   return {cmd, [a](const std::vector<std::string>& argv) { return run_alloc(*a, argv); }};
 }
 

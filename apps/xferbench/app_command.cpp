@@ -85,7 +85,7 @@ command add_app_command(CLI::App& app) {
                                app_study::default_baseline))
       ->check(not_empty());
   add_watchdog_option(*vadd, a->watchdog, watchdog_for::study);
-  add_json_option(*vadd, a->json, "every phase's samples (schema xferbench/app/v1)");
+  add_json_option(*vadd, a->json, "every phase's samples (schema xferbench/app/v2)");
   return {vadd, [a](const std::vector<std::string>& argv) { return run_app(*a, argv); }};
 }
 

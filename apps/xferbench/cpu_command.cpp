@@ -82,7 +82,7 @@ command add_cpu_command(CLI::App& app) {
       ->delimiter(',')
       ->check(not_empty());
   add_watchdog_option(*cmd, a->watchdog, watchdog_for::study);
-  add_json_option(*cmd, a->json, "the result file (schema xferbench/cpu/v1)");
+  add_json_option(*cmd, a->json, "the result file (schema xferbench/cpu/v2)");
   add_quiet_flag(*cmd, a->quiet);
   return {cmd, [a](const std::vector<std::string>& argv) { return run_cpu(*a, argv); }};
 }

@@ -70,7 +70,7 @@ command add_peer_command(CLI::App& app) {
   add_max_time_option(*cmd, a->measure.max_time, measure_options{}.max_time_s);
   add_host_devices_option(*cmd, a->host_devices);
   add_no_verify_flag(*cmd, a->measure.no_verify);
-  add_json_option(*cmd, a->json, "the result file (schema xferbench/result/v1)");
+  add_json_option(*cmd, a->json, "the result file (schema xferbench/result/v2)");
   add_csv_option(*cmd, a->csv);
   add_quiet_flag(*cmd, a->quiet);
   return {cmd, [a](const std::vector<std::string>& argv) { return run_peer(*a, argv); }};

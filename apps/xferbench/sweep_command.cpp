@@ -204,7 +204,7 @@ command add_sweep_command(CLI::App& app) {
   add_host_devices_option(*cmd, a->host_devices);
   add_no_verify_flag(*cmd, a->measure.no_verify);
   add_no_affinity_flag(*cmd, a->measure.no_affinity);
-  add_json_option(*cmd, a->json, "the result file (schema xferbench/result/v1)");
+  add_json_option(*cmd, a->json, "the result file (schema xferbench/result/v2)");
   add_csv_option(*cmd, a->csv);
   add_quiet_flag(*cmd, a->quiet);
   cmd->add_flag("-v,--verbose", a->verbose,

@@ -67,3 +67,25 @@ def gpu_system(link_gbps=31.5):
                               "link_current": {"gts": 16.0, "gen": 4, "width": 16},
                               "link_max": {"gts": 16.0, "gen": 4, "width": 16},
                               "link_gbps_per_direction": link_gbps, "link_gbps_current": link_gbps}]}
+
+
+def v2_point(route, memory, nbytes, gbps, direction="h2d", backend="gpu-api", ceiling=58.0, samples=5):
+    """An ok point of a v2 file on a GPU, moving at `gbps` (every sample alike), trusted by core's verdict."""
+    med = nbytes / gbps / 1e9
+    p = point(backend=backend, route=route, direction=direction, memory=memory, nbytes=nbytes, samples=[med] * samples)
+    p.update({"device_type": "gpu", "link_ceiling_gbps": ceiling,
+              "verdict": {"trusted": True, "why_not": [], "above_link_limit": False, "clock_misses_host_work": False}})
+    return p
+
+
+def v2_doc(points, routes, kinds):
+    """A v2 result file: the points, with the catalogue of their routes and kinds."""
+    doc = result_doc(points, gpu_system(63.0))
+    doc["schema"] = "xferbench/result/v2"
+    doc["catalogue"] = {"routes": routes, "host_memory": kinds}
+    return doc
+
+
+def write_doc(path, doc):
+    path.write_text(json.dumps(doc))
+    return path

@@ -19,7 +19,7 @@ H100 = Path(__file__).resolve().parents[2] / "docs" / "results" / "h100"
     ("alloc.json", ["Host allocation (alloc.json)", "buffers aligned", "136 of 200", "pool:pinned misaligns buffers",
                     "64 of 200 buffers not on a 4 KiB boundary", "Fragmentation"]),
     ("app-vadd-cuda.json", ["Application: vector add (app-vadd-cuda.json)", "cuda-rt: 96 MiB per vector",
-                            "kernel runtime", "accelerator minus CPU", "vadd on cuda-rt: best strategy"]),
+                            "kernel runtime", "the accelerator saves (CPU minus accelerated)", "vadd on cuda-rt: best strategy"]),
     ("cpu.json", ["The CPU&#x27;s side (cpu.json)", "write combining appears NOT to be in effect",
                   "Write-combining not in effect (pinned-wc)", "nontemporal", "pays after ~498 uses"]),
 ])
@@ -68,7 +68,7 @@ def test_bad_files_are_left_out_one_line_each(data, tmp_path, capsys, write_resu
     err = capsys.readouterr().err.splitlines()
     assert err == [
         f"xferbench-report: error: {future}: unsupported schema 'xferbench/alloc/v9' (this tool reads "
-        "xferbench/result/v1, xferbench/app/v1, xferbench/alloc/v1, xferbench/cpu/v1)",
+        "xferbench/result/v2, xferbench/app/v2, xferbench/alloc/v2, xferbench/cpu/v2, and their v1)",
         f"xferbench-report: error: {truncated}: not a readable gzip file (Compressed file ended before the "
         "end-of-stream marker was reached)",
         f"xferbench-report: error: {data / 'no_ok_points.json'}: no ok points to report (2 points: 1 skipped, "

@@ -1,4 +1,4 @@
-"""Reports for xferbench result files (schema xferbench/result/v1).
+"""Reports for xferbench result files (schema xferbench/result/v2, and v1 through legacy.py).
 
 Reads only the JSON result files the `xferbench` tool writes; see
 docs/result-schema.md in the repository for the contract.
@@ -6,4 +6,4 @@ docs/result-schema.md in the repository for the contract.
 
 __version__ = "0.1.0"
 
-SCHEMA = "xferbench/result/v1"
+SCHEMA = "xferbench/result/v2"

@@ -1,9 +1,9 @@
 """From loaded runs to what the report shows: curves, peaks, fits, first-use
 costs and break-even, API comparison, and the points that did not run.
 
-Over 400 lines on purpose: the Curve class and the tables built from it share
-their trust rules (above the link, clock misses work), kept in one place.
-Issue 17's findings section is to split it (one module per finding)."""
+Which points may enter a peak, a headline or a fit is core's decision, read
+from each point's verdict (load.py); the ceiling a curve is held to is the
+points' own (link_ceiling_gbps). Nothing here judges a point again."""
 
 import math
 from collections import OrderedDict
@@ -21,10 +21,6 @@ DIRECTION_TITLES = {
     "rw": "write then read back (rw, the pair)",
     "d2d": "device to device (d2d)",
 }
-# How many times the per-direction link limit a direction's GB/s may reach:
-# bidir counts both directions' bytes; rw moves 2x bytes one direction at a time;
-# d2d does not cross the link.
-LINK_FACTOR = {"h2d": 1.0, "d2h": 1.0, "rw": 1.0, "bidir": 2.0}
 
 
 def direction_sort_key(d):
@@ -66,6 +62,16 @@ class Curve:
     fit: Optional[Fit] = None
 
     @property
+    def route_info(self):
+        """What the run's catalogue says of the route (family, role)."""
+        return self.points[0].route_info
+
+    @property
+    def kind_info(self):
+        """What the run's catalogue says of the host memory kind (traits, properties)."""
+        return self.points[0].kind_info
+
+    @property
     def label(self):
         """Name inside its group's panel."""
         text = f"{self.route} · {self.host_memory}"
@@ -91,25 +97,15 @@ class Curve:
 
     @property
     def trusted(self):
-        """The points a peak, a headline or a model may use: none faster than
-        the link carries (such a point measured something else), none whose
-        device clock left out work the wall clock saw."""
-        suspect = {id(p) for p in self.above_limit + self.clock_misses_work}
-        return [p for p in self.points if id(p) not in suspect]
+        """The points a peak, a headline or a model may use: those core's verdict trusts (none faster than
+        the link carries, none whose device clock left out work the wall clock saw)."""
+        return [p for p in self.points if p.trusted]
 
     @property
     def clock_misses_work(self):
-        """Points of 1 MiB and more through host memory whose wall-clock time is
-        over MISSED_WORK_FACTOR times their device-event time: the driver did
-        part of the transfer outside the profiled command (NVIDIA's OpenCL
-        stages pageable memory so), and the device clock's GB/s overstates it.
-        Device-to-device points are left out: a 1 MiB copy inside a GPU lasts
-        about as long as its launch, so there the wall clock is the API."""
-        if self.host_memory == "none" or self.part:
-            return []
-        return [p for p in self.points
-                if p.timer == "event" and p.bytes >= MISSED_WORK_MIN_BYTES and p.wall_median_s
-                and p.median_s > 0 and p.wall_median_s > MISSED_WORK_FACTOR * p.median_s]
+        """Points whose device clock left out work the wall clock saw, as core found them (a bidir point's
+        parts are listed with the point's own curve)."""
+        return [] if self.part else [p for p in self.points if p.clock_misses_host_work]
 
     @property
     def peak(self):
@@ -134,15 +130,8 @@ class Curve:
 
     @property
     def above_limit(self):
-        if not self.link_limit:
-            return []
-        return [p for p in self.points if self.gbps(p) > self.link_limit]
-
-
-# At 1 MiB and more the API's fixed cost per transfer (microseconds) is small
-# beside the transfer: a wall clock over twice the device's is missing work.
-MISSED_WORK_FACTOR = 2.0
-MISSED_WORK_MIN_BYTES = 1 << 20
+        """Points core found above their link's ceiling (listed with the point's own curve, not its parts)."""
+        return [] if self.part else [p for p in self.points if p.above_link_limit]
 
 
 @dataclass
@@ -153,6 +142,8 @@ class BreakEven:
     host_memory: str
     baseline: str
     by_size: "OrderedDict[int, Optional[float]]"  # bytes -> transfers (1 = from the first; inf = never)
+    route_info: object = None  # the catalogue's route and kind (catalogue.RouteInfo, KindInfo)
+    kind_info: object = None
 
     @property
     def label(self):
@@ -247,14 +238,10 @@ def _group_key(run, p):
     return (run.label, p.backend, p.device_index, p.at_once)
 
 
-def _link_limit(run, device_type, direction):
-    factor = LINK_FACTOR.get(direction)
-    limits = run.link_limits()
-    # A CPU "device" (host backend, PoCL) never crosses the link. The result file
-    # does not say which accelerator a device is, so the fastest link bounds it.
-    if factor is None or not limits or device_type == "cpu":
-        return None
-    return factor * max(gbps for gbps, _ in limits)
+def _link_limit(points):
+    """The ceiling core held the curve's points to (their link in their direction, the sum of the links for
+    devices at once); None where none crosses a link."""
+    return max((p.link_limit_gbps for p in points if p.link_limit_gbps), default=None)
 
 
 def _problems(runs, groups):
@@ -290,8 +277,7 @@ def _break_even(curves):
     for (group, route, direction), cs in by_route.items():
         if len(cs) < 2:
             continue
-        kinds = {c.host_memory: c for c in cs}
-        baseline = kinds.get("pageable")
+        baseline = next((c for c in cs if c.kind_info.program_default), None)
         if baseline is None:
             # The kind whose setup is cheapest at the smallest size it measured.
             baseline = min(cs, key=lambda c: _setup(next(p for p in c.points if p.first_use)))
@@ -306,7 +292,8 @@ def _break_even(curves):
                     by_size[p.bytes] = break_even_transfers(_setup(b), b.median_s, _setup(p), p.median_s,
                                                             clearly_faster(p, b))
             if by_size:
-                out.append(BreakEven(group, route, direction, c.host_memory, baseline.host_memory, by_size))
+                out.append(BreakEven(group, route, direction, c.host_memory, baseline.host_memory, by_size,
+                                     c.route_info, c.kind_info))
     return out
 
 
@@ -394,10 +381,7 @@ def analyze(runs, reference_backend=None):
                 routes.append(route)
             key = (g, route, p.direction, p.host_memory)
             if key not in curves:
-                limit = _link_limit(run, g.device_type, p.direction)
-                if limit and g.at_once == "aggregate":  # all the devices' bytes: each over its own link
-                    limit *= len(g.at_once_devices)
-                curves[key] = Curve(g, route, p.direction, p.host_memory, [], link_limit=limit)
+                curves[key] = Curve(g, route, p.direction, p.host_memory, [])
             curves[key].points.append(p)
     ordered = []
     group_list = list(groups.values())
@@ -407,6 +391,7 @@ def analyze(runs, reference_backend=None):
         for p in c.points:
             seen.setdefault(p.bytes, p)
         c.points = sorted(seen.values(), key=lambda p: p.bytes)
+        c.link_limit = _link_limit(c.points)
         c.fit = fit_cost_model([c.nbytes(p) for p in c.trusted], [c.time(p) for p in c.trusted])
         ordered.append(c)
     ordered.sort(key=lambda c: (group_list.index(c.group), direction_sort_key(c.direction),
@@ -416,9 +401,9 @@ def analyze(runs, reference_backend=None):
         names = sorted({n for p in c.points for n in p.parts}, key=direction_sort_key)
         for name in names:
             pts = [p for p in c.points if name in p.parts]
-            # A part that is a direction (bidir's h2d, d2h) crosses the link; a sub-step (OpenCL's map,
-            # unmap) is a time, not a transfer of its own, so no link bounds it.
-            limit = c.link_limit / LINK_FACTOR[c.direction] if c.link_limit and is_transfer_part(name) else None
+            # A part that is a direction (bidir's h2d, d2h) crosses its own lanes, half of bidir's ceiling; a
+            # sub-step (OpenCL's map, unmap) is a time, not a transfer of its own, so no link bounds it.
+            limit = c.link_limit / 2 if c.link_limit and c.direction == "bidir" and is_transfer_part(name) else None
             pc = Curve(c.group, c.route, c.direction, c.host_memory, pts, part=name, link_limit=limit)
             pc.fit = fit_cost_model([pc.nbytes(p) for p in pc.trusted], [pc.time(p) for p in pc.trusted])
             part_curves.append(pc)

@@ -59,7 +59,7 @@ def sort_inputs(paths, mixed_machines=False):
                 host = machine_of(item.system)
             elif isinstance(schema, str) and schema.startswith("xferbench/"):
                 raise BadInput(f"{path}: unsupported schema {_quote(schema)} (this tool reads {SCHEMA}, "
-                               f"{', '.join(STUDY_SCHEMAS)})")
+                               f"{', '.join(s for s in STUDY_SCHEMAS if not s.endswith('/v1'))}, and their v1)")
             else:
                 raise BadInput(f"{path}: not an xferbench result file"
                                + (f" (schema {_quote(schema)})" if schema is not None else " (no 'schema' key)"))

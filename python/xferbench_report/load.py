@@ -22,7 +22,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Optional
 
-from . import SCHEMA
+from . import SCHEMA, catalogue as cat, legacy
 from .errors import BadInput
 
 STATUSES = ("ok", "skipped", "failed")
@@ -72,6 +72,8 @@ class Point:
     first_use: Optional[FirstUse] = None
     parts: dict = field(default_factory=dict)  # name -> {"median_s", "gbps"}
     link_ceiling_gbps: Optional[float] = None  # what the point's link carries in its direction (TLP overhead included)
+    # The ceiling core held the point to: link_ceiling_gbps, or for a v1 file that recorded none the link's raw rate.
+    link_limit_gbps: Optional[float] = None
     # The emulation the device ran under (XRT's "noop"); "" on hardware. Such a
     # point moved no data across a link: the report lists it apart, never in a
     # curve, a peak, a plot or a model.
@@ -82,6 +84,12 @@ class Point:
     # the shared windows; device_index -1), "" (the device alone); and the devices that ran at once.
     at_once: str = ""
     at_once_devices: tuple = ()
+    # What core decided of an ok point (the file's verdict; legacy.py for v1 files): only a trusted point enters a
+    # peak, a headline or a fitted model.
+    trusted: bool = True
+    why_not: tuple = ()
+    above_link_limit: bool = False
+    clock_misses_host_work: bool = False
     # `xferbench peer`: the device the copy went to (device_index is where it came from), and how it travelled.
     peer_device_index: Optional[int] = None
     peer_path: str = ""
@@ -92,6 +100,16 @@ class Point:
     @property
     def ok(self):
         return self.status == "ok"
+
+    @property
+    def route_info(self):
+        """What the run's catalogue says of the point's route (family, role)."""
+        return self.run.catalogue.route(self.route)
+
+    @property
+    def kind_info(self):
+        """What the run's catalogue says of the point's host memory kind (traits, properties)."""
+        return self.run.catalogue.kind(self.host_memory)
 
     @property
     def curve_route(self):
@@ -119,6 +137,8 @@ class Run:
     config: dict
     interrupted: bool
     points: list
+    catalogue: cat.Catalogue = None  # the file's, or for a v1 file the one today's build would write
+    v1: bool = False  # schema version 1: no catalogue or verdicts of its own (legacy.py)
     # Points of the many-blocks workload (blocks.py reads them): kept out of `points`, so no curve, peak or
     # finding of the plain sweep ever meets a block point.
     block_points: list = field(default_factory=list)
@@ -126,19 +146,6 @@ class Run:
     @property
     def ok_points(self):
         return [p for p in self.points if p.ok]
-
-    def link_limits(self):
-        """Distinct theoretical per-direction link bandwidths (GB/s) of the accelerators, with a description."""
-        seen = {}
-        for acc in self.system.get("accelerators") or []:  # checked by _check_system
-            gbps = acc.get("link_gbps_per_direction")
-            if not gbps:  # 0 or absent: unknown
-                continue
-            link = acc.get("link_max") or {}
-            gen, width = link.get("gen"), link.get("width")
-            what = f"PCIe Gen{gen} x{width}" if gen and width else "link"
-            seen.setdefault(round(float(gbps), 3), (float(gbps), what))
-        return sorted(seen.values())
 
 
 def _cut(text, limit=40):
@@ -334,7 +341,21 @@ def _point(run, path, i, raw):
     p.ci_rel = f.number("ci_rel", nonnegative=True)  # null: unbounded
     p.converged = f.flag("converged", True)
     p.verified = f.flag("verified", True)
-    p.link_ceiling_gbps = f.number("link_ceiling_gbps", **GBPS) or None  # absent or 0: unknown
+    p.link_ceiling_gbps = p.link_limit_gbps = f.number("link_ceiling_gbps", **GBPS) or None  # absent or 0: unknown
+    verdict = f.object("verdict")
+    if run.v1:
+        p.trusted, why, p.above_link_limit, p.clock_misses_host_work = legacy.verdict(p, raw)
+        p.why_not = tuple(why)
+    elif not verdict:
+        f.fail("an ok point needs core's verdict (trusted or why not)", "verdict")
+    else:
+        p.trusted = verdict.flag("trusted", None)
+        if p.trusted is None:
+            verdict.fail("missing 'trusted'")
+        why = verdict.array("why_not") or []
+        p.why_not = tuple(_string(path, f"{verdict.at('why_not')}[{k}]", w) for k, w in enumerate(why))
+        p.above_link_limit = verdict.flag("above_link_limit", False)
+        p.clock_misses_host_work = verdict.flag("clock_misses_host_work", False)
     fu = f.object("first_use")
     if fu:
         # Negative means "not measured" in the C++ model.
@@ -426,6 +447,39 @@ def _parse(path):
         raise BadInput(f"{path}: not JSON this tool can read (a number with too many digits)") from None
 
 
+def _check_catalogue(top):
+    """The catalogue's shape (catalogue.from_json reads it): objects of named objects, strings and flags."""
+    raw = top.object("catalogue")
+    if raw is None:
+        top.fail("missing 'catalogue' (what the run's routes and host memory kinds are)")
+    for section, strings in (("routes", ("family", "role", "description")),
+                             ("host_memory", ("summary", "maker", "offset_of"))):
+        entries = raw.object(section)
+        for name in entries.raw if entries else ():
+            entry = entries.object(name)
+            if entry is None:
+                entries.fail("expected an object", name)
+            for key in strings:
+                entry.string(key)
+    return cat.from_json(raw.raw)
+
+
+def check_schema(path, doc, current):
+    """Whether `doc` is of schema `current` (True) or of its version 1 (False, read through legacy.py);
+    BadInput otherwise."""
+    schema = doc.get("schema")
+    if schema is None:
+        raise BadInput(f"{path}: not an xferbench result file (no 'schema' key)")
+    if schema == current:
+        return True
+    family = current.rsplit("/", 1)[0] + "/"
+    if schema == family + "v1":
+        return False
+    if isinstance(schema, str) and schema.startswith(family):
+        raise BadInput(f"{path}: unsupported schema version {_quote(schema)} (this tool reads {current} and v1)")
+    raise BadInput(f"{path}: not an xferbench result file (schema {_quote(schema)}, expected {current})")
+
+
 def load_run(path, label=None, require_ok=True, doc=None, fleet=False):
     """Reads and validates one result file (a fleet's when `fleet`, else any other: the two share the
     schema but are read by different commands); raises BadInput with a one-line reason.
@@ -437,13 +491,7 @@ def load_run(path, label=None, require_ok=True, doc=None, fleet=False):
     doc = _parse(path) if doc is None else doc  # a caller that sorted files by schema has read it already
     if not isinstance(doc, dict):
         raise BadInput(f"{path}: not an xferbench result file (the top level is not an object)")
-    schema = doc.get("schema")
-    if schema is None:
-        raise BadInput(f"{path}: not an xferbench result file (no 'schema' key)")
-    if schema != SCHEMA:
-        if isinstance(schema, str) and schema.startswith("xferbench/result/"):
-            raise BadInput(f"{path}: unsupported schema version {_quote(schema)} (this tool reads {SCHEMA})")
-        raise BadInput(f"{path}: not an xferbench result file (schema {_quote(schema)}, expected {SCHEMA})")
+    v1 = not check_schema(path, doc, SCHEMA)
     if ("fleet" in doc) != fleet:
         raise BadInput(f"{path}: a fleet result file, not a sweep's (read it with xferbench-report fleet {path})"
                        if not fleet else f"{path}: not a fleet result file (it has no 'fleet' section)")
@@ -469,6 +517,8 @@ def load_run(path, label=None, require_ok=True, doc=None, fleet=False):
         config=config.raw if config else {},
         interrupted=top.flag("interrupted", False),
         points=[],
+        catalogue=legacy.catalogue() if v1 else _check_catalogue(top),
+        v1=v1,
     )
     read = [_point(run, path, i, raw) for i, raw in enumerate(results)]
     run.points = [p for p in read if not p.block_bytes]

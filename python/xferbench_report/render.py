@@ -9,7 +9,7 @@ import math
 from pathlib import Path
 
 from . import __version__
-from .analysis import MISSED_WORK_FACTOR, analyze, direction_sort_key, direction_title, is_transfer_part
+from .analysis import analyze, direction_sort_key, direction_title, is_transfer_part
 from .blocks import block_sets, blocks_section
 from .document import Document, to_html, to_markdown
 from .errors import BadInput
@@ -290,8 +290,9 @@ def _clock_section(doc, report):
         doc.table(["backend", "route", "direction", "host memory", "size", "device events", "wall clock",
                    "difference"], rows, align="lllllrrr")
     if missed:
-        doc.para(f"Where the device's clock leaves work out: {len(missed)} points of 1 MiB and more whose wall-clock "
-                 f"time is over {MISSED_WORK_FACTOR:g} times the device events' time, left out of peaks and fits. The driver did part of the "
+        doc.para(f"Where the device's clock leaves work out: {len(missed)} points the run found its wall clock "
+                 "took far longer than the device events (over twice, from 1 MiB: src/core/result.cpp), left out of "
+                 "peaks and fits. The driver did part of the "
                  "transfer outside the profiled command (staging pageable memory through its own pinned buffer is "
                  "the usual cause), so the GB/s on the device clock overstates what a program sees; the wall "
                  "clock's figure is beside it.", "note")

@@ -1,4 +1,5 @@
-"""The studies' result files (xferbench/app/v1, xferbench/alloc/v1, xferbench/cpu/v1):
+"""The studies' result files (xferbench/app/v2, xferbench/alloc/v2, xferbench/cpu/v2, and their v1 through
+legacy.py):
 checked on loading (a malformed file is one BadInput line naming the field),
 rendered as tables a person reads, and turned into findings.
 
@@ -8,13 +9,17 @@ Only the fields shown are checked; the rest of a file is not read.
 import statistics
 from dataclasses import dataclass
 
+from . import legacy
 from .errors import BadInput
 from .findings import Finding
 from .load import SECONDS, _Fields, _parse, _quote
 from .units import format_gbps, format_size, format_time
 
-APP, ALLOC, CPU = "xferbench/app/v1", "xferbench/alloc/v1", "xferbench/cpu/v1"
-SCHEMAS = (APP, ALLOC, CPU)
+APP, ALLOC, CPU = "xferbench/app/v2", "xferbench/alloc/v2", "xferbench/cpu/v2"
+# v1 of each is read as its v2 (legacy.py): the same fields, but app/v1's bottom line had a name its sign
+# contradicted and no verdict.
+_V1 = {s[:-2] + "v1": s for s in (APP, ALLOC, CPU)}
+SCHEMAS = (APP, ALLOC, CPU) + tuple(_V1)
 # The vadd phases in the order a program runs them, with the names the C++ tool's tables use.
 PHASES = [("init", "runtime initialisation"), ("allocate", "buffer allocation"), ("populate", "buffer population"),
           ("cpu_vadd", "CPU vadd (baseline)"), ("map", "buffer mapping"), ("write", "write inputs out"),
@@ -45,6 +50,10 @@ def load_study(path, doc=None):
     path = Path(path)
     doc = _parse(path) if doc is None else doc
     schema = schema_of(doc)
+    if schema in _V1:
+        schema = _V1[schema]
+        if schema == APP and isinstance(doc, dict) and isinstance(doc.get("results"), list):
+            doc = dict(doc, results=[legacy.app_row(r) if isinstance(r, dict) else r for r in doc["results"]])
     top = _Fields(path, "", doc)
     system = top.object("system")
     if system:
@@ -60,7 +69,12 @@ def load_study(path, doc=None):
             if raw.get("status") != "ok":
                 continue
             f.integer("bytes_per_vector", required=True, positive=True)
-            f.number("accel_minus_cpu_s")
+            f.number("accelerator_saves_s")
+            f.number("accelerator_saves_algorithm_s")
+            verdict = f.object("verdict")
+            if verdict:
+                verdict.string("winner", choices=("accelerator", "cpu", "unclear"))
+                verdict.string("text")
             phases = f.object("phases")
             for name in (phases.raw if phases else ()):
                 ph = phases.object(name)
@@ -128,9 +142,10 @@ def render_app(doc, study, fig=None):
     if fig:
         doc.figure(fig)
     doc.para("Each phase's median over the repeats, per allocation strategy (one column each), at the largest size "
-             f"measured; in brackets the difference from the baseline strategy ({base}). The last rows: the whole "
-             "accelerated run minus the CPU's vadd on the same data, in total and for the algorithm alone "
-             "(negative: the accelerator wins).")
+             f"measured; in brackets the difference from the baseline strategy ({base}). The last rows: what the "
+             "accelerator saves against the CPU's vadd on the same data (the CPU's time minus the accelerated run's; "
+             "positive: the accelerator wins), in total and for the algorithm alone, and who won each column, as "
+             "the run judged it repeat by repeat.")
     for b in backends:
         rs = [r for r in rows if r["backend"] == b]
         n = max(r["bytes_per_vector"] for r in rs)
@@ -151,10 +166,12 @@ def render_app(doc, study, fig=None):
                 rp = ((ref or {}).get("phases") or {}).get(key) if ref is not None and s != base else None
                 cells.append(_ms(t) + (f" ({(t - rp['median_s']) * 1e3:+.3f})" if rp else ""))
             table.append([title] + cells)
-        for key, title in (("accel_minus_cpu_s", "accelerator minus CPU"),
-                           ("algorithm_minus_cpu_s", "the same, algorithm only")):
+        for key, title in (("accelerator_saves_s", "the accelerator saves (CPU minus accelerated)"),
+                           ("accelerator_saves_algorithm_s", "the same, algorithm only")):
             if any(at[s].get(key) is not None for s in strategies):
                 table.append([title] + [_ms(at[s].get(key)) for s in strategies])
+        if any((at[s].get("verdict") or {}).get("winner") for s in strategies):
+            table.append(["winner"] + [(at[s].get("verdict") or {}).get("winner") or "-" for s in strategies])
         doc.heading(3, f"{b}: {format_size(n)} per vector")
         doc.table(["phase"] + strategies, table, align="l" + "r" * len(strategies))
 
@@ -307,21 +324,23 @@ def _remeasured_aligned(studies, s, strategy):
 
 def _app_findings(s):
     out = []
-    rows = [r for r in s.doc["results"] if r.get("status") == "ok" and r.get("accel_minus_cpu_s") is not None]
+    """Per backend, at the largest size: the strategy whose whole run saved the most against the CPU's loop,
+    with the verdict the run wrote for it (who won, by how much) as it stands."""
+    rows = [r for r in s.doc["results"] if r.get("status") == "ok" and r.get("accelerator_saves_s") is not None
+            and (r.get("verdict") or {}).get("winner")]
     for b in dict.fromkeys(r["backend"] for r in rows):
         rs = [r for r in rows if r["backend"] == b]
         n = max(r["bytes_per_vector"] for r in rs)
         at = [r for r in rs if r["bytes_per_vector"] == n]
-        best = min(at, key=lambda r: r["accel_minus_cpu_s"])
-        worst = max(at, key=lambda r: r["accel_minus_cpu_s"])
+        best = max(at, key=lambda r: r["accelerator_saves_s"])
+        worst = min(at, key=lambda r: r["accelerator_saves_s"])
         i = s.doc["results"].index(best)
         j = s.doc["results"].index(worst)
-        verdict = "beats" if best["accel_minus_cpu_s"] < 0 else "does not beat"
-        out.append(Finding(
-            "guide", f"vadd on {b}: best strategy {best['strategy']}",
-            f"at {format_size(n)} per vector the whole accelerated run {verdict} the CPU's by "
-            f"{abs(best['accel_minus_cpu_s']) * 1e3:.2f} ms with {best['strategy']}; the worst strategy "
-            f"({worst['strategy']}) is {(worst['accel_minus_cpu_s'] - best['accel_minus_cpu_s']) * 1e3:.2f} ms slower",
-            [f"{s.path.name}#{i}", f"{s.path.name}#{j}"], weight=5))
+        text = f"at {format_size(n)} per vector with {best['strategy']}, {best['verdict']['text']}"
+        if worst is not best:
+            text += (f"; the worst strategy ({worst['strategy']}) takes "
+                     f"{(best['accelerator_saves_s'] - worst['accelerator_saves_s']) * 1e3:.2f} ms longer")
+        out.append(Finding("guide", f"vadd on {b}: best strategy {best['strategy']}", text,
+                           [f"{s.path.name}#{i}", f"{s.path.name}#{j}"], weight=5))
     return out
 

@@ -85,7 +85,7 @@ def cpu_figure(study, outdir):
 def app_figure(study, outdir):
     rows = [r for r in study.doc["results"] if r.get("status") == "ok"]
     backends = [b for b in dict.fromkeys(r["backend"] for r in rows)
-                if any(r.get("accel_minus_cpu_s") is not None for r in rows if r["backend"] == b)]
+                if any(r.get("accelerator_saves_s") is not None for r in rows if r["backend"] == b)]
     if not backends:
         return None
     fig, axes = _row(len(backends), ax_w=4.6)

@@ -34,11 +34,26 @@ const char* to_string(route_family f) {
   return "?";
 }
 
+const char* to_string(route_role r) {
+  switch (r) {
+    case route_role::none: return "";
+    case route_role::api_copy_blocking: return "api-copy-blocking";
+    case route_role::api_copy_queued: return "api-copy-queued";
+    case route_role::staged_copier: return "staged-copier";
+    case route_role::driver_batch: return "driver-batch";
+    case route_role::cpu_store: return "cpu-store";
+    case route_role::cpu_load: return "cpu-load";
+    case route_role::cpu_store_round_trip: return "cpu-store-round-trip";
+  }
+  return "?";
+}
+
 namespace {
 
 struct declared_route {
   std::string name;
   route_family family;
+  route_role role = route_role::none;
 };
 
 // Every route name this process has declared, indexed by route_kind's id. A
@@ -49,9 +64,12 @@ struct route_table {
   std::mutex lock;
   std::deque<declared_route> routes{
       // In route_kind's order of ids (backend.hpp).
-      {"memcpy", route_family::copy},           {"copy-sync", route_family::copy},
-      {"copy-async", route_family::copy},       {"kernel-host", route_family::kernel_host},
-      {"kernel-device", route_family::kernel_device}, {"staged", route_family::copy},
+      {"memcpy", route_family::copy},
+      {"copy-sync", route_family::copy, route_role::api_copy_blocking},
+      {"copy-async", route_family::copy, route_role::api_copy_queued},
+      {"kernel-host", route_family::kernel_host},
+      {"kernel-device", route_family::kernel_device},
+      {"staged", route_family::copy, route_role::staged_copier},
       {"peer", route_family::peer},
   };
 
@@ -69,18 +87,21 @@ route_table& table() {
 
 }  // namespace
 
-route_kind route_kind::declare(std::string_view name, route_family family) {
+route_kind route_kind::declare(std::string_view name, route_family family, route_role role) {
   auto& t = table();
   std::lock_guard g(t.lock);
   if (auto i = t.index_of(name)) {
     auto& r = t.routes[*i];
-    if (r.family == route_family::other) r.family = family;  // read from a file before its backend declared it
-    else if (r.family != family && family != route_family::other)
-      throw std::logic_error(fmt::format("route '{}' declared as {} and again as {}", name, to_string(r.family),
-                                         to_string(family)));
+    if (r.family == route_family::other) {  // read from a file before its backend declared it
+      r.family = family;
+      r.role = role;
+    } else if (family != route_family::other && (r.family != family || r.role != role)) {
+      throw std::logic_error(fmt::format("route '{}' declared as {} {} and again as {} {}", name, to_string(r.family),
+                                         to_string(r.role), to_string(family), to_string(role)));
+    }
     return route_kind(*i);
   }
-  t.routes.push_back({std::string(name), family});
+  t.routes.push_back({std::string(name), family, role});
   return route_kind(static_cast<std::uint32_t>(t.routes.size() - 1));
 }
 
@@ -103,6 +124,12 @@ route_family route_kind::family() const {
   auto& t = table();
   std::lock_guard g(t.lock);
   return t.routes.at(id_).family;
+}
+
+route_role route_kind::role() const {
+  auto& t = table();
+  std::lock_guard g(t.lock);
+  return t.routes.at(id_).role;
 }
 
 const char* to_string(route_kind r) { return r.name(); }

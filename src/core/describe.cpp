@@ -4,6 +4,7 @@
 #include <fmt/format.h>
 #include <fmt/ranges.h>
 #include <xfer/config.hpp>
+#include <xfer/core/catalogue.hpp>
 #include <xfer/core/size.hpp>
 
 namespace xfer {
@@ -84,11 +85,13 @@ run_context make_context(const system_info& sys, const std::vector<std::string>&
   c.started_at = utc_now();
   c.system = sys;
   c.config = value::object{{"argv", argv}};
+  c.catalogue = make_catalogue();
   return c;
 }
 
 std::string add_backend(run_context& c, const backend& b) {
   c.system.backend_versions[b.name()] = b.versions();
+  add_routes(c.catalogue, b);
   return b.name();
 }
 

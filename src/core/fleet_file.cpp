@@ -117,6 +117,7 @@ json fleet_doc(const run_context& c, const merged& m) {
               {"started_at", c.started_at},
               {"system", c.system},
               {"config", detail::to_nlohmann(c.config)},
+              {"catalogue", detail::to_nlohmann(c.catalogue)},
               {"fleet",
                {{"findings", findings},
                 {"problems", m.problems},
@@ -199,7 +200,7 @@ merged_files merge_rank_files(const std::vector<std::string>& paths, const thres
   out.m.problems.insert(out.m.problems.begin(), twice.begin(), twice.end());
   // The merged file keeps the ranks' own header: their system, their command line.
   json doc = fleet_doc(run_context{}, out.m);
-  for (const char* key : {"tool", "started_at", "system"})
+  for (const char* key : {"tool", "started_at", "system", "catalogue"})
     if (first.contains(key)) doc[key] = first[key];
   doc["config"] = first.value("config", json::object());
   doc["config"]["merged_from"] = names;

@@ -139,6 +139,7 @@ void json_reporter::report_context(const run_context& c) {
                 {"started_at", c.started_at},
                 {"system", c.system},
                 {"config", detail::to_nlohmann(c.config)},
+                {"catalogue", detail::to_nlohmann(c.catalogue)},
                 {"results", nlohmann::json::array()}};
 }
 

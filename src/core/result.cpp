@@ -24,6 +24,14 @@ bool point_result::clock_misses_work() const {
   return status == point_status::ok && timer == clock_kind::event && spec.host_memory != "none" && spec.bytes >= min_bytes &&
          stats.median > 0 && wall_stats.median > factor * stats.median;
 }
+std::vector<std::string> point_result::distrust() const {
+  std::vector<std::string> why;
+  if (status != point_status::ok) return why;
+  if (above_link_limit) why.emplace_back("above-link-limit");
+  if (clock_misses_work()) why.emplace_back("clock-misses-host-work");
+  if (!emulation.empty()) why.emplace_back("emulated");
+  return why;
+}
 double point_result::latency_us() const { return status == point_status::ok ? stats.median * 1e6 : 0.0; }
 
 double pci_link::ceiling_for(direction d) const {
@@ -150,7 +158,13 @@ void to_json(nlohmann::json& j, const point_result& r) {
   if (r.budget_s > 0) j["budget_s"] = r.budget_s;
   j["verified"] = r.verified;
   j["samples_checked"] = r.samples_checked;
-  if (r.above_link_limit) j["above_link_limit"] = true;
+  // What core decided about the point (docs/result-schema.md, "verdict"):
+  // the report shows it and decides nothing again.
+  const auto why_not = r.distrust();
+  j["verdict"] = {{"trusted", why_not.empty()},
+                  {"why_not", why_not},
+                  {"above_link_limit", r.above_link_limit},
+                  {"clock_misses_host_work", r.clock_misses_work()}};
   if (r.placed) {
     j["placement"] = {{"near_device", r.placed->applied}, {"cpus", r.placed->cpus}, {"numa_node", r.placed->numa_node}};
     if (!r.placed->note.empty()) j["placement"]["note"] = r.placed->note;
@@ -224,7 +238,9 @@ void from_json(const nlohmann::json& j, point_result& r) {
   r.budget_s = j.value("budget_s", 0.0);
   r.verified = j.at("verified");
   r.samples_checked = j.value("samples_checked", std::size_t{0});
-  r.above_link_limit = j.value("above_link_limit", false);
+  // v2 files say it in the verdict, v1 files at the top level.
+  r.above_link_limit = j.contains("verdict") ? j.at("verdict").value("above_link_limit", false)
+                                             : j.value("above_link_limit", false);
   r.link_ceiling_gbps = j.value("link_ceiling_gbps", 0.0);
   if (j.contains("placement")) {
     const auto& p = j.at("placement");

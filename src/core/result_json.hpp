@@ -1,5 +1,5 @@
 #pragma once
-// The result model's JSON form (schema "xferbench/result/v1", see
+// The result model's JSON form (schema "xferbench/result/v2", see
 // docs/result-schema.md), for nlohmann::json's to_json/from_json lookup: kept
 // out of the public headers, so no JSON library's type appears there.
 #include <nlohmann/json.hpp>

@@ -43,9 +43,7 @@ summary_reporter::row summary_reporter::summarize_curve(const std::vector<point_
   std::sort(sorted.begin(), sorted.end(), [](auto* a, auto* b) { return a->spec.bytes < b->spec.bytes; });
   w.points = sorted.size();
   const point_result* peak = nullptr;
-  const auto trusted = [](const point_result* p) {
-    return !p->above_link_limit && !p->clock_misses_work() && p->emulation.empty();
-  };
+  const auto trusted = [](const point_result* p) { return p->trusted(); };
   for (const auto* p : sorted) {
     w.converged += p->converged;
     w.above_limit += p->above_link_limit;

@@ -11,6 +11,7 @@
 #include <fmt/ranges.h>
 #include <thread>
 #include <xfer/config.hpp>
+#include <xfer/core/describe.hpp>
 #include <xfer/core/errors.hpp>
 #include <xfer/core/interrupt.hpp>
 #include <xfer/core/output_file.hpp>
@@ -307,7 +308,7 @@ int run(const selection& s, comm& c, const std::function<std::vector<backend_ent
     report.interrupted_by = interrupted_exit_code() - 128;
   }
 
-  ctx.system.backend_versions[b->name()] = b->versions();
+  add_backend(ctx, *b);
   ctx.config["command"] = "fleet";
   ctx.config["backend"] = b->name();
   ctx.config["size"] = bytes;

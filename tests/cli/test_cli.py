@@ -243,7 +243,7 @@ class AllocBadInput(unittest.TestCase):
             p = run("alloc", "--quick", "-s", "pageable,pool:aligned", "--json", out)
             self.assertEqual(p.returncode, 0, p.stderr)
             doc = load(out)
-            self.assertEqual(doc["schema"], "xferbench/alloc/v1")
+            self.assertEqual(doc["schema"], "xferbench/alloc/v2")
             self.assertEqual([s["name"] for s in doc["strategies"]], ["pageable", "pool:aligned"])
             self.assertTrue(doc["fragmentation"])
 
@@ -285,7 +285,7 @@ class AppVadd(unittest.TestCase):
             self.assertEqual(p.returncode, 0, p.stderr)
             self.assertIn("| CPU vadd (baseline) |", p.stdout)
             doc = load(out)
-            self.assertEqual(doc["schema"], "xferbench/app/v1")
+            self.assertEqual(doc["schema"], "xferbench/app/v2")
             self.assertEqual(len(doc["results"]), 2 * 4)
             for r in doc["results"]:
                 self.assertEqual(r["status"], "ok")
@@ -331,7 +331,7 @@ class Sweep(unittest.TestCase):
             self.assertEqual(p.returncode, 0, p.stderr)
             self.assertIn("points:", p.stdout)
             doc = load(js)
-            self.assertEqual(doc["schema"], "xferbench/result/v1")
+            self.assertEqual(doc["schema"], "xferbench/result/v2")
             self.assertFalse(doc["interrupted"])
             self.assertIn("argv", doc["config"])
             self.assertIn("cpu_model", doc["system"])

@@ -176,7 +176,7 @@ class FleetSingle(unittest.TestCase):
         self.assertEqual(p.returncode, 0, p.stderr + p.stdout)
         self.assertIn("fleet healthy", p.stdout)
         doc = load(self.out)
-        self.assertEqual(doc["schema"], "xferbench/result/v1")
+        self.assertEqual(doc["schema"], "xferbench/result/v2")
         self.assertTrue(doc["fleet"]["healthy"])
         self.assertEqual(len(doc["fleet"]["ranks"]), 1)
         phases = sorted({r["fleet"]["phase"] for r in doc["results"]})

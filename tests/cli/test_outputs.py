@@ -190,7 +190,7 @@ class Outputs(unittest.TestCase):
         reader.join(timeout=30)
         self.assertEqual(p.returncode, 0, p.stderr)
         doc = json.loads(got["text"])
-        self.assertEqual(doc["schema"], "xferbench/result/v1")
+        self.assertEqual(doc["schema"], "xferbench/result/v2")
         self.assertEqual(len(doc["results"]), 1)
         self.assertTrue(stat.S_ISFIFO(os.lstat(fifo).st_mode), "the FIFO was replaced")
         self.assertEqual(os.listdir(self.d), ["fifo"])

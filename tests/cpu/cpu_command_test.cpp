@@ -85,7 +85,7 @@ TEST_F(CpuCommand, SmallRunPrintsTheTableAndWritesTheResultFile) {
   std::ifstream f(json_);
   ASSERT_TRUE(f) << "result file written";
   const auto j = nlohmann::json::parse(f);
-  EXPECT_EQ(j["schema"], "xferbench/cpu/v1");
+  EXPECT_EQ(j["schema"], "xferbench/cpu/v2");
   EXPECT_EQ(j["config"]["argv"][1], "cpu");
   EXPECT_EQ(j["config"]["kinds"][0], "pageable") << "regular is pageable";
   std::map<std::string, std::size_t> ok;

@@ -340,7 +340,7 @@ TEST(CpuStudy, ResultFileFollowsTheContract) {
   std::ifstream in(file);
   const auto j = nlohmann::json::parse(in);
   std::filesystem::remove(file);
-  EXPECT_EQ(j["schema"], "xferbench/cpu/v1");
+  EXPECT_EQ(j["schema"], "xferbench/cpu/v2");
   EXPECT_TRUE(j.contains("system"));
   EXPECT_EQ(j["tool_version"], XFER_VERSION) << "what cpu/v1 files always had";
   EXPECT_EQ(j["config"]["argv"][1], "cpu");

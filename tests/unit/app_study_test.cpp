@@ -57,7 +57,43 @@ TEST(AppStudy, TableShowsDeltasAgainstTheBaseline) {
   EXPECT_NE(t.find("| Read result back | 24.887 ms | 2.479 ms | -22.408 ms |"), std::string::npos) << t;
   EXPECT_NE(t.find("| Verify | - | - | - |"), std::string::npos) << t;
   // Bottom lines: 35.808 - 366.630 = -330.822; their delta -330.822 - (-418.194) = +87.372
-  EXPECT_NE(t.find("| Δ accelerator → CPU | -418.194 ms | -330.822 ms | +87.372 ms |"), std::string::npos) << t;
+  EXPECT_NE(t.find("| Δ accelerator → CPU (+: accelerator faster) | -418.194 ms | -330.822 ms | +87.372 ms |"),
+            std::string::npos)
+      << t;
+  // The seed's example: the CPU's loop wins with either buffer, and the table says so in words.
+  EXPECT_NE(t.find("aligned: the CPU's loop beats the accelerated program by 330.822 ms (median of 3 repeats)"),
+            std::string::npos)
+      << t;
+}
+
+// The verdict the console prints and the file carries (the report prints it as
+// it is): who won, from the sign of CPU minus accelerator, at a size where the
+// accelerator wins and one where it loses; and no winner where repeats disagree.
+TEST(AppStudy, VerdictNamesTheSideThatWonAndTheFileSaysTheSame) {
+  auto wins = example1;
+  wins[static_cast<std::size_t>(vadd_phase::cpu_vadd)] = 1000;  // the CPU's loop now takes 1 s
+  const auto won = fixed("aligned", 1 << 20, wins), lost = fixed("aligned", 1024, example1);
+  const auto v_won = app_study::judge(won), v_lost = app_study::judge(lost);
+  EXPECT_EQ(v_won.winner, "accelerator");
+  EXPECT_GT(v_won.saves_s, 0);
+  EXPECT_NE(v_won.text.find("the accelerated program beats the CPU's loop by"), std::string::npos) << v_won.text;
+  EXPECT_EQ(v_lost.winner, "cpu");
+  EXPECT_LT(v_lost.saves_s, 0);
+  EXPECT_NE(v_lost.text.find("the CPU's loop beats the accelerated program by 418.194 ms"), std::string::npos)
+      << v_lost.text;
+  for (const auto* r : {&won, &lost}) {
+    const auto j = nlohmann::json::parse(app_study::to_value(*r).dump());
+    const auto v = app_study::judge(*r);
+    EXPECT_EQ(j["verdict"]["winner"], v.winner);
+    EXPECT_EQ(j["verdict"]["text"], v.text);
+    EXPECT_DOUBLE_EQ(j["accelerator_saves_s"].get<double>(), v.saves_s) << "named for its sign";
+  }
+  // One repeat where the CPU's loop was slow: the repeats disagree, no winner.
+  auto mixed = lost;
+  mixed.samples[static_cast<std::size_t>(vadd_phase::cpu_vadd)][1] = 10;
+  const auto v_mixed = app_study::judge(mixed);
+  EXPECT_EQ(v_mixed.winner, "unclear");
+  EXPECT_NE(v_mixed.text.find("faster in 1 and slower in 2 of 3 repeats"), std::string::npos) << v_mixed.text;
 }
 
 TEST(AppStudy, SkippedStrategiesAreListedWithTheirReason) {
@@ -72,7 +108,8 @@ TEST(AppStudy, SkippedStrategiesAreListedWithTheirReason) {
   const auto j = nlohmann::json::parse(app_study::to_value(skipped).dump());
   EXPECT_EQ(j["status"], "skipped");
   EXPECT_EQ(j["reason"], "no GPU");
-  EXPECT_TRUE(j["accel_minus_cpu_s"].is_null()) << "nothing offloaded: no bottom line";
+  EXPECT_TRUE(j["accelerator_saves_s"].is_null()) << "nothing offloaded: no bottom line";
+  EXPECT_TRUE(j["verdict"]["winner"].is_null());
 }
 
 TEST(AppStudy, CrossoverIsTheFirstSizeWhereTheAcceleratorKeepsUp) {

@@ -136,7 +136,7 @@ TEST(JsonReporter, WritesTheContractAndNoTemporaryFile) {
   EXPECT_FALSE(fs::exists(d / "r.json"));  // nothing on disk until finalize
   r.finalize(false);
   const auto doc = nlohmann::json::parse(slurp(d / "r.json"));
-  EXPECT_EQ(doc["schema"], "xferbench/result/v1");
+  EXPECT_EQ(doc["schema"], "xferbench/result/v2");
   EXPECT_EQ(doc["tool"]["version"], "9.9.9");
   EXPECT_EQ(doc["config"]["argv"][1], "sweep");
   EXPECT_EQ(doc["interrupted"], false);

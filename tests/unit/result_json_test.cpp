@@ -94,7 +94,10 @@ TEST(LinkLimit, FlagsOnlyDevicePointsThatCrossTheLink) {
   r.stats.median = 1000 / 100e9;  // 100 GB/s over a 63 GB/s link
   flag_link_limit(r, 63.0);
   EXPECT_TRUE(r.above_link_limit);
-  EXPECT_TRUE(nlohmann::json(r)["above_link_limit"].get<bool>());
+  const auto verdict = nlohmann::json(r)["verdict"];
+  EXPECT_TRUE(verdict["above_link_limit"].get<bool>());
+  EXPECT_FALSE(verdict["trusted"].get<bool>());
+  EXPECT_EQ(verdict["why_not"], nlohmann::json::array({"above-link-limit"}));
   r.above_link_limit = false;
   r.spec.dir = direction::bidir;  // both directions at once: up to 126
   r.bytes_per_rep = 2000;

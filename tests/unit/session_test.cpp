@@ -114,8 +114,8 @@ TEST(Session, TheAggregateOfDevicesAtOnceIsHeldToTheSumOfTheirLinks) {
   ASSERT_EQ(doc["results"].size(), 6u);
   EXPECT_DOUBLE_EQ(doc["results"][0]["link_ceiling_gbps"].get<double>(), 25);
   EXPECT_DOUBLE_EQ(doc["results"][2]["link_ceiling_gbps"].get<double>(), 50);
-  EXPECT_FALSE(doc["results"][2].value("above_link_limit", false));
+  EXPECT_FALSE(doc["results"][2]["verdict"]["above_link_limit"].get<bool>());
   EXPECT_DOUBLE_EQ(doc["results"][5]["link_ceiling_gbps"].get<double>(), 50);
-  EXPECT_TRUE(doc["results"][5].value("above_link_limit", false));
+  EXPECT_TRUE(doc["results"][5]["verdict"]["above_link_limit"].get<bool>());
   fs::remove_all(file.parent_path());
 }

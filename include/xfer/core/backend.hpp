@@ -48,6 +48,22 @@ enum class route_family {
 };
 const char* to_string(route_family f);
 
+// What a route is for, where a rule of the report needs more than its family
+// (the result file's catalogue carries it, docs/result-schema.md): the
+// report picks "the API's plain copy" or "the staged copier" by role, never
+// by a route's name. Most routes have none.
+enum class route_role {
+  none,
+  api_copy_blocking,     // the API's own copy call, returning when the bytes have landed
+  api_copy_queued,       // the API's own copy call, queued and timed by the device
+  staged_copier,         // libxfer's staged copier: pageable memory through pinned staging
+  driver_batch,          // the driver's batched copy (its own answer to pageable memory)
+  cpu_store,             // the CPU stores into memory the device maps: its time to store
+  cpu_load,              // the CPU loads from memory the device maps
+  cpu_store_round_trip,  // a CPU store until a device reader answers: a round trip
+};
+const char* to_string(route_role r);
+
 // A route: one way of moving bytes, named as results and the command line
 // spell it ("copy-sync", "cpu-store-nt-latency"). Names are open: a backend
 // declares its own routes in its folder (route_kind::declare, e.g.
@@ -62,7 +78,7 @@ class route_kind {
   // The route named `name`, of `family`: declared on first call, the same
   // route_kind on every later one. Throws std::logic_error where the name was
   // declared before with another family.
-  static route_kind declare(std::string_view name, route_family family);
+  static route_kind declare(std::string_view name, route_family family, route_role role = route_role::none);
   // The declared route of that name; nullopt where nothing declared it.
   static std::optional<route_kind> find(std::string_view name);
   // As find, but a name nothing declared becomes a route of family other
@@ -71,6 +87,7 @@ class route_kind {
 
   const char* name() const;
   route_family family() const;
+  route_role role() const;
 
   friend constexpr bool operator==(route_kind, route_kind) = default;
   friend constexpr auto operator<=>(route_kind, route_kind) = default;

@@ -153,7 +153,7 @@ struct merged {
 merged merge(std::vector<std::optional<rank_report>> reports, const thresholds& t,
              const std::vector<rank_report>* baseline, const std::string& missing_why);
 
-// The result file: schema xferbench/result/v1 with every rank's points in
+// The result file: schema xferbench/result/v2 with every rank's points in
 // "results" (node, rank and device on each), and a "fleet" object: ranks
 // (each with its verdict, "healthy" or "unhealthy", and why: its findings),
 // missing, problems, findings (outliers first), healthy, exit_code.

@@ -1,5 +1,5 @@
 #pragma once
-// The result model (its JSON form, schema "xferbench/result/v1", see
+// The result model (its JSON form, schema "xferbench/result/v2", see
 // docs/result-schema.md, is in src/core/result_json.hpp). The field names are
 // a contract with the report tool.
 #include <cstdint>
@@ -14,7 +14,8 @@
 
 namespace xfer {
 
-inline constexpr const char* result_schema = "xferbench/result/v1";
+// v2 added the catalogue and each point's verdict (docs/result-schema.md).
+inline constexpr const char* result_schema = "xferbench/result/v2";
 
 enum class point_status { ok, skipped, failed };
 const char* to_string(point_status s);
@@ -109,9 +110,14 @@ struct point_result {
   // The device clock left out host work: through host memory, at 1 MiB and
   // more, the wall clock took over twice the device events' time (NVIDIA's
   // OpenCL stages pageable memory outside the profiled command). Its events'
-  // GB/s overstates the route, so summaries keep it out of peaks; the report
-  // tool applies the same rule (analysis.py, clock_misses_work).
+  // GB/s overstates the route, so it is not trusted (below).
   bool clock_misses_work() const;
+  // Why an ok point may not enter a peak, a headline or a fitted model, as
+  // the result file's verdict says it ("above-link-limit",
+  // "clock-misses-host-work", "emulated"); empty for a trusted point. The one
+  // definition: the console's summary and the report both read it.
+  std::vector<std::string> distrust() const;
+  bool trusted() const { return status == point_status::ok && distrust().empty(); }
   // A route that times one access, not a stream of bytes (latency: a few
   // bytes a repetition whatever the size): its GB/s means nothing.
   bool times_access() const { return bytes_per_rep > 0 && bytes_per_rep <= 64 && spec.bytes > bytes_per_rep; }
@@ -162,6 +168,9 @@ struct run_context {
   std::string started_at;  // ISO 8601, UTC
   system_info system;
   value config;  // the command line and the options it resolved to (an object)
+  // The routes and host memory kinds the run knows, with their families,
+  // roles and traits (core/catalogue.hpp): what the file's points mean.
+  value catalogue;
 };
 
 // Sets above_link_limit on an ok point of a device (not CPU) whose route

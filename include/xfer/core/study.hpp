@@ -38,7 +38,7 @@ struct record {
 // What a study's result file holds besides the run's context (tool, time,
 // system, command line) that every file starts with.
 struct study_info {
-  std::string schema;                 // "xferbench/alloc/v1"
+  std::string schema;                 // "xferbench/alloc/v2"
   std::vector<std::string> sections;  // its arrays, in order; present (empty) even when nothing joined them
   value config;                       // the parameters it resolved to, added to the file's "config"
   value fields;                       // other top-level members (the cpu study's "conventions")

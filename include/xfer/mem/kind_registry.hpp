@@ -37,6 +37,26 @@ struct kind_roles {
   bool host_block = false;     // host memory the Python pool hands out (not memory that migrates)
 };
 
+// What the report's rules need to know of a kind beyond its properties
+// (the result file's catalogue carries them, docs/result-schema.md): the
+// report compares kinds by these, never by their names.
+struct kind_traits {
+  // A copy engine moves it in place, with no staging copy by the driver
+  // (page-locked, whoever pinned it): the fast side of "pin or stage".
+  bool dma_direct = false;
+  // The API's own page-locked allocation: what a program gets when it asks
+  // its API for pinned memory (the kind a pinned finding quotes).
+  bool api_pinned = false;
+  // What an ordinary program hands to a copy API: the baseline kinds are
+  // measured against.
+  bool program_default = false;
+  // The same memory as the named kind, placed off a page boundary: the pair
+  // the misalignment finding compares.
+  std::string_view offset_of = {};
+  // Device memory the CPU maps (a BAR), not host memory.
+  bool device_memory = false;
+};
+
 struct kind_entry {
   std::string_view name;
   std::string_view summary;  // one line; the resource's describe() says how this build makes it
@@ -45,7 +65,10 @@ struct kind_entry {
   // device decides them (an OpenCL or Vulkan driver's memory).
   std::optional<properties> props;
   kind_roles roles;
+  kind_traits traits = {};
 };
+
+const char* to_string(kind_maker m);
 
 // Every kind, in report order.
 const std::vector<kind_entry>& host_kinds();

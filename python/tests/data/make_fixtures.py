@@ -217,7 +217,7 @@ def main():
     wrong["schema"] = "somebench/output/v3"
     files["wrong_schema.json"] = wrong
     future = single_point()
-    future["schema"] = "xferbench/result/v2"
+    future["schema"] = "xferbench/result/v9"
     files["future_version.json"] = future
     for name, d in files.items():
         (HERE / name).write_text(json.dumps(rounded(d), separators=(",", ":")) + "\n", encoding="utf-8")

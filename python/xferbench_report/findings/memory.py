@@ -3,6 +3,7 @@
 import math
 import statistics
 
+from ..catalogue import API_COPY, STAGED_COPIER
 from ..spread import clearly_faster
 from ..units import format_gbps, format_size
 from .base import (
@@ -36,9 +37,11 @@ def misalignment_findings(report):
     per_route = {}
     for (g, route, d), cs in _curves_by(report, lambda c: (c.group, c.route, c.direction)).items():
         kinds = {c.host_memory: c for c in cs}
-        a, u = kinds.get("pageable"), kinds.get("pageable-unaligned")
-        if a and u and (got := _misalignment(a, u)):
-            per_route.setdefault((g, d), []).append((g, route, d, a, u, *got))
+        for u in cs:
+            # The kind the catalogue says is another's memory off a page boundary, against that other.
+            a = kinds.get(u.kind_info.offset_of)
+            if a and (got := _misalignment(a, u)):
+                per_route.setdefault((g, d), []).append((g, route, d, a, u, *got))
     rows = {True: [], False: []}
     for (g, _), found in per_route.items():
         if len(found) >= 2:
@@ -72,7 +75,9 @@ def pinned_break_even_findings(report):
     """From which size pinned memory pays for its allocation, and after how many reuses."""
     out = []
     for b in report.break_even:
-        if b.host_memory != "pinned" or b.direction not in ("h2d", "d2h") or not b.route.startswith("copy"):
+        # The API's own allocation its resource declares page-locked: what the finding calls pinned memory.
+        pinned = b.kind_info.api_pinned and b.kind_info.pinned is True
+        if not pinned or b.direction not in ("h2d", "d2h") or b.route_info.role not in API_COPY:
             continue
         finite = [(n, v) for n, v in b.by_size.items() if math.isfinite(v)]
         if not finite:
@@ -88,11 +93,6 @@ def pinned_break_even_findings(report):
         out.append(Finding(_kind(b.group, "guide"), f"Pinned break-even ({b.group.name} {b.route} {b.direction})", text,
                            cite(*pts), weight=2))
     return out[:4]
-
-
-PLAIN_COPY_ROUTES = ("copy-sync", "copy-async", "copy")
-DMA_KINDS = ("pinned", "pinned-wc", "registered", "mapped", "alloc-host-ptr", "use-host-ptr", "host-coherent",
-             "host-cached")
 
 
 def pin_or_stage_findings(report):
@@ -111,9 +111,11 @@ def pin_or_stage_findings(report):
             def fastest(keep):
                 return _fastest_by_size((c for c in cs if keep(c)), BANDWIDTH_MIN_BYTES)
 
-            pageable = fastest(lambda c: c.route in PLAIN_COPY_ROUTES and c.host_memory == "pageable")
-            pinned = fastest(lambda c: c.route in PLAIN_COPY_ROUTES and c.host_memory in DMA_KINDS)
-            staged = fastest(lambda c: c.route == "staged" and c.host_memory == "pageable")
+            # By the catalogue: the API's own copy of the program's plain memory, of memory its copy engine
+            # moves in place, and libxfer's staged copier of the plain memory.
+            pageable = fastest(lambda c: c.route_info.role in API_COPY and c.kind_info.program_default)
+            pinned = fastest(lambda c: c.route_info.role in API_COPY and c.kind_info.dma_direct)
+            staged = fastest(lambda c: c.route_info.role == STAGED_COPIER and c.kind_info.program_default)
             start = _pays_from(pinned, pageable, PIN_PAYS)
             if start is None:
                 continue

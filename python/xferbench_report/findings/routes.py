@@ -3,6 +3,8 @@ through two APIs, and the CPU's stores into the BAR against the copy engine."""
 
 import dataclasses
 
+from ..catalogue import API_COPY, API_COPY_BLOCKING, API_COPY_QUEUED, CPU_ROLES, CPU_STORE, CPU_STORE_ROUND_TRIP
+from ..catalogue import DRIVER_BATCH, KERNEL_HOST, STAGED_COPIER
 from ..spread import clearly_faster
 from ..units import format_gbps, format_size, format_time
 from .base import CONFIRMING_SIZES, Finding, STAGED_PAYS, _curves_by, _kind, _pays_from, _runs, _wall, cite
@@ -25,11 +27,12 @@ def route_crossover_findings(report):
     for (g, d), cs in by.items():
         if d not in ("h2d", "d2h"):
             continue
-        staged = [c for c in cs if "staged" in c.route and c.host_memory == "pageable"]
-        plain = next((c for c in cs if c.route == "copy-sync" and c.host_memory == "pageable"), None)
-        # The driver's own answer to pageable memory (cudaMemcpyBatchAsync with
-        # the any-order hint), set against libxfer's and the plain call.
-        batch = next((c for c in cs if c.route == "batch-any-order" and c.host_memory == "pageable"), None)
+        # By the catalogue, each of the program's plain memory: libxfer's staged copier, the API's blocking copy,
+        # and the driver's own answer to pageable memory (cudaMemcpyBatchAsync with the any-order hint).
+        plain_memory = [c for c in cs if c.kind_info.program_default]
+        staged = [c for c in plain_memory if c.route_info.role == STAGED_COPIER]
+        plain = next((c for c in plain_memory if c.route_info.role == API_COPY_BLOCKING), None)
+        batch = next((c for c in plain_memory if c.route_info.role == DRIVER_BATCH), None)
         for s in staged:
             if plain:
                 # Detail: "Pin or stage large buffers" says it with a margin (STAGED_PAYS); without one the start
@@ -40,10 +43,12 @@ def route_crossover_findings(report):
                 out += _crossover_finding(g, d, s, batch, "staged copy beats the driver's batched copy")
         if batch and plain:
             out += _crossover_finding(g, d, batch, plain, "the driver's batched copy beats the plain pageable copy")
-        kernels = [c for c in cs if c.route == "kernel-host"]
+        # A kernel reading the API's own pinned memory against the API's queued copy of it.
+        kernels = [c for c in cs if c.route_info.family == KERNEL_HOST and c.kind_info.api_pinned]
         for k in kernels:
-            copy = next((c for c in cs if c.route == "copy-async" and c.host_memory == k.host_memory), None)
-            if copy and k.host_memory in ("pinned", "alloc-host-ptr"):
+            copy = next((c for c in cs if c.route_info.role == API_COPY_QUEUED and c.host_memory == k.host_memory),
+                        None)
+            if copy:
                 out += _crossover_finding(g, d, k, copy, "a kernel reading host memory beats a copy", below=True)
     return out
 
@@ -131,12 +136,12 @@ API_PAIRS = (("OpenCL", "XRT"), ("Vulkan", "CUDA"))
 def api_pair_findings(report):
     """A generic API against the vendor's on the same device (the same PCI address): the cost of one small
     transfer on the wall clock, and the peak, each API's best route and kind. The CPU's own stores and loads
-    (routes cpu-*) are left out: their time ends before the device has the data, unlike a copy's."""
+    (the catalogue's CPU roles) are left out: their time ends before the device has the data, unlike a copy's."""
     by = {}
     for c in report.curves:
         pci = next((p.device_pci for p in c.points if p.device_pci), "")
         api = _api(c.group.backend)
-        if pci and api and c.direction in ("h2d", "d2h") and not c.part and not c.route.startswith("cpu-"):
+        if pci and api and c.direction in ("h2d", "d2h") and not c.part and c.route_info.role not in CPU_ROLES:
             by.setdefault((pci, c.direction), {}).setdefault(api, []).append(c)
     out = []
     for (pci, d), apis in by.items():
@@ -163,31 +168,27 @@ def api_pair_findings(report):
     return out
 
 
-# A CPU store into device memory through the BAR (Vulkan's device-local-host-visible memory) against CUDA's copy.
-BAR_KIND = "device-local-host-visible"
-BAR_STORE_ROUTES = ("cpu-store", "cpu-store-nt")  # the CPU's time to store N bytes (and fence): bandwidth by size
-BAR_LATENCY_ROUTES = ("cpu-store-latency", "cpu-store-nt-latency")  # until a device reader answers: a round trip
-CUDA_COPY_ROUTES = ("copy-sync", "copy-async")
-CUDA_COPY_KINDS = ("pinned", "pinned-wc")
 
 
 def bar_store_findings(report):
-    """Issue 18: where a CPU store into device memory through the BAR beats CUDA's copy of the same size (pinned
-    memory, the wall clock: what a program waits for), on the same GPU (the same PCI address). The BAR's time at a
+    """Issue 18: where a CPU store into device memory through the BAR (a kind the catalogue says is device memory)
+    beats CUDA's copy of the same size (memory its copy engine moves in place, not device-mapped; the wall clock:
+    what a program waits for), on the same GPU (the same PCI address). The BAR's time at a
     size is the round trip of cpu-store-latency where that size was measured (the store made visible to a device
     reader plus the reader's answer: an upper bound), else the CPU's time to store it (cpu-store) plus the smallest
     measured store's round trip (the last bytes' way to the reader, bounded above). No latency, no CUDA copy: no
     finding."""
-    sides = {}  # pci -> {"latency"|"store"|"cuda": {bytes: (curve, point)}}
+    sides = {}  # pci -> {"round_trip"|"store"|"cuda": {bytes: (curve, point)}}
     for c in report.curves:
         if c.direction != "h2d" or c.part:
             continue
-        b = c.group.backend
-        if b.startswith("vulkan") and c.host_memory == BAR_KIND and c.route in BAR_LATENCY_ROUTES:
-            side, t = "latency", (lambda p: p.median_s)
-        elif b.startswith("vulkan") and c.host_memory == BAR_KIND and c.route in BAR_STORE_ROUTES:
+        b, role, kind = c.group.backend, c.route_info.role, c.kind_info
+        # The round trip (a store until a device reader answers), the CPU's time to store N bytes (and fence).
+        if b.startswith("vulkan") and kind.device_memory and role == CPU_STORE_ROUND_TRIP:
+            side, t = "round_trip", (lambda p: p.median_s)
+        elif b.startswith("vulkan") and kind.device_memory and role == CPU_STORE:
             side, t = "store", (lambda p: p.median_s)
-        elif b.startswith("cuda") and c.route in CUDA_COPY_ROUTES and c.host_memory in CUDA_COPY_KINDS:
+        elif b.startswith("cuda") and role in API_COPY and kind.dma_direct and not kind.device_accessible:
             side, t = "cuda", _wall
         else:
             continue
@@ -199,7 +200,7 @@ def bar_store_findings(report):
                 best[p.bytes] = (c, p)
     out = []
     for pci, got in sorted(sides.items()):
-        lat, store, cuda = got.get("latency"), got.get("store", {}), got.get("cuda")
+        lat, store, cuda = got.get("round_trip"), got.get("store", {}), got.get("cuda")
         if not lat or not cuda:
             continue
         n0 = min(lat)  # the smallest store timed to the reader

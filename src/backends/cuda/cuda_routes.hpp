@@ -9,7 +9,8 @@
 namespace xfer::cuda::own_routes {
 
 // CUDA 12.8's cudaMemcpyBatchAsync, chunks of a pageable buffer, any-order source hint
-inline const route_kind batch_any_order = route_kind::declare("batch-any-order", route_family::copy);
+inline const route_kind batch_any_order = route_kind::declare("batch-any-order", route_family::copy,
+                                                                    route_role::driver_batch);
 // A kernel reads device memory (XOR reduction)
 inline const route_kind kernel_device_read = route_kind::declare("kernel-device-read", route_family::kernel_device);
 // A kernel writes device memory

@@ -17,15 +17,17 @@
 
 namespace xfer::vulkan {
 
-// The routes only this backend has, declared to core by name and family.
+// The routes only this backend has, declared to core by name, family and role.
 namespace own_routes {
-inline const route_kind copy = route_kind::declare("copy", route_family::copy);
-inline const route_kind cpu_store = route_kind::declare("cpu-store", route_family::cpu_access);
-inline const route_kind cpu_store_nt = route_kind::declare("cpu-store-nt", route_family::cpu_access);
-inline const route_kind cpu_load = route_kind::declare("cpu-load", route_family::cpu_access);
-inline const route_kind cpu_load_nt = route_kind::declare("cpu-load-nt", route_family::cpu_access);
-inline const route_kind cpu_store_latency = route_kind::declare("cpu-store-latency", route_family::latency);
-inline const route_kind cpu_store_nt_latency = route_kind::declare("cpu-store-nt-latency", route_family::latency);
+inline const route_kind copy = route_kind::declare("copy", route_family::copy, route_role::api_copy_queued);
+inline const route_kind cpu_store = route_kind::declare("cpu-store", route_family::cpu_access, route_role::cpu_store);
+inline const route_kind cpu_store_nt = route_kind::declare("cpu-store-nt", route_family::cpu_access, route_role::cpu_store);
+inline const route_kind cpu_load = route_kind::declare("cpu-load", route_family::cpu_access, route_role::cpu_load);
+inline const route_kind cpu_load_nt = route_kind::declare("cpu-load-nt", route_family::cpu_access, route_role::cpu_load);
+inline const route_kind cpu_store_latency = route_kind::declare("cpu-store-latency", route_family::latency,
+                                                                route_role::cpu_store_round_trip);
+inline const route_kind cpu_store_nt_latency = route_kind::declare("cpu-store-nt-latency", route_family::latency,
+                                                                   route_role::cpu_store_round_trip);
 // Vulkan's list of buffer copies in one command buffer (core/block_route.hpp's workload).
 inline const route_kind blocks_list = route_kind::declare("blocks-list", route_family::copy);
 }  // namespace own_routes

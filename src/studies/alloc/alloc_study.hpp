@@ -14,7 +14,7 @@
 
 namespace xfer::alloc_study {
 
-inline constexpr const char* schema = "xferbench/alloc/v1";
+inline constexpr const char* schema = "xferbench/alloc/v2";
 
 struct options {
   std::vector<std::string> strategies;  // empty: default_strategy_names()

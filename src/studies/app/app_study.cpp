@@ -43,6 +43,42 @@ bottom_lines bottom(const run_result& r) {
   return {cpu - program, cpu - algorithm};
 }
 
+verdict judge(const run_result& r) {
+  using enum vadd_phase;
+  verdict v;
+  if (!r.ok()) return v;
+  const double saves = bottom(r).program_s;
+  if (std::isnan(saves)) return v;
+  // The program's time and the CPU's, repeat by repeat: a win that one repeat
+  // contradicts is no verdict an immediate rerun would repeat.
+  const auto& cpu = r.samples[static_cast<std::size_t>(cpu_vadd)];
+  std::size_t repeats = cpu.size();
+  for (auto p : {init, allocate, map, write, launch, kernel, read})
+    if (const auto& s = r.samples[static_cast<std::size_t>(p)]; !s.empty()) repeats = std::min(repeats, s.size());
+  std::size_t faster = 0, slower = 0;
+  for (std::size_t k = 0; k < repeats; ++k) {
+    double program = 0;
+    for (auto p : {init, allocate, map, write, launch, kernel, read})
+      if (const auto& s = r.samples[static_cast<std::size_t>(p)]; !s.empty()) program += s[k];
+    faster += program < cpu[k];
+    slower += program > cpu[k];
+  }
+  v.saves_s = saves;
+  const std::string by = fmt::format("{:.3f} ms (median of {} repeats)", std::abs(saves) * 1e3, repeats);
+  if (repeats > 0 && faster == repeats) {
+    v.winner = "accelerator";
+    v.text = fmt::format("the accelerated program beats the CPU's loop by {}", by);
+  } else if (repeats > 0 && slower == repeats) {
+    v.winner = "cpu";
+    v.text = fmt::format("the CPU's loop beats the accelerated program by {}", by);
+  } else {
+    v.winner = "unclear";
+    v.text = fmt::format("no winner: the accelerated program was faster in {} and slower in {} of {} repeats", faster,
+                         slower, repeats);
+  }
+  return v;
+}
+
 namespace {
 
 // One strategy at one size: every repeat, each one a step of its progress.
@@ -160,8 +196,11 @@ std::string render_table(const std::vector<run_result>& results, std::size_t n, 
   };
   for (std::size_t p = 0; p < vadd_phase_count; ++p)
     row(vadd_phase_labels[p], [&](const run_result& r) { return r.median(static_cast<vadd_phase>(p)); });
-  row("Δ accelerator → CPU", [](const run_result& r) { return bottom(r).program_s; });
+  // The seed's bottom lines, CPU minus accelerator: positive where the accelerator is faster.
+  row("Δ accelerator → CPU (+: accelerator faster)", [](const run_result& r) { return bottom(r).program_s; });
   row("Δ accelerator → CPU (algorithm only)", [](const run_result& r) { return bottom(r).algorithm_s; });
+  for (const auto* c : cols)
+    if (const auto v = judge(*c); !v.winner.empty()) t += fmt::format("\n{}: {}", c->strategy, v.text);
   for (const auto* c : cols)
     if (!c->ok()) t += fmt::format("\n{}: {}: {}", c->strategy, to_string(c->status), c->reason);
   t += "\n";
@@ -195,7 +234,8 @@ value to_value(const run_result& r) {
     phases[vadd_phase_names[p]] = value::object{{"samples_s", r.samples[p]}, {"median_s", summarize(r.samples[p]).median}};
   }
   const auto b = bottom(r);
-  // NaN (nothing offloaded) is written as null.
+  const auto v = judge(r);
+  // NaN (nothing offloaded) is written as null; so is the verdict's winner.
   return value::object{{"backend", r.backend},
                        {"device", r.device},
                        {"strategy", r.strategy},
@@ -205,8 +245,11 @@ value to_value(const run_result& r) {
                        {"reason", r.reason},
                        {"verified", r.verified},
                        {"phases", phases},
-                       {"accel_minus_cpu_s", b.program_s},
-                       {"algorithm_minus_cpu_s", b.algorithm_s}};
+                       // CPU minus accelerator: positive where the accelerator is faster.
+                       {"accelerator_saves_s", b.program_s},
+                       {"accelerator_saves_algorithm_s", b.algorithm_s},
+                       {"verdict", value::object{{"winner", v.winner.empty() ? value(nullptr) : value(v.winner)},
+                                                 {"text", v.text}}}};
 }
 
 vadd_study::vadd_study(options o, std::vector<target> targets) : options_(std::move(o)), targets_(std::move(targets)) {

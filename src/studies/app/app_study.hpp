@@ -15,7 +15,9 @@
 
 namespace xfer::app_study {
 
-inline constexpr const char* schema = "xferbench/app/v1";
+// v2: the bottom lines are named for their sign (accelerator_saves_s) and
+// each run carries the verdict in words, with the catalogue (docs/result-schema.md).
+inline constexpr const char* schema = "xferbench/app/v2";
 // The strategy the others are compared with unless one is named: the seed's
 // plain program (000: a malloc'ed, unaligned buffer).
 inline constexpr const char* default_baseline = "pageable-unaligned";
@@ -54,6 +56,18 @@ struct bottom_lines {
   double algorithm_s;
 };
 bottom_lines bottom(const run_result& r);
+
+// Who won one run, whole program against the CPU's loop, repeat by repeat:
+// "accelerator" or "cpu" where every repeat agrees, "unclear" where the
+// repeats disagree, "" where nothing was offloaded (or the run did not run).
+// `text` says it in words whose sign cannot be misread; the console and the
+// report print it as it is.
+struct verdict {
+  std::string winner;
+  double saves_s = 0;  // median of the CPU's time minus the accelerated program's: > 0 the accelerator won
+  std::string text;
+};
+verdict judge(const run_result& r);
 
 // Every strategy at every size on one app. `progress`, when given, hears of
 // each run before it starts. `watch`, when given, runs each strategy and size

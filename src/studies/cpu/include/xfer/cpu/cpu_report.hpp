@@ -1,6 +1,6 @@
 #pragma once
 // The study's two outputs: a human table (rows as points complete) and the
-// entries of its result file (schema "xferbench/cpu/v1", the transfer result
+// entries of its result file (schema "xferbench/cpu/v2", the transfer result
 // contract's shape: every point with its raw samples and status), which
 // cpu_study (study.hpp) reports through the session.
 #include <iosfwd>
@@ -12,7 +12,7 @@
 
 namespace xfer::cpu {
 
-inline constexpr const char* cpu_result_schema = "xferbench/cpu/v1";
+inline constexpr const char* cpu_result_schema = "xferbench/cpu/v2";
 
 class cpu_table {
  public:
