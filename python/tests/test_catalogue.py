@@ -91,3 +91,17 @@ def test_the_files_verdict_decides_trust(tmp_path):
     report = analyze(load_runs([write_doc(tmp_path / "t.json", doc)]))
     locked = next(c for c in report.curves if c.host_memory == "locked-heap")
     assert locked.peak.bytes == 1 << 26 and not locked.above_limit
+
+
+def test_a_point_core_did_not_settle_is_quoted_as_its_range(tmp_path):
+    """Two modes in one point's samples: the headline quotes the range they support, never one of them."""
+    doc = _new_names_doc()
+    page = next(p for p in doc["results"] if p["host_memory"] == "plain-heap" and p["bytes"] == 1 << 26)
+    page["verdict"].update(settled=False, gbps_range=[7.5, 9.25])
+    report = analyze(load_runs([write_doc(tmp_path / "r.json", doc)]))
+    text = next(f.text for f in sweep_findings(report) if f.title.startswith("Pin or stage"))
+    assert "at 64 MiB it moves 7.50-9.25 GB/s where locked-heap memory moves 48.00" in text, text
+    page["verdict"]["settled"] = True
+    report = analyze(load_runs([write_doc(tmp_path / "s.json", doc)]))
+    text = next(f.text for f in sweep_findings(report) if f.title.startswith("Pin or stage"))
+    assert "at 64 MiB it moves 8.00 GB/s" in text, text

@@ -6,7 +6,8 @@ import copy as _copy
 from pathlib import Path
 from typing import Any, Dict, List, Optional, Union
 
-from xferbench_report.load import _parse, load_run
+# The report tool's loader is plain Python (it imports no plotting library): one validation for both.
+from xferbench_report.load import load_run, read_document
 
 
 def _flatten(point: Dict[str, Any]) -> Dict[str, Any]:
@@ -34,7 +35,7 @@ def load(path: Union[str, Path], frame: Optional[bool] = None):
     BadResultFile (xferbench.BadResultFile) with one line naming the file and the field.
     """
     path = Path(path)
-    doc = _parse(path)
+    doc = read_document(path)
     load_run(path, require_ok=False, doc=doc)  # validation only: raises BadResultFile
     records: List[Dict[str, Any]] = _copy.deepcopy(doc["results"])
     if frame is False:

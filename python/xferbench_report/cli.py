@@ -110,6 +110,13 @@ def main(argv=None):
         for line in str(e).split("\n"):  # render: one line per file it could not use
             print(f"{PROG}: error: {line}", file=sys.stderr)
         return e.exit_code
+    except ModuleNotFoundError as e:
+        if (e.name or "").split(".")[0] != "matplotlib":
+            raise
+        # The figures' one dependency is the `report` extra: the library installs without it.
+        print(f"{PROG}: error: {args.command} draws its figures with matplotlib, which is not installed here: "
+              "pip install 'xferbench[report]' (scripts/setup.sh installs it into .venv)", file=sys.stderr)
+        return 1
     except OSError as e:
         where = f"{e.filename}: " if getattr(e, "filename", None) else ""
         print(f"{PROG}: error: cannot write the report: {where}{e.strerror or e}", file=sys.stderr)

@@ -17,18 +17,19 @@ import statistics
 import subprocess
 import tempfile
 
+from . import legacy
 from .errors import BadInput
-from .load import _Fields, _parse, _string, load_run
+from .load import _Fields, read_document, _string, load_run
 from .output import write_output
 
-TESTS = ("h2d-pinned", "d2h-pinned", "bidir-pinned", "latency-4B", "h2d-pageable")
+def _tests(doc):
+    """The health set's test names as the C++ tool wrote them (fleet.tests), in its order."""
+    return doc["fleet"].get("tests") or legacy.FLEET_TESTS
 
 
 def _test_of(p):
-    if p["bytes"] <= 64:
-        return "latency-4B"
-    kind = "pageable" if p["host_memory"] == "pageable" else "pinned"
-    return f"{p['direction']}-{kind}"
+    """The health test a point measured, as its file says (fleet.test); legacy.py for older files."""
+    return p["fleet"].get("test") or legacy.fleet_test_of(p)
 
 
 def _figure(p, latency):
@@ -73,7 +74,7 @@ def read_fleet_file(path):
     result file's (load.py: types, finiteness, ranges), then the verdict's own fields, so that a file
     with an Infinity, a rank outside its job or an exit code the fleet never gives is one line
     naming the field (BadInput), never a verdict read from it."""
-    doc = _parse(path)
+    doc = read_document(path)
     load_run(path, require_ok=False, doc=doc, fleet=True)
     fl = _Fields(path, "", doc).object("fleet")
     code = fl.integer("exit_code", required=True)
@@ -81,6 +82,12 @@ def read_fleet_file(path):
         fl.fail(f"not an exit code of the fleet command: {code}", "exit_code")
     if fl.flag("healthy", code == 0) != (code == 0):
         fl.fail(f"contradicts exit_code {code}", "healthy")
+    for i, test in enumerate(fl.array("tests") or []):
+        _string(path, f"{fl.at('tests')}[{i}]", test)
+    for i, raw in enumerate(doc["results"]):
+        tag = _Fields(path, f"results[{i}]", raw).object("fleet")
+        if tag:
+            tag.string("test")
     for i, problem in enumerate(fl.array("problems", required=True)):
         _string(path, f"{fl.at('problems')}[{i}]", problem)
     for i, raw in enumerate(fl.array("findings", required=True)):
@@ -150,12 +157,12 @@ def node_device_table(doc):
             v = status.get(key, {}).get(t) or f"{statistics.median(ok[key][t]):.3g}"
             cells.setdefault(key, {})[t] = v + ("!" if (key[1], key[3], t) in flagged else "")
     head = f"{'node':<20} {'rank':>4} {'device':>6} {'phase':<9}" + "".join(
-        f" {('latency-4B us' if t == 'latency-4B' else t):>13}" for t in TESTS)
+        f" {(t + ' us' if t.startswith('latency') else t):>13}" for t in _tests(doc))
     rows = [head]
     for key in sorted(cells, key=lambda k: (k[0], k[1], k[3] != "alone")):
         node, rank, dev, phase = key
         rows.append(f"{node:<20} {rank:>4} {dev:>6} {phase:<9}" + "".join(
-            f" {cells[key].get(t, '-'):>13}" for t in TESTS))
+            f" {cells[key].get(t, '-'):>13}" for t in _tests(doc)))
     return "\n".join(rows)
 
 
@@ -176,7 +183,7 @@ def node_device_svg(doc):
     from html import escape
 
     flagged = {(f["rank"], f["phase"], f["test"]) for f in doc["fleet"]["findings"]}
-    cols = [(ph, t) for ph in ("alone", "together") for t in TESTS]
+    cols = [(ph, t) for ph in ("alone", "together") for t in _tests(doc)]
     repeats, rows = {}, set()
     for p in doc["results"]:
         if "fleet" not in p or p.get("status") != "ok":

@@ -11,7 +11,7 @@ from pathlib import Path
 
 from . import SCHEMA
 from .errors import BadInput
-from .load import _parse, _quote, load_run
+from .load import read_document, _quote, load_run
 from .studies import SCHEMAS as STUDY_SCHEMAS
 from .studies import load_study
 
@@ -49,7 +49,7 @@ def sort_inputs(paths, mixed_machines=False):
     for path in paths:
         path = Path(path)
         try:
-            doc = _parse(path)
+            doc = read_document(path)
             schema = doc.get("schema") if isinstance(doc, dict) else None
             if schema in STUDY_SCHEMAS:
                 item = load_study(path, doc)

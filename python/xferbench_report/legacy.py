@@ -101,6 +101,31 @@ def verdict(p, raw):
     return not why, why, above, missed
 
 
+_SETTLED_SPREAD = 0.10  # core's point_result::settled_spread
+
+
+def _quantile(values, q):
+    v = sorted(values)
+    h = (len(v) - 1) * q
+    lo = int(h)
+    return v[lo] + (h - lo) * (v[lo + 1] - v[lo]) if lo + 1 < len(v) else v[lo]
+
+
+def _rates(p, samples):
+    good = [s for s in samples if isinstance(s, (int, float)) and not isinstance(s, bool) and s > 0]
+    if not good:
+        return None
+    return p.bytes_per_rep / _quantile(good, 0.95) / 1e9, p.bytes_per_rep / _quantile(good, 0.05) / 1e9
+
+
+def spread(p, raw):
+    """(settled, gbps_range, wall_gbps_range) of an ok v1 point, by core's rule (point_result::settled)."""
+    settled = (p.converged and bool(p.samples_s)
+               and _quantile(p.samples_s, 0.95) - _quantile(p.samples_s, 0.05) <= _SETTLED_SPREAD * p.median_s)
+    wall = raw.get("wall_samples_s")
+    return settled, _rates(p, p.samples_s), _rates(p, wall) if isinstance(wall, list) else None
+
+
 def app_row(row):
     """A v1 app study row as v2 writes it: v1's accel_minus_cpu_s held the CPU's time minus the accelerated
     program's (src/studies/app/app_study.cpp, bottom(), unchanged since), whatever its name said; v1 has no
@@ -118,3 +143,15 @@ def app_row(row):
                 "unclear": "no winner: the medians are equal"}[winner]
         row["verdict"] = {"winner": winner, "text": text}
     return row
+
+
+# A fleet file from before it carried its tests (fleet.tests) and each point its test (fleet.test): the names and
+# the rule src/core/fleet.cpp (test_of) rebuilds them by.
+FLEET_TESTS = ("h2d-pinned", "d2h-pinned", "bidir-pinned", "latency-4B", "h2d-pageable")
+
+
+def fleet_test_of(p):
+    if p["bytes"] <= 64:
+        return "latency-4B"
+    kind = "pageable" if p["host_memory"] == "pageable" else "pinned"
+    return f"{p['direction']}-{kind}"

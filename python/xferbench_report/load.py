@@ -90,6 +90,11 @@ class Point:
     why_not: tuple = ()
     above_link_limit: bool = False
     clock_misses_host_work: bool = False
+    # Whether a finding may quote the point as one figure (converged, its samples agreeing), else the rates its
+    # samples support, 5th to 95th percentile, by the primary clock and by the wall clock (GB/s; None: unknown).
+    settled: bool = True
+    gbps_range: Optional[tuple] = None
+    wall_gbps_range: Optional[tuple] = None
     # `xferbench peer`: the device the copy went to (device_index is where it came from), and how it travelled.
     peer_device_index: Optional[int] = None
     peer_path: str = ""
@@ -346,6 +351,7 @@ def _point(run, path, i, raw):
     if run.v1:
         p.trusted, why, p.above_link_limit, p.clock_misses_host_work = legacy.verdict(p, raw)
         p.why_not = tuple(why)
+        p.settled, p.gbps_range, p.wall_gbps_range = legacy.spread(p, raw)
     elif not verdict:
         f.fail("an ok point needs core's verdict (trusted or why not)", "verdict")
     else:
@@ -356,6 +362,8 @@ def _point(run, path, i, raw):
         p.why_not = tuple(_string(path, f"{verdict.at('why_not')}[{k}]", w) for k, w in enumerate(why))
         p.above_link_limit = verdict.flag("above_link_limit", False)
         p.clock_misses_host_work = verdict.flag("clock_misses_host_work", False)
+        p.settled = verdict.flag("settled", True)
+        p.gbps_range, p.wall_gbps_range = (_range(verdict, k) for k in ("gbps_range", "wall_gbps_range"))
     fu = f.object("first_use")
     if fu:
         # Negative means "not measured" in the C++ model.
@@ -376,6 +384,19 @@ def _point(run, path, i, raw):
         if median > 0:  # 0: the C++ tool had no samples for this direction
             p.parts[name] = {"median_s": median, "gbps": gbps}
     return p
+
+
+def _range(fields, key):
+    """A [low, high] pair of GB/s, or None where absent."""
+    pair = fields.array(key)
+    if pair is None:
+        return None
+    if len(pair) != 2:
+        fields.fail(f"expected [low, high], got {_show(pair)}", key)
+    low, high = (_number(fields.path, f"{fields.at(key)}[{k}]", v, **GBPS) for k, v in enumerate(pair))
+    if low > high:
+        fields.fail(f"low above high: {_show(pair)}", key)
+    return low, high
 
 
 def _check_system(system):
@@ -426,7 +447,8 @@ def _read_bounded(path):
     return raw
 
 
-def _parse(path):
+def read_document(path):
+    """A result file's JSON (gzipped or not, at most MAX_FILE_BYTES); BadInput with one line where it is not."""
     try:
         text = _read_bounded(path).decode("utf-8")
     except FileNotFoundError:
@@ -488,7 +510,7 @@ def load_run(path, label=None, require_ok=True, doc=None, fleet=False):
     file is refused with the file and field named instead of failing somewhere
     in the analysis or in a plot worker."""
     path = Path(path)
-    doc = _parse(path) if doc is None else doc  # a caller that sorted files by schema has read it already
+    doc = read_document(path) if doc is None else doc  # a caller that sorted files by schema has read it already
     if not isinstance(doc, dict):
         raise BadInput(f"{path}: not an xferbench result file (the top level is not an object)")
     v1 = not check_schema(path, doc, SCHEMA)

@@ -12,7 +12,7 @@ from dataclasses import dataclass
 from . import legacy
 from .errors import BadInput
 from .findings import Finding
-from .load import SECONDS, _Fields, _parse, _quote
+from .load import SECONDS, _Fields, read_document, _quote
 from .units import format_gbps, format_size, format_time
 
 APP, ALLOC, CPU = "xferbench/app/v2", "xferbench/alloc/v2", "xferbench/cpu/v2"
@@ -48,7 +48,7 @@ def load_study(path, doc=None):
     from pathlib import Path
 
     path = Path(path)
-    doc = _parse(path) if doc is None else doc
+    doc = read_document(path) if doc is None else doc
     schema = schema_of(doc)
     if schema in _V1:
         schema = _V1[schema]

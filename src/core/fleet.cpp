@@ -55,6 +55,8 @@ double best_of(const std::vector<double>& v, bool latency) {
 // The test name of a point (fleet points carry it in their host memory and
 // direction; the name is rebuilt the way health_set names it).
 std::string test_of(const point_result& r) {
+  if (r.fleet && !r.fleet->test.empty()) return r.fleet->test;
+  // A file from before points carried their test.
   if (r.spec.bytes <= 64) return "latency-4B";
   const std::string kind = r.spec.host_memory == "pageable" ? "pageable" : "pinned";
   return fmt::format("{}-{}", to_string(r.spec.dir), kind);
@@ -113,6 +115,12 @@ std::optional<identity> identity_from_env(const std::function<const char*(const 
   return std::nullopt;
 }
 
+const std::vector<std::string>& health_test_names() {
+  static const std::vector<std::string> names{"h2d-pinned", "d2h-pinned", "bidir-pinned", "latency-4B",
+                                              "h2d-pageable"};
+  return names;
+}
+
 std::vector<health_test> health_set(const backend& b, int device, std::uint64_t bytes) {
   const std::string route_name = route_for(b);
   const auto route = parse_route_kind(route_name);
@@ -125,12 +133,11 @@ std::vector<health_test> health_set(const backend& b, int device, std::uint64_t 
   const auto spec = [&](direction d, const std::string& kind, std::uint64_t n) {
     return point_spec{b.name(), device, *route, d, kind, n, -1};
   };
+  const auto& n = health_test_names();
   return {
-      {"h2d-pinned", spec(direction::h2d, pinned, bytes), false},
-      {"d2h-pinned", spec(direction::d2h, pinned, bytes), false},
-      {"bidir-pinned", spec(direction::bidir, pinned, bytes), false},
-      {"latency-4B", spec(direction::h2d, pinned, 4), true},
-      {"h2d-pageable", spec(direction::h2d, pageable, bytes), false},
+      {n[0], spec(direction::h2d, pinned, bytes), false},  {n[1], spec(direction::d2h, pinned, bytes), false},
+      {n[2], spec(direction::bidir, pinned, bytes), false}, {n[3], spec(direction::h2d, pinned, 4), true},
+      {n[4], spec(direction::h2d, pageable, bytes), false},
   };
 }
 
@@ -341,7 +348,7 @@ std::string fleet_text(const merged& m) {
                      f.node, f.device, f.phase.empty() ? "" : " (" + f.phase + ")", f.why);
   if (m.problems.empty() && m.findings.empty()) s += "healthy: no outliers, every rank reported\n";
   // node x device table: one row per rank and phase, a column per test.
-  const std::vector<std::string> tests{"h2d-pinned", "d2h-pinned", "bidir-pinned", "latency-4B", "h2d-pageable"};
+  const auto& tests = health_test_names();
   s += fmt::format("{:<20} {:>4} {:>6} {:<9}", "node", "rank", "device", "phase");
   for (const auto& t : tests) s += fmt::format(" {:>13}", t == "latency-4B" ? "latency-4B us" : t);
   s += "\n";

@@ -32,6 +32,18 @@ std::vector<std::string> point_result::distrust() const {
   if (!emulation.empty()) why.emplace_back("emulated");
   return why;
 }
+point_result::range point_result::rate_range(bool wall) const {
+  const auto& s = wall ? wall_samples_s : samples_s;
+  const double slow = quantile(s, 0.95), fast = quantile(s, 0.05);
+  if (status != point_status::ok || slow <= 0 || fast <= 0) return {};
+  return {bytes_per_rep / slow / 1e9, bytes_per_rep / fast / 1e9};
+}
+
+bool point_result::settled() const {
+  if (status != point_status::ok || !converged || samples_s.empty() || stats.median <= 0) return false;
+  return quantile(samples_s, 0.95) - quantile(samples_s, 0.05) <= settled_spread * stats.median;
+}
+
 double point_result::latency_us() const { return status == point_status::ok ? stats.median * 1e6 : 0.0; }
 
 double pci_link::ceiling_for(direction d) const {
@@ -140,6 +152,7 @@ void to_json(nlohmann::json& j, const point_result& r) {
                   {"rank", r.fleet->rank},
                   {"local_rank", r.fleet->local_rank},
                   {"phase", r.fleet->phase},
+                  {"test", r.fleet->test},
                   {"repeat", r.fleet->repeat}};
   if (r.status == point_status::skipped) return;
   j["timer"] = r.timer_name();
@@ -164,7 +177,14 @@ void to_json(nlohmann::json& j, const point_result& r) {
   j["verdict"] = {{"trusted", why_not.empty()},
                   {"why_not", why_not},
                   {"above_link_limit", r.above_link_limit},
-                  {"clock_misses_host_work", r.clock_misses_work()}};
+                  {"clock_misses_host_work", r.clock_misses_work()},
+                  {"settled", r.settled()}};
+  // The rates the samples support (5th to 95th percentile), what a finding
+  // quotes for a point that is not settled.
+  for (const bool wall : {false, true}) {
+    const auto range = r.rate_range(wall);
+    if (range.high > 0) j["verdict"][wall ? "wall_gbps_range" : "gbps_range"] = {range.low, range.high};
+  }
   if (r.placed) {
     j["placement"] = {{"near_device", r.placed->applied}, {"cpus", r.placed->cpus}, {"numa_node", r.placed->numa_node}};
     if (!r.placed->note.empty()) j["placement"]["note"] = r.placed->note;
@@ -222,8 +242,8 @@ void from_json(const nlohmann::json& j, point_result& r) {
     r.together = t;
   }
   if (const auto f = j.find("fleet"); f != j.end())
-    r.fleet = point_result::fleet_tag{f->at("node"), f->at("rank"), f->at("local_rank"), f->at("phase"),
-                                      f->value("repeat", 0)};
+    r.fleet = point_result::fleet_tag{f->at("node"), f->at("rank"),          f->at("local_rank"),
+                                      f->at("phase"), f->value("repeat", 0), f->value("test", "")};
   if (r.status == point_status::skipped) return;
   if (const std::string t = j.at("timer"); !t.empty()) r.timer = parse_clock_kind(t);
   r.bytes_per_rep = j.at("bytes_per_rep");

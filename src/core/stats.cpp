@@ -29,6 +29,15 @@ summary summarize(std::span<const double> values) {
   return s;
 }
 
+double quantile(std::span<const double> values, double q) {
+  if (values.empty()) return 0;
+  std::vector<double> v(values.begin(), values.end());
+  std::sort(v.begin(), v.end());
+  const double h = (v.size() - 1) * q;
+  const auto lo = static_cast<std::size_t>(std::floor(h));
+  return lo + 1 < v.size() ? v[lo] + (h - lo) * (v[lo + 1] - v[lo]) : v[lo];
+}
+
 double median_ci_relative(std::span<const double> values) {
   const std::size_t n = values.size();
   const double half = 0.98 * std::sqrt(static_cast<double>(n));  // 1.96 * sqrt(n) / 2

@@ -156,7 +156,7 @@ bool measure_phases(const selection& s, comm& c, backend& b, std::uint64_t bytes
     }
     for (auto& r : out.points) {
       if (report.link) flag_link_limit(r, *report.link);
-      r.fleet = point_result::fleet_tag{me.node, me.rank, me.local_rank, phase, repeat};
+      r.fleet = point_result::fleet_tag{me.node, me.rank, me.local_rank, phase, repeat, t.name};
       report.points.push_back(std::move(r));
     }
   };

@@ -137,3 +137,49 @@ TEST(LinkLimit, AKernelHostPointAboveTheLinkIsSkippedWithTheNumbers) {
   EXPECT_EQ(under.status, point_status::ok);
   EXPECT_FALSE(under.above_link_limit);
 }
+
+// A finding quotes a point as one figure only where its samples agree; two
+// modes (a pageable copy at 12 and at 16 GB/s) are quoted as the range.
+TEST(Verdict, SettledOnlyWhereTheSamplesAgreeElseTheRangeTheySupport) {
+  point_result r;
+  r.spec = {"cuda-rt", 0, route_kind::copy_async, direction::h2d, "pageable", 1'000'000};
+  r.device_type = "gpu";
+  r.timer = clock_kind::event;
+  r.bytes_per_rep = 1'000'000;
+  r.converged = true;
+  r.samples_s = r.wall_samples_s = std::vector<double>(20, 1e6 / 12e9);
+  r.stats = r.wall_stats = summarize(r.samples_s);
+  EXPECT_TRUE(r.settled());
+  auto v = nlohmann::json(r)["verdict"];
+  EXPECT_TRUE(v["settled"].get<bool>());
+  EXPECT_NEAR(v["gbps_range"][0].get<double>(), 12, 1e-9);
+  EXPECT_NEAR(v["gbps_range"][1].get<double>(), 12, 1e-9);
+  for (std::size_t k = 0; k < 10; ++k) r.samples_s[k] = 1e6 / 16e9;  // half the samples in a faster mode
+  r.stats = summarize(r.samples_s);
+  EXPECT_FALSE(r.settled());
+  v = nlohmann::json(r)["verdict"];
+  EXPECT_FALSE(v["settled"].get<bool>());
+  EXPECT_NEAR(v["gbps_range"][0].get<double>(), 12, 1e-9);
+  EXPECT_NEAR(v["gbps_range"][1].get<double>(), 16, 1e-9);
+  EXPECT_NEAR(v["wall_gbps_range"][1].get<double>(), 12, 1e-9) << "the wall clock's own samples";
+  r.samples_s.assign(20, 1e6 / 12e9);
+  r.stats = summarize(r.samples_s);
+  r.converged = false;
+  EXPECT_FALSE(r.settled()) << "unconverged: its median is not known to the target";
+}
+
+// A fleet point names its health test (the one list, fleet::health_test_names),
+// so no reader rebuilds it from the point's size and kind.
+TEST(FleetTag, ThePointCarriesItsTestThroughTheFile) {
+  point_result r;
+  r.spec = {"host", 0, route_kind::memcpy, direction::h2d, "pinned", 4};
+  r.status = point_status::skipped;
+  r.fleet = point_result::fleet_tag{"node-a", 1, 0, "alone", 2, "latency-4B"};
+  const nlohmann::json j = r;
+  EXPECT_EQ(j["fleet"]["test"], "latency-4B");
+  point_result back;
+  from_json(j, back);
+  ASSERT_TRUE(back.fleet);
+  EXPECT_EQ(back.fleet->test, "latency-4B");
+  EXPECT_EQ(back.fleet->repeat, 2);
+}

@@ -79,6 +79,9 @@ struct health_test {
 // else copy-sync, else memcpy). "Pinned" is the backend's page-locked kind
 // (pinned; on the host backend, which has none, page-aligned memory).
 std::vector<health_test> health_set(const backend& b, int device, std::uint64_t bytes);
+// The health set's test names in its order: the one list (the fleet file
+// carries it as fleet.tests, each point its own as fleet.test).
+const std::vector<std::string>& health_test_names();
 
 // The order a phase measures `repeats` runs of a set of `tests` tests in, as
 // (repeat, test index): the whole set, then the whole set again, so that a

@@ -94,6 +94,7 @@ struct point_result {
     int rank = -1, local_rank = -1;
     std::string phase;  // "alone" or "together"
     int repeat = 0;     // 0 .. --repeat - 1; 0 in files from before --repeat
+    std::string test;   // the health test it measured (fleet::health_test_names); "" in files before v2
   };
   std::optional<fleet_tag> fleet;
   // Where the point's own wall time went (seconds; -1 not measured), so a
@@ -118,6 +119,19 @@ struct point_result {
   // definition: the console's summary and the report both read it.
   std::vector<std::string> distrust() const;
   bool trusted() const { return status == point_status::ok && distrust().empty(); }
+  // Whether a finding may quote the point as one figure: its sampling
+  // converged and the middle 90% of its samples (5th to 95th percentile) lie
+  // within settled_spread of their median. Otherwise (unconverged, or samples
+  // in two modes, as pageable points often are) it is quoted as the range of
+  // rates those samples support (rate_range).
+  static constexpr double settled_spread = 0.10;
+  bool settled() const;
+  // GB/s at the 95th and 5th percentile sample time, by the primary clock or
+  // the wall clock; {0, 0} where there are no samples.
+  struct range {
+    double low = 0, high = 0;
+  };
+  range rate_range(bool wall) const;
   // A route that times one access, not a stream of bytes (latency: a few
   // bytes a repetition whatever the size): its GB/s means nothing.
   bool times_access() const { return bytes_per_rep > 0 && bytes_per_rep <= 64 && spec.bytes > bytes_per_rep; }

@@ -18,4 +18,7 @@ summary summarize(std::span<const double> values);
 // when n is too small for the interval to lie inside the data.
 double median_ci_relative(std::span<const double> values);
 
+// The q-quantile (0..1) of values, interpolated as summary's p95 is; 0 for none.
+double quantile(std::span<const double> values, double q);
+
 }  // namespace xfer

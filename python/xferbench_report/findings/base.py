@@ -97,6 +97,16 @@ def _wall_gbps(p):
     return p.bytes_per_rep / _wall(p) / 1e9
 
 
+def quote_wall_gbps(p):
+    """A point's wall-clock GB/s as a finding may quote it: its median where core found it settled, else the range
+    its samples support (two default runs on the H200 headlined one pageable point as 12.07 and 15.71 GB/s)."""
+    rng = p.wall_gbps_range if p.wall_median_s else p.gbps_range
+    if p.settled or not rng:
+        return format_gbps(_wall_gbps(p))
+    lo, hi = rng
+    return format_gbps(lo) if format_gbps(lo) == format_gbps(hi) else f"{format_gbps(lo)}-{format_gbps(hi)}"
+
+
 def _fastest_by_size(curves, min_bytes=0):
     """{bytes: point} the fastest on the wall clock among the curves' trusted points of min_bytes and more."""
     best = {}

@@ -8,7 +8,7 @@ from ..spread import clearly_faster
 from ..units import format_gbps, format_size
 from .base import (
     BANDWIDTH_MIN_BYTES, CONFIRMING_SIZES, Finding, MISALIGN_MIN, MISALIGN_MIN_BYTES, PIN_PAYS, STAGED_PAYS,
-    _curves_by, _fastest_by_size, _kind, _pays_from, _points_at, _runs, _times, _wall, _wall_gbps, cite, stand_in
+    _curves_by, _fastest_by_size, _kind, _pays_from, _points_at, _runs, _times, _wall, cite, quote_wall_gbps, stand_in
 )
 
 
@@ -125,13 +125,13 @@ def pin_or_stage_findings(report):
             gain = _wall(page) / _wall(pin)
             kind = next(c.host_memory for c in cs if pin in c.points)
             text = (f"from {format_size(start)} on a pageable buffer costs: at {format_size(n)} it moves "
-                    f"{format_gbps(_wall_gbps(page))} GB/s where {kind} memory moves {format_gbps(_wall_gbps(pin))} "
+                    f"{quote_wall_gbps(page)} GB/s where {kind} memory moves {quote_wall_gbps(pin)} "
                     f"({gain:.1f}x, {g.backend})")
             evidence = [page, pin]
             s_start = _pays_from(staged, pageable, STAGED_PAYS)
             if s_start is not None and n in staged:
                 st = staged[n]
-                text += (f"; the staged copier moves it at {format_gbps(_wall_gbps(st))} GB/s "
+                text += (f"; the staged copier moves it at {quote_wall_gbps(st)} GB/s "
                          f"({100 * _wall(pin) / _wall(st):.0f}% of pinned) from {format_size(s_start)} on. Pin "
                          f"the buffers of {format_size(start)} and more that a program reuses; move the others "
                          f"through the staged copier")
