@@ -155,7 +155,16 @@ CASES = [
      2, "--tolerance and --min-effect given twice", False),
     ("headlines-three-files", _with(None, "headlines", S, S, S), 2, "one or two", False),
     ("headlines-a-fleet-file", _with(None, "headlines", F), 2, "a fleet result file", False),
+    ("headlines-two-machines", _with(lambda t: _other_machine(t), "headlines", S, "{t}/other.json"), 2,
+     "come from different machines (hostname vm vs other)", False),
 ]
+
+
+def _other_machine(tmp):
+    """The sweep as if measured on another host (issue 49: headlines compares a run with its rerun)."""
+    doc = json.loads((DATA / "host_small.json").read_text())
+    doc["system"]["hostname"] = "other"
+    (tmp / "other.json").write_text(json.dumps(doc))
 
 
 def _infinite_sweep(tmp):

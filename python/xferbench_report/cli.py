@@ -3,11 +3,12 @@
 Exit status: 0 fine; 1 compare found a point significantly slower beyond the
 allowance (or newly failed), or an output could not be written; 2 bad input or
 usage (for compare: no ok point in common, or different machines under
---same-machine; for render: no file could be used); 3 compare could not read a
-file or it is not a valid result file, or render wrote the report but left out
-some files (one line each on stderr says why: unreadable, truncated, unknown or
-future schema, no ok points, another machine); 128 + signal when interrupted by
-SIGINT, SIGTERM or SIGHUP (nothing half written is left behind).
+--same-machine; for headlines: two files from different machines, always; for
+render: no file could be used); 3 compare could not read a file or it is not a
+valid result file, or render wrote the report but left out some files (one
+line each on stderr says why: unreadable, truncated, unknown or future schema,
+no ok points, another machine); 128 + signal when interrupted by SIGINT, SIGTERM
+or SIGHUP (nothing half written is left behind).
 fleet has the fleet command's own codes (docs/fleet.md): 0 healthy, 2 bad input, 3 unhealthy,
 4 a rank missing, 5 ranks disagree, 6 more ranks on a node than devices.
 """
@@ -75,7 +76,9 @@ def _parser():
                                    "they share, any headline the other run contradicts, and the findings' claims "
                                    "compared (which way wins at each block size, of every finding, headline or not); "
                                    "exit 1 when they disagree (fewer in common than all but one of the shorter list, "
-                                   "a contradiction, or a claim said otherwise), the rule of docs/findings.md.")
+                                   "a contradiction, or a claim said otherwise), the rule of docs/findings.md; "
+                                   "exit 2 when the two files come from different machines (as compare "
+                                   "--same-machine decides it: host name, CPU model and count, accelerators).")
     h.add_argument("results", nargs="+", type=path, metavar="RESULTS.json", help="one or two result files")
     fl = sub.add_parser("fleet", help="merge the per-rank files of `xferbench fleet --out-dir DIR` and list the outliers",
                         description="Merge DIR/rank-*.json (ranks started without MPI) into one fleet result file "
@@ -161,10 +164,15 @@ def _command(args):
     if args.command == "headlines":
         if len(args.results) > 2:
             raise BadInput(f"headlines takes one or two result files, got {len(args.results)}")
+        from .compare import require_same_machine
         from .findings import headline_agreement, headlines
         from .render import judge
 
-        runs = [judge([path])[2] for path in args.results]
+        judged = [judge([path]) for path in args.results]
+        if len(judged) == 2:  # refused before a line is printed; the rule is compare's (issue 49)
+            first, second = ((got.runs or got.studies)[0] for got, _, _ in judged)
+            require_same_machine(first, second, why="headlines compares a run with its rerun on the same machine")
+        runs = [findings for _, _, findings in judged]
         for path, fs in zip(args.results, runs):
             print(f"{path}:")
             for f in headlines(fs):

@@ -89,6 +89,16 @@ def machine_difference(base_run, new_run):
     return "; ".join(sorted(diffs))
 
 
+def require_same_machine(first, second, why=""):
+    """Incomparable when the two runs come from different machines (machine_difference, the one rule):
+    compare under --same-machine, and headlines always (it compares a run with its rerun). `why` is
+    added to the message."""
+    differ = machine_difference(first, second)
+    if differ:
+        raise Incomparable(f"{first.path} and {second.path} come from different machines ({differ})"
+                           + (f": {why}" if why else ""))
+
+
 def _show_identity(key, value):
     if key != "accelerators":
         return str(value)
@@ -130,9 +140,9 @@ def compare_runs(base_run, new_run, min_effect=DEFAULT_MIN_EFFECT, noise_floor=D
             out.setdefault(p.key(), p)
         return out
 
+    if same_machine:
+        require_same_machine(base_run, new_run)
     differ = machine_difference(base_run, new_run)
-    if differ and same_machine:
-        raise Incomparable(f"{base_run.path} and {new_run.path} come from different machines ({differ})")
     base, new = index(base_run), index(new_run)
     rows = []
     for key, b in base.items():

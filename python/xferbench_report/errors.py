@@ -9,7 +9,7 @@ class BadInput(Exception):
 
 class Incomparable(BadInput):
     """compare: two readable files that cannot be compared (no ok point in common;
-    different machines under --same-machine)."""
+    different machines under --same-machine); headlines: two files from different machines."""
 
     exit_code = 2
 
