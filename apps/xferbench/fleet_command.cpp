@@ -64,15 +64,19 @@ command add_fleet_command(CLI::App& app) {
   cmd->add_option("--rank-timeout", s.rank_timeout_s,
                  "seconds a rank may take for one phase, and rank 0 waits for the reports, before a rank counts as "
                  "missing")
+      ->check(number_in(0, 86400, true, false, "(0, 86400] seconds"))
       ->capture_default_str()
       ->multi_option_policy(CLI::MultiOptionPolicy::TakeLast);
   cmd->add_option("--baseline", s.baseline, "a known-good fleet result file to compare with")->check(CLI::ExistingFile);
   cmd->add_option("--mad-k", s.judge.mad_k, "an outlier is worse than the fleet median by more than k x 1.4826 x MAD...")
+      ->check(number_in(0, 1e6, true, false, "(0, 1e6]"))
       ->capture_default_str();
   cmd->add_option("--tolerance", s.judge.tolerance, "... and by more than this fraction of the median (also the baseline's)")
+      ->check(number_in(0, 1, false, true, "[0, 1): a fraction of the median"))
       ->capture_default_str();
   cmd->add_option("--min-ceiling", s.judge.min_ceiling_fraction,
                  "pinned bandwidth below this fraction of the link's ceiling is unhealthy")
+      ->check(number_in(0, 1, false, false, "[0, 1]: a fraction of the link's ceiling"))
       ->capture_default_str();
   cmd->add_flag("--no-alone", a->no_alone, "skip the alone phase (only every rank at once)");
   cmd->add_option("--repeat", s.repeat,

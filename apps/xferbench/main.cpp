@@ -10,6 +10,7 @@
 #include <xfer/core/errors.hpp>
 #include <xfer/core/interrupt.hpp>
 #include <xfer/core/output_file.hpp>
+#include <xfer/mem/environment.hpp>
 #include <xfer/core/system_probe.hpp>
 
 #include "commands.hpp"
@@ -98,6 +99,14 @@ int main(int argc, char** argv) {
     }
 
     const std::vector<std::string> args(argv, argv + argc);
+    // libxfer's variables are input too: a bad one is refused here, before
+    // anything is measured, not found by a point.
+    try {
+      xfer::mem::check_environment();
+    } catch (const std::invalid_argument& e) {
+      fmt::print(stderr, "xferbench: error: {}\n", e.what());
+      return exit_usage;
+    }
     try {
       for (const auto& c : commands)
         if (*c.cmd) return c.run(args);

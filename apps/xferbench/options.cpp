@@ -3,27 +3,15 @@
 #include <fmt/format.h>
 #include <xfer/core/errors.hpp>
 #include <xfer/core/size.hpp>
+#include <xfer/mem/numbers.hpp>
 
 namespace xfer::cli {
-namespace {
 
-// A number option's range, checked as it is parsed; the message names the
-// value and the range (CLI11 puts the option's name first).
-CLI::Validator in_range(bool (*ok)(double), const char* range) {
+// CLI11 puts the option's name before the message.
+CLI::Validator number_in(double lo, double hi, bool lo_open, bool hi_open, const char* range) {
   return CLI::Validator(
-      [ok, range](std::string& s) {
-        double v = 0;
-        try {
-          v = std::stod(s);
-        } catch (const std::exception&) {
-          return std::string();  // not a number: CLI11's conversion says so
-        }
-        return ok(v) ? std::string() : fmt::format("{} is out of range {}", s, range);
-      },
-      "", "");
+      [=](std::string& s) { return mem::real_problem(s, {lo, hi, lo_open, hi_open, range}); }, "", "");
 }
-
-}  // namespace
 
 CLI::Validator not_empty() {
   return CLI::Validator([](std::string& v) { return v.empty() ? std::string("the value is empty") : std::string(); },
@@ -76,19 +64,19 @@ void add_target_ci_option(CLI::App& cmd, std::optional<double>& v) {
   cmd.add_option("--target-ci", v,
                  fmt::format("stop sampling when the median's 95% CI is within this fraction (default: {})",
                              measure_options{}.target_ci))
-      ->check(in_range([](double x) { return x > 0 && x < 1; }, "(0, 1): give a fraction (0.01 = 1%)"))
+      ->check(number_in(0, 1, true, true, "(0, 1): give a fraction (0.01 = 1%)"))
       ->multi_option_policy(CLI::MultiOptionPolicy::TakeLast);
 }
 
 void add_max_time_option(CLI::App& cmd, std::optional<double>& v, double default_s, const std::string& more) {
   cmd.add_option("--max-time", v, fmt::format("sampling budget per point, seconds (default: {}{})", default_s, more))
-      ->check(in_range([](double x) { return x > 0 && x <= 3600; }, "(0, 3600] seconds"))
+      ->check(number_in(0, 3600, true, false, "(0, 3600] seconds"))
       ->multi_option_policy(CLI::MultiOptionPolicy::TakeLast);
 }
 
 void add_warmup_option(CLI::App& cmd, std::optional<double>& v) {
   cmd.add_option("--warmup", v, fmt::format("warm-up per point, seconds (default: {})", measure_options{}.warmup_s))
-      ->check(in_range([](double x) { return x >= 0 && x <= 60; }, "[0, 60] seconds"))
+      ->check(number_in(0, 60, false, false, "[0, 60] seconds"))
       ->multi_option_policy(CLI::MultiOptionPolicy::TakeLast);
 }
 
@@ -99,7 +87,7 @@ void add_watchdog_option(CLI::App& cmd, double& v, watchdog_for what) {
                        "default: 30 + 40 x --max-time + size / 20 MB/s)"
                      : "seconds a point may go without progress (a run or repeat done) before it is recorded as failed "
                        "and its thread left behind (0: off; default: 30 + size / 20 MB/s)")
-      ->check(in_range([](double x) { return x == -1 || (x >= 0 && x <= 86400); }, "[0, 86400] seconds (0 turns it off)"))
+      ->check(number_in(0, 86400, false, false, "[0, 86400] seconds (0 turns it off)"))
       ->multi_option_policy(CLI::MultiOptionPolicy::TakeLast);
 }
 
@@ -128,7 +116,7 @@ void add_sizes_option(CLI::App& cmd, std::string& v, const std::string& help) {
 
 void add_threads_option(CLI::App& cmd, unsigned& v) {
   cmd.add_option("--threads", v, "threads for the memcpy-mt route (0 = all CPUs)")
-      ->check(in_range([](double x) { return x >= 0 && x <= 1024; }, "[0, 1024] (0 = all CPUs)"))
+      ->check(number_in(0, 1024, false, false, "[0, 1024] (0 = all CPUs)"))
       ->capture_default_str()
       ->multi_option_policy(CLI::MultiOptionPolicy::TakeLast);
 }

@@ -20,6 +20,10 @@ CLI::Validator not_empty();
 // A count bound to an unsigned type: CLI11 reads "-5" as 2^64 - 5, so the
 // range check later said "--runs 18446744073709551611"; refused here instead.
 CLI::Validator not_negative();
+// A number within a range, parsed by the one parser of numbers
+// (xfer/mem/numbers.hpp): 1e400, 1e-400, inf and nan are refused with the
+// range in words. Open ends are excluded.
+CLI::Validator number_in(double lo, double hi, bool lo_open, bool hi_open, const char* words);
 // A size (parse_size) or a list of sizes (parse_size_list), read as parsed so
 // that the message names the option; core's parser is the rule.
 CLI::Validator size_value();

@@ -183,6 +183,7 @@ command add_sweep_command(CLI::App& app) {
                              "the points left, so quiet points leave time to noisy ones (default: {:g} for the "
                              "overview; other selections take --max-time per point)",
                              overview_budget_s))
+      ->check(number_in(0, 86400, true, false, "(0, 86400] seconds"))
       ->multi_option_policy(CLI::MultiOptionPolicy::TakeLast);
   add_max_time_option(*cmd, a->measure.max_time, measure_options{}.max_time_s,
                       " where the selection is not the overview, whose --budget is shared by its points");

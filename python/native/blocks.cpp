@@ -93,7 +93,10 @@ blocks_array source(nb::handle h) {
 static_assert(std::is_trivially_copyable_v<mem::block_pair> && sizeof(mem::block_pair) == 2 * sizeof(std::int64_t) &&
                   offsetof(mem::block_pair, src) == 0 && offsetof(mem::block_pair, dst) == sizeof(std::int64_t),
               "a C-contiguous mapping row must have a block_pair's layout");
-std::span<const mem::block_pair> pairs_of(nb::handle h) {
+// At most `max_pairs` rows (the destination's blocks: no destination block is
+// written twice), checked before anything is sized by the row count: a
+// 16-byte broadcast view can claim 10^9 rows.
+std::span<const mem::block_pair> pairs_of(nb::handle h, std::size_t max_pairs) {
   thread_local std::vector<mem::block_pair> out;
   nb::ndarray<nb::ro> m;
   if (!nb::try_cast(h, m)) throw std::invalid_argument("mapping is not an array (pass an int64 [n, 2] array)");
@@ -106,6 +109,10 @@ std::span<const mem::block_pair> pairs_of(nb::handle h) {
     throw std::invalid_argument(fmt::format("mapping must have shape [n, 2] (its shape has {} dimension{}{})",
                                             m.ndim(), m.ndim() == 1 ? "" : "s",
                                             m.ndim() == 2 ? fmt::format(": [{}, {}]", m.shape(0), m.shape(1)) : ""));
+  if (m.shape(0) > max_pairs)
+    throw std::invalid_argument(fmt::format("mapping has {} pairs, more than dst's {} blocks (each destination block "
+                                            "is written once)",
+                                            m.shape(0), max_pairs));
   const auto* p = static_cast<const std::int64_t*>(m.data());
   const std::int64_t s0 = m.stride_ptr() ? m.stride(0) : 2, s1 = m.stride_ptr() ? m.stride(1) : 1;
   out.resize(m.shape(0));
@@ -144,7 +151,7 @@ class block_copier_binding {
   // torch/CuPy objects by the Python side.
   std::string copy(nb::handle dst_, nb::handle src_, nb::handle mapping, std::uintptr_t stream) {
     const blocks_array dst = destination(dst_), src = source(src_);
-    const auto pairs = pairs_of(mapping);  // this thread's until the next call
+    const auto pairs = pairs_of(mapping, dst.row ? dst.nbytes / dst.row : 0);  // this thread's until the next call
     if (src.row != dst.row)
       throw std::invalid_argument(
           fmt::format("rows differ: dst's blocks are {} bytes, src's {} bytes (one block is one row)", dst.row, src.row));

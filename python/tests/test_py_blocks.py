@@ -178,3 +178,21 @@ def test_a_read_only_source_and_a_strided_mapping_are_taken():
     column_slice = np.array([[1, 0, 7], [9, 5, 7], [3, 2, 7]], np.int64)[:, :2]
     xferbench.copy_blocks(dst, src, column_slice)
     assert np.array_equal(dst, expected(np.zeros_like(dst), src, np.ascontiguousarray(column_slice)))
+
+
+def test_a_broadcast_mapping_claiming_a_billion_pairs_is_refused_before_anything_is_taken():
+    # Issue 49: a 16-byte view of 10^9 rows was copied into a 16 GB vector before any check.
+    import resource
+    src, dst = np.zeros((64, 16), np.uint8), np.zeros((64, 16), np.uint8)
+    mapping = np.lib.stride_tricks.as_strided(np.zeros(2, np.int64), shape=(10 ** 9, 2), strides=(0, 8))
+    before = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
+    with pytest.raises(ValueError, match="mapping has 1000000000 pairs, more than dst's 64 blocks"):
+        xferbench.copy_blocks(dst, src, mapping)
+    assert resource.getrusage(resource.RUSAGE_SELF).ru_maxrss - before < 100 << 10  # KiB: nothing near 16 GB
+
+
+def test_a_mapping_as_long_as_dsts_blocks_still_copies():
+    src, dst = np.arange(64 * 16, dtype=np.uint8).reshape(64, 16), np.zeros((64, 16), np.uint8)
+    mapping = np.stack([np.arange(64)[::-1], np.arange(64)], axis=1).astype(np.int64)
+    xferbench.copy_blocks(dst, src, mapping)
+    assert np.array_equal(dst, src[::-1])

@@ -57,6 +57,38 @@ def test_a_copier_without_overrides_runs_the_calibration(tmp_path):
     assert [int(x) for x in line[1].split()[:3]] == [tuned["chunk_bytes"], tuned["ring_depth"], tuned["threads"]]
 
 
+@pytest.mark.parametrize("target", ["fifo", "directory", "large", "null-device"])
+def test_a_cache_that_is_not_a_small_regular_file_is_left_as_it_is(tmp_path, target):
+    # Issue 49: the cache was written through a temporary renamed over whatever it named (a
+    # device node became a 43-byte file, a FIFO blocked each copy 30 s). Now a FIFO, a directory
+    # or a file too large to be a cache is ignored with one line and left as it is, and a null
+    # device means "no cache" (a node of its own as root, else the system's, which only root
+    # could replace).
+    import os, stat, subprocess, sys
+    path = tmp_path / target
+    if target == "fifo":
+        os.mkfifo(path)
+    elif target == "directory":
+        path.mkdir()
+    elif target == "large":
+        path.write_bytes(b"x" * (2 << 20))
+    elif os.geteuid() == 0:
+        os.mknod(path, stat.S_IFCHR | 0o666, os.makedev(1, 3))
+    else:
+        path = "/dev/null"
+    before = os.lstat(path)
+    code = "import xferbench; c = xferbench.Copier('host', calibrate=True); print(c.tuning['threads'])"
+    env = dict(os.environ, XFER_STAGED_TUNING_CACHE=str(path))
+    p = subprocess.run([sys.executable, "-c", code], env=env, capture_output=True, text=True, timeout=60)
+    assert p.returncode == 0, p.stderr
+    after = os.lstat(path)
+    assert (stat.S_IFMT(after.st_mode), after.st_rdev, after.st_size) == \
+        (stat.S_IFMT(before.st_mode), before.st_rdev, before.st_size)
+    said = [line for line in p.stderr.splitlines() if line.startswith("xfer: cache ")]
+    assert len(said) == (0 if target == "null-device" else 1), p.stderr
+    assert not [n for n in os.listdir(tmp_path) if n.endswith(".tmp")]
+
+
 def test_copy_into_a_pool_block():
     pool = xferbench.Pool("pageable")
     dst = np.from_dlpack(pool.allocate((64, 64), "float32"))

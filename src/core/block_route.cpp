@@ -4,6 +4,7 @@
 #include <chrono>
 #include <cstring>
 #include <fmt/format.h>
+#include <map>
 #include <xfer/core/errors.hpp>
 #include <xfer/core/pattern.hpp>
 #include <xfer/core/sample_check.hpp>
@@ -40,6 +41,15 @@ class block_transfer final : public transfer {
   block_transfer(const point_spec& p, mem::block_copier& copier, std::unique_ptr<mem::host_resource> kind)
       : spec_(p), copier_(copier), step_(copier.step()), kind_(std::move(kind)), pairs_(pairs_of(p)) {
     block_ = p.route == block_routes::contiguous ? p.bytes : p.block_bytes;
+    // A source block may go to several destinations (a legal list): the
+    // pattern has one block per distinct source, at its first pair.
+    std::map<std::uint64_t, std::size_t> first_by_src;
+    first_of_.reserve(pairs_.size());
+    for (std::size_t i = 0; i < pairs_.size(); ++i) {
+      const auto [it, fresh] = first_by_src.emplace(pairs_[i].src, i);
+      if (fresh) firsts_.push_back(i);
+      first_of_.push_back(it->second);
+    }
     const auto t0 = clock::now();
     host_ = mem::buffer(*kind_, p.bytes, kind_->natural_alignment());
     dev_ = step_.allocate(p.bytes);
@@ -77,28 +87,35 @@ class block_transfer final : public transfer {
     return n;
   }
 
-  // Core verifies (src/core/verify.cpp) the destination blocks, read in
-  // list order: the source was filled so that they then hold the pattern.
+  // Core verifies (src/core/verify.cpp) the destination blocks of each
+  // distinct source's first pair, read in list order: the source was filled
+  // so that they then hold the pattern. A later pair of the same source must
+  // hold what its first pair's destination holds: poisoned alike, compared on
+  // every read.
   std::span<const sample_destination> places() const override { return sample_destinations(spec_.dir); }
-  std::uint64_t place_bytes() const override { return pairs_.size() * block_; }
+  std::uint64_t place_bytes() const override { return firsts_.size() * block_; }
   void reach_place(const sample_destination& d, place_access a,
                    const std::function<void(std::span<std::byte>)>& use) override {
     array_view arr = open_array(d.on_device, a != place_access::overwrite);
     std::vector<std::byte> blocks(place_bytes());
-    if (a != place_access::overwrite)
-      for (std::size_t i = 0; i < pairs_.size(); ++i)
-        std::memcpy(blocks.data() + i * block_, arr.bytes + pairs_[i].dst * block_, block_);
+    if (a != place_access::overwrite) {
+      for (std::size_t k = 0; k < firsts_.size(); ++k)
+        std::memcpy(blocks.data() + k * block_, dst_block(arr, firsts_[k]), block_);
+      check_repeated_sources(arr);
+    }
     use(blocks);
     if (a == place_access::read) return;
+    for (std::size_t k = 0; k < firsts_.size(); ++k)
+      std::memcpy(dst_block(arr, firsts_[k]), blocks.data() + k * block_, block_);
     for (std::size_t i = 0; i < pairs_.size(); ++i)
-      std::memcpy(arr.bytes + pairs_[i].dst * block_, blocks.data() + i * block_, block_);
+      if (first_of_[i] != i) std::memcpy(dst_block(arr, i), dst_block(arr, first_of_[i]), block_);
     close_array(arr, d.on_device);
   }
 
   first_use setup_costs() const override { return costs_; }
   clock_kind timer_kind() const override { return clock_kind::wall; }
   double timer_resolution_s() const override { return wall_timer().resolution_s(); }
-  std::uint64_t bytes_per_rep() const override { return place_bytes(); }
+  std::uint64_t bytes_per_rep() const override { return pairs_.size() * block_; }
 
  private:
   void move() {
@@ -131,15 +148,29 @@ class block_transfer final : public transfer {
     q->finish();
   }
 
-  // Pair i's source block holds bytes [i*B, (i+1)*B) of the pattern, so the
-  // destination blocks in list order hold the whole pattern once moved.
+  std::byte* dst_block(const array_view& arr, std::size_t pair) const { return arr.bytes + pairs_[pair].dst * block_; }
+
+  // A later pair of a source holds what the source's first pair holds, or a copy went astray.
+  void check_repeated_sources(const array_view& arr) const {
+    for (std::size_t i = 0; i < pairs_.size(); ++i) {
+      if (first_of_[i] == i) continue;
+      if (std::memcmp(dst_block(arr, i), dst_block(arr, first_of_[i]), block_) != 0)
+        throw verification_error(fmt::format("block pair {} ({}:{}) differs from pair {}, which copies the same source "
+                                             "block",
+                                             i, pairs_[i].src, pairs_[i].dst, first_of_[i]));
+    }
+  }
+
+  // The k-th distinct source block holds bytes [k*B, (k+1)*B) of the pattern,
+  // so the first pairs' destination blocks in list order hold the whole
+  // pattern once moved.
   void fill_source() {
     const std::uint64_t seed = to_device(spec_.dir) ? seed_h2d : seed_d2h;
     std::vector<std::byte> pattern(place_bytes());
     fill_pattern(pattern.data(), pattern.size(), seed);
     array_view arr = open_array(!to_device(spec_.dir), false);
-    for (std::size_t i = 0; i < pairs_.size(); ++i)
-      std::memcpy(arr.bytes + pairs_[i].src * block_, pattern.data() + i * block_, block_);
+    for (std::size_t k = 0; k < firsts_.size(); ++k)
+      std::memcpy(arr.bytes + pairs_[firsts_[k]].src * block_, pattern.data() + k * block_, block_);
     close_array(arr, !to_device(spec_.dir));
   }
 
@@ -148,6 +179,8 @@ class block_transfer final : public transfer {
   mem::block_step& step_;
   std::unique_ptr<mem::host_resource> kind_;
   std::vector<mem::block_pair> pairs_;
+  std::vector<std::size_t> firsts_;    // the pairs that are their source's first, in list order
+  std::vector<std::size_t> first_of_;  // for each pair, its source's first pair
   std::size_t block_ = 0;
   mem::buffer host_;
   mem::device_ref dev_{};

@@ -6,6 +6,7 @@
 #include <fstream>
 #include <map>
 #include <xfer/core/fleet.hpp>
+#include <xfer/mem/files.hpp>
 
 #include "result_json.hpp"
 #include "value_json.hpp"
@@ -149,11 +150,18 @@ std::vector<rank_report> ranks_of(const json& doc) {
   return out;
 }
 
+// The largest result file read: a fleet's file holds a few points per rank.
+constexpr std::size_t max_fleet_file_bytes = std::size_t(1) << 30;
+
 json read_json(const std::string& path) {
-  std::ifstream f(path);
-  if (!f) throw std::runtime_error(fmt::format("cannot read {}", path));
+  std::string text;
   try {
-    return json::parse(f);
+    text = mem::read_regular_file(path, max_fleet_file_bytes);
+  } catch (const mem::file_problem& e) {
+    throw std::runtime_error(fmt::format("cannot read {}: {}", path, e.what()));
+  }
+  try {
+    return json::parse(text);
   } catch (const json::exception& e) {
     throw std::runtime_error(fmt::format("{} is not a fleet result file: {}", path, e.what()));
   }
@@ -184,6 +192,9 @@ merged_files merge_rank_files(const std::vector<std::string>& paths, const thres
     for (auto& r : ranks) {
       // A rank outside its job (rank 7 of 2) would be merged as a fleet of 8 with
       // ranks missing: refused, as a launcher's rank variables are (fleet.cpp).
+      if (r.who.size > max_ranks)
+        throw std::runtime_error(fmt::format("{}: rank {} claims a job of {} ranks, more than the {} a fleet may have",
+                                             path, r.who.rank, r.who.size, max_ranks));
       if (r.who.size <= 0 || r.who.rank < 0 || r.who.rank >= r.who.size)
         throw std::runtime_error(fmt::format("{}: rank {} of {} is outside the job (ranks 0 to {})", path, r.who.rank,
                                              r.who.size, r.who.size - 1));

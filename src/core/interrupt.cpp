@@ -55,6 +55,8 @@ std::atomic<bool>& install_interrupt_flag() {
 
 int interrupt_signal() { return first_signal.load(); }
 
+int stop_signals_seen() { return signals_seen.load(); }
+
 void stop_as_if(int sig) {
   int none = 0;
   first_signal.compare_exchange_strong(none, sig);

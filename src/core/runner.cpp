@@ -3,6 +3,7 @@
 #include <cmath>
 #include <limits>
 #include <optional>
+#include <fmt/format.h>
 #include <xfer/core/reporter.hpp>
 #include <xfer/core/runner.hpp>
 #include <xfer/core/timing.hpp>
@@ -145,7 +146,7 @@ sweep_outcome run_sweep(backend& b, const std::vector<planned_point>& points, co
                          r.spent.sampling_s + std::max(0.0, r.spent.checking_s));
     outcome.count(r.status);
     if (unsettled && r.status == point_status::ok && !r.converged && !outcome.abandoned)
-      unsettled->push_back({&b, device, std::move(r)});
+      unsettled->push_back({&b, device, std::move(r), watchdog_limit(point_options, {p})});
     else
       out.report(r);
   }
@@ -153,11 +154,12 @@ sweep_outcome run_sweep(backend& b, const std::vector<planned_point>& points, co
   return outcome;
 }
 
-bool revisit(std::vector<unsettled_point>& points, const measure_options& options, run_budget& budget, reporter& out,
-             const std::atomic<bool>& stop) {
+revisit_outcome revisit(std::vector<unsettled_point>& points, const measure_options& options, run_budget& budget,
+                        reporter& out, const std::atomic<bool>& stop) {
   std::stable_sort(points.begin(), points.end(), [&](const unsettled_point& a, const unsettled_point& b) {
     return time_to_converge(a.first, options.target_ci) < time_to_converge(b.first, options.target_ci);
   });
+  revisit_outcome outcome;
   watched_points watched(options, stop);
   for (auto& u : points) {
     const double left = budget.left_s();
@@ -169,12 +171,27 @@ bool revisit(std::vector<unsettled_point>& points, const measure_options& option
       measure_options o = options;
       o.max_time_s = std::max(run_budget::min_point_s, need);
       const point_spec& p = u.first.spec;
-      const auto again = watched.run(p, u.device, watchdog_limit(o, {p}), point_job(*u.impl, p, u.device, o, stop));
-      if (again && again->status == point_status::ok) merge_measurements(u.first, *again, options);
+      // The first pass's bound, plus only the extra sampling time asked for: measuring for longer is no
+      // reason to wait longer for a hang.
+      const double limit = u.limit_s > 0 ? u.limit_s + std::max(0.0, o.max_time_s - std::max(0.0, u.first.budget_s))
+                                         : watchdog_limit(o, {p});
+      const auto again = watched.run(p, u.device, limit, point_job(*u.impl, p, u.device, o, stop));
+      if (again && again->status == point_status::ok) {
+        merge_measurements(u.first, *again, options);
+      } else if (again && again->status == point_status::failed && !stop.load()) {
+        // As strict as the first pass: a second measurement that failed verification, threw or hung fails the
+        // point. The first measurement's figures stay beside the reason.
+        u.first.status = point_status::failed;
+        u.first.reason = fmt::format("measured again: {} (the first measurement, kept in this point, had passed)",
+                                     again->reason);
+        u.first.verified = u.first.verified && again->verified;
+        ++outcome.failed;
+      }
     }
     out.report(u.first);
   }
-  return watched.abandoned();
+  outcome.abandoned = watched.abandoned();
+  return outcome;
 }
 
 }  // namespace xfer

@@ -277,7 +277,10 @@ sweep_outcome session::run(const plan& p, const measure_options& m, devices_mode
       chain_->progress.show(0, 1, fmt::format("measuring again, with what the budget has left: {} points short of "
                                               "the target",
                                               unsettled.size()));
-    all.abandoned = revisit(unsettled, m, *budget, sink(), stop()) || all.abandoned;
+    const auto again = revisit(unsettled, m, *budget, sink(), stop());
+    all.abandoned = again.abandoned || all.abandoned;
+    all.ok -= again.failed;
+    all.failed += again.failed;
     if (stop().load()) all.interrupted = true;
   }
   return all;

@@ -27,15 +27,23 @@ namespace {
 
 // For tests of the fault paths only (docs/fleet.md): XFER_FLEET_FAULT=die:R
 // ends rank R at the start of the together phase, hang:R makes it sleep there.
-void injected_fault(int rank) {
+// The hang obeys the tool's own bounds (issue 49): a stop signal ends the
+// rank as a signal ends any command, and after ten --rank-timeout (long past
+// the others' giving up on it) it ends as a rank its launcher killed.
+void injected_fault(int rank, double rank_timeout_s, const std::atomic<bool>& stop) {
   const char* f = std::getenv("XFER_FLEET_FAULT");
   if (!f) return;
   const std::string s = f;
   const auto colon = s.find(':');
   if (colon == std::string::npos || std::to_string(rank) != s.substr(colon + 1)) return;
   if (s.substr(0, colon) == "die") std::_Exit(9);
-  if (s.substr(0, colon) == "hang")
-    for (;;) std::this_thread::sleep_for(std::chrono::seconds(1));
+  if (s.substr(0, colon) == "hang") {
+    const auto until = std::chrono::steady_clock::now() + std::chrono::duration<double>(10 * rank_timeout_s);
+    while (!stop.load() && std::chrono::steady_clock::now() < until)
+      std::this_thread::sleep_for(std::chrono::milliseconds(50));
+    std::fflush(nullptr);
+    std::_Exit(stop.load() ? interrupted_exit_code() : 9);
+  }
 }
 
 // The backend fleet mode measures when none is named: the first whose
@@ -178,7 +186,7 @@ bool measure_phases(const selection& s, comm& c, backend& b, std::uint64_t bytes
     }
   }
   if (in_step && !stop.load()) {
-    injected_fault(me.rank);
+    injected_fault(me.rank, s.rank_timeout_s, stop);
     for (const auto& [rep, i] : order) {
       // Each test starts on every rank at once, so the ranks' points overlap.
       if (!c.barrier(s.rank_timeout_s)) {
@@ -343,6 +351,8 @@ int run(const selection& s, comm& c, const std::function<std::vector<backend_ent
 }
 
 int merge_dir(const std::string& dir, const selection& s) {
+  // Signals reach a handler: a wait on a FIFO (a rank file's reader) ends at the next one.
+  install_interrupt_flag();
   std::vector<std::string> paths;
   std::error_code ec;
   for (const auto& e : std::filesystem::directory_iterator(dir, ec)) {

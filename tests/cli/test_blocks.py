@@ -117,6 +117,25 @@ class BlockSweep(unittest.TestCase):
             self.assertIn("page-locked", kernel["reason"])
 
 
+class OneSourceManyDestinations(unittest.TestCase):
+    """Issue 49: a legal list copying one source block to two destinations failed every point with
+    "verification failed"; both destinations hold the source, and each is checked."""
+
+    def test_a_source_block_copied_twice_is_verified(self):
+        with tempfile.TemporaryDirectory() as d:
+            js = os.path.join(d, "r.json")
+            p = run("sweep", "-b", "host", "-m", "pageable", "-r", "blocks-loop,blocks-auto", "-d", "h2d,d2h",
+                    "--block-sizes", "4K", "--blocks-total", "64K", "--block-pairs", "3:1,3:2,5:0,3:9",
+                    "--max-time", "0.02", "-q", "--json", js)
+            self.assertEqual(p.returncode, 0, p.stderr)
+            with open(js) as f:
+                results = json.load(f)["results"]
+            self.assertEqual(len(results), 4)
+            for r in results:
+                self.assertEqual((r["status"], r["blocks"], r["bytes_per_rep"]), ("ok", 4, 4 * 4096), r.get("reason"))
+                self.assertTrue(r["verified"])
+
+
 if __name__ == "__main__":
     XFERBENCH = os.path.abspath(sys.argv.pop(1))
     unittest.main(verbosity=2)

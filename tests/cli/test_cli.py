@@ -94,7 +94,7 @@ class BadInput(unittest.TestCase):
         self.assert_usage_error("--unaligned-offset", "4096", mentions="offset")
 
     def test_a_budget_too_small_or_beside_another_time_option(self):
-        self.assert_usage_error("--budget", "0", mentions="--budget 0 is out of range")
+        self.assert_usage_error("--budget", "0", mentions="--budget: 0 is out of range")
         self.assert_usage_error("--budget", "nan", mentions="--budget")
         self.assert_usage_error("--budget", "10", "--max-time", "0.1", mentions="--budget and --max-time")
         self.assert_usage_error("--budget", "10", "--quick", mentions="--budget and --quick")

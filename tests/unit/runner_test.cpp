@@ -403,7 +403,7 @@ TEST(Revisit, APointShortOfItsTargetIsMeasuredAgainAndReportedOnce) {
   first.ci_rel = 0.02;
   first.spent = {.prepare_s = 0, .warmup_s = 0, .sampling_s = 0.01, .checking_s = 0, .release_s = 0};
   run_budget more(1.0, 1);
-  EXPECT_FALSE(revisit(unsettled, o, more, got, stop));
+  EXPECT_FALSE(revisit(unsettled, o, more, got, stop).abandoned);
   ASSERT_EQ(got.points.size(), 3u);
   const auto& again = got.points[2];
   EXPECT_EQ(again.spec.bytes, 2u);
@@ -434,9 +434,77 @@ TEST(Revisit, WithNoBudgetLeftThePointIsReportedAsItWas) {
   collecting_reporter got;
   auto o = fast();
   o.watchdog_s = 0;
-  EXPECT_FALSE(revisit(unsettled, o, spent, got, stop));
+  EXPECT_FALSE(revisit(unsettled, o, spent, got, stop).abandoned);
   ASSERT_EQ(got.points.size(), 1u);
   EXPECT_EQ(got.points[0].stopped_by, "budget");
   EXPECT_EQ(got.points[0].samples_s.size(), 4u);
   EXPECT_EQ(prepared, 0);
+}
+
+namespace {
+
+// A point measured once (ok, verified, short of its target) held back for revisit().
+std::vector<unsettled_point> one_unsettled(test::fake_backend& b, double limit_s = 0) {
+  point_result first;
+  first.spec = {"fake", 0, route_kind::copy_sync, direction::h2d, "pageable", 8};
+  first.samples_s.assign(10, 1e-3);
+  first.wall_samples_s.assign(10, 1.5e-3);
+  first.stats = summarize(first.samples_s);
+  first.ci_rel = 0.02;
+  first.verified = true;
+  first.budget_s = 0.01;
+  first.spent.sampling_s = 0.01;
+  first.stopped_by = "budget";
+  return {{&b, {}, first, limit_s}};
+}
+
+}  // namespace
+
+// Issue 49: the second measurement is held to the first's rules. Corrupted
+// data in it fails the point (it was kept ok and verified, exit 0).
+TEST(Revisit, ASecondMeasurementThatFailsVerificationFailsThePointAndKeepsTheFirstFigures) {
+  test::fake_backend b;
+  b.make = [](const point_spec&) -> std::unique_ptr<transfer> {
+    auto t = std::make_unique<test::fake_transfer>();
+    t->fail_verify = true;
+    return t;
+  };
+  auto unsettled = one_unsettled(b);
+  run_budget more(1.0, 1);
+  std::atomic<bool> stop{false};
+  collecting_reporter got;
+  auto o = fast();
+  o.watchdog_s = 0;
+  const auto outcome = revisit(unsettled, o, more, got, stop);
+  EXPECT_EQ(outcome.failed, 1u);
+  EXPECT_FALSE(outcome.abandoned);
+  ASSERT_EQ(got.points.size(), 1u);
+  const auto& r = got.points[0];
+  EXPECT_EQ(r.status, point_status::failed);
+  EXPECT_NE(r.reason.find("measured again: "), std::string::npos) << r.reason;
+  EXPECT_NE(r.reason.find("byte 3 differs"), std::string::npos) << r.reason;
+  EXPECT_FALSE(r.verified);
+  EXPECT_EQ(r.samples_s.size(), 10u);  // the first measurement's figures, beside the reason
+  EXPECT_EQ(r.stopped_by, "budget");
+}
+
+// A second measurement that hangs fails the point within the first pass's
+// watchdog bound (it was reported nowhere, after the run sat a minute or two).
+TEST(Revisit, ASecondMeasurementThatHangsFailsThePointWithinTheFirstPassBound) {
+  hanging_backend h;
+  auto unsettled = one_unsettled(h.b, 0.3);
+  unsettled[0].first.spec.bytes = 2;  // the hanging backend's hanging size
+  run_budget more(1.0, 1);
+  std::atomic<bool> stop{false};
+  collecting_reporter got;
+  auto o = fast();  // --watchdog unset: the bound is the one the point came with
+  o.watchdog_s = -1;
+  const auto t0 = std::chrono::steady_clock::now();
+  const auto outcome = revisit(unsettled, o, more, got, stop);
+  EXPECT_LT(std::chrono::steady_clock::now() - t0, std::chrono::seconds(5));
+  EXPECT_TRUE(outcome.abandoned);
+  EXPECT_EQ(outcome.failed, 1u);
+  ASSERT_EQ(got.points.size(), 1u);
+  EXPECT_EQ(got.points[0].status, point_status::failed);
+  EXPECT_NE(got.points[0].reason.find("measured again: no result after"), std::string::npos) << got.points[0].reason;
 }

@@ -51,6 +51,9 @@ inline constexpr double target_ci = 0.02;
 // cannot hold a node for an hour (each run is 5 points per rank, alone and
 // together).
 inline constexpr int max_repeat = 20;
+// The most ranks a merged fleet may have: a rank file claiming more is refused
+// before anything is sized by its claim (a million GPUs is beyond any job).
+inline constexpr int max_ranks = 1 << 20;
 
 // Who this process is.
 struct identity {

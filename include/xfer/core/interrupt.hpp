@@ -23,6 +23,10 @@ void release_stop_signals();
 // calling thread, and returns the flag they set.
 std::atomic<bool>& install_interrupt_flag();
 
+// How many stop signals have arrived so far (a wait that must end at the next
+// one compares it with its value when the wait began).
+int stop_signals_seen();
+
 // The signal that first set the flag; 0 before any (or when the flag was set
 // directly, as tests do).
 int interrupt_signal();

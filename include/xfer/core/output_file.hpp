@@ -1,18 +1,9 @@
 #pragma once
 // Where results leave the process: the one helper every command writes its
-// files through (DESIGN.md, "Errors and bad input").
-//
-// A regular file, or one not there yet, is replaced whole or not at all (a
-// temporary file in the same directory, fsync, rename), so a crash never
-// leaves half a result; its mode and owner are kept. A file with several hard
-// links, or one whose owner a new file could not be given, is written in place
-// instead (its space reserved first): a rename would cut it from its other
-// names or hand it to us. The report tool writes by the same rules
-// (python/xferbench_report/output.py); tests/cli/test_outputs.py holds both to them. A symbolic link is followed and its target replaced,
-// so the link stays a link. Anything else that can be written (standard
-// output as "-" or /dev/stdout, a character device, a FIFO) is written in
-// place and never replaced: renaming over /dev/null or a FIFO someone reads
-// from would destroy it.
+// files through (DESIGN.md, "Errors and bad input"), on libxfer's one writer
+// (xfer/mem/files.hpp says how each kind of path is written). The report tool
+// writes by the same rules (python/xferbench_report/output.py);
+// tests/cli/test_outputs.py holds both to them.
 #include <filesystem>
 #include <string>
 #include <string_view>
@@ -42,10 +33,10 @@ void check_writable(const std::filesystem::path& path);
 // result alone. False for paths that cannot be resolved.
 bool writes_to_stdout(const std::filesystem::path& path);
 
-// Writes `text` as the whole content of `path`, as described at the top.
-// Every write, sync, rename and close is checked; throws std::runtime_error
-// naming the path and the system's reason. A temporary file is removed on
-// failure.
+// Writes `text` as the whole content of `path` (xfer/mem/files.hpp). A FIFO
+// with no reader is waited for until the next stop signal. Every write, sync,
+// rename and close is checked; throws std::runtime_error naming the path and
+// the system's reason. A temporary file is removed on failure.
 void write_output(const std::filesystem::path& path, std::string_view text);
 
 // Call once, at the end of main: flushes standard output and checks that

@@ -84,6 +84,7 @@ struct unsettled_point {
   backend* impl = nullptr;
   device_info device;
   point_result first;
+  double limit_s = 0;  // the first pass's watchdog bound, which the second measurement keeps (0: computed)
 };
 
 // With `budget`, each point's sampling time comes from it (lending is off).
@@ -100,10 +101,15 @@ sweep_outcome run_sweep(backend& b, const std::vector<planned_point>& points, co
 // buffers and measured again; the two measurements' samples are one point
 // (stopped_by says "measured again"), so a point whose preparation decides
 // its speed stays as uncertain as it is. Every point is reported, revisited or
-// not. Returns true when a point hung past the watchdog (its backend is left
-// behind, as run_sweep's outcome.abandoned).
-bool revisit(std::vector<unsettled_point>& points, const measure_options& options, run_budget& budget, reporter& out,
-             const std::atomic<bool>& stop);
+// not. A second measurement that fails (verification, an error, a hang past
+// the first pass's watchdog bound) fails the point: its reason says so and the
+// first measurement's figures stay in it.
+struct revisit_outcome {
+  bool abandoned = false;  // a point hung past the watchdog (its backend is left behind, as run_sweep's)
+  std::size_t failed = 0;  // points counted ok by run_sweep that the second measurement failed
+};
+revisit_outcome revisit(std::vector<unsettled_point>& points, const measure_options& options, run_budget& budget,
+                        reporter& out, const std::atomic<bool>& stop);
 // Every point planned to run.
 sweep_outcome run_sweep(backend& b, const std::vector<point_spec>& points, const measure_options& options,
                         reporter& out, const std::atomic<bool>& stop, const progress_fn& progress = {});

@@ -14,6 +14,8 @@
 #include <atomic>
 #include <chrono>
 #include <condition_variable>
+#include <cstdint>
+#include <optional>
 #include <mutex>
 
 namespace xfer::mem {
@@ -26,6 +28,11 @@ namespace xfer::mem {
 // could not run while the team polled). XFER_SPIN_US=<microseconds>, read
 // once, overrides both.
 std::chrono::microseconds spin_before_sleep();
+// The most XFER_SPIN_US may ask for: a second.
+inline constexpr std::uint64_t max_spin_us = 1'000'000;
+// XFER_SPIN_US, parsed (xfer/mem/numbers.hpp): nothing when unset; throws
+// std::invalid_argument naming it when it is not a count up to max_spin_us.
+std::optional<std::uint64_t> spin_us_from_environment();
 
 inline void cpu_relax() noexcept {
 #if (defined(__x86_64__) || defined(__i386__)) && defined(__GNUC__)

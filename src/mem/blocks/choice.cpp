@@ -20,6 +20,7 @@
 #include <vector>
 #include <fmt/format.h>
 #include <xfer/mem/blocks/block_copier.hpp>
+#include <xfer/mem/files.hpp>
 #include <xfer/mem/staged/tuning.hpp>
 
 #include "ranking.hpp"
@@ -44,7 +45,7 @@ std::string this_host() {
 // "<key>\t<way> <way> ...": the last well-formed line for the key wins; a
 // line naming an unknown way (a later version's) is skipped.
 std::optional<std::vector<block_way>> read_ranking(const std::string& file, const std::string& key) {
-  std::ifstream in(file);
+  std::istringstream in(read_cache(file).value_or(""));
   std::optional<std::vector<block_way>> found;
   for (std::string line; std::getline(in, line);) {
     if (line.size() <= key.size() || line.compare(0, key.size(), key) != 0 || line[key.size()] != '\t') continue;
@@ -63,15 +64,13 @@ std::optional<std::vector<block_way>> read_ranking(const std::string& file, cons
   return found;
 }
 
-// The key's line replaced, through a temporary file renamed over the old
-// one: a program reading at the same time sees the old file or the new.
+// The key's line replaced, whole or not at all (xfer/mem/files.hpp): a
+// program reading at the same time sees the old file or the new, and a cache
+// that is not a regular file is left alone.
 void write_ranking(const std::string& file, const std::string& key, const std::vector<block_way>& ranking) {
-  std::error_code ec;
-  const std::filesystem::path path(file);
-  std::filesystem::create_directories(path.parent_path(), ec);
   std::string text;
   {
-    std::ifstream in(file);
+    std::istringstream in(read_cache(file).value_or(""));
     for (std::string line; std::getline(in, line);)
       if (!(line.size() > key.size() && line.compare(0, key.size(), key) == 0 && line[key.size()] == '\t'))
         text += line + '\n';
@@ -79,13 +78,7 @@ void write_ranking(const std::string& file, const std::string& key, const std::v
   text += key + '\t';
   for (std::size_t i = 0; i < ranking.size(); ++i) text += fmt::format("{}{}", i ? " " : "", to_string(ranking[i]));
   text += '\n';
-  const std::string tmp = fmt::format("{}.{}.tmp", file, ::getpid());
-  if (!(std::ofstream(tmp, std::ios::trunc) << text)) {
-    std::filesystem::remove(tmp, ec);
-    return;
-  }
-  std::filesystem::rename(tmp, path, ec);
-  if (ec) std::filesystem::remove(tmp, ec);
+  write_cache(file, text);
 }
 
 using clock_type = std::chrono::steady_clock;
@@ -99,7 +92,7 @@ std::string block_choice_cache_key(const block_step& step, const block_choice_ke
 }
 
 std::string block_choice_file() {
-  if (const char* f = std::getenv("XFER_BLOCKS_CACHE")) return std::string(f) == "off" ? "" : f;
+  if (const char* f = std::getenv("XFER_BLOCKS_CACHE")) return cache_turned_off(f) ? "" : f;
   const std::string staged = tuning_cache_file();
   if (staged.empty()) return {};
   // "-5": the rankings made with a 64 MiB probe; a file ranking by 32 MiB

@@ -20,6 +20,8 @@
 #include <string>
 #include <fmt/format.h>
 #include <xfer/mem/staged/device_step.hpp>
+#include <xfer/mem/files.hpp>
+#include <xfer/mem/numbers.hpp>
 #include <xfer/mem/staged/tuning.hpp>
 
 namespace xfer::mem {
@@ -177,7 +179,7 @@ std::map<std::string, std::shared_ptr<cache_entry>>& cache() {
 // A line of another shape (an older version's four fields) does not parse
 // and is calibrated again.
 std::optional<staged_tuning> read_cached(const std::string& file, const std::string& key) {
-  std::ifstream in(file);
+  std::istringstream in(read_cache(file).value_or(""));
   std::string line;
   std::optional<staged_tuning> found;
   while (std::getline(in, line)) {
@@ -200,31 +202,18 @@ std::optional<staged_tuning> read_cached(const std::string& file, const std::str
   return found;
 }
 
-// Rewrites the file with the key's line replaced, through a temporary file
-// and a rename, so a reader never sees half a file.
+// Rewrites the file with the key's line replaced, whole or not at all
+// (xfer/mem/files.hpp: a cache that is not a regular file is left alone).
 void write_cached(const std::string& file, const std::string& key, const staged_tuning& t) {
-  std::error_code ec;
-  std::filesystem::create_directories(std::filesystem::path(file).parent_path(), ec);
-  std::vector<std::string> lines;
+  std::string text;
   {
-    std::ifstream in(file);
-    std::string line;
-    while (std::getline(in, line))
-      if (line.compare(0, key.size() + 1, key + '\t') != 0) lines.push_back(line);
+    std::istringstream in(read_cache(file).value_or(""));
+    for (std::string line; std::getline(in, line);)
+      if (line.compare(0, key.size() + 1, key + '\t') != 0) text += line + '\n';
   }
-  lines.push_back(fmt::format("{}\t{} {} {} {} {}", key, t.chunk_bytes, t.ring_depth, t.threads,
-                              t.handoff_to_device_bytes, t.handoff_to_host_bytes));
-  const std::string tmp = fmt::format("{}.{}.tmp", file, ::getpid());
-  {
-    std::ofstream out(tmp, std::ios::trunc);
-    for (const auto& l : lines) out << l << '\n';
-    if (!out) {
-      std::filesystem::remove(tmp, ec);
-      return;
-    }
-  }
-  std::filesystem::rename(tmp, file, ec);
-  if (ec) std::filesystem::remove(tmp, ec);
+  text += fmt::format("{}\t{} {} {} {} {}\n", key, t.chunk_bytes, t.ring_depth, t.threads, t.handoff_to_device_bytes,
+                      t.handoff_to_host_bytes);
+  write_cache(file, text);
 }
 
 std::string host_name() {
@@ -263,7 +252,7 @@ staged_tuning machine_tuning(device_step& step, const staged_calibration& calibr
 }  // namespace
 
 std::string tuning_cache_file() {
-  if (const char* f = std::getenv("XFER_STAGED_TUNING_CACHE")) return std::string(f) == "off" ? "" : f;
+  if (const char* f = std::getenv("XFER_STAGED_TUNING_CACHE")) return cache_turned_off(f) ? "" : f;
   if (const char* x = std::getenv("XDG_CACHE_HOME"); x && *x) return fmt::format("{}/xfer/staged-tuning", x);
   if (const char* h = std::getenv("HOME"); h && *h) return fmt::format("{}/.cache/xfer/staged-tuning", h);
   return {};
@@ -307,21 +296,10 @@ constexpr field_info fields[] = {
     {staged_field::demote_staging, "XFER_STAGED_DEMOTE", 0, 1},
 };
 
-// Digits only (no sign, no suffix, no spaces), within [min, max].
+// Digits only (no sign, no suffix, no spaces), within [min, max] (xfer/mem/numbers.hpp).
 std::uint64_t parse_override(const staged_override& o) {
   const field_info& f = fields[static_cast<int>(o.field)];
-  const auto refuse = [&] {
-    return std::invalid_argument(f.max == 1  // a switch
-                                     ? fmt::format("{}={}: expected 0 or 1", o.name, o.value)
-                                     : fmt::format("{}={}: expected an integer from {} to {}", o.name, o.value,
-                                                   f.min, f.max));
-  };
-  if (o.value.empty() || o.value.find_first_not_of("0123456789") != std::string::npos) throw refuse();
-  errno = 0;
-  char* end = nullptr;
-  const unsigned long long n = std::strtoull(o.value.c_str(), &end, 10);
-  if (errno != 0 || *end != '\0' || n < f.min || n > f.max) throw refuse();
-  return n;
+  return parse_count(o.value, o.name, f.min, f.max);
 }
 
 }  // namespace

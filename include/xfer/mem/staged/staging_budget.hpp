@@ -148,6 +148,9 @@ class staging_budget {
 // the variable for a value that is not 0 or 1, or not an integer from 1 to
 // max_staged_threads.
 std::shared_ptr<staging_budget> process_staging_budget();
+// The options process_staging_budget() makes its budget with, from those two
+// variables: nothing where XFER_STAGED_SHARED=0. Throws as it does.
+std::optional<staging_budget_options> staging_budget_options_from_environment();
 
 // A copy that never returns (a hung device) keeps the budget's threads that
 // are inside it, and so may keep every other copy on that budget waiting.
