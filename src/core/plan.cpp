@@ -262,8 +262,10 @@ void check_budget_fits(const plan& p, const measure_options& options) {
   const double smallest = run_budget::smallest_for(p.runnable(), options.warmup_s);
   if (options.run_budget_s < smallest)
     throw usage_error(fmt::format("--budget {:g} s is too small for the {} points selected: give at least {:g} s "
-                                  "({:g} s of sampling and the warm-up a point), or select fewer points",
-                                  options.run_budget_s, p.runnable(), smallest, run_budget::min_point_s));
+                                  "({:g} s of sampling, the warm-up and {:g} s of preparing and checking a point), or "
+                                  "select fewer points",
+                                  options.run_budget_s, p.runnable(), smallest, run_budget::min_point_s,
+                                  run_budget::point_overhead_s));
 }
 
 }  // namespace xfer

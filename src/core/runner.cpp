@@ -19,7 +19,7 @@ run_budget::run_budget(double total_s, std::size_t points)
     : start_(clock::now()), total_s_(total_s), left_(std::max<std::size_t>(points, 1)) {}
 
 double run_budget::smallest_for(std::size_t points, double warmup_s) {
-  return std::ceil(static_cast<double>(points) * (min_point_s + warmup_s));
+  return std::ceil(static_cast<double>(points) * (min_point_s + warmup_s + point_overhead_s));
 }
 
 double run_budget::next_point_s() const {
