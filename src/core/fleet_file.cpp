@@ -3,7 +3,6 @@
 // what the fleet measures and how it judges.
 #include <filesystem>
 #include <fmt/format.h>
-#include <fstream>
 #include <map>
 #include <xfer/core/fleet.hpp>
 #include <xfer/mem/files.hpp>

@@ -307,7 +307,9 @@ std::string read_regular_file(const fs::path& path, std::size_t max_bytes) {
     if (::fstat(fd, &st) != 0 || !S_ISREG(st.st_mode)) throw file_problem("it is not a regular file");
     if (static_cast<std::uint64_t>(st.st_size) > max_bytes)
       throw file_problem(fmt::format("it holds {} bytes, more than the {} read", st.st_size, max_bytes));
-    text.resize(max_bytes + 1);
+    // The size it has, and one byte more to see it grow: never the limit itself (a 1 GiB limit
+    // must not cost a gigabyte a read).
+    text.resize(static_cast<std::size_t>(st.st_size) + 1);
     std::size_t got = 0;
     while (got < text.size()) {
       const ssize_t n = ::read(fd, text.data() + got, text.size() - got);
@@ -316,7 +318,7 @@ std::string read_regular_file(const fs::path& path, std::size_t max_bytes) {
       if (n == 0) break;
       got += static_cast<std::size_t>(n);
     }
-    if (got > max_bytes) throw file_problem(fmt::format("it grew past the {} bytes read", max_bytes));
+    if (got > static_cast<std::size_t>(st.st_size)) throw file_problem("it grew while it was read");
     text.resize(got);
   } catch (...) {
     ::close(fd);
@@ -352,9 +354,7 @@ void write_cache(const fs::path& path, std::string_view text) {
     std::error_code ec;
     if (t.path.has_parent_path()) fs::create_directories(t.path.parent_path(), ec);
     write_file_target(t, text);
-  } catch (const file_problem& e) {
-    say_once(path, fmt::format("not written: {}", e.what()));
-  } catch (const std::exception& e) {
+  } catch (const std::exception& e) {  // file_problem, or the directory's creation
     say_once(path, fmt::format("not written: {}", e.what()));
   }
 }
