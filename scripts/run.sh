@@ -21,8 +21,10 @@ echo
 # --dense, --sizes or --min/--max measure more.
 t0=$(date +%s.%N)
 set +e
-"$bin" sweep "$@" --json "$out/sweep.json" --csv "$out/sweep.csv" | tee "$out/sweep.txt"
-rc=${PIPESTATUS[0]}
+# Straight to the terminal, not through tee: the progress line (stderr) and
+# the tables (stdout) then reach it in the order they were written.
+"$bin" sweep "$@" --json "$out/sweep.json" --csv "$out/sweep.csv"
+rc=$?
 set -e
 if [ -f "$out/sweep.json" ]; then
   if PYTHONPATH="$PWD/python" "$python_bin" -m xferbench_report render "$out/sweep.json" -o "$out/report"; then
@@ -31,4 +33,5 @@ if [ -f "$out/sweep.json" ]; then
 fi
 took=$(awk -v a="$t0" -v b="$(date +%s.%N)" 'BEGIN { printf "%.0f", b - a }')
 echo "results: $out (sweep and report: $took s)"
+echo "commands: build/bin/xferbench and build/bin/xferbench-report (export PATH=\"$PWD/build/bin:\$PATH\"; docs/usage.md)"
 exit "$rc"

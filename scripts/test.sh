@@ -8,6 +8,9 @@
 # build has (CUDA compiled, OpenCL on PoCL, Vulkan on lavapipe, XRT under its
 # shim, fleet over MPI, the Python native module, Chromium, pandas and scipy),
 # how many of each one's tests passed and skipped, and why one is missing.
+# The console gets one line per stage (its outcome, wall seconds and log);
+# each stage's whole output is in its log under build/, and a failing stage
+# shows its failed tests there too.
 #
 #   XFER_REQUIRE_COMPONENTS="cuda-compile opencl ..."   fail, naming it, where one of these is not
 #                                built, ran no test, or skipped a test it could run (.ci/run sets it)
@@ -24,19 +27,36 @@ case $gpu_tests in
 esac
 t_start=$(date +%s.%N)
 t_mark=$t_start
-laps=()
-lap() {  # lap NAME: the wall seconds since the previous lap, printed and kept for the summary
+lap() {  # lap NAME: one line, NAME and the wall seconds since the previous lap
   local now s
   now=$(date +%s.%N)
   s=$(awk -v a="$t_mark" -v b="$now" 'BEGIN { printf "%.0f", b - a }')
   t_mark=$now
-  echo "-- $1: $s s"
-  laps+=("$(printf '%6s s  %s' "$s" "$1")")
+  echo "test.sh: $1 ($s s)"
+}
+# ctest_outcome LOG: "N passed, M failed, K skipped", and under it the failed tests' names.
+ctest_outcome() {
+  local total failed skipped
+  total=$(sed -n 's/.*tests failed out of \([0-9]*\).*/\1/p' "$1" | tail -n1)
+  failed=$(sed -n 's/.* \([0-9]*\) tests failed out of.*/\1/p' "$1" | tail -n1)
+  skipped=$(grep -c '(Skipped)$' "$1" || true)
+  if [ -z "$total" ]; then echo "no summary (see the log)"; return; fi
+  echo "$((total - failed - skipped)) passed, $failed failed, $skipped skipped"
+}
+ctest_failures() { sed -n '/The following tests FAILED:/,$p' "$1" | grep -E '^[[:space:]]+[0-9]+ - ' | sed 's/^[[:space:]]*/    /'; }
+# ctest_stage NAME LOG DIR ARGS...: ctest in DIR into LOG, one line on the console
+ctest_stage() {
+  local name=$1 log=$2 dir=$3 rc=0
+  shift 3
+  (cd "$dir" && "$ctest_bin" --output-on-failure "$@") >"$log" 2>&1 || rc=1
+  lap "$name: $(ctest_outcome "$log"); log: $log"
+  [ "$rc" = 0 ] || { ctest_failures "$log"; status=1; }
 }
 
 status=0
 tools=$(scripts/build.sh) || { lap "build/ (scripts/build.sh): FAILED"; exit 1; }
 lap "build/ (scripts/build.sh: setup, configure, build)"
+
 { read -r cmake_bin; read -r python_bin; } <<<"$tools"  # setup.sh's picks: a .venv's python where it made one
 ctest_bin="$(dirname "$cmake_bin")/ctest"
 [ -x "$ctest_bin" ] || ctest_bin=ctest
@@ -53,28 +73,26 @@ mkdir -p "$results"
 keep_output=(--test-output-size-passed 1048576 --test-output-size-failed 1048576)
 
 if [ "$gpu_tests" != only ]; then
-  echo "== C++ tests (ctest) =="
-  (cd build && "$ctest_bin" --output-on-failure -j "$(nproc)" -LE gpu --output-junit "$results/ctest-host.xml" "${keep_output[@]}") || status=1
-  lap "ctest -LE gpu"
+  ctest_stage "ctest -LE gpu" build/ctest-host.log build -j "$(nproc)" -LE gpu --output-junit "$results/ctest-host.xml" "${keep_output[@]}"
 fi
 if [ "$gpu_tests" != off ]; then
   # GPU tests one at a time: several processes spinning gates on one GPU would
   # time-slice it. Where there is no GPU they skip, each saying why.
-  echo "== C++ GPU tests (ctest -L gpu, one at a time) =="
-  (cd build && "$ctest_bin" --output-on-failure -L gpu --output-junit "$results/ctest-gpu.xml" "${keep_output[@]}") || status=1
-  lap "ctest -L gpu"
+  ctest_stage "ctest -L gpu (one at a time)" build/ctest-gpu.log build -L gpu --output-junit "$results/ctest-gpu.xml" "${keep_output[@]}"
 fi
 if [ "$gpu_tests" = only ]; then
-  echo "== wall seconds per stage (XFER_GPU_TESTS=only: the build and the gpu-labelled tests) =="
-  printf '%s\n' "${laps[@]}"
   exit $status
 fi
 
 # libxfer installed into a temporary prefix, examples/ built against it with
 # find_package(xfer) as an application would, and the host examples run.
-echo "== libxfer installed: examples/ built against it (scripts/test-install.sh) =="
-scripts/test-install.sh "$cmake_bin" || status=1
-lap "install + examples"
+if install_out=$(scripts/test-install.sh "$cmake_bin" 2>&1); then
+  lap "${install_out##*$'\n'}"
+else
+  printf '%s\n' "$install_out"
+  lap "install + examples: FAILED (log: build/test-install.log)"
+  status=1
+fi
 
 # The host code's tests again under AddressSanitizer and UndefinedBehaviorSanitizer
 # (leaks included), in a build of their own without the GPU backends: CUDA's,
@@ -94,7 +112,6 @@ lap "install + examples"
 asan_flags=(-DCMAKE_BUILD_TYPE=RelWithDebInfo "-DCMAKE_CXX_FLAGS_RELWITHDEBINFO=-Og -g1 -DNDEBUG"
             "-DCMAKE_C_FLAGS_RELWITHDEBINFO=-Og -g1 -DNDEBUG")
 if [ "${XFER_SANITIZERS:-on}" != off ]; then
-  echo "== C++ tests under ASan+UBSan (unit, conformance, cpu, staged, CLI) =="
   generator=()
   command -v ninja >/dev/null && generator=(-G Ninja)
   asan_log=build/asan-build.log
@@ -102,14 +119,13 @@ if [ "${XFER_SANITIZERS:-on}" != off ]; then
        -DXFER_SANITIZE=address,undefined -DXFER_ENABLE_CUDA=OFF -DXFER_ENABLE_OPENCL=OFF -DXFER_ENABLE_XRT=OFF -DXFER_ENABLE_VULKAN=OFF -DXFER_ENABLE_MPI=OFF >"$asan_log" 2>&1 &&
      "$cmake_bin" --build build-asan -j "$(nproc)" --target xfer_unit_tests xfer_conformance_tests xfer_backend_conformance_tests xfer_cpu_tests \
        xfer_staged_tests xferbench xfer_bench_roofline xfer_fault_shim xfer_example_pool xfer_example_staged >>"$asan_log" 2>&1; then
-    lap "ASan+UBSan: configure, build (build-asan/)"
+    lap "ASan+UBSan: configure, build (build-asan/; log: $asan_log)"
     # allocator_may_return_null: tests ask for absurd sizes on purpose and
     # expect an error, not an abort. verify_asan_link_order=0: the CLI tests
     # preload their fault shim (and stdbuf its library) ahead of the runtime.
-    (cd build-asan && XFER_SANITIZE=address,undefined \
-      ASAN_OPTIONS=allocator_may_return_null=1:verify_asan_link_order=0 UBSAN_OPTIONS=print_stacktrace=1 \
-      "$ctest_bin" --output-on-failure -j "$(nproc)") || status=1
-    lap "ASan+UBSan: ctest"
+    XFER_SANITIZE=address,undefined ASAN_OPTIONS=allocator_may_return_null=1:verify_asan_link_order=0 \
+      UBSAN_OPTIONS=print_stacktrace=1 ctest_stage "ASan+UBSan: ctest (unit, conformance, cpu, staged, CLI)" \
+      build/ctest-asan.log build-asan -j "$(nproc)"
   else
     lap "ASan+UBSan: configure, build (build-asan/): FAILED"
     tail -30 "$asan_log"
@@ -122,16 +138,14 @@ if [ "${XFER_SANITIZERS:-on}" != off ]; then
   # kind of code where a missing happens-before passes every other test. Only
   # those tests (label staged): the rest of the suite is single-threaded or
   # covered above, and TSan slows everything 5-15x.
-  echo "== staged copier tests under TSan =="
   tsan_log=build/tsan-build.log
   if "$cmake_bin" -S . -B build-tsan "${generator[@]}" -DCMAKE_BUILD_TYPE=RelWithDebInfo \
        -DXFER_SANITIZE=thread -DXFER_ENABLE_CUDA=OFF -DXFER_ENABLE_OPENCL=OFF -DXFER_ENABLE_XRT=OFF -DXFER_ENABLE_VULKAN=OFF -DXFER_ENABLE_MPI=OFF >"$tsan_log" 2>&1 &&
      "$cmake_bin" --build build-tsan -j "$(nproc)" --target xfer_staged_tests >>"$tsan_log" 2>&1; then
-    lap "TSan: configure, build (build-tsan/)"
+    lap "TSan: configure, build (build-tsan/; log: $tsan_log)"
     # halt_on_error: the first race fails its test at once, with its report.
-    (cd build-tsan && TSAN_OPTIONS=halt_on_error=1:second_deadlock_stack=1 \
-      "$ctest_bin" --output-on-failure -j "$(nproc)" -L staged) || status=1
-    lap "TSan: ctest -L staged"
+    TSAN_OPTIONS=halt_on_error=1:second_deadlock_stack=1 \
+      ctest_stage "TSan: ctest -L staged" build/ctest-tsan.log build-tsan -j "$(nproc)" -L staged
   else
     lap "TSan: configure, build (build-tsan/): FAILED"
     tail -30 "$tsan_log"
@@ -141,7 +155,6 @@ if [ "${XFER_SANITIZERS:-on}" != off ]; then
 fi
 
 if [ -d python/tests ]; then
-  echo "== Python package tests (pytest: report tool, and xferbench with its native module) =="
   # Run from the source tree (no install needed, which also works offline):
   # python/ holds the pure Python, build/python/xferbench the native module the
   # CMake build made (xferbench/__init__.py joins the two). Where the build made
@@ -151,16 +164,14 @@ if [ -d python/tests ]; then
   ls build/python/xferbench/_native*.so >/dev/null 2>&1 && require_native=1
   PYTHONPATH="$PWD/python:$PWD/build/python${PYTHONPATH:+:$PYTHONPATH}" XFERBENCH_REQUIRE_NATIVE=$require_native \
     XFERBENCH_BIN="$PWD/build/apps/xferbench/xferbench" \
-    "$python_bin" -m pytest -q -rs --junitxml "$results/pytest.xml" python/tests | tee build/pytest.log
-  [ "${PIPESTATUS[0]}" -eq 0 ] || status=1
-  echo "pytest: $(tail -n 1 build/pytest.log)"
-  lap "pytest"
+    "$python_bin" -m pytest -q -rfEs --junitxml "$results/pytest.xml" python/tests >build/pytest.log 2>&1 || pytest_rc=1
+  lap "pytest: $(tail -n 1 build/pytest.log | tr -d '='); log: build/pytest.log"
+  if [ "${pytest_rc:-0}" != 0 ]; then
+    grep -E '^(FAILED|ERROR) ' build/pytest.log | sed 's/^/    /'
+    status=1
+  fi
 fi
 
-echo "== wall seconds per stage =="
-printf '%s\n' "${laps[@]}"
-printf '%6s s  %s\n' "$(awk -v a="$t_start" -v b="$(date +%s.%N)" 'BEGIN { printf "%.0f", b - a }')" "all of scripts/test.sh"
-
-echo "== components: built, and how many of their tests passed, failed, skipped (scripts/components.py) =="
+echo "test.sh: all stages: $(awk -v a="$t_start" -v b="$(date +%s.%N)" 'BEGIN { printf "%.0f", b - a }') s"
 "$python_bin" scripts/components.py build "$results" --require "${XFER_REQUIRE_COMPONENTS:-}" || status=1
 exit $status

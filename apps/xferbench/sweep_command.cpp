@@ -120,6 +120,17 @@ static int run_sweep(const sweep_args& a, const std::vector<std::string>& argv) 
   return run.finish(run.run(planned, opts, a.together_only ? mode::together : a.together ? mode::alone_then_together : mode::alone));
 }
 
+namespace {
+
+// "1,16,256,4K,64K,1M,16M,64M": the overview's grid as the help names it, from the grid itself.
+std::string overview_sizes_text() {
+  std::string out;
+  for (const auto b : default_sizes()) out += (out.empty() ? "" : ",") + format_size(b);
+  return out;
+}
+
+}  // namespace
+
 command add_sweep_command(CLI::App& app) {
   auto* cmd = app.add_subcommand("sweep", "measure every selected backend x route x host memory x direction x size");
   auto a = std::make_shared<sweep_args>();
@@ -138,7 +149,8 @@ command add_sweep_command(CLI::App& app) {
       "Exit codes: 0 all points ok or skipped, 1 a point failed or a backend is unavailable,\n"
       "2 bad input, 128 + signal when stopped by SIGINT (130), SIGTERM (143) or SIGHUP (129),\n"
       "141 when the console's reader went away (`| head`) (the completed points are still written).");
-  add_backends_option(*cmd, a->sel.backends, "backends: host, cuda-rt, cuda-drv, opencl, opencl:NAME (default: every available one)");
+  add_backends_option(*cmd, a->sel.backends,
+                      fmt::format("backends: {}; default: every available one", backend_names_help()));
   add_devices_option(*cmd, a->sel.devices, "device indices (default: all)");
   cmd->add_option("-r,--route", a->sel.routes, "routes (see `xferbench list`; default: all)")->delimiter(',');
   cmd->add_option("-m,--memory", a->sel.host_memory,
@@ -156,13 +168,15 @@ command add_sweep_command(CLI::App& app) {
   cmd->add_option("--min", a->min, fmt::format("smallest size of the power-of-two range (default: {})",
                                              format_size(default_min_size)))
       ->multi_option_policy(CLI::MultiOptionPolicy::TakeLast);
-  cmd->add_option("--max", a->max, fmt::format("largest size of the power-of-two range (default: {})",
-                                             format_size(default_max_size)))
+  cmd->add_option("--max", a->max,
+                  fmt::format("largest size of the power-of-two range that --dense or --min/--max measure (default: "
+                              "{}; the overview's sizes end at {})",
+                              format_size(default_max_size), format_size(default_sizes().back())))
       ->multi_option_policy(CLI::MultiOptionPolicy::TakeLast);
   add_sizes_option(*cmd, a->sizes, "explicit comma-separated sizes instead of the range (4,4K,1M,1.5G)");
   cmd->add_flag("--dense", a->dense,
-               fmt::format("every power of two from {} to {} instead of the overview's 1,16,256,4K,64K,1M,16M,64M",
-                           format_size(default_min_size), format_size(default_max_size)));
+               fmt::format("every power of two from {} to {} instead of the overview's {}",
+                           format_size(default_min_size), format_size(default_max_size), overview_sizes_text()));
   cmd->add_flag("--quick", a->quick, "coarse and fast: sizes x16 apart up to 16M, 10 ms a point, 5% CI target");
   cmd->add_flag("--blocks", a->blocks,
                "the many-blocks workload instead (docs/blocks.md): arrays of --blocks-total bytes moved as blocks of "

@@ -47,4 +47,9 @@ std::vector<backend_entry> make_backends(const backend_options& options) {
   return out;
 }
 
+std::string backend_names_help() {
+  return "host, cuda-rt, cuda-drv, opencl, opencl:NAME, vulkan, vulkan:NAME, xrt (`xferbench list` shows which run "
+         "here)";
+}
+
 }  // namespace xfer

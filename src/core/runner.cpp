@@ -15,27 +15,59 @@ using clock = std::chrono::steady_clock;
 
 }  // namespace
 
-run_budget::run_budget(double total_s, std::size_t points)
-    : start_(clock::now()), total_s_(total_s), left_(std::max<std::size_t>(points, 1)) {}
+run_budget::run_budget(double total_s, std::size_t points, clock_fn now)
+    : now_(std::move(now)),
+      start_(now_()),
+      total_s_(total_s),
+      points_(std::max<std::size_t>(points, 1)),
+      left_(points_) {}
 
 double run_budget::smallest_for(std::size_t points, double warmup_s) {
   return std::ceil(static_cast<double>(points) * (min_point_s + warmup_s + point_overhead_s));
 }
 
+double run_budget::elapsed_s() const { return std::chrono::duration<double>(now_() - start_).count(); }
+
 double run_budget::next_point_s() const {
-  const double elapsed = seconds_since(start_);
+  const double elapsed = elapsed_s();
   const double share = (total_s_ - elapsed) / static_cast<double>(std::max<std::size_t>(left_, 1));
   const double overhead = ran_ ? std::max(0.0, (elapsed - sampled_s_) / static_cast<double>(ran_)) : 0.0;
   return std::max(min_point_s, first_pass_share * (share - overhead));
 }
 
-double run_budget::left_s() const { return total_s_ - seconds_since(start_); }
+double run_budget::left_s() const { return total_s_ - elapsed_s(); }
 
-void run_budget::point_done(bool ran, double sampling_s) {
+void run_budget::point_done(bool ran, double sampling_s, double again_s) {
   if (left_ > 0) --left_;
+  again_s_ += std::max(0.0, again_s);
   if (!ran) return;
   ++ran_;
   sampled_s_ += std::max(0.0, sampling_s);
+}
+
+void run_budget::revisit_starts(double again_s) {
+  revisiting_ = true;
+  again_s_ = std::max(0.0, again_s);
+}
+
+void run_budget::again_done(double again_s) { again_s_ = std::max(0.0, again_s_ - std::max(0.0, again_s)); }
+
+double run_budget::expected_left_s() const {
+  const double elapsed = elapsed_s();
+  const double budget_left = std::max(0.0, total_s_ - elapsed);
+  if (revisiting_) return std::min(budget_left, again_s_);
+  const std::size_t done = points_ - left_;
+  // Before any point: the budget, or the points' least cost where that is more.
+  if (done == 0 || ran_ == 0)
+    return std::max(budget_left, static_cast<double>(left_) * (point_overhead_s + min_point_s));
+  const double per_point = elapsed / static_cast<double>(done);
+  const double first_left = per_point * static_cast<double>(left_);
+  const double again = again_s_ * static_cast<double>(points_) / static_cast<double>(done);
+  const double from_points = first_left + std::min(again, std::max(0.0, budget_left - first_left));
+  // The first few points (the smallest transfers) say little of the rest: until a twentieth of the points is
+  // done the budget weighs in, as much as the points have not yet shown.
+  const double shown = std::min(1.0, static_cast<double>(done) / (0.05 * static_cast<double>(points_)));
+  return shown * from_points + (1 - shown) * std::max(budget_left, from_points);
 }
 
 namespace {
@@ -46,6 +78,13 @@ double time_to_converge(const point_result& r, double target_ci) {
   if (!std::isfinite(r.ci_rel) || r.ci_rel <= 0) return std::numeric_limits<double>::infinity();
   const double spent = std::max(0.0, r.spent.sampling_s) + std::max(0.0, r.spent.checking_s);
   return spent * (std::pow(r.ci_rel / target_ci, 2) - 1);
+}
+
+// What measuring a point again would cost: the sampling it still needs and
+// its preparation and release again (about what the first one took);
+// infinite where its interval says nothing.
+double again_cost(const point_result& r, double target_ci) {
+  return time_to_converge(r, target_ci) + std::max(0.0, r.spent.prepare_s) + std::max(0.0, r.spent.release_s);
 }
 
 // `again`'s samples appended to `into`'s, and what follows from them.
@@ -141,11 +180,14 @@ sweep_outcome run_sweep(backend& b, const std::vector<planned_point>& points, co
     // it (borrowed, or the stretch of a point on course) is paid back first.
     if (r.status == point_status::ok && r.spent.sampling_s >= 0)
       lent += options.max_time_s - (r.spent.sampling_s + r.spent.checking_s);
-    if (budget)
+    const bool held = unsettled && r.status == point_status::ok && !r.converged && !outcome.abandoned;
+    if (budget) {
+      const double again = held ? again_cost(r, options.target_ci) : 0.0;
       budget->point_done(r.status == point_status::ok && r.spent.sampling_s >= 0,
-                         r.spent.sampling_s + std::max(0.0, r.spent.checking_s));
+                         r.spent.sampling_s + std::max(0.0, r.spent.checking_s), std::isfinite(again) ? again : 0.0);
+    }
     outcome.count(r.status);
-    if (unsettled && r.status == point_status::ok && !r.converged && !outcome.abandoned)
+    if (held)
       unsettled->push_back({&b, device, std::move(r), watchdog_limit(point_options, {p})});
     else
       out.report(r);
@@ -155,13 +197,23 @@ sweep_outcome run_sweep(backend& b, const std::vector<planned_point>& points, co
 }
 
 revisit_outcome revisit(std::vector<unsettled_point>& points, const measure_options& options, run_budget& budget,
-                        reporter& out, const std::atomic<bool>& stop) {
+                        reporter& out, const std::atomic<bool>& stop, const progress_fn& progress) {
   std::stable_sort(points.begin(), points.end(), [&](const unsettled_point& a, const unsettled_point& b) {
     return time_to_converge(a.first, options.target_ci) < time_to_converge(b.first, options.target_ci);
   });
+  // What the budget can pay for, cheapest first, is what this pass will take.
+  double payable = 0;
+  for (const auto& u : points) {
+    const double cost = again_cost(u.first, options.target_ci);
+    if (!std::isfinite(cost) || payable + cost > std::max(0.0, budget.left_s())) break;
+    payable += cost;
+  }
+  budget.revisit_starts(payable);
   revisit_outcome outcome;
   watched_points watched(options, stop);
-  for (auto& u : points) {
+  for (std::size_t i = 0; i < points.size(); ++i) {
+    auto& u = points[i];
+    if (progress) progress(i, points.size(), u.first.spec);
     const double left = budget.left_s();
     const double need = time_to_converge(u.first, options.target_ci);
     // Another measurement only where the budget can pay for what it needs
@@ -188,8 +240,10 @@ revisit_outcome revisit(std::vector<unsettled_point>& points, const measure_opti
         ++outcome.failed;
       }
     }
+    if (std::isfinite(need)) budget.again_done(need + again_prep);
     out.report(u.first);
   }
+  if (progress) progress(points.size(), points.size(), point_spec{});
   outcome.abandoned = watched.abandoned();
   return outcome;
 }

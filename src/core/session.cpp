@@ -14,6 +14,7 @@
 #include <mutex>
 #include <csignal>
 #include <poll.h>
+#include <string_view>
 #include <unistd.h>
 #include <xfer/core/interrupt.hpp>
 #include <xfer/core/output_file.hpp>
@@ -30,21 +31,25 @@ namespace {
 class progress_line final : public reporter {
  public:
   progress_line(reporter& inner, std::ostream& table) : inner_(inner), table_(table) {}
-  void show(std::size_t done, std::size_t total, const point_spec& p) {
-    show(done, total, fmt::format("{} {} {} {} {}", p.backend, to_string(p.route), p.host_memory, to_string(p.dir),
-                                  format_size(p.bytes)));
+  // `left_s`: the run's own estimate of what is left (the budget's); without
+  // one, the rate so far predicts the rest.
+  void show(std::size_t done, std::size_t total, const point_spec& p, std::optional<double> left_s = {},
+            std::string_view stage = {}) {
+    show(done, total,
+         fmt::format("{} {} {} {} {}", p.backend, to_string(p.route), p.host_memory, to_string(p.dir),
+                     format_size(p.bytes)),
+         left_s, stage);
   }
-  void show(std::size_t done, std::size_t total, const std::string& what) {
+  void show(std::size_t done, std::size_t total, const std::string& what, std::optional<double> left_s = {},
+            std::string_view stage = {}) {
     if (done >= total) {
       clear();
       return;
     }
-    // The rate so far predicts the rest: points differ, but a sweep's mix is even enough for an estimate.
     const double elapsed = std::chrono::duration<double>(std::chrono::steady_clock::now() - started_).count();
-    const std::string eta =
-        done > 0 ? fmt::format(" ~{:.0f} s left", elapsed / static_cast<double>(done) * static_cast<double>(total - done))
-                 : "";
-    fmt::print(stderr, "\r\033[K[{}/{}{}] {}", done + 1, total, eta, what);
+    if (!left_s && done > 0) left_s = elapsed / static_cast<double>(done) * static_cast<double>(total - done);
+    const std::string eta = left_s ? fmt::format(", ~{:.0f} s left", *left_s) : "";
+    fmt::print(stderr, "\r\033[K[{}{}/{}, {:.0f} s in{}] {}", stage, done + 1, total, elapsed, eta, what);
     std::fflush(stderr);
   }
   void report_context(const run_context& c) override { inner_.report_context(c); }
@@ -243,7 +248,10 @@ sweep_outcome session::run(const plan& p, const measure_options& m, devices_mode
     progress_fn on_progress;
     if (chain_->show_progress)
       on_progress = [&](std::size_t done, std::size_t, const point_spec& spec) {
-        if (done < b.points.size()) chain_->progress.show(done_before + done, total, spec);
+        if (done >= b.points.size()) return;
+        std::optional<double> left;
+        if (budget) left = budget->expected_left_s();
+        chain_->progress.show(done_before + done, total, spec, left);
       };
     for (std::size_t pass = 0; pass < passes; ++pass) {
       // A backend abandoned in its first pass (a stuck thread) gets no second.
@@ -273,11 +281,13 @@ sweep_outcome session::run(const plan& p, const measure_options& m, devices_mode
     }
   }
   if (budget && !unsettled.empty()) {
+    // The re-measure pass counts its own points, its estimate the budget's.
+    progress_fn on_again;
     if (chain_->show_progress)
-      chain_->progress.show(0, 1, fmt::format("measuring again, with what the budget has left: {} points short of "
-                                              "the target",
-                                              unsettled.size()));
-    const auto again = revisit(unsettled, m, *budget, sink(), stop());
+      on_again = [&](std::size_t done, std::size_t n, const point_spec& spec) {
+        chain_->progress.show(done, n, spec, budget->expected_left_s(), "measuring again ");
+      };
+    const auto again = revisit(unsettled, m, *budget, sink(), stop(), on_again);
     all.abandoned = again.abandoned || all.abandoned;
     all.ok -= again.failed;
     all.failed += again.failed;

@@ -1,3 +1,4 @@
+#include <cmath>
 #include <algorithm>
 #include <cctype>
 #include <fmt/format.h>
@@ -104,6 +105,15 @@ std::string format_capacity(std::uint64_t bytes) {
   int u = 0;
   while (v >= 1024 && u < 4) v /= 1024, ++u;
   return u == 0 ? fmt::format("{} B", bytes) : fmt::format("{:.3g} {}", v, units[u]);
+}
+
+std::string format_duration(double seconds) {
+  const double a = std::abs(seconds);
+  if (a == 0 || !std::isfinite(a)) return fmt::format("{:.2f} s", seconds);
+  if (a < 1e-6) return fmt::format("{:.2f} ns", seconds * 1e9);
+  if (a < 1e-3) return fmt::format("{:.2f} us", seconds * 1e6);
+  if (a < 1) return fmt::format("{:.2f} ms", seconds * 1e3);
+  return fmt::format("{:.2f} s", seconds);
 }
 
 }  // namespace xfer

@@ -1,4 +1,5 @@
 #include <algorithm>
+#include <array>
 #include <fmt/format.h>
 #include <fmt/ostream.h>
 #include <ostream>
@@ -76,24 +77,56 @@ summary_reporter::row summary_reporter::summarize_curve(const std::vector<point_
   return w;
 }
 
+namespace {
+
+// "1.13-1.40 us"; "850.00 ns-1.40 us" where the two need different units.
+std::string time_range(double from_s, double to_s) {
+  const std::string a = format_duration(from_s), b = format_duration(to_s);
+  const auto unit = [](const std::string& t) { return t.substr(t.find(' ')); };
+  return unit(a) == unit(b) ? a.substr(0, a.find(' ')) + "-" + b : a + "-" + b;
+}
+
+}  // namespace
+
 void summary_reporter::finalize(bool) {
-  constexpr const char* fmt_row = "  {:<13} {:<19} {:<6} {:>10} {:>8} {:>10} {:>16} {:>9} {:>9}\n";
+  // Columns as wide as their widest cell, so that long route and kind names keep the table straight.
+  using cells = std::array<std::string, 9>;
+  constexpr std::array<bool, 9> left = {true, true, true, false, false, false, false, false, false};
+  const auto print_row = [&](const cells& c, const std::array<std::size_t, 9>& width) {
+    std::string line = " ";
+    for (std::size_t i = 0; i < c.size(); ++i)
+      line += left[i] ? fmt::format(" {:<{}}", c[i], width[i]) : fmt::format(" {:>{}}", c[i], width[i]);
+    while (!line.empty() && line.back() == ' ') line.pop_back();
+    fmt::print(out_, "{}\n", line);
+  };
   for (const auto& id : order_) {
     const auto& t = tables_.at(id);
     fmt::print(out_, "\n{}\n", t.title);
-    fmt::print(out_, fmt_row, "route", "host memory", "dir", "peak GB/s", "at size", "half from", "smallest",
-               "% link", "converged");
+    const cells head = {"route", "host memory", "dir", "peak GB/s", "at size", "half from", "smallest", "% link",
+                        "converged"};
+    std::vector<std::pair<cells, row>> rows;
     for (const auto& key : t.order) {
       const row w = summarize_curve(t.curves.at(key));
       const auto& [route, kind, dir] = key;
+      // A time in the unit that shows it: a 2 ns access is not "0.00 us".
       const std::string smallest = w.access_times
-                                       ? fmt::format("{:.2f}-{:.2f} us", w.smallest_us, w.slowest_us)
-                                       : fmt::format("{:.2f} us @ {}", w.smallest_us, format_size(w.smallest_bytes));
-      fmt::print(out_, fmt_row, route, kind, dir, w.peak_gbps > 0 ? fmt::format("{:.2f}", w.peak_gbps) : "-",
-                 w.peak_gbps > 0 ? format_size(w.peak_bytes) : "-",
-                 w.half_peak_bytes ? format_size(w.half_peak_bytes) : "-", smallest,
-                 w.pct_of_ceiling >= 0 ? fmt::format("{:.0f}%", w.pct_of_ceiling) : "-",
-                 fmt::format("{}/{}", w.converged, w.points));
+                                       ? time_range(w.smallest_us * 1e-6, w.slowest_us * 1e-6)
+                                       : fmt::format("{} @ {}", format_duration(w.smallest_us * 1e-6),
+                                                     format_size(w.smallest_bytes));
+      rows.push_back({{route, kind, dir, w.peak_gbps > 0 ? fmt::format("{:.2f}", w.peak_gbps) : "-",
+                       w.peak_gbps > 0 ? format_size(w.peak_bytes) : "-",
+                       w.half_peak_bytes ? format_size(w.half_peak_bytes) : "-", smallest,
+                       w.pct_of_ceiling >= 0 ? fmt::format("{:.0f}%", w.pct_of_ceiling) : "-",
+                       fmt::format("{}/{}", w.converged, w.points)},
+                      w});
+    }
+    std::array<std::size_t, 9> width{};
+    for (std::size_t i = 0; i < width.size(); ++i) width[i] = head[i].size();
+    for (const auto& [c, w] : rows)
+      for (std::size_t i = 0; i < width.size(); ++i) width[i] = std::max(width[i], c[i].size());
+    print_row(head, width);
+    for (const auto& [c, w] : rows) {
+      print_row(c, width);
       if (w.above_limit)
         fmt::print(out_, "    {} size(s) above the link's ceiling: left out of the peak\n", w.above_limit);
       if (w.clock_misses_work)

@@ -2,6 +2,7 @@
 // their link's ceiling, and what a row says about convergence.
 #include <gtest/gtest.h>
 #include <sstream>
+#include <xfer/core/size.hpp>
 #include <xfer/core/summary_reporter.hpp>
 
 using namespace xfer;
@@ -109,8 +110,43 @@ TEST(SummaryReporter, OneTablePerBackendAndDeviceOneRowPerCurve) {
   s.finalize(false);
   const std::string text = out.str();
   EXPECT_NE(text.find("cuda-rt device 0 (H100)"), std::string::npos) << text;
-  EXPECT_NE(text.find("copy-async    pinned              h2d         40.00       1M"), std::string::npos) << text;
+  EXPECT_NE(text.find("copy-async pinned      h2d     40.00      1M"), std::string::npos) << text;
   EXPECT_NE(text.find("69%"), std::string::npos) << text;  // 40 of 58
-  EXPECT_NE(text.find("d2h         30.00"), std::string::npos) << text;
+  EXPECT_NE(text.find("d2h     30.00"), std::string::npos) << text;
   EXPECT_EQ(text.find("managed"), std::string::npos) << text;
+}
+
+TEST(SummaryReporter, ColumnsStayStraightUnderLongNamesAndTimesKeepTheirUnit) {
+  std::ostringstream out;
+  summary_reporter s(out);
+  s.report(ok(1 << 20, 40));
+  auto long_kind = ok(1 << 20, 30);
+  long_kind.spec.host_memory = "device-local-host-visible";
+  long_kind.spec.route = route_kind::declare("cpu-store-nt-latency-long", route_family::latency);
+  long_kind.bytes_per_rep = 4;
+  long_kind.stats.median = 2.17e-9;  // a 2 ns access: not "0.00 us"
+  s.report(long_kind);
+  s.finalize(false);
+  std::istringstream lines(out.str());
+  std::string line, header;
+  std::vector<std::string> rows;
+  while (std::getline(lines, line)) {
+    if (line.find("peak GB/s") != std::string::npos) header = line;
+    else if (line.find("h2d") != std::string::npos) rows.push_back(line);
+  }
+  ASSERT_FALSE(header.empty()) << out.str();
+  ASSERT_EQ(rows.size(), 2u) << out.str();
+  // Every row's direction starts under the header's "dir", whatever the names before it.
+  const auto dir_at = header.find("dir");
+  for (const auto& r : rows) EXPECT_EQ(r.find("h2d"), dir_at) << out.str();
+  EXPECT_NE(out.str().find("2.17-2.17 ns"), std::string::npos) << out.str();
+  EXPECT_EQ(out.str().find("0.00 us"), std::string::npos) << out.str();
+}
+
+TEST(FormatDuration, EachTimeInTheUnitThatShowsIt) {
+  EXPECT_EQ(format_duration(2.17e-9), "2.17 ns");
+  EXPECT_EQ(format_duration(1.4e-6), "1.40 us");
+  EXPECT_EQ(format_duration(0.25), "250.00 ms");
+  EXPECT_EQ(format_duration(3), "3.00 s");
+  EXPECT_EQ(format_duration(0), "0.00 s");
 }

@@ -16,5 +16,7 @@ struct backend_options {
 };
 
 std::vector<backend_entry> make_backends(const backend_options& options);
+// What -b takes, for --help: every backend and family this tool knows, compiled in or not.
+std::string backend_names_help();
 
 }  // namespace xfer

@@ -145,9 +145,9 @@ struct device_info {
   std::string type;               // "cpu", "gpu", "accelerator"
   std::uint64_t memory_bytes = 0;  // 0: unknown
   std::uint64_t max_alloc_bytes = 0;
-  std::map<std::string, std::string> details;  // PCI address, versions, timer resolution, ...
+  std::map<std::string, std::string> details = {};  // PCI address, versions, timer resolution, ...
   // Host memory kinds the backend offers that this device cannot use: name -> why.
-  std::map<std::string, std::string> unavailable_kinds;
+  std::map<std::string, std::string> unavailable_kinds = {};
 };
 
 struct route_info {

@@ -94,7 +94,7 @@ struct point_result {
     int rank = -1, local_rank = -1;
     std::string phase;  // "alone" or "together"
     int repeat = 0;     // 0 .. --repeat - 1; 0 in files from before --repeat
-    std::string test;   // the health test it measured (fleet::health_test_names); "" in files before v2
+    std::string test = {};  // the health test it measured (fleet::health_test_names); "" in files before v2
   };
   std::optional<fleet_tag> fleet;
   // Where the point's own wall time went (seconds; -1 not measured), so a

@@ -29,16 +29,19 @@ inline constexpr double overview_budget_s = 75;
 // the points after it, so the time goes where the uncertainty is.
 class run_budget {
  public:
+  using clock = std::chrono::steady_clock;
+  // The clock the budget reads (tests drive it by hand).
+  using clock_fn = std::function<clock::time_point()>;
   // Less than this a point never gets: under it few points reach their target.
   static constexpr double min_point_s = 0.01;
   // The share of a point's time it gets on its first measurement: the rest
   // is left to revisit() for the points that missed their target (most
   // converge in far less than their share and leave it anyway).
   static constexpr double first_pass_share = 0.6;
-  run_budget(double total_s, std::size_t points);
+  run_budget(double total_s, std::size_t points, clock_fn now = clock::now);
   // What a point costs beside its sampling and warm-up: preparing its
   // buffers, checking its data, releasing them. 15 to 27 ms a point of the
-  // overview on the CI machine (host, PoCL, lavapipe; issue 49: a budget
+  // overview on the CI machine (issue 49: a budget
   // named as enough without it ran 43% over at 96 points;
   // docs/results/ci-vm/budget-floor/). Where buffers are
   // larger or pinned the budget's shares absorb the difference.
@@ -50,14 +53,32 @@ class run_budget {
   double next_point_s() const;
   // What is left of the whole budget (negative: overspent).
   double left_s() const;
-  // After each point: whether it ran (skipped points cost nothing) and what its sampling took.
-  void point_done(bool ran, double sampling_s);
+  // After each point of the first pass: whether it ran (skipped points cost
+  // nothing), what its sampling took, and what measuring it again would cost
+  // (0: it met its target).
+  void point_done(bool ran, double sampling_s, double again_s = 0);
+  // revisit() starts with `again_s` of second measurements it may pay for;
+  // each one done (or passed over) is taken off with again_done.
+  void revisit_starts(double again_s);
+  void again_done(double again_s);
+  // The seconds the run should still take, first pass and re-measure pass
+  // both, for the progress line (issue 50: within 25% of the truth). The
+  // first pass's points left at what points have cost so far (sampling and
+  // the rest), then the second measurements that the points so far call
+  // for, scaled to the whole pass, as far as the budget will pay for them.
+  // Where points cost more beside their sampling than the budget holds, that
+  // cost is the estimate: the run overruns, and the line says so.
+  double expected_left_s() const;
 
  private:
-  std::chrono::steady_clock::time_point start_;
+  double elapsed_s() const;
+  clock_fn now_;
+  clock::time_point start_;
   double total_s_;
-  std::size_t left_, ran_ = 0;
+  std::size_t points_, left_, ran_ = 0;
   double sampled_s_ = 0;
+  double again_s_ = 0;  // first pass: what its unsettled points would cost again; revisit: what it has left to do
+  bool revisiting_ = false;
 };
 
 // Runs every point in order through its backend, reporting each as it
@@ -116,8 +137,9 @@ struct revisit_outcome {
   bool abandoned = false;  // a point hung past the watchdog (its backend is left behind, as run_sweep's)
   std::size_t failed = 0;  // points counted ok by run_sweep that the second measurement failed
 };
+// `progress` sees each point before it is measured again (done, of all).
 revisit_outcome revisit(std::vector<unsettled_point>& points, const measure_options& options, run_budget& budget,
-                        reporter& out, const std::atomic<bool>& stop);
+                        reporter& out, const std::atomic<bool>& stop, const progress_fn& progress = {});
 // Every point planned to run.
 sweep_outcome run_sweep(backend& b, const std::vector<point_spec>& points, const measure_options& options,
                         reporter& out, const std::atomic<bool>& stop, const progress_fn& progress = {});

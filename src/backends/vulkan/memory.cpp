@@ -87,7 +87,9 @@ std::string describe_kind(std::string_view kind) {
 std::string memory_flags_text(VkMemoryPropertyFlags f) {
   std::string s;
   auto add = [&](VkMemoryPropertyFlags bit, const char* name) {
-    if (f & bit) s += (s.empty() ? "" : "|") + std::string(name);
+    if (!(f & bit)) return;
+    if (!s.empty()) s += '|';
+    s += name;
   };
   add(DL, "DEVICE_LOCAL");
   add(HV, "HOST_VISIBLE");
