@@ -215,6 +215,10 @@ def components():
                   needs_gpu=lambda t: "CUDA" in t.reason or "torch" in t.reason or t.exe == "test_py_gpu.py"),
         Component("chromium", "headless Chromium: the report's browser test", _pytest_module("test_browser.py"),
                   _chromium_present),
+        Component("docs", "the examples of README.md and docs/*.md, run as written (test_doc_examples.py); "
+                  "the GPU ones run in the GPU gate", _pytest_module("test_doc_examples.py"),
+                  lambda b, h: (True, ""),
+                  needs_gpu=lambda t: t.reason.startswith("needs an NVIDIA GPU") or "xferbench list" in t.reason),
         Component("python-extras", "pandas and scipy: the tests that compare against them",
                   lambda t: t.source == "pytest" and re.search(r"with_(pandas|scipy)", t.name) is not None,
                   _extras_present),
@@ -243,12 +247,13 @@ def _short(reason, width=90):
 # A skip that is one of the outcomes a test checks, not a test left undone: the backend
 # conformance suites run every route x memory kind x direction and pass a combination the
 # backend refuses by design (a kernel cannot reach pageable memory; the BAR routes take only
-# device-local-host-visible) when it is refused with a reason. No machine runs those.
+# device-local-host-visible) when it is refused with a reason. No machine runs those. Nor
+# the doc examples the doc test leaves out with its reason (a cluster, a pip install, minutes).
 BY_DESIGN = re.compile(r"OrSkipsWithAReason")
 
 
 def by_design(t):
-    return BY_DESIGN.search(t.name) is not None
+    return BY_DESIGN.search(t.name) is not None or (t.reason or "").startswith("not run by the doc test:")
 
 
 def _reasons(tests, limit=2):

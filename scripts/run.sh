@@ -23,7 +23,8 @@ t0=$(date +%s.%N)
 set +e
 # Straight to the terminal, not through tee: the progress line (stderr) and
 # the tables (stdout) then reach it in the order they were written.
-"$bin" sweep "$@" --json "$out/sweep.json" --csv "$out/sweep.csv"
+# --brief: a line per backend and device on the console; the report has every curve.
+"$bin" sweep --brief "$@" --json "$out/sweep.json" --csv "$out/sweep.csv"
 rc=$?
 set -e
 if [ -f "$out/sweep.json" ]; then

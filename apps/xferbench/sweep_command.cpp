@@ -38,7 +38,7 @@ struct sweep_args {
   unsigned threads = 0;
   std::string alignment = "4K";
   std::size_t unaligned_offset = 16;
-  bool quiet = false, verbose = false;
+  bool quiet = false, verbose = false, brief = false;
   bool together = false, together_only = false;  // every selected device of a backend at once
   int host_devices = 1;
   std::string json, csv;
@@ -115,7 +115,8 @@ static int run_sweep(const sweep_args& a, const std::vector<std::string>& argv) 
     ctx.config["block_list"] = a.block_pairs.empty() ? std::string("scattered") : a.block_pairs;
     ctx.config["samples_floor"] = opts.samples_floor;
   }
-  session run(std::move(ctx), {.json = a.json, .csv = a.csv, .progress = !a.quiet, .verbose = a.verbose});
+  session run(std::move(ctx),
+              {.json = a.json, .csv = a.csv, .progress = !a.quiet, .verbose = a.verbose, .brief = a.brief});
   using mode = session::devices_mode;
   return run.finish(run.run(planned, opts, a.together_only ? mode::together : a.together ? mode::alone_then_together : mode::alone));
 }
@@ -225,6 +226,9 @@ command add_sweep_command(CLI::App& app) {
   cmd->add_flag("-v,--verbose", a->verbose,
                "a row per point on the console as it completes (default: a summary table per backend at the end; "
                "every point is in the --json and --csv files either way)");
+  cmd->add_flag("--brief", a->brief,
+               "the summary as one line per backend and device: each direction's peak, where it is reached, how many "
+               "points converged (scripts/run.sh's console; every curve is in the report's peak tables)");
   return {cmd, [a](const std::vector<std::string>& argv) { return run_sweep(*a, argv); }};
 }
 

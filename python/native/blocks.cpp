@@ -103,8 +103,8 @@ std::span<const mem::block_pair> pairs_of(nb::handle h, std::size_t max_pairs) {
   if (m.device_type() != dl_cpu && m.device_type() != dl_cuda_host)
     throw std::invalid_argument("mapping must be in host memory (an int64 [n, 2] NumPy array or CPU tensor)");
   if (m.dtype() != nb::dtype<std::int64_t>())
-    throw std::invalid_argument(fmt::format("mapping must be int64 (its dtype is code {}, {} bits)", m.dtype().code,
-                                            m.dtype().bits));
+    throw std::invalid_argument(
+        fmt::format("mapping must be int64 (it is {})", dtype_name(m.dtype().code, m.dtype().bits)));
   if (m.ndim() != 2 || m.shape(1) != 2)
     throw std::invalid_argument(fmt::format("mapping must have shape [n, 2] (its shape has {} dimension{}{})",
                                             m.ndim(), m.ndim() == 1 ? "" : "s",
@@ -156,10 +156,25 @@ class block_copier_binding {
       throw std::invalid_argument(
           fmt::format("rows differ: dst's blocks are {} bytes, src's {} bytes (one block is one row)", dst.row, src.row));
     if (dst.dtype != src.dtype)
-      throw std::invalid_argument(fmt::format("dtypes differ: dst (code {}, {} bits), src (code {}, {} bits)",
-                                              dst.dtype.code, dst.dtype.bits, src.dtype.code, src.dtype.bits));
+      throw std::invalid_argument(fmt::format("dtypes differ: dst is {}, src is {}",
+                                              dtype_name(dst.dtype.code, dst.dtype.bits),
+                                              dtype_name(src.dtype.code, src.dtype.bits)));
     // Which side is the device's: for the host step, dst (its "device
     // memory" is host memory); for CUDA, the CUDA array.
+    // The list and the arrays as the caller named them: libxfer's own checks speak of host and device, which two
+    // host arrays are not.
+    if (pairs.empty()) throw std::invalid_argument("mapping: the block list is empty (it has no [src, dst] pair)");
+    const auto* s = static_cast<const char*>(src.data);
+    const auto* d = static_cast<const char*>(dst.data);
+    if (device_ < 0 && s < d + dst.nbytes && d < s + src.nbytes)
+      throw std::invalid_argument("src and dst overlap (a block read after another pair wrote it would depend on the "
+                                  "order)");
+    try {
+      mem::check_block_pairs(pairs, src.row ? src.nbytes / src.row : 0, dst.row ? dst.nbytes / dst.row : 0,
+                             "src", "dst");
+    } catch (const mem::block_error& e) {
+      throw std::invalid_argument(fmt::format("mapping: {}", e.what()));
+    }
     const bool to_device = device_ < 0 ? true : dst.device_type == dl_cuda;
     const blocks_array& host = to_device ? src : dst;
     const blocks_array& dev = to_device ? dst : src;

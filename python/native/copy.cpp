@@ -61,9 +61,9 @@ void check_pair(const array& dst, const array& src) {
   if (!contiguous(dst)) throw std::invalid_argument("dst is not C-contiguous (pass a contiguous array)");
   if (!contiguous(src)) throw std::invalid_argument("src is not C-contiguous (pass a contiguous array)");
   if (dst.dtype() != src.dtype())
-    throw std::invalid_argument(fmt::format("dtypes differ: dst (code {}, {} bits), src (code {}, {} bits)",
-                                            dst.dtype().code, dst.dtype().bits, src.dtype().code,
-                                            src.dtype().bits));
+    throw std::invalid_argument(fmt::format("dtypes differ: dst is {}, src is {}",
+                                            dtype_name(dst.dtype().code, dst.dtype().bits),
+                                            dtype_name(src.dtype().code, src.dtype().bits)));
   if (dst.nbytes() != src.nbytes())
     throw std::invalid_argument(fmt::format("sizes differ: dst {} bytes, src {} bytes", dst.nbytes(), src.nbytes()));
 }

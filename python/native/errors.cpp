@@ -1,5 +1,6 @@
 #include "errors.hpp"
 
+#include <fmt/format.h>
 #include <nanobind/nanobind.h>
 
 #include <xfer/mem/error.hpp>
@@ -19,6 +20,19 @@ void raise(const char* type, const char* message) {
 }
 
 }  // namespace
+
+std::string dtype_name(int code, int bits) {
+  // DLPack's codes (dlpack.h's DLDataTypeCode): 0 int, 1 uint, 2 float, 4 bfloat, 5 complex, 6 bool.
+  switch (code) {
+    case 0: return fmt::format("int{}", bits);
+    case 1: return fmt::format("uint{}", bits);
+    case 2: return fmt::format("float{}", bits);
+    case 4: return fmt::format("bfloat{}", bits);
+    case 5: return fmt::format("complex{}", bits);
+    case 6: return bits == 8 ? "bool" : fmt::format("bool ({} bits)", bits);
+    default: return fmt::format("DLPack type code {}, {} bits", code, bits);
+  }
+}
 
 void register_errors() {
   nb::register_exception_translator([](const std::exception_ptr& p, void*) {

@@ -4,6 +4,7 @@
 // code catches xferbench.PoolClosedError whether or not the native module is
 // loaded (the classes live in pure Python).
 #include <stdexcept>
+#include <string>
 
 namespace xfer::python {
 
@@ -17,6 +18,10 @@ struct pool_closed : std::runtime_error {
 struct cuda_unavailable : std::runtime_error {
   using std::runtime_error::runtime_error;
 };
+
+// A DLPack element type as NumPy names it: (2, 64) -> "float64", (1, 8) ->
+// "uint8"; one DLPack has no NumPy name for reads "DLPack type code 7, 16 bits".
+std::string dtype_name(int code, int bits);
 
 // Called once at import: installs the translator.
 void register_errors();

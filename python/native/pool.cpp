@@ -117,7 +117,7 @@ pool::pool(const std::string& kind, std::size_t max_cached_bytes, const std::str
 
 block* pool::allocate(std::vector<std::size_t> shape, int code, int bits) {
   if (bits <= 0 || bits % 8 != 0 || bits > 128 || code < 0 || code > 255)
-    throw std::invalid_argument(fmt::format("unsupported dtype (code {}, {} bits)", code, bits));
+    throw std::invalid_argument(fmt::format("unsupported dtype ({})", dtype_name(code, bits)));
   nb::dlpack::dtype dt{static_cast<std::uint8_t>(code), static_cast<std::uint8_t>(bits), 1};
   nb::gil_scoped_release release;  // a miss may pin memory for a long time
   return new block(state_, std::move(shape), dt);

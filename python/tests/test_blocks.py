@@ -184,6 +184,27 @@ def test_the_report_draws_a_figure_per_set_and_tables_each_way(write_result, tmp
     assert nfig >= 2
 
 
+def test_a_block_run_alone_says_what_it_holds_and_has_no_empty_sections(write_result, tmp_path):
+    """A `sweep --blocks` file has block points only: the report said "0 backends ()" and opened empty sweep
+    sections (bandwidth, time, first use, API, peaks, "None: every point ran" beside a skipped block point)."""
+    path = write_result("b.json", fixture_points(), system=gpu_system())
+    out, _, _ = render([path], tmp_path / "report")
+    md = (out / "summary.md").read_text()
+    assert "0 backends" not in md and "()" not in md
+    assert ("A many-blocks run (xferbench sweep --blocks): 22 block points of cuda-rt (21 ok, 1 skipped), under "
+            "'Many small blocks'.") in md
+    headings = [line for line in md.splitlines() if line.startswith("## ")]
+    assert headings == ["## Findings", "## Many small blocks", "## Runs and system"], headings
+    row = next(line for line in md.splitlines() if line.startswith("| b.json |"))
+    assert row.endswith("| cuda-rt | 21 / 1 / 0 |")
+    # Beside a plain sweep the sweep's sections are back, and the block points are counted apart.
+    path = write_result("both.json", fixture_points() + [point(route="memcpy", nbytes=n) for n in (16, 4096)],
+                        system=gpu_system())
+    md = (render([path], tmp_path / "both")[0] / "summary.md").read_text()
+    assert "1 backend (host), 2 ok / 0 skipped / 0 failed points. 22 block points of cuda-rt (21 ok, 1 skipped)" in md
+    assert "## Bandwidth against size" in md and "## Peaks and cost model" in md
+
+
 @pytest.mark.skipif(not BIN, reason="XFERBENCH_BIN is not set (path to the xferbench binary)")
 def test_a_real_host_run_is_drawn_and_judged(tmp_path):
     """A real run: every point verified, one figure, a table row per block size, and the finding exactly where the

@@ -136,6 +136,37 @@ def test_noise_floor_keeps_a_noisy_rerun_quiet(write_result, capsys):
     assert "note: the noise floor sets the allowance" in capsys.readouterr().out
 
 
+def test_a_machine_too_noisy_to_resolve_changes_says_so_first(write_result, capsys):
+    """A pair whose medians move by ~30% point to point (a loaded machine): the allowance is x1000 and more, every
+    point 'same'; the advice to measure on a quiet machine is the first line, before the verdicts, not after."""
+    rng = random.Random(5)
+    base = sweep(5, spread=0.005)
+    new = [scaled(p, math.exp(rng.gauss(0, 0.3))) for p in base]
+    b, n = write_result("b.json", base), write_result("n.json", new)
+    assert main(["compare", str(b), str(n)]) == 0
+    lines = capsys.readouterr().out.splitlines()
+    assert lines[0].startswith("note: the noise floor sets the allowance to x")
+    assert float(lines[0].split(" to x", 1)[1].split(":")[0]) > 100
+    assert "cannot resolve a change smaller than that" in lines[0] and "quiet machine" in lines[0]
+    assert lines[1].startswith("backend ") and all(line.endswith(" same") for line in lines[2:42])
+    assert not any(line.startswith("note:") for line in lines[1:])  # said once, at the top
+
+
+def test_the_note_follows_compares_own_threshold(write_result):
+    """The note shows exactly where the rule's noise term exceeds the minimum effect (the allowance's own max), and a
+    quiet pair gets none."""
+    from xferbench_report.compare import format_comparison
+
+    base = sweep(6, spread=0.005)
+    for spread, noisy_pair in ((0.0, False), (0.001, False), (0.004, True), (0.05, True)):
+        rng = random.Random(7)
+        new = [scaled(p, math.exp(rng.gauss(0, spread))) for p in base]
+        cmp = compare_runs(run_of(write_result, "b.json", base), run_of(write_result, "n.json", new))
+        assert (cmp.noise_floor * cmp.noise_sigma > math.log1p(cmp.min_effect)) == noisy_pair, spread
+        assert format_comparison(cmp).startswith("note: ") == noisy_pair
+        assert (cmp.allowance > cmp.min_effect + 1e-12) == noisy_pair
+
+
 def test_too_few_samples_cannot_be_judged(write_result, capsys):
     # Two samples a side: even all of NEW above all of BASE has p = 1/6, so no verdict is possible.
     base = write_result("base.json", [point(samples=[1e-6, 1.01e-6]), point(nbytes=8192, samples=noisy(1e-6, 0.01))])

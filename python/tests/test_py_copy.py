@@ -105,7 +105,7 @@ def test_copy_accepts_buffer_protocol_objects():
 
 @pytest.mark.parametrize("dst, src, match", [
     (np.zeros(10, np.float32), np.zeros(11, np.float32), "sizes differ"),
-    (np.zeros(10, np.float32), np.zeros(10, np.int32), "dtypes differ"),
+    (np.zeros(10, np.float32), np.zeros(10, np.int32), "dtypes differ: dst is float32, src is int32"),
     (np.zeros(10, np.float32), np.zeros(20, np.float32)[::2], "src is not C-contiguous"),
     (np.zeros((4, 4), np.float32).T, np.zeros((4, 4), np.float32), "dst is not C-contiguous"),
 ])

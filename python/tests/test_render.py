@@ -196,3 +196,57 @@ def test_plain_number_labels():
 
     assert [_plain_number(y) for y in (0, 2e-4, 0.01, 1, 1000, 1e4, 3e5)] == ["", "2e-4", "0.01", "1", "1000", "1e4",
                                                                               "3e5"]
+
+
+def _latency_doc(chase_family="latency"):
+    """A GPU run with a copy route and a pointer chase through host memory. The chase is named "ring-walk", so only
+    the file's catalogue (family latency) can tell the report it is a latency route; and a route called "latency"
+    whose catalogue says copy is a transfer like any other."""
+    from conftest import v2_doc, v2_point
+
+    routes = {"copy-async": {"family": "copy", "role": "api-copy-queued", "directions": ["h2d"]},
+              "ring-walk": {"family": chase_family, "role": "", "directions": ["h2d"],
+                            "description": "one device thread chases pointers: time per dependent 4-byte load"},
+              "latency": {"family": "copy", "role": "", "directions": ["h2d"]}}
+    kinds = {"pinned": {"pinned": True, "dma_direct": True, "api_pinned": True}}
+    pts = []
+    for backend in ("cuda-rt", "cuda-drv"):  # two: an API comparison to keep the chase out of
+        for n in (16, 4096, 1 << 20, 1 << 24):
+            pts.append(v2_point("copy-async", "pinned", n, gbps=min(50.0, n / 2e-6 / 1e9), backend=backend))
+            pts.append(v2_point("latency", "pinned", n, gbps=min(20.0, n / 4e-6 / 1e9), backend=backend))
+            # 1.2 us per 4-byte hop whatever the ring's size: 0.003 GB/s as core computes it (bytes_per_rep 4).
+            chase = v2_point("ring-walk", "pinned", n, gbps=1.0, backend=backend)
+            t = 1.2e-6 * (1 + 0.05 * (n > 1 << 20))
+            chase.update(samples_s=[t] * 5, median_s=t, latency_us=t * 1e6, bytes_per_rep=4, gbps=4 / t / 1e9,
+                         stats=dict(chase["stats"], min=t, median=t, mean=t, p95=t, max=t))
+            pts.append(chase)
+    return v2_doc(pts, routes, kinds)
+
+
+def test_latency_routes_are_times_not_bandwidth(tmp_path):
+    from conftest import write_doc
+
+    path = write_doc(tmp_path / "lat.json", _latency_doc())
+    out = tmp_path / "r"
+    assert main(["render", str(path), "-o", str(out), "-j", "1"]) == 0
+    md = (out / "summary.md").read_text()
+    peaks = md[md.index("## Peaks and cost model"):md.index("### Latency routes")]
+    # No "peak GB/s 0.00" row: the chase is not in the bandwidth table, the route named "latency" (a copy) is.
+    assert "| ring-walk |" not in peaks and "| cuda-rt | latency | pinned |" in peaks
+    table = md[md.index("### Latency routes"):].split("\n\n")[2].splitlines()
+    assert table[0] == "| backend | route | direction | host memory | 16 B | 4 KiB | 1 MiB | 16 MiB | notes |"
+    assert table[2] == "| cuda-rt | ring-walk | h2d | pinned | 1.20 us | 1.20 us | 1.20 us | 1.26 us |  |"
+    # The figures: no bandwidth panel for the chase; a time panel marked as a latency route.
+    html = (out / "index.html").read_text()
+    bandwidth_alt = re.search(r'<img src="plots/bandwidth-h2d.png"[^>]*alt="([^"]*)"', html).group(1)
+    time_alt = re.search(r'<img src="plots/latency-h2d.png"[^>]*alt="([^"]*)"', html).group(1)
+    assert "ring-walk" not in bandwidth_alt and "cuda-rt · latency" in bandwidth_alt
+    assert "cuda-rt · ring-walk (latency route)" in time_alt
+    # Nor is its 1.2 us the fastest "transfer" of 16 MiB in the API comparison (its cells: "time (route · kind)").
+    api = md[md.index("## API comparison"):md.index("## Peaks and cost model")]
+    assert "| 16 MiB | 336 us (copy-async · pinned) |" in api and "ring-walk" not in api
+    # Without the catalogue's word the same points are a copy route: drawn and tabled as bandwidth.
+    path = write_doc(tmp_path / "copy.json", _latency_doc(chase_family="copy"))
+    assert main(["render", str(path), "-o", str(tmp_path / "r2"), "-j", "1"]) == 0
+    md = (tmp_path / "r2" / "summary.md").read_text()
+    assert "### Latency routes" not in md and "| cuda-rt | ring-walk | pinned | 0.003 |" in md

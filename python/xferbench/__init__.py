@@ -5,7 +5,8 @@ and result files as data.
     pool = xferbench.Pool("pinned", max_cached_bytes=1 << 30)
     a = np.from_dlpack(pool.allocate((1024, 1024), "float32"))  # pinned, no copy
     xferbench.copy(cuda_tensor, a)          # host to device through the staged copier
-    df = xferbench.load("sweep.json")       # a pandas DataFrame (list of dicts without pandas)
+    rows = xferbench.load("sweep.json")     # a list of dicts, one per point
+    df = xferbench.load("sweep.json", frame=True)  # a pandas DataFrame (DependencyMissing without pandas)
 
 The native module is loaded on import; without it (not built) load() still works and
 Pool/copy raise NativeModuleMissing. CUDA is reached at run time, so the same module
@@ -26,6 +27,7 @@ from ._errors import (  # noqa: E402
     BadResultFile,
     CopyError,
     CudaUnavailableError,
+    DependencyMissing,
     NativeModuleMissing,
     PoolClosedError,
     RegistrationError,
@@ -40,7 +42,7 @@ __version__ = "0.1.0"
 
 __all__ = [
     "AllocationError", "BadArgument", "BadArgumentType", "BadResultFile", "CopyError", "CudaUnavailableError",
-    "NativeModuleMissing", "PoolClosedError", "RegistrationError", "XferError", "Copier", "CopyHandle", "copy",
-    "cuda_available", "cuda_status", "load", "Pool", "kinds",
+    "DependencyMissing", "NativeModuleMissing", "PoolClosedError", "RegistrationError", "XferError", "Copier",
+    "CopyHandle", "copy", "cuda_available", "cuda_status", "load", "Pool", "kinds",
 ]
 __all__ += ["BlockCopier", "copy_blocks"]

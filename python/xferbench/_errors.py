@@ -14,7 +14,7 @@ import functools
 import inspect
 import re
 
-from xferbench_report.errors import BadInput as BadResultFile  # noqa: F401  (re-exported)
+from xferbench_report.errors import BadInput
 
 
 class BadArgument(ValueError):
@@ -54,6 +54,17 @@ def typed_arguments(fn):
 
 class XferError(RuntimeError):
     """Base of xferbench's runtime failures."""
+
+
+class BadResultFile(XferError, BadInput):
+    """load() of a file that is not a readable xferbench result file (missing, a directory, not JSON, bad gzip,
+    another schema, a malformed field): one line naming the file and the field. Also the report tool's BadInput,
+    so code catching either catches it."""
+
+
+class DependencyMissing(XferError, ImportError):
+    """An optional package a call needs is not installed (``load(path, frame=True)`` without pandas); the
+    message is one line saying what to install, and ``name`` is the package."""
 
 
 class NativeModuleMissing(XferError, ImportError):

@@ -10,6 +10,7 @@ from collections import OrderedDict
 from dataclasses import dataclass, field
 from typing import Optional
 
+from .catalogue import LATENCY
 from .model import Fit, fit_cost_model
 from .spread import clearly_faster
 
@@ -70,6 +71,13 @@ class Curve:
     def kind_info(self):
         """What the run's catalogue says of the host memory kind (traits, properties)."""
         return self.points[0].kind_info
+
+    @property
+    def is_latency(self):
+        """Whether the points are a latency route's: each the time of one repetition (a dependent load, a store's
+        round trip), not a transfer of `bytes`, so no GB/s of theirs means anything. The file's catalogue says
+        so (family latency), never the route's name."""
+        return self.route_info.family == LATENCY
 
     @property
     def label(self):
@@ -319,6 +327,8 @@ def break_even_transfers(setup_base, t_base, setup_new, t_new, faster=None):
 
 
 def _api(curves, groups_order, reference_backend=None):
+    # A latency route's time is one access, not a transfer of that size: it is no backend's fastest transfer.
+    curves = [c for c in curves if not c.is_latency]
     out = []
     directions = sorted({c.direction for c in curves}, key=direction_sort_key)
     for d in directions:

@@ -7,7 +7,9 @@ usage (for compare: no ok point in common, or different machines under
 render: no file could be used); 3 compare could not read a file or it is not a
 valid result file, or render wrote the report but left out some files (one
 line each on stderr says why: unreadable, truncated, unknown or future schema,
-no ok points, another machine); 128 + signal when interrupted by SIGINT, SIGTERM
+no ok points, another machine); 69 render cannot import matplotlib, which it
+draws with (one line says what to install; nothing written; compare, headlines
+and fleet need no matplotlib); 128 + signal when interrupted by SIGINT, SIGTERM
 or SIGHUP (nothing half written is left behind).
 fleet has the fleet command's own codes (docs/fleet.md): 0 healthy, 2 bad input, 3 unhealthy,
 4 a rank missing, 5 ranks disagree, 6 more ranks on a node than devices.
@@ -18,7 +20,7 @@ import sys
 from . import SCHEMA, __version__, signals
 from .arguments import Parser, count, given, number, path, refuse_output_on_inputs
 from .compare import DEFAULT_FDR, DEFAULT_MIN_EFFECT, DEFAULT_NOISE_FLOOR
-from .errors import BadInput
+from .errors import BadInput, MissingDependency
 
 PROG = "xferbench-report"
 
@@ -35,7 +37,10 @@ def _parser():
                        description="Render one or more result files into a self-contained HTML report (figures "
                                    "inline as SVG), a Markdown summary and PNG/SVG figures. The report is built in a "
                                    "temporary directory and moved to DIR only when complete; an existing DIR is "
-                                   "replaced only if it holds an earlier report.")
+                                   "replaced only if it holds an earlier report. Exit 0 written; 1 an output could "
+                                   "not be written; 2 no file could be used; 3 written, some files left out; 69 "
+                                   "matplotlib, which the figures are drawn with, cannot be imported (one line says "
+                                   "what to install; nothing written).")
     r.add_argument("results", nargs="+", type=path, metavar="RESULTS.json")
     r.add_argument("-o", "--output", required=True, type=path, metavar="DIR", help="report directory")
     r.add_argument("--title", help="report title (default: 'xferbench report')")
@@ -113,13 +118,9 @@ def main(argv=None):
         for line in str(e).split("\n"):  # render: one line per file it could not use
             print(f"{PROG}: error: {line}", file=sys.stderr)
         return e.exit_code
-    except ModuleNotFoundError as e:
-        if (e.name or "").split(".")[0] != "matplotlib":
-            raise
-        # The figures' one dependency is the `report` extra: the library installs without it.
-        print(f"{PROG}: error: {args.command} draws its figures with matplotlib, which is not installed here: "
-              "pip install 'xferbench[report]' (scripts/setup.sh installs it into .venv)", file=sys.stderr)
-        return 1
+    except MissingDependency as e:
+        print(f"{PROG}: error: {e}", file=sys.stderr)
+        return e.exit_code
     except OSError as e:
         where = f"{e.filename}: " if getattr(e, "filename", None) else ""
         print(f"{PROG}: error: cannot write the report: {where}{e.strerror or e}", file=sys.stderr)

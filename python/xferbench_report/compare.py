@@ -172,8 +172,22 @@ def format_change(fraction):
     return f"{100 * fraction:.1f}%" if fraction < 1 else f"x{1 + fraction:.3g}"
 
 
+def noise_note(cmp):
+    """The advice that leads the output where the noise floor, not the minimum effect, sets the allowance (the
+    rule's own choice between the two): then every 'same' means only 'no change beyond the allowance'. '' else."""
+    floor = math.expm1(min(cmp.noise_floor * cmp.noise_sigma, 700.0))  # 700: exp stays a float
+    if floor <= cmp.min_effect:
+        return ""
+    return (f"note: the noise floor sets the allowance to {format_change(cmp.allowance)}: these two runs' medians "
+            f"differ point to point by {100 * cmp.noise_sigma:.1f}% (robust spread), so this pair cannot resolve a "
+            f"change smaller than that, and 'same' below means only 'no change beyond "
+            f"{format_change(cmp.allowance)}'; to see smaller changes, measure both runs on a quiet machine (nothing "
+            f"else running), or repeat runs")
+
+
 def format_comparison(cmp, changes_only=False):
-    lines = []
+    note = noise_note(cmp)
+    lines = [note] if note else []  # first: a reader who stops at the verdicts has been told
     fmt = "{:<10} {:<14} {:<6} {:<19} {:>8} {:>11} {:>11} {:>8} {:>8}  {}"
     lines.append(fmt.format("backend", "route", "dir", "host memory", "size", "base", "new", "new/base", "q",
                             "verdict"))
@@ -209,10 +223,6 @@ def format_comparison(cmp, changes_only=False):
     lines.append(f"rule: Mann-Whitney U per point, Benjamini-Hochberg FDR {cmp.fdr:g}, and a change of the median "
                  f"beyond {format_change(cmp.allowance)} = max(min effect {format_change(cmp.min_effect)}, noise floor "
                  f"exp({cmp.noise_floor:g} x {cmp.noise_sigma:.4f}) - 1 = {format_change(floor)})")
-    if floor > cmp.min_effect:
-        lines.append(f"note: the noise floor sets the allowance: these two runs' medians differ point to point by "
-                     f"{100 * cmp.noise_sigma:.1f}% (robust spread), so smaller changes cannot be told from noise "
-                     f"here; compare runs from a quieter machine, or repeat runs, to see them")
     return "\n".join(lines) + "\n"
 
 

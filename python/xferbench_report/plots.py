@@ -20,12 +20,17 @@ from .figure_style import (LIMIT_STYLE, MAX_CURVES, PALETTE, Styler, _hollow_han
 
 
 
-def facets(report, direction):
+def transfer_curves(report, direction, group=None):
+    """The curves whose points are transfers (a bandwidth means something), latency routes left out."""
+    return [c for c in report.curves_for(direction, group) if not c.is_latency]
+
+
+def facets(report, direction, transfers_only=False):
     """(group, route, curves) per panel: one backend and route each, at most MAX_CURVES host memory kinds
-    (a route with more is split evenly over several panels)."""
+    (a route with more is split evenly over several panels); without latency routes where transfers_only."""
     out = []
     for g in report.groups_for(direction):
-        gc = report.curves_for(direction, g)
+        gc = transfer_curves(report, direction, g) if transfers_only else report.curves_for(direction, g)
         for route in dict.fromkeys(c.route for c in gc):
             rc = [c for c in gc if c.route == route and c.trusted]
             k = math.ceil(len(rc) / MAX_CURVES)  # 0 where every point is suspect: no panel
@@ -86,8 +91,9 @@ def _label_panel(ax, sizes, g, route, ylabel, any_hollow):
 
 
 def bandwidth_figure(report, direction, styler, outdir):
-    panels = facets(report, direction)
-    curves = report.curves_for(direction)
+    # Latency routes have no bandwidth: they are drawn as times only (latency_figure).
+    panels = facets(report, direction, transfers_only=True)
+    curves = transfer_curves(report, direction)
     if not panels and not any(c.points for c in curves):
         return None
     sizes = [p.bytes for c in curves for p in c.points]
@@ -128,6 +134,7 @@ def latency_figure(report, direction, styler, outdir):
         return None
     sizes = [p.bytes for c in report.curves_for(direction) for p in c.points]
     fig, axes = _facet_grid(len(panels))
+    latency_panels = 0
     for ax, (g, route, cs) in zip(axes, panels):
         any_hollow = any(not p.converged for c in cs for p in c.trusted)
         for c in cs:
@@ -135,6 +142,11 @@ def latency_figure(report, direction, styler, outdir):
             styler.plot(ax, c, [p.bytes for p in pts], [p.median_s * 1e6 for p in pts],
                         [not p.converged for p in pts], label=c.host_memory)
         ys = [p.median_s * 1e6 for c in cs for p in c.trusted]
+        if cs[0].is_latency:  # one access or round trip per repetition: no transfer, so no link line
+            latency_panels += 1
+            ax.set_ylim(0, max(ys) * 1.15)  # linear from 0: such times often sit within a factor of two
+            _label_panel(ax, sizes, g, f"{route} (latency route)", "us per repetition", any_hollow)
+            continue
         limited = [c for c in cs if c.link_limit]
         if limited:
             c = limited[0]
@@ -149,23 +161,28 @@ def latency_figure(report, direction, styler, outdir):
     _suptitle(fig, title)
     caption = ("Median time of one transfer (log-log), panels as above. The flat part on the left is the fixed cost "
                "of a transfer; the slope on the right is bandwidth.")
+    if latency_panels:
+        caption += (" Panels marked (latency route) are routes the file's catalogue calls latency routes: the "
+                    "time of one repetition (a dependent load, a store's round trip) against the size the route ran "
+                    "at, on a linear axis from 0; not a transfer.")
     return _save(fig, outdir, f"latency-{_safe(direction)}", title, caption)
 
 
 def overview_figure(report, outdir):
     """The first picture: for host-to-device and device-to-host, the best each backend reaches at each size
     (any route and kind, suspect points left out), against the link ceiling."""
-    dirs = [d for d in ("h2d", "d2h") if d in report.directions] or report.directions[:2]
+    moved = [d for d in report.directions if transfer_curves(report, d)]
+    dirs = [d for d in ("h2d", "d2h") if d in moved] or moved[:2]
     if not dirs:
         return None
     fig, grid = _panels(1, ncols=len(dirs), ax_w=4.4, ax_h=2.2, wgap=0.7, top=0.45)
     # A CPU "device" copies at cache speed and would flatten every link-bound curve: devices only, where any.
     groups = [g for g in report.groups if g.device_type != "cpu"] or report.groups
     for ax, d in zip(grid.rows[0], dirs):
-        limit = _ceiling(report.curves_for(d))
+        limit = _ceiling(transfer_curves(report, d))
         for i, g in enumerate(groups):
             best = {}
-            for c in report.curves_for(d, g):
+            for c in transfer_curves(report, d, g):
                 for p in c.trusted:
                     if c.gbps(p) > best.get(p.bytes, 0):
                         best[p.bytes] = c.gbps(p)

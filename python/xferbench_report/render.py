@@ -12,7 +12,7 @@ from . import __version__
 from .analysis import analyze, direction_sort_key, direction_title, is_transfer_part
 from .blocks import block_sets, blocks_section
 from .document import Document, to_html, to_markdown
-from .errors import BadInput
+from .errors import BadInput, MissingDependency
 from .output import write_dir
 from .findings import order, peer_matrix, render_findings, sweep_findings
 from .inputs import sort_inputs
@@ -64,7 +64,7 @@ def _runs_section(doc, report):
             if a.get("degraded"):
                 text += f"; BELOW ITS BEST: {a['degraded']}"
             accs.append(text)
-        pts = run.points
+        pts = run.points + run.block_points  # a `sweep --blocks` run holds only block points
         mem = s.get("memory_bytes")
         rows.append([
             run.path.name,
@@ -112,7 +112,7 @@ def _notes(curve):
     if curve.clock_misses_work:
         notes.append(f"DEVICE CLOCK MISSES HOST WORK at {len(curve.clock_misses_work)} sizes (left out of the peak "
                      "and the fit; see the clocks section)")
-    if curve.fit and curve.fit.constrained:
+    if curve.fit and curve.fit.constrained and not curve.is_latency:
         notes.append(f"fit with {curve.fit.constrained}")
     if len(curve.points) == 1:
         notes.append("one size only")
@@ -145,10 +145,12 @@ def _peaks_section(doc, report):
              "transfer), with the RMS and worst relative deviation of the measurements from it. A large fit error "
              "means one line does not describe the curve (caches, a protocol change at some size).")
     for d in report.directions:
+        # Latency routes have no peak bandwidth or cost model: their own table below gives their times.
+        curves = [c for c in report.curves + report.part_curves if c.direction == d and not c.is_latency]
+        if not curves:
+            continue
         doc.heading(2, f"{direction_title(d)}")
         rows, marks = [], []
-        curves = [c for c in report.curves if c.direction == d]
-        curves += [c for c in report.part_curves if c.direction == d]
         curves.sort(key=lambda c: (report.groups.index(c.group), report.routes.index(c.route),
                                    report.kinds.index(c.host_memory), c.part))
         for c in curves:
@@ -178,6 +180,27 @@ def _peaks_section(doc, report):
         doc.table(["backend", "route", "host memory", "peak GB/s", "of link ceiling", "at size", "half peak from",
                    "smallest transfer", "L (us)", "B (GB/s)", "fit error rms / max", "notes"], rows,
                   align="lllrrrrrrrrl", row_marks=marks)
+    _latency_table(doc, report)
+
+
+def _latency_table(doc, report):
+    """Latency routes (the file's catalogue, family latency): the median time of one repetition at each size."""
+    curves = [c for c in report.curves if c.is_latency]
+    if not curves:
+        return
+    doc.heading(2, "Latency routes")
+    doc.para("Routes whose points are latencies, not transfers (the result file's catalogue says so): each cell is "
+             "the median time of one repetition (a dependent load through the route, or a store's round trip; the "
+             "route's description in the file says which) at that size. No bandwidth is shown for them.")
+    sizes = pick_sizes([p.bytes for c in curves for p in c.trusted], 6)
+    rows, marks = [], []
+    for c in curves:
+        at = {p.bytes: p for p in c.trusted}
+        rows.append([c.group.name, c.route, c.direction, c.host_memory]
+                    + [format_time(c.time(at[n])) if n in at else "-" for n in sizes] + [_notes(c)])
+        marks.append("warn" if c.above_limit or c.clock_misses_work else "")
+    doc.table(["backend", "route", "direction", "host memory"] + [format_size(n) for n in sizes] + ["notes"], rows,
+              align="llll" + "r" * len(sizes) + "l", row_marks=marks)
 
 
 def _figures_section(doc, title, anchor, figures, intro):
@@ -197,9 +220,6 @@ def _first_use_section(doc, report, figures):
              "are not faster beyond both points' measured spread (p5..p95 of the samples), so the setup never pays.")
     for f in figures:
         doc.figure(f)
-    if not figures:
-        doc.para("No first-use costs in these results.")
-        return
     # Setup costs per backend, route and kind, from one direction (they do not depend on it).
     picked, seen = [], set()
     for c in sorted(report.curves, key=lambda c: (report.groups.index(c.group), direction_sort_key(c.direction))):
@@ -356,6 +376,11 @@ def _problems_section(doc, report):
         doc.para("None: every ok point reached its confidence target.")
 
 
+def _has_sweep(report):
+    """Whether the files hold plain sweep points (a `sweep --blocks` run holds only block points)."""
+    return any(r.points for r in report.runs)
+
+
 def _summary(report, studies):
     """One line: which machine, what was measured, how much of it ran."""
     systems = [r.system for r in (report.runs if report else [])] + [s.system for s in studies]
@@ -371,12 +396,18 @@ def _summary(report, studies):
     parts = [what]
     if report:
         c = report.counts
-        parts.append(f"{len(report.groups)} backends ({', '.join(g.name for g in report.groups)}), "
-                     f"{c['ok']} ok / {c['skipped']} skipped / {c['failed']} failed points"
-                     + (f" ({c['emulated']} ok under emulation, listed apart)" if c.get("emulated") else ""))
+        if _has_sweep(report):
+            names = [g.name for g in report.groups] or sorted({p.backend for r in report.runs for p in r.points})
+            parts.append(f"{len(names)} backend{'' if len(names) == 1 else 's'} ({', '.join(names)}), "
+                         f"{c['ok']} ok / {c['skipped']} skipped / {c['failed']} failed points"
+                         + (f" ({c['emulated']} ok under emulation, listed apart)" if c.get("emulated") else ""))
         blocks = [p for r in report.runs for p in r.block_points]
         if blocks:
-            parts.append(f"{len(blocks)} block points ({sum(p.ok for p in blocks)} ok), under 'Many small blocks'")
+            counts = ", ".join(f"{n} {status}" for status in ("ok", "skipped", "failed")
+                               if (n := sum(p.status == status for p in blocks)))
+            parts.append(("" if _has_sweep(report) else "A many-blocks run (xferbench sweep --blocks): ")
+                         + f"{len(blocks)} block points of {', '.join(sorted({p.backend for p in blocks}))} "
+                         f"({counts}), under 'Many small blocks'")
     if studies:
         parts.append("studies: " + ", ".join(st.path.name for st in studies))
     return ". ".join(parts) + "."
@@ -406,23 +437,28 @@ def build_document(report, figures, title=None, studies=(), findings=None):
                 doc.para(f"Link {a.get('pci_address', '?')} ran below its best ({a['degraded']}) in {run.path.name}: "
                          "every transfer to that device is capped. A width below the maximum is a slot, riser or "
                          "seating problem; a GPU may also lower its link speed while idle.", "note")
-    _figures_section(doc, "Bandwidth against size", "bandwidth", figures["bandwidth"],
-                     "One figure per direction; one panel per backend and route, colour = host memory kind (the same "
-                     "in every figure).")
-    _figures_section(doc, "Time per transfer", "latency", figures["latency"],
-                     "The same points as time per transfer, log-log: small transfers show the fixed cost, "
-                     "large ones the bandwidth.")
-    if report:
-        blocks_section(doc, block_sets(report.runs), figures.get("blocks") or [])
+    # A section with nothing of these files in it is left out (a `sweep --blocks` run has no curves).
+    if figures["bandwidth"]:
+        _figures_section(doc, "Bandwidth against size", "bandwidth", figures["bandwidth"],
+                         "One figure per direction; one panel per backend and route, colour = host memory kind (the "
+                         "same in every figure).")
+    if figures["latency"]:
+        _figures_section(doc, "Time per transfer", "latency", figures["latency"],
+                         "The same points as time per transfer, log-log: small transfers show the fixed cost, "
+                         "large ones the bandwidth.")
+    blocks_section(doc, block_sets(report.runs), figures.get("blocks") or [])
     render_studies(doc, studies, study_figs)
-    _first_use_section(doc, report, figures["first_use"])
-    _api_section(doc, report, figures["api"])
-    _peaks_section(doc, report)
+    if figures["first_use"]:
+        _first_use_section(doc, report, figures["first_use"])
+    if report.curves:
+        _api_section(doc, report, figures["api"])
+        _peaks_section(doc, report)
     _peer_section(doc, report)
     _runs_section(doc, report)
     _clock_section(doc, report)
     _emulated_section(doc, report)
-    _problems_section(doc, report)
+    if _has_sweep(report):
+        _problems_section(doc, report)
     return doc
 
 
@@ -462,7 +498,12 @@ def render(paths, out, title=None, reference=None, jobs=None, mixed_machines=Fal
     got, report, findings = judge(paths, reference=reference, mixed_machines=mixed_machines)
     if refused is not None:
         refused.extend(got.refused)
-    from . import plots  # matplotlib only when rendering
+    try:
+        from . import plots  # matplotlib only when rendering, and asked for before any work is written
+    except ImportError as e:  # matplotlib absent, or installed without what it imports (pillow, numpy)
+        if (e.name or "").startswith(__package__):
+            raise
+        raise MissingDependency("render", "matplotlib", e) from None
 
     def fill(tmp):
         figures = plots.make_figures(report, tmp / "plots", jobs=jobs) if report else {}

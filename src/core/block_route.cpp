@@ -315,7 +315,7 @@ void check_block_selection(const std::vector<std::uint64_t>& totals, const std::
       std::vector<mem::block_pair> pairs;
       for (const auto& p : *list) pairs.push_back({p.src, p.dst});
       try {
-        mem::check_block_pairs(pairs, t / b, t / b, "host or device", "host or device");
+        mem::check_block_pairs(pairs, t / b, t / b, "the source array", "the destination array");
       } catch (const mem::block_error& e) {
         throw usage_error(fmt::format("--block-pairs at blocks of {} in {}: {}", format_size(b), format_size(t), e.what()));
       }

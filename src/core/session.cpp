@@ -192,7 +192,7 @@ class session::chain {
         reader(check, table, table_fd) {
     // ctx outlives the chain (the session owns both): check keeps pointers into its links.
     // The summary first: its table closes before the console's count line.
-    if (!o.verbose) out.add(std::make_unique<summary_reporter>(table));
+    if (!o.verbose) out.add(std::make_unique<summary_reporter>(table, o.brief));
     out.add(std::make_unique<console_reporter>(table, o.verbose));
     if (!o.json.empty()) out.add(std::make_unique<json_reporter>(o.json));
     if (!o.csv.empty()) out.add(std::make_unique<csv_reporter>(o.csv));

@@ -8,7 +8,7 @@
 
 namespace xfer {
 
-summary_reporter::summary_reporter(std::ostream& out) : out_(out) {}
+summary_reporter::summary_reporter(std::ostream& out, bool brief) : out_(out), brief_(brief) {}
 
 void summary_reporter::report(const point_result& r) {
   if (r.status != point_status::ok) return;
@@ -88,7 +88,7 @@ std::string time_range(double from_s, double to_s) {
 
 }  // namespace
 
-void summary_reporter::finalize(bool) {
+void summary_reporter::print_table(const table& t) {
   // Columns as wide as their widest cell, so that long route and kind names keep the table straight.
   using cells = std::array<std::string, 9>;
   constexpr std::array<bool, 9> left = {true, true, true, false, false, false, false, false, false};
@@ -99,8 +99,7 @@ void summary_reporter::finalize(bool) {
     while (!line.empty() && line.back() == ' ') line.pop_back();
     fmt::print(out_, "{}\n", line);
   };
-  for (const auto& id : order_) {
-    const auto& t = tables_.at(id);
+  {
     fmt::print(out_, "\n{}\n", t.title);
     const cells head = {"route", "host memory", "dir", "peak GB/s", "at size", "half from", "smallest", "% link",
                         "converged"};
@@ -141,6 +140,38 @@ void summary_reporter::finalize(bool) {
                    w.emulated, w.emulation);
     }
   }
+}
+
+void summary_reporter::print_brief(const table& t) {
+  // Each direction's best curve: its peak, where, and the share of the link.
+  std::map<std::string, std::pair<row, curve_key>> best;
+  std::vector<std::string> dirs;  // in the order the run measured them
+  std::size_t points = 0, converged = 0;
+  for (const auto& key : t.order) {
+    const row w = summarize_curve(t.curves.at(key));
+    points += w.points;
+    converged += w.converged;
+    const auto& dir = std::get<2>(key);
+    if (!best.contains(dir)) dirs.push_back(dir);
+    auto& b = best[dir];
+    if (w.peak_gbps > b.first.peak_gbps) b = {w, key};
+  }
+  std::string line = t.title + ":";
+  bool first = true;
+  for (const auto& dir : dirs) {
+    const auto& [w, key] = best.at(dir);
+    if (w.peak_gbps <= 0) continue;
+    line += fmt::format("{} {} {:.2f} GB/s ({} {}, {}{})", first ? "" : ";", dir, w.peak_gbps, std::get<0>(key),
+                        std::get<1>(key), format_size(w.peak_bytes),
+                        w.pct_of_ceiling >= 0 ? fmt::format(", {:.0f}% of the link", w.pct_of_ceiling) : "");
+    first = false;
+  }
+  fmt::print(out_, "{}{} {}/{} points converged\n", line, first ? "" : ";", converged, points);
+}
+
+void summary_reporter::finalize(bool) {
+  if (brief_ && !order_.empty()) fmt::print(out_, "\nthe peak of each direction (every curve: the report's peak tables)\n");
+  for (const auto& id : order_) brief_ ? print_brief(tables_.at(id)) : print_table(tables_.at(id));
   if (!order_.empty()) fmt::print(out_, "\n");
 }
 

@@ -158,9 +158,9 @@ TEST_F(BlockCopier, EveryBadInputIsRefusedNamingTheBlockAndTheBound) {
     return block_job{dir::to_device, host.data(), host.size(), dev, block, keep};
   };
   expect_refused(c, step_, job({{0, 1}, {1, 3}, {2, 1}}), "pairs 0 and 2 both write destination block 1", dev_before, d);
-  expect_refused(c, step_, job({{0, 0}, {4, 1}}), "pair 1 (4 -> 1): source block 4 is outside the host source's blocks 0 to 3",
+  expect_refused(c, step_, job({{0, 0}, {4, 1}}), "pair 1 (4 -> 1): source block 4 is outside the host array (the source)'s blocks 0 to 3",
                  dev_before, d);
-  expect_refused(c, step_, job({{0, 6}}), "destination block 6 is outside the device destination's blocks 0 to 5",
+  expect_refused(c, step_, job({{0, 6}}), "destination block 6 is outside the device array (the destination)'s blocks 0 to 5",
                  dev_before, d);
   expect_refused(c, step_, job({{-1, 0}}), "source block -1 is outside", dev_before, d);
   expect_refused(c, step_, job({}), "the block list is empty", dev_before, d);
@@ -176,7 +176,7 @@ TEST_F(BlockCopier, EveryBadInputIsRefusedNamingTheBlockAndTheBound) {
   const std::vector<unsigned char> host_before = host;
   std::vector<block_pair> back{{5, 4}};
   expect_refused(c, step_, {dir::to_host, host.data(), host.size(), dev, 16, back},
-                 "destination block 4 is outside the host destination's blocks 0 to 3", host_before, host.data());
+                 "destination block 4 is outside the host array (the destination)'s blocks 0 to 3", host_before, host.data());
   // The host step's "device" memory is host memory: one array on both sides.
   std::vector<block_pair> self{{0, 1}};
   expect_refused(c, step_, {dir::to_device, host.data(), host.size(), {host.data(), host.size()}, 16, self},

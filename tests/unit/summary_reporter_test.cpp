@@ -150,3 +150,43 @@ TEST(FormatDuration, EachTimeInTheUnitThatShowsIt) {
   EXPECT_EQ(format_duration(3), "3.00 s");
   EXPECT_EQ(format_duration(0), "0.00 s");
 }
+
+TEST(SummaryReporter, ARoundTripRouteWhoseSizeIsItsStoreShowsTimesNotBandwidth) {
+  // cpu-store-latency (Vulkan) stores 8 B and times the round trip: bytes a repetition equal the size, yet no GB/s.
+  std::ostringstream out;
+  summary_reporter s(out);
+  for (auto [bytes, us] : {std::pair{8ull, 1450.0}, {64ull, 1430.0}}) {
+    auto p = ok(bytes, 1);
+    p.spec.route = route_kind::declare("round-trip-test", route_family::latency);
+    p.bytes_per_rep = bytes;
+    p.stats.median = us * 1e-6;
+    s.report(p);
+  }
+  s.finalize(false);
+  EXPECT_NE(out.str().find("1.43-1.45 ms"), std::string::npos) << out.str();
+  EXPECT_EQ(out.str().find("0.00"), std::string::npos) << out.str();
+}
+
+TEST(SummaryReporter, BriefIsOneLinePerDeviceWithEachDirectionsBestCurve) {
+  std::ostringstream out;
+  summary_reporter s(out, true);
+  s.report(ok(64 << 20, 54));  // pinned h2d: the h2d peak
+  auto pageable = ok(64 << 20, 8);
+  pageable.spec.host_memory = "pageable";
+  s.report(pageable);
+  auto d2h_pageable = ok(64 << 20, 50);  // d2h's best is another curve than h2d's
+  d2h_pageable.spec.dir = direction::d2h;
+  d2h_pageable.spec.host_memory = "pageable";
+  s.report(d2h_pageable);
+  auto d2h_pinned = ok(64 << 20, 20);
+  d2h_pinned.spec.dir = direction::d2h;
+  s.report(d2h_pinned);
+  s.finalize(false);
+  const std::string text = out.str();
+  EXPECT_NE(text.find("cuda-rt device 0 (H100): h2d 54.00 GB/s (copy-async pinned, 64M, 93% of the link); "
+                      "d2h 50.00 GB/s (copy-async pageable, 64M, 86% of the link); 4/4 points converged"),
+            std::string::npos)
+      << text;
+  EXPECT_EQ(text.find("8.00"), std::string::npos) << text;
+  EXPECT_EQ(text.find("20.00"), std::string::npos) << text;
+}

@@ -132,9 +132,14 @@ struct point_result {
     double low = 0, high = 0;
   };
   range rate_range(bool wall) const;
-  // A route that times one access, not a stream of bytes (latency: a few
-  // bytes a repetition whatever the size): its GB/s means nothing.
-  bool times_access() const { return bytes_per_rep > 0 && bytes_per_rep <= 64 && spec.bytes > bytes_per_rep; }
+  // A point that times one access or round trip, not a stream of bytes: a
+  // route of the latency family (cpu-store-latency stores 8 B and times the
+  // answer), or one that moves a few bytes a repetition whatever the size.
+  // Its GB/s means nothing.
+  bool times_access() const {
+    return spec.route.family() == route_family::latency ||
+           (bytes_per_rep > 0 && bytes_per_rep <= 64 && spec.bytes > bytes_per_rep);
+  }
 };
 
 struct pci_link {

@@ -39,6 +39,7 @@ struct session_options {
   std::string json, csv;  // result files ("-": standard output); empty: none
   bool progress = true;   // a progress line on stderr, when stderr is a terminal
   bool verbose = false;   // a console row per point; otherwise a summary table per backend at the end
+  bool brief = false;     // the summary as one line per backend and device (scripts/run.sh: a console that fits)
   // A study's bound on a point without progress (study_context::watched), as
   // --watchdog gives it: negative derives it from the point, 0 lifts it.
   double watchdog_s = -1;

@@ -13,7 +13,9 @@ namespace xfer {
 
 class summary_reporter final : public reporter {
  public:
-  explicit summary_reporter(std::ostream& out);
+  // brief: one line per backend and device (each direction's peak and where
+  // it is reached) instead of a row per curve.
+  explicit summary_reporter(std::ostream& out, bool brief = false);
   void report_context(const run_context&) override {}
   void report(const point_result& result) override;
   void finalize(bool interrupted) override;
@@ -42,7 +44,10 @@ class summary_reporter final : public reporter {
     std::vector<curve_key> order;
     std::map<curve_key, std::vector<point_result>> curves;
   };
+  void print_table(const table& t);
+  void print_brief(const table& t);
   std::ostream& out_;
+  bool brief_;
   std::vector<std::string> order_;
   std::map<std::string, table> tables_;  // by backend and device
 };

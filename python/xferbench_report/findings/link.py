@@ -21,7 +21,7 @@ def link_findings(report):
                     f"in {run.path.name}: every transfer to it is capped.", weight=100))
     for d in ("h2d", "d2h"):
         for g in report.groups:
-            cs = [c for c in report.curves if c.group == g and c.direction == d and c.link_limit]
+            cs = [c for c in report.curves if c.group == g and c.direction == d and c.link_limit and not c.is_latency]
             best, best_c = None, None
             for c in cs:
                 for p in c.trusted:
@@ -96,6 +96,8 @@ def collapse_findings(report):
     one of context for the stand-ins (a CPU falling out of its caches is expected)."""
     found = {True: [], False: []}
     for c in report.curves:
+        if c.is_latency:  # its GB/s is one access over the ring's size: no bandwidth to collapse
+            continue
         got = _collapse(c)
         if got:
             found[stand_in(c.group)].append((c, *got))

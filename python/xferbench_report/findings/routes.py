@@ -141,7 +141,8 @@ def api_pair_findings(report):
     for c in report.curves:
         pci = next((p.device_pci for p in c.points if p.device_pci), "")
         api = _api(c.group.backend)
-        if pci and api and c.direction in ("h2d", "d2h") and not c.part and c.route_info.role not in CPU_ROLES:
+        if (pci and api and c.direction in ("h2d", "d2h") and not c.part and c.route_info.role not in CPU_ROLES
+                and not c.is_latency):  # a latency route's time is one access, not a transfer of that size
             by.setdefault((pci, c.direction), {}).setdefault(api, []).append(c)
     out = []
     for (pci, d), apis in by.items():

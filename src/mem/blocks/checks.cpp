@@ -49,11 +49,11 @@ void check_block_pairs(std::span<const block_pair> pairs, std::size_t src_count,
   for (std::size_t i = 0; i < pairs.size(); ++i) {
     const block_pair& p = pairs[i];
     if (p.src < 0 || p.src >= src_blocks)
-      refuse(fmt::format("pair {} ({} -> {}): source block {} is outside the {} source's blocks 0 to {}", i,
-                         p.src, p.dst, p.src, src_name, src_blocks - 1));
+      refuse(fmt::format("pair {} ({} -> {}): source block {} is outside {}'s blocks 0 to {}", i, p.src, p.dst,
+                         p.src, src_name, src_blocks - 1));
     if (p.dst < 0 || p.dst >= dst_blocks)
-      refuse(fmt::format("pair {} ({} -> {}): destination block {} is outside the {} destination's blocks 0 to {}",
-                         i, p.src, p.dst, p.dst, dst_name, dst_blocks - 1));
+      refuse(fmt::format("pair {} ({} -> {}): destination block {} is outside {}'s blocks 0 to {}", i, p.src, p.dst,
+                         p.dst, dst_name, dst_blocks - 1));
   }
   // Two pairs writing one block: which bytes win would depend on the way.
   // A bit per destination block where that is cheap (the usual case: a few
@@ -101,7 +101,8 @@ void check_block_job(const block_job& job, const block_step& step) {
   const auto device_blocks = job.device.bytes / job.block_bytes;
   try {
     check_block_pairs(job.pairs, to_device ? host_blocks : device_blocks, to_device ? device_blocks : host_blocks,
-                      to_device ? "host" : "device", to_device ? "device" : "host");
+                      to_device ? "the host array (the source)" : "the device array (the source)",
+                      to_device ? "the device array (the destination)" : "the host array (the destination)");
   } catch (const block_error& e) {
     refuse(job, e.what());
   }

@@ -91,7 +91,8 @@ void check_block_job(const block_job& job, const block_step& step);
 // src_name, dst_name in the message), no destination block written twice.
 // Throws block_error naming the pair, the block and the bound.
 void check_block_pairs(std::span<const block_pair> pairs, std::size_t src_blocks, std::size_t dst_blocks,
-                       std::string_view src_name = "source", std::string_view dst_name = "destination");
+                       std::string_view src_name = "the source array",
+                       std::string_view dst_name = "the destination array");
 
 // One way of moving a block list (a strategy): the copier holds one of
 // each, and the sweep can time each alone. A mover keeps scratch state
