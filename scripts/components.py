@@ -282,7 +282,7 @@ def render(comps, build):
             gpu = [t for t in n["skipped"] if c.needs_gpu(t) and not by_design(t)]
             other = [t for t in n["skipped"] if not by_design(t) and not c.needs_gpu(t)]
             if designed:
-                note += f"; {len(designed)} skipped by design (a combination the backend refuses, with the reason)"
+                note += f"; {len(designed)} skipped by design (a combination the backend refuses, or a doc example left out, each with its reason)"
             if gpu:
                 note += f"; {len(gpu)} need a GPU ({_short(gpu[0].reason, 60)})"
             if other:

@@ -17,7 +17,9 @@ if phase == "run":
     log = ""
 else:
     log = open(os.path.join(out, "test.log"), errors="replace").read()
-# ctest: "100% tests passed, 0 tests failed out of 412"; pytest: "70 passed, 1 skipped in 28.03s"
+# The stages' logs that gpu_check.sh appends to test.log, each after "== build/NAME.log".
+# ctest: "100% tests passed, 0 tests failed out of 412" (or "100% tests passed out of 412");
+# pytest: "70 passed, 1 skipped in 28.03s"
 ctest = re.findall(r"(\d+)% tests passed(?:, (\d+) tests? failed)? out of (\d+)", log)
 passed = sum(int(n) - int(f or 0) for _, f, n in ctest)
 failed = sum(int(f or 0) for _, f, _ in ctest)
@@ -33,8 +35,8 @@ for name in re.findall(r"\d+ - (\S+) \((?:Failed|Timeout|SEGFAULT|Subprocess abo
 # A pytest that dies (a fatal signal) prints no summary line: "0 passed, 0
 # failed" would read as nothing wrong, so say so, with its last lines (the
 # whole test.log may not come back from the device machine).
-if phase != "run" and not py and "== Python package tests" in log:
-    tail = log.split("== Python package tests", 1)[1].splitlines()[-12:]
+if phase != "run" and not py and "== build/pytest.log" in log:
+    tail = log.split("== build/pytest.log", 1)[1].splitlines()[-12:]
     print("  FAILED pytest: no summary line (it died or was killed); its last lines:")
     for line in tail:
         print(f"    {line[:300]}")

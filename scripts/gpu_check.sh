@@ -62,6 +62,10 @@ if [ "$phase" != run ]; then
   case $phase in tests-host) gpu_tests=off ;; tests-gpu) gpu_tests=only ;; esac
   XFER_GPU_TESTS=$gpu_tests XFER_SANITIZERS=off timeout "${XFER_GATE_TEST_S:-450}" scripts/test.sh >"$OUT/test.log" 2>&1
   test_rc=$?
+  # test.sh's console is a line a stage; its stages' own logs are what the summary counts.
+  for f in build/ctest-host.log build/ctest-gpu.log build/pytest.log; do
+    [ -f "$f" ] && { echo "== $f"; cat "$f"; } >>"$OUT/test.log"
+  done
   test_s=$((SECONDS - t0))
 fi
 

@@ -37,8 +37,10 @@ lap() {  # lap NAME: one line, NAME and the wall seconds since the previous lap
 # ctest_outcome LOG: "N passed, M failed, K skipped", and under it the failed tests' names.
 ctest_outcome() {
   local total failed skipped
-  total=$(sed -n 's/.*tests failed out of \([0-9]*\).*/\1/p' "$1" | tail -n1)
+  # "100% tests passed out of 1217", or "99% tests passed, 2 tests failed out of 1217" (CTest's summary)
+  total=$(sed -n 's/.*tests passed.* out of \([0-9]*\).*/\1/p' "$1" | tail -n1)
   failed=$(sed -n 's/.* \([0-9]*\) tests failed out of.*/\1/p' "$1" | tail -n1)
+  failed=${failed:-0}
   skipped=$(grep -c '(Skipped)$' "$1" || true)
   if [ -z "$total" ]; then echo "no summary (see the log)"; return; fi
   echo "$((total - failed - skipped)) passed, $failed failed, $skipped skipped"

@@ -36,15 +36,15 @@ def _gate_summary(tmp_path, test_log):
 
 def test_gate_summary_says_when_pytest_died_without_its_summary_line(tmp_path):
     out = _gate_summary(tmp_path, "100% tests passed, 0 tests failed out of 5\n"
-                                  "== Python package tests (pytest) ==\n....F\nFatal Python error: Segmentation fault\n")
+                                  "== build/pytest.log\n....F\nFatal Python error: Segmentation fault\n")
     assert "ctest 5 passed, 0 failed" in out
     assert "FAILED pytest: no summary line" in out
     assert "Fatal Python error: Segmentation fault" in out  # its last lines come back in the summary
 
 
 def test_gate_summary_counts_a_finished_pytest_and_flags_nothing(tmp_path):
-    out = _gate_summary(tmp_path, "100% tests passed, 0 tests failed out of 5\n"
-                                  "== Python package tests (pytest) ==\n....\n70 passed, 1 skipped in 28.03s\n")
+    out = _gate_summary(tmp_path, "== build/ctest-host.log\n100% tests passed out of 5\n"
+                                  "== build/pytest.log\n....\n70 passed, 1 skipped in 28.03s\n")
     assert "pytest 70 passed, 0 failed" in out
     assert "FAILED" not in out
 
@@ -69,3 +69,23 @@ def test_staged_together_prints_the_aggregate_ratio_per_direction(tmp_path):
         line = next(x for x in summary.splitlines() if x.startswith(f"{d}     1 MiB"))  # shared-1 comes first
         assert "ratio" in line and "ratio     -" not in line, summary
         assert line.count("alone staged [") == 1 and "[-]" not in line.split("alone staged")[1], summary
+
+
+def _ctest_outcome(tmp_path, log):
+    """test.sh's one line for a ctest stage, from CTest's own log (the functions as test.sh defines them)."""
+    (tmp_path / "ctest.log").write_text(log)
+    script = (ROOT / "scripts/test.sh").read_text()
+    fns = script[script.index("ctest_outcome() {"):script.index("# ctest_stage NAME")]
+    p = subprocess.run(["bash", "-c", fns + '\nctest_outcome "$1"; ctest_failures "$1"', "_", str(tmp_path / "ctest.log")],
+                       capture_output=True, text=True, timeout=60)
+    assert p.returncode == 0, p.stderr
+    return p.stdout
+
+
+def test_test_sh_counts_a_clean_ctest_and_a_failing_one(tmp_path):
+    skipped = "\nThe following tests did not run:\n\t917 - Ways/Blocks.Batch (Skipped)\n"
+    assert _ctest_outcome(tmp_path, "100% tests passed out of 1217\n" + skipped) == "1216 passed, 0 failed, 1 skipped\n"
+    out = _ctest_outcome(tmp_path, "99% tests passed, 2 tests failed out of 1217\n" + skipped
+                         + "The following tests FAILED:\n\t 12 - Foo.Bar (Failed)\n\t 13 - Foo.Baz (Timeout)\n")
+    assert out.splitlines() == ["1214 passed, 2 failed, 1 skipped", "    12 - Foo.Bar (Failed)", "    13 - Foo.Baz (Timeout)"]
+    assert _ctest_outcome(tmp_path, "ninja: build stopped\n") == "no summary (see the log)\n"

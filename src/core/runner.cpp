@@ -48,14 +48,24 @@ void run_budget::point_done(bool ran, double sampling_s, double again_s) {
 void run_budget::revisit_starts(double again_s) {
   revisiting_ = true;
   again_s_ = std::max(0.0, again_s);
+  revisit_start_s_ = elapsed_s();
+  again_done_s_ = 0;
 }
 
-void run_budget::again_done(double again_s) { again_s_ = std::max(0.0, again_s_ - std::max(0.0, again_s)); }
+void run_budget::again_done(double again_s) {
+  again_s_ = std::max(0.0, again_s_ - std::max(0.0, again_s));
+  again_done_s_ += std::max(0.0, again_s);
+}
+
+double run_budget::again_ratio() const {
+  if (!revisiting_ || again_done_s_ <= 0) return 1.0;
+  return std::clamp((elapsed_s() - revisit_start_s_) / again_done_s_, 1.0, 10.0);
+}
 
 double run_budget::expected_left_s() const {
   const double elapsed = elapsed_s();
   const double budget_left = std::max(0.0, total_s_ - elapsed);
-  if (revisiting_) return std::min(budget_left, again_s_);
+  if (revisiting_) return std::min(budget_left, again_s_ * again_ratio());
   const std::size_t done = points_ - left_;
   // Before any point: the budget, or the points' least cost where that is more.
   if (done == 0 || ran_ == 0)
@@ -217,9 +227,11 @@ revisit_outcome revisit(std::vector<unsettled_point>& points, const measure_opti
     const double left = budget.left_s();
     const double need = time_to_converge(u.first, options.target_ci);
     // Another measurement only where the budget can pay for what it needs
-    // (its preparation again included, about what the first one took).
+    // (its preparation again included, about what the first one took), as
+    // far as this pass's measurements have kept to their estimates.
     const double again_prep = std::max(0.0, u.first.spent.prepare_s) + std::max(0.0, u.first.spent.release_s);
-    if (!watched.abandoned() && !stop.load() && std::isfinite(need) && need + again_prep <= left) {
+    if (!watched.abandoned() && !stop.load() && std::isfinite(need) &&
+        (need + again_prep) * budget.again_ratio() <= left) {
       measure_options o = options;
       o.max_time_s = std::max(run_budget::min_point_s, need);
       const point_spec& p = u.first.spec;

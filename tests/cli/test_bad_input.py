@@ -250,6 +250,15 @@ class Help(unittest.TestCase):
                 self.assertEqual(p.stderr, "")
                 self.assertIn("Usage:", p.stdout)
 
+    def test_sweep_help_names_every_backend_list_knows(self):
+        # issue 50: the help once left out vulkan and xrt, which `list` showed.
+        names = re.findall(r"^([a-z][a-z0-9-]*)(?::[A-Za-z0-9_.-]+)?: ", run("list").stdout, re.M)
+        self.assertIn("host", names)
+        backends = re.search(r"backends: (.*?); default", " ".join(run("sweep", "--help").stdout.split())).group(1)
+        listed = {b.split(":")[0] for b in re.findall(r"[a-z][a-z0-9:-]*[A-Za-z]", backends)}
+        for family in names:
+            self.assertIn(family, listed, backends)
+
     def test_help_says_which_options_exclude_each_other(self):
         self.assertRegex(run("app", "vadd", "--help").stdout, r"--size TEXT ?(=24M|\[24M\]) +Excludes: --sizes\n")
         self.assertRegex(run("fleet", "--help").stdout, r"--out-dir TEXT +Excludes: [-a-z ]*--json\n")

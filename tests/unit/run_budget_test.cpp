@@ -141,5 +141,16 @@ TEST(RunBudgetEstimate, TheRemeasurePassCountsDownWhatItWillPayFor) {
   EXPECT_DOUBLE_EQ(b.expected_left_s(), 0.5);
 }
 
+TEST(RunBudgetEstimate, TheRemeasurePassScalesWhatIsLeftByWhatItsMeasurementsTook) {
+  fake_clock c;
+  run_budget b(100, 1, [&c] { return c.now(); });
+  c.t = 10;
+  b.point_done(true, 1, 10);
+  b.revisit_starts(10);
+  c.t = 14;
+  b.again_done(2);  // estimated 2 s, took 4: the 8 s left will take about 16
+  EXPECT_DOUBLE_EQ(b.expected_left_s(), 16);
+}
+
 }  // namespace
 }  // namespace xfer

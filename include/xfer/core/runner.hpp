@@ -58,9 +58,15 @@ class run_budget {
   // (0: it met its target).
   void point_done(bool ran, double sampling_s, double again_s = 0);
   // revisit() starts with `again_s` of second measurements it may pay for;
-  // each one done (or passed over) is taken off with again_done.
+  // each one done (or passed over) is taken off with again_done. What is
+  // left is scaled by what the pass's measurements have taken against their
+  // estimate (a second measurement warms up and checks again too).
   void revisit_starts(double again_s);
   void again_done(double again_s);
+  // What the pass's second measurements have taken against their estimates
+  // (1 before the first; at most 10): revisit() holds each next one to it,
+  // so that the pass ends within the budget.
+  double again_ratio() const;
   // The seconds the run should still take, first pass and re-measure pass
   // both, for the progress line (issue 50: within 25% of the truth). The
   // first pass's points left at what points have cost so far (sampling and
@@ -79,6 +85,7 @@ class run_budget {
   double sampled_s_ = 0;
   double again_s_ = 0;  // first pass: what its unsettled points would cost again; revisit: what it has left to do
   bool revisiting_ = false;
+  double revisit_start_s_ = 0, again_done_s_ = 0;  // revisit: when it started, the estimates of what it has done
 };
 
 // Runs every point in order through its backend, reporting each as it
