@@ -31,9 +31,14 @@ command -v ninja >/dev/null && generator=(-G Ninja)
 # the one test.sh runs pytest with), not whichever python3 CMake finds first.
 python_def=()
 grep -q '^Python_EXECUTABLE:' build/CMakeCache.txt 2>/dev/null || python_def=(-DPython_EXECUTABLE="$python_bin")
+# A unity build (CMake joins a target's sources a few at a time): the headers
+# each file includes are compiled once a batch, and a fresh build on CI's two
+# cores takes about half the time (docs/results/ci-vm/newcomer/). A change to
+# one file recompiles its batch; -DCMAKE_UNITY_BUILD=OFF turns it off.
 configured=1
 if [ ! -f build/CMakeCache.txt ]; then
-  logged "configuring" build/configure.log "$cmake_bin" -S . -B build "${generator[@]}" -DCMAKE_BUILD_TYPE=Release "${python_def[@]}" "$@"
+  logged "configuring" build/configure.log "$cmake_bin" -S . -B build "${generator[@]}" -DCMAKE_BUILD_TYPE=Release \
+    -DCMAKE_UNITY_BUILD=ON "${python_def[@]}" "$@"
 elif [ $# -gt 0 ] || [ ${#python_def[@]} -gt 0 ]; then
   logged "configuring" build/configure.log "$cmake_bin" -S . -B build "${python_def[@]}" "$@"
 else
