@@ -266,8 +266,9 @@ pip_missing "the report tool and its tests" matplotlib pytest || { log "pip inst
 # fetches it itself).
 pip_missing "the native module" "nanobind=nanobind>=2.2" numpy "scikit_build_core=scikit-build-core>=0.10" ||
   log "could not install the native module's build (no network?): it or its tests will be skipped"
-# pandas and scipy: xferbench.load's DataFrame and the rank test's cross-check against scipy.stats.
-pip_missing "the Python tests' extras" pandas scipy ||
-  log "could not install pandas, scipy (no network?): the tests that compare against them will skip"
+# pandas and scipy: xferbench.load's DataFrame and the rank test's cross-check against scipy.stats;
+# pytest-xdist: scripts/test.sh's pytest on every core where there is no GPU.
+pip_missing "the Python tests' extras" pandas scipy "xdist=pytest-xdist" ||
+  log "could not install pandas, scipy, pytest-xdist (no network?): the tests that compare against them will skip"
 
 printf '%s\n%s\n' "$XFER_CMAKE" "$(command -v "$python")"

@@ -166,9 +166,16 @@ if [ -d python/tests ]; then
   # that fails to import into a failure instead of a skip.
   require_native=0
   ls build/python/xferbench/_native*.so >/dev/null 2>&1 && require_native=1
+  # One pytest worker a core (pytest-xdist, where setup installed it): 87 s -> 63 s on CI's two
+  # cores. Not beside a GPU: its tests would share the device, and some of them time it.
+  workers=()
+  if [ "$(nproc)" -gt 1 ] && "$python_bin" -c 'import xdist' 2>/dev/null && ! nvidia-smi -L >/dev/null 2>&1; then
+    workers=(-n "$(nproc)")
+  fi
   PYTHONPATH="$PWD/python:$PWD/build/python${PYTHONPATH:+:$PYTHONPATH}" XFERBENCH_REQUIRE_NATIVE=$require_native \
     XFERBENCH_BIN="$PWD/build/apps/xferbench/xferbench" \
-    "$python_bin" -m pytest -q -rfEs --junitxml "$results/pytest.xml" python/tests >build/pytest.log 2>&1 || pytest_rc=1
+    "$python_bin" -m pytest -q -rfEs "${workers[@]}" --junitxml "$results/pytest.xml" python/tests >build/pytest.log 2>&1 ||
+    pytest_rc=1
   lap "pytest: $(tail -n 1 build/pytest.log | tr -d '='); log: build/pytest.log"
   if [ "${pytest_rc:-0}" != 0 ]; then
     grep -E '^(FAILED|ERROR) ' build/pytest.log | sed 's/^/    /'
