@@ -174,7 +174,8 @@ if [ -d python/tests ]; then
   fi
   PYTHONPATH="$PWD/python:$PWD/build/python${PYTHONPATH:+:$PYTHONPATH}" XFERBENCH_REQUIRE_NATIVE=$require_native \
     XFERBENCH_BIN="$PWD/build/apps/xferbench/xferbench" \
-    "$python_bin" -m pytest -q -rfEs "${workers[@]}" --junitxml "$results/pytest.xml" python/tests >build/pytest.log 2>&1 ||
+    # --durations: the slowest tests in the log (the GPU gate's test.log carries it back).
+    "$python_bin" -m pytest -q -rfEs --durations=15 "${workers[@]}" --junitxml "$results/pytest.xml" python/tests >build/pytest.log 2>&1 ||
     pytest_rc=1
   lap "pytest: $(tail -n 1 build/pytest.log | tr -d '='); log: build/pytest.log"
   if [ "${pytest_rc:-0}" != 0 ]; then
