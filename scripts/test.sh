@@ -172,9 +172,9 @@ if [ -d python/tests ]; then
   if [ "$(nproc)" -gt 1 ] && "$python_bin" -c 'import xdist' 2>/dev/null && ! nvidia-smi -L >/dev/null 2>&1; then
     workers=(-n "$(nproc)")
   fi
+  # --durations: the slowest tests in the log (the GPU gate's test.log carries it back).
   PYTHONPATH="$PWD/python:$PWD/build/python${PYTHONPATH:+:$PYTHONPATH}" XFERBENCH_REQUIRE_NATIVE=$require_native \
     XFERBENCH_BIN="$PWD/build/apps/xferbench/xferbench" \
-    # --durations: the slowest tests in the log (the GPU gate's test.log carries it back).
     "$python_bin" -m pytest -q -rfEs --durations=15 "${workers[@]}" --junitxml "$results/pytest.xml" python/tests >build/pytest.log 2>&1 ||
     pytest_rc=1
   lap "pytest: $(tail -n 1 build/pytest.log | tr -d '='); log: build/pytest.log"
