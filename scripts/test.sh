@@ -45,7 +45,13 @@ ctest_outcome() {
   if [ -z "$total" ]; then echo "no summary (see the log)"; return; fi
   echo "$((total - failed - skipped)) passed, $failed failed, $skipped skipped"
 }
-ctest_failures() { sed -n '/The following tests FAILED:/,$p' "$1" | grep -E '^[[:space:]]+[0-9]+ - ' | sed 's/^[[:space:]]*/    /'; }
+# ctest_failures LOG: the failed tests, then the first failing cases and assertions inside them
+# (unittest's FAIL:/ERROR:, GoogleTest's [  FAILED  ], an AssertionError), so that a CI run
+# that keeps only the console still says which case failed and why.
+ctest_failures() {
+  sed -n '/The following tests FAILED:/,$p' "$1" | grep -E '^[[:space:]]+[0-9]+ - ' | sed 's/^[[:space:]]*/    /'
+  grep -E '^(FAIL|ERROR): |\[  FAILED  \] [A-Za-z]|^[A-Za-z.]*Error: ' "$1" | head -n 12 | cut -c1-200 | sed 's/^/      /'
+}
 # ctest_stage NAME LOG DIR ARGS...: ctest in DIR into LOG, one line on the console
 ctest_stage() {
   local name=$1 log=$2 dir=$3 rc=0

@@ -89,3 +89,14 @@ def test_test_sh_counts_a_clean_ctest_and_a_failing_one(tmp_path):
                          + "The following tests FAILED:\n\t 12 - Foo.Bar (Failed)\n\t 13 - Foo.Baz (Timeout)\n")
     assert out.splitlines() == ["1214 passed, 2 failed, 1 skipped", "    12 - Foo.Bar (Failed)", "    13 - Foo.Baz (Timeout)"]
     assert _ctest_outcome(tmp_path, "ninja: build stopped\n") == "no summary (see the log)\n"
+
+
+def test_test_sh_names_the_failing_cases_inside_a_failed_test(tmp_path):
+    # CI keeps the console only: the case and its assertion must reach it, not just "cli.fleet".
+    log = ("514: test_ok (__main__.A.test_ok) ... ok\n514: ERROR: test_hang (__main__.FleetMpi.test_hang)\n"
+           "ERROR: test_a_rank_that_hangs (__main__.FleetMpi.test_a_rank_that_hangs)\nTraceback (most recent call last):\n"
+           "AssertionError: [1, 3] != [1]\n[  FAILED  ] Ways.Batch (3 ms)\n[  FAILED  ] 1 test, listed below:\n"
+           "99% tests passed, 1 tests failed out of 2\nThe following tests FAILED:\n\t514 - cli.fleet (Failed)\n")
+    assert _ctest_outcome(tmp_path, log).splitlines()[1:] == [
+        "    514 - cli.fleet (Failed)", "      ERROR: test_a_rank_that_hangs (__main__.FleetMpi.test_a_rank_that_hangs)",
+        "      AssertionError: [1, 3] != [1]", "      [  FAILED  ] Ways.Batch (3 ms)"]
