@@ -6,7 +6,7 @@ completed points written and the run marked interrupted; a size beyond the machi
 refused before anything is allocated. Sweep's own cases, and the signal cases of cpu, alloc and
 app, are in test_faults.py.
 
-Usage: test_guards.py PATH/TO/xferbench PATH/TO/fault_shim.so [PYTHON PYTHON_SOURCE_DIR NATIVE_DIR]
+Usage: test_guards.py PATH/TO/xferbench PATH/TO/fault_shim.so [PYTHON PYTHON_SOURCE_DIR NATIVE_DIR] [-- TESTS]
 (the last three, where the native module was built: the interpreter it was built for, python/
 and the build's python/ holding xferbench/_native).
 """
@@ -293,7 +293,10 @@ class SizesBeyondTheMachinesMemory(InTempDir):
 
 
 if __name__ == "__main__":
-    test_faults.XFERBENCH, test_faults.SHIM = sys.argv[1], sys.argv[2]
-    if len(sys.argv) == 6:
-        NATIVE = tuple(sys.argv[3:6])
-    unittest.main(argv=sys.argv[:1], verbosity=2)
+    args, names = (sys.argv[1:], [])
+    if "--" in args:  # test names after "--": CMake runs one class per ctest test
+        args, names = args[:args.index("--")], args[args.index("--") + 1:]
+    test_faults.XFERBENCH, test_faults.SHIM = args[0], args[1]
+    if len(args) == 5:
+        NATIVE = tuple(args[2:5])
+    unittest.main(argv=sys.argv[:1] + names, verbosity=2)
