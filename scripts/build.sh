@@ -34,11 +34,8 @@ grep -q '^Python_EXECUTABLE:' build/CMakeCache.txt 2>/dev/null || python_def=(-D
 # A unity build (CMake joins a target's sources a few at a time): the headers
 # each file includes are compiled once a batch, and a fresh build on CI's two
 # cores takes about half the time (docs/results/ci-vm/newcomer/). A change to
-# one file recompiles its batch; -DCMAKE_UNITY_BUILD=OFF turns it off. In a
-# batch a .cpp is an included file to GCC, which then warns of a class that
-# holds a type of the file's anonymous namespace (-Wsubobject-linkage): true
-# of a header, not of a .cpp, whose types stay in its batch either way.
-unity=(-DCMAKE_UNITY_BUILD=ON "-DCMAKE_CXX_FLAGS=${CXXFLAGS:-} -Wno-subobject-linkage")
+# one file recompiles its batch; -DCMAKE_UNITY_BUILD=OFF turns it off.
+unity=(-DCMAKE_UNITY_BUILD=ON)
 configured=1
 if [ ! -f build/CMakeCache.txt ]; then
   logged "configuring" build/configure.log "$cmake_bin" -S . -B build "${generator[@]}" -DCMAKE_BUILD_TYPE=Release \

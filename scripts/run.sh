@@ -5,9 +5,9 @@
 # `xferbench sweep` (e.g. --quick, -b host, --max 1G).
 set -euo pipefail
 cd "$(dirname "$0")/.."
-tools=$(XFER_BUILD_TARGET=xferbench scripts/build.sh)
-{ read -r _; read -r python_bin; } <<<"$tools"  # setup.sh's pick: a .venv's python where it made one
-bin=build/apps/xferbench/xferbench
+XFER_BUILD_TARGET=xferbench scripts/build.sh >/dev/null
+# The two commands the README names (cmake/commands.cmake); the report one runs under setup's python.
+bin=build/bin/xferbench
 out="results/$(date -u +%Y%m%dT%H%M%SZ)"
 mkdir -p "$out"
 export POCL_CACHE_DIR="${POCL_CACHE_DIR:-$PWD/build/pocl-cache}"
@@ -28,7 +28,7 @@ set +e
 rc=$?
 set -e
 if [ -f "$out/sweep.json" ]; then
-  if PYTHONPATH="$PWD/python" "$python_bin" -m xferbench_report render "$out/sweep.json" -o "$out/report"; then
+  if build/bin/xferbench-report render "$out/sweep.json" -o "$out/report"; then
     echo "report: $out/report/index.html"
   fi
 fi
