@@ -5,6 +5,8 @@
 #include <cstring>
 #include <fmt/format.h>
 #include <map>
+#include <memory>
+#include <span>
 #include <xfer/core/errors.hpp>
 #include <xfer/core/pattern.hpp>
 #include <xfer/core/sample_check.hpp>
@@ -97,7 +99,10 @@ class block_transfer final : public transfer {
   void reach_place(const sample_destination& d, place_access a,
                    const std::function<void(std::span<std::byte>)>& use) override {
     array_view arr = open_array(d.on_device, a != place_access::overwrite);
-    std::vector<std::byte> blocks(place_bytes());
+    // Kept from check to check: a fresh 64 MiB vector a check cost its zeroing and page faults,
+    // a third of a large point's preparing and checking (the budget's overhead, issue 50).
+    if (!place_) place_ = std::make_unique_for_overwrite<std::byte[]>(place_bytes());
+    const std::span<std::byte> blocks(place_.get(), place_bytes());
     if (a != place_access::overwrite) {
       for (std::size_t k = 0; k < firsts_.size(); ++k)
         std::memcpy(blocks.data() + k * block_, dst_block(arr, firsts_[k]), block_);
@@ -126,21 +131,21 @@ class block_transfer final : public transfer {
   }
 
   // An array as bytes the CPU can touch: host memory, the step's device
-  // memory where the host addresses it (the host step), else a copy of it.
+  // memory where the host addresses it (the host step), else a copy of it
+  // (in a buffer kept for the point's later checks).
   struct array_view {
     std::byte* bytes;
-    std::vector<std::byte> copy;
+    bool copied;
   };
   array_view open_array(bool device, bool read) {
-    if (!device) return {host_.bytes_ptr(), {}};
-    if (const void* v = step_.host_view(dev_)) return {static_cast<std::byte*>(const_cast<void*>(v)), {}};
-    array_view a{nullptr, std::vector<std::byte>(spec_.bytes)};
-    if (read) queue_copy(a.copy.data(), dev_.handle);
-    a.bytes = a.copy.data();
-    return a;
+    if (!device) return {host_.bytes_ptr(), false};
+    if (const void* v = step_.host_view(dev_)) return {static_cast<std::byte*>(const_cast<void*>(v)), false};
+    if (!device_copy_) device_copy_ = std::make_unique<std::byte[]>(spec_.bytes);  // zeroed: written back whole
+    if (read) queue_copy(device_copy_.get(), dev_.handle);
+    return {device_copy_.get(), true};
   }
   void close_array(array_view& a, bool device) {
-    if (device && !a.copy.empty()) queue_copy(dev_.handle, a.copy.data());
+    if (device && a.copied) queue_copy(dev_.handle, a.bytes);
   }
   void queue_copy(void* dst, const void* src) {
     const auto q = step_.open_queue(nullptr);
@@ -166,11 +171,9 @@ class block_transfer final : public transfer {
   // pattern once moved.
   void fill_source() {
     const std::uint64_t seed = to_device(spec_.dir) ? seed_h2d : seed_d2h;
-    std::vector<std::byte> pattern(place_bytes());
-    fill_pattern(pattern.data(), pattern.size(), seed);
     array_view arr = open_array(!to_device(spec_.dir), false);
     for (std::size_t k = 0; k < firsts_.size(); ++k)
-      std::memcpy(arr.bytes + pairs_[firsts_[k]].src * block_, pattern.data() + k * block_, block_);
+      fill_pattern(arr.bytes + pairs_[firsts_[k]].src * block_, block_, seed, k * block_);
     close_array(arr, !to_device(spec_.dir));
   }
 
@@ -188,6 +191,8 @@ class block_transfer final : public transfer {
   mem::host_access access_;
   mem::block_mover* mover_ = nullptr;  // null: the copier chooses
   std::optional<mem::block_way> chosen_;  // blocks-auto: the copier's choice for this job
+  std::unique_ptr<std::byte[]> place_;        // the checked blocks, in the order verify reads them
+  std::unique_ptr<std::byte[]> device_copy_;  // the device array, where the host cannot address it
   first_use costs_;
   no_gate gate_;  // each move blocks until its blocks arrived: nothing to hold
   timed_batches loop_{gate_};

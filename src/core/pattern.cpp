@@ -16,18 +16,25 @@ inline std::uint64_t word_at(std::size_t word_index, std::uint64_t seed) {
 
 }  // namespace
 
-void fill_pattern(void* dst, std::size_t bytes, std::uint64_t seed) {
-  auto* out = static_cast<unsigned char*>(dst);
-  const std::size_t words = bytes / 8;
-  for (std::size_t w = 0; w < words; ++w) {
-    const std::uint64_t v = word_at(w, seed);
-    std::memcpy(out + w * 8, &v, 8);
+void fill_pattern(void* dst, std::size_t bytes, std::uint64_t seed, std::size_t from) {
+  auto* out = static_cast<unsigned char*>(dst);  // out[pos - from] holds the pattern's byte pos
+  const std::size_t end = from + bytes;
+  std::size_t pos = from;
+  const auto byte_at = [seed](std::size_t at) {
+    const std::uint64_t v = word_at(at / 8, seed);
+    unsigned char b[8];
+    std::memcpy(b, &v, 8);
+    return b[at % 8];
+  };
+  for (; pos < end && pos % 8; ++pos) out[pos - from] = byte_at(pos);
+  for (; pos + 8 <= end; pos += 8) {
+    const std::uint64_t v = word_at(pos / 8, seed);
+    std::memcpy(out + (pos - from), &v, 8);
   }
-  if (bytes % 8) {
-    const std::uint64_t v = word_at(words, seed);
-    std::memcpy(out + words * 8, &v, bytes % 8);
-  }
+  for (; pos < end; ++pos) out[pos - from] = byte_at(pos);
 }
+
+void fill_pattern(void* dst, std::size_t bytes, std::uint64_t seed) { fill_pattern(dst, bytes, seed, 0); }
 
 // Where in [from, to) the first differing byte is (a slow, exact scan).
 std::optional<std::size_t> first_mismatch_in(const unsigned char* in, std::size_t from, std::size_t to,

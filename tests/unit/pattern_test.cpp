@@ -15,6 +15,17 @@ TEST(Pattern, RoundTripsAtOddSizes) {
   }
 }
 
+TEST(Pattern, FilledInPiecesAtAnyOffsetEqualsFilledWhole) {
+  std::vector<unsigned char> whole(1000), pieces(1000, 0);
+  fill_pattern(whole.data(), whole.size(), 9);
+  for (std::size_t from = 0, len = 1; from < pieces.size(); from += len, len = len % 13 + 3)
+    fill_pattern(pieces.data() + from, std::min(len, pieces.size() - from), 9, from);
+  EXPECT_EQ(pieces, whole);
+  // A piece filled from the wrong place does not verify.
+  fill_pattern(pieces.data() + 64, 64, 9, 72);
+  EXPECT_EQ(find_pattern_mismatch(pieces.data(), pieces.size(), 9), std::optional<std::size_t>(64));
+}
+
 TEST(Pattern, HasNoZeroByteSoPoisonNeverPasses) {
   std::vector<unsigned char> buf(1 << 16);
   fill_pattern(buf.data(), buf.size(), 3);

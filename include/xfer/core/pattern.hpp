@@ -8,6 +8,9 @@
 namespace xfer {
 
 void fill_pattern(void* dst, std::size_t bytes, std::uint64_t seed);
+// Bytes [from, from + bytes) of the same pattern: a buffer filled in pieces, each straight
+// into its place (the block route's scattered source blocks), equals one filled whole.
+void fill_pattern(void* dst, std::size_t bytes, std::uint64_t seed, std::size_t from);
 // Offset of the first byte that differs from the pattern, if any.
 std::optional<std::size_t> find_pattern_mismatch(const void* src, std::size_t bytes, std::uint64_t seed);
 // Throws verification_error saying where and what, naming `what`.
