@@ -9,7 +9,6 @@
 #include <filesystem>
 #include <fmt/format.h>
 #include <fmt/ranges.h>
-#include <thread>
 #include <xfer/config.hpp>
 #include <xfer/core/describe.hpp>
 #include <xfer/core/errors.hpp>
@@ -25,25 +24,9 @@
 namespace xfer::fleet {
 namespace {
 
-// For tests of the fault paths only (docs/fleet.md): XFER_FLEET_FAULT=die:R
-// ends rank R at the start of the together phase, hang:R makes it sleep there.
-// The hang obeys the tool's own bounds (issue 49): a stop signal ends the
-// rank as a signal ends any command, and after ten --rank-timeout (long past
-// the others' giving up on it) it ends as a rank its launcher killed.
-void injected_fault(int rank, double rank_timeout_s, const std::atomic<bool>& stop) {
-  const char* f = std::getenv("XFER_FLEET_FAULT");
-  if (!f) return;
-  const std::string s = f;
-  const auto colon = s.find(':');
-  if (colon == std::string::npos || std::to_string(rank) != s.substr(colon + 1)) return;
-  if (s.substr(0, colon) == "die") std::_Exit(9);
-  if (s.substr(0, colon) == "hang") {
-    const auto until = std::chrono::steady_clock::now() + std::chrono::duration<double>(10 * rank_timeout_s);
-    while (!stop.load() && std::chrono::steady_clock::now() < until)
-      std::this_thread::sleep_for(std::chrono::milliseconds(50));
-    std::fflush(nullptr);
-    std::_Exit(stop.load() ? interrupted_exit_code() : 9);
-  }
+fault_hook& the_fault_hook() {
+  static fault_hook hook;
+  return hook;
 }
 
 // The backend fleet mode measures when none is named: the first whose
@@ -186,7 +169,7 @@ bool measure_phases(const selection& s, comm& c, backend& b, std::uint64_t bytes
     }
   }
   if (in_step && !stop.load()) {
-    injected_fault(me.rank, s.rank_timeout_s, stop);
+    if (const auto& hook = the_fault_hook()) hook(me.rank, s.rank_timeout_s, stop);
     for (const auto& [rep, i] : order) {
       // Each test starts on every rank at once, so the ranks' points overlap.
       if (!c.barrier(s.rank_timeout_s)) {
@@ -252,6 +235,8 @@ int leave(int code, bool abandoned) {
 }
 
 }  // namespace
+
+void set_fault_hook(fault_hook hook) { the_fault_hook() = std::move(hook); }
 
 int run(const selection& s, const std::function<std::vector<backend_entry>()>& make_entries, run_context ctx) {
   std::unique_ptr<comm> c;

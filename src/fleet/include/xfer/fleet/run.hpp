@@ -5,6 +5,7 @@
 // barriers with a deadline; rank 0 merges the ranks' reports, judges them
 // (core/fleet.hpp) and writes the fleet's file. The CLI maps its options to a
 // selection and calls run(); the transport is chosen here (comm.hpp).
+#include <atomic>
 #include <functional>
 #include <string>
 #include <vector>
@@ -33,6 +34,12 @@ struct selection {
   std::string out_dir;   // one file per rank instead of meeting over MPI
   std::string json;      // rank 0's fleet file (- for stdout)
 };
+
+// A seam for tests of the fault paths: called on every rank at the start of the together phase
+// with its rank, --rank-timeout and the stop flag. The product sets none; tests/cli's
+// xferbench-fleet-faults (the tool plus fleet_fault_seam.cpp) sets one that ends or hangs a rank.
+using fault_hook = std::function<void(int rank, double rank_timeout_s, const std::atomic<bool>& stop)>;
+void set_fault_hook(fault_hook hook);
 
 // Runs this rank's part; returns the process's exit code (core/fleet.hpp's
 // exit_*; usage errors said once, by rank 0). `backends` is called once the
