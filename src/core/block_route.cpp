@@ -99,8 +99,8 @@ class block_transfer final : public transfer {
   void reach_place(const sample_destination& d, place_access a,
                    const std::function<void(std::span<std::byte>)>& use) override {
     array_view arr = open_array(d.on_device, a != place_access::overwrite);
-    // Kept from check to check: a fresh 64 MiB vector a check cost its zeroing and page faults,
-    // a third of a large point's preparing and checking (the budget's overhead, issue 50).
+    // Kept from check to check: a fresh buffer each check paid its zeroing and page faults again,
+    // time a whole-run budget counts against the point's sampling.
     if (!place_) place_ = std::make_unique_for_overwrite<std::byte[]>(place_bytes());
     const std::span<std::byte> blocks(place_.get(), place_bytes());
     if (a != place_access::overwrite) {
