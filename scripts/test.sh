@@ -131,7 +131,7 @@ if [ "${XFER_SANITIZERS:-on}" != off ]; then
   if "$cmake_bin" -S . -B build-asan "${generator[@]}" "${asan_flags[@]}" "${unity[@]}" \
        -DXFER_SANITIZE=address,undefined -DXFER_ENABLE_CUDA=OFF -DXFER_ENABLE_OPENCL=OFF -DXFER_ENABLE_XRT=OFF -DXFER_ENABLE_VULKAN=OFF -DXFER_ENABLE_MPI=OFF >"$asan_log" 2>&1 &&
      "$cmake_bin" --build build-asan -j "$(nproc)" --target xfer_unit_tests xfer_conformance_tests xfer_backend_conformance_tests xfer_cpu_tests \
-       xfer_staged_tests xferbench xfer_bench_roofline xfer_fault_shim xfer_example_pool xfer_example_staged >>"$asan_log" 2>&1; then
+       xfer_staged_tests xferbench xferbench-fleet-faults xfer_bench_roofline xfer_fault_shim xfer_example_pool xfer_example_staged >>"$asan_log" 2>&1; then
     lap "ASan+UBSan: configure, build, $(grep -c 'warning:' "$asan_log") compiler warning(s) (build-asan/; log: $asan_log)"
     # allocator_may_return_null: tests ask for absurd sizes on purpose and
     # expect an error, not an abort. verify_asan_link_order=0: the CLI tests
