@@ -10,7 +10,7 @@
 #include <xfer/core/errors.hpp>
 #include <xfer/core/interrupt.hpp>
 #include <xfer/core/output_file.hpp>
-#include <xfer/mem/environment.hpp>
+#include <xfer/mem/settings.hpp>
 #include <xfer/core/system_probe.hpp>
 
 #include "commands.hpp"
@@ -99,10 +99,13 @@ int main(int argc, char** argv) {
     }
 
     const std::vector<std::string> args(argv, argv + argc);
-    // libxfer's variables are input too: a bad one is refused here, before
-    // anything is measured, not found by a point.
+    // libxfer's variables are input too: read once here (the front door,
+    // xfer/mem/settings.hpp) and a bad one refused before anything is
+    // measured, not found by a point.
     try {
-      xfer::mem::check_environment();
+      auto in = xfer::mem::inputs_from_environment();
+      in.notify = [](const std::string& line) { fmt::print(stderr, "xferbench: note: {}\n", line); };
+      xfer::mem::install_inputs(std::move(in));
     } catch (const std::invalid_argument& e) {
       fmt::print(stderr, "xferbench: error: {}\n", e.what());
       return exit_usage;

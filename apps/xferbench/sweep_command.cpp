@@ -1,5 +1,6 @@
 #include <algorithm>
 #include <fmt/format.h>
+#include <fmt/ostream.h>
 #include <fmt/ranges.h>
 #include <memory>
 #include <optional>
@@ -9,6 +10,7 @@
 #include <xfer/core/describe.hpp>
 #include <xfer/core/errors.hpp>
 #include <xfer/core/plan.hpp>
+#include <xfer/core/settings_file.hpp>
 #include <xfer/core/session.hpp>
 #include <xfer/core/sweep.hpp>
 #include <xfer/core/size.hpp>
@@ -42,10 +44,33 @@ struct sweep_args {
   bool together = false, together_only = false;  // every selected device of a backend at once
   int host_devices = 1;
   std::string json, csv;
+  std::string settings;  // a file whose settings to replay
 };
+
+// The sampling settings in the run's settings log, each from its option or
+// core's default (the command line itself is config.argv).
+static void record_sampling_settings(const sweep_args& a, const measure_options& o) {
+  const auto put = [](const char* name, double value, bool given, const char* option) {
+    mem::record_setting({"sampling", "", name, fmt::format("{:g}", value),
+                         given ? mem::setting_source::argument : mem::setting_source::default_value,
+                         given ? option : ""});
+  };
+  put("target_ci", o.target_ci, a.measure.target_ci.has_value(), "--target-ci");
+  put("max_time_s", o.max_time_s, a.measure.max_time.has_value(), "--max-time");
+  put("budget_s", o.run_budget_s, a.budget.has_value(), "--budget");
+  put("warmup_s", o.warmup_s, a.measure.warmup.has_value(), "--warmup");
+}
 
 static int run_sweep(const sweep_args& a, const std::vector<std::string>& argv) {
   // ---- validate everything before measuring anything ----
+  // A replay's settings replace the environment's for the whole run: no
+  // cache read, no calibration (xfer/mem/settings.hpp).
+  if (!a.settings.empty()) {
+    auto in = mem::inputs_for_replay(read_settings_file(a.settings), a.settings);
+    in.notify = mem::current_inputs()->notify;
+    mem::forget_recorded_settings();
+    mem::install_inputs(std::move(in));
+  }
   measure_options opts = measure_from(a.measure, a.quick ? measure_options::quick() : measure_options{});
   selection sel = a.sel;
   sel.sizes_given = !a.sizes.empty() || a.min || a.max;
@@ -110,6 +135,8 @@ static int run_sweep(const sweep_args& a, const std::vector<std::string>& argv) 
                 {"unaligned_offset", a.unaligned_offset},
                 {"together", a.together_only ? "only" : a.together ? "after alone" : "no"},
                 {"host_devices", a.host_devices}};
+  if (!a.settings.empty()) ctx.config["settings_replayed_from"] = a.settings;
+  record_sampling_settings(a, opts);
   if (blocks) {
     ctx.config["block_sizes"] = sel.block_sizes;
     ctx.config["block_list"] = a.block_pairs.empty() ? std::string("scattered") : a.block_pairs;
@@ -117,6 +144,9 @@ static int run_sweep(const sweep_args& a, const std::vector<std::string>& argv) 
   }
   session run(std::move(ctx),
               {.json = a.json, .csv = a.csv, .progress = !a.quiet, .verbose = a.verbose, .brief = a.brief});
+  if (!a.settings.empty())
+    fmt::print(run.console(), "settings: replayed from {} (no cache read, no calibration, XFER_* variables not read)\n",
+               a.settings);
   using mode = session::devices_mode;
   return run.finish(run.run(planned, opts, a.together_only ? mode::together : a.together ? mode::alone_then_together : mode::alone));
 }
@@ -221,6 +251,11 @@ command add_sweep_command(CLI::App& app) {
   add_no_verify_flag(*cmd, a->measure.no_verify);
   add_no_affinity_flag(*cmd, a->measure.no_affinity);
   add_json_option(*cmd, a->json, "the result file (schema xferbench/result/v2)");
+  cmd->add_option("--settings", a->settings,
+                  "replay the settings another run recorded (a result file's config.settings, or a settings file): "
+                  "the staged copier's tuning and the block copier's rankings per device, the spin, the staging "
+                  "team; no cache read and no calibration, the environment's XFER_* variables not read (docs/usage.md)")
+      ->multi_option_policy(CLI::MultiOptionPolicy::TakeLast);
   add_csv_option(*cmd, a->csv);
   add_quiet_flag(*cmd, a->quiet);
   cmd->add_flag("-v,--verbose", a->verbose,

@@ -22,6 +22,7 @@
 #include <nanobind/stl/string.h>
 #include <xfer/config.hpp>
 #include <xfer/mem/blocks/block_copier.hpp>
+#include <xfer/mem/files.hpp>
 #if XFER_HAVE_CUDA
 #include <xfer/mem/cuda/block_step.hpp>
 
@@ -29,6 +30,7 @@
 #endif
 
 #include "errors.hpp"
+#include "settings.hpp"
 #include "pool.hpp"
 
 namespace nb = nanobind;
@@ -126,8 +128,12 @@ std::span<const mem::block_pair> pairs_of(nb::handle h, std::size_t max_pairs) {
 class block_copier_binding {
  public:
   // device: -1 for the host block step, else a CUDA device.
-  block_copier_binding(int device, std::optional<std::string> way, bool calibrate) : device_(device) {
+  // cache: the rankings' file (None: the environment's or the default; "off": none).
+  block_copier_binding(int device, std::optional<std::string> way, bool calibrate, std::optional<std::string> cache)
+      : device_(device) {
+    install_front_door();
     mem::block_copier_options o;
+    if (cache) o.cache_file = mem::cache_turned_off(*cache) ? "" : *cache;
     if (way) o.way = mem::parse_block_way(*way);
     o.calibrate = calibrate;
     if (device < 0) {
@@ -223,8 +229,8 @@ class block_copier_binding {
 
 void bind_blocks(nb::module_& m) {
   nb::class_<block_copier_binding>(m, "BlockCopier")
-      .def(nb::init<int, std::optional<std::string>, bool>(), nb::arg("device"), nb::arg("way").none(),
-           nb::arg("calibrate") = true)
+      .def(nb::init<int, std::optional<std::string>, bool, std::optional<std::string>>(), nb::arg("device"),
+           nb::arg("way").none(), nb::arg("calibrate") = true, nb::arg("cache").none() = nb::none())
       .def("copy", &block_copier_binding::copy, nb::arg("dst"), nb::arg("src"), nb::arg("mapping"),
            nb::arg("stream") = 0)
       .def_prop_ro("device", &block_copier_binding::device);

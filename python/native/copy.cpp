@@ -22,6 +22,7 @@
 #include <nanobind/stl/string.h>
 #include <nanobind/stl/unique_ptr.h>
 #include <xfer/config.hpp>
+#include <xfer/mem/files.hpp>
 #include <xfer/mem/registration_cache.hpp>
 #include <xfer/mem/staged/host_step.hpp>
 #include <xfer/mem/staged/staged_copier.hpp>
@@ -33,6 +34,7 @@
 #endif
 
 #include "errors.hpp"
+#include "settings.hpp"
 #include "pool.hpp"
 
 namespace nb = nanobind;
@@ -149,9 +151,12 @@ class copier {
   // registration_cache_bytes: None, no cache; else the cache's bound (0:
   // libxfer's default). The cache registers only what pin() is given: the
   // Python side knows when an array goes (xferbench/_copy.py's weakref rule).
+  // cache: the tuning cache file (None: the environment's or the default; "off": none).
   copier(int device, const std::string& api, nb::object chunk_bytes, nb::object ring_depth, nb::object threads,
-         nb::object handoff_bytes, bool calibrate, bool shared, std::optional<std::size_t> registration_cache_bytes)
+         nb::object handoff_bytes, bool calibrate, bool shared, std::optional<std::size_t> registration_cache_bytes,
+         std::optional<std::string> cache)
       : device_(device) {
+    install_front_door();
     if (device < 0) {
       step_ = std::make_unique<mem::host_step>();
     } else {
@@ -172,8 +177,9 @@ class copier {
     }
     // libxfer's one rule (mem::tuning_for): the machine's tuning (calibrated
     // when asked and not cached: about half a second, once; issue 15), each
-    // XFER_STAGED_* variable over it, each argument given over those; a bad
-    // value is a ValueError naming the argument and its bounds.
+    // XFER_STAGED_* variable over it (the front door's inputs), each argument
+    // given over those; a bad value is a ValueError naming the argument and
+    // its bounds.
     std::vector<mem::staged_override> args;
     for (const auto& [field, name, value] : {std::tuple{mem::staged_field::chunk_bytes, "chunk_bytes", &chunk_bytes},
                                              std::tuple{mem::staged_field::ring_depth, "ring_depth", &ring_depth},
@@ -186,7 +192,9 @@ class copier {
       nb::gil_scoped_release release;
       mem::staged_calibration measure;
       if (calibrate) measure = [](mem::device_step& s) { return mem::calibrate_staged(s); };
-      o.tuning = mem::tuning_for(*step_, measure, args);
+      std::optional<std::string> file;
+      if (cache) file = mem::cache_turned_off(*cache) ? "" : *cache;
+      o.tuning = mem::tuning_for(*step_, measure, args, file);
     }
     // The process's staging budget: copiers of several devices take turns
     // on one team (issue 37); null where XFER_STAGED_SHARED=0, which (like a
@@ -472,10 +480,11 @@ void bind_copy(nb::module_& m) {
       .def_prop_ro("nbytes", &pending::nbytes);
   nb::class_<copier>(m, "Copier")
       .def(nb::init<int, const std::string&, nb::object, nb::object, nb::object, nb::object, bool, bool,
-                    std::optional<std::size_t>>(),
+                    std::optional<std::size_t>, std::optional<std::string>>(),
            nb::arg("device"), nb::arg("api"), nb::arg("chunk_bytes").none(), nb::arg("ring_depth").none(),
            nb::arg("threads").none(), nb::arg("handoff_bytes").none(), nb::arg("calibrate") = true,
-           nb::arg("shared") = true, nb::arg("registration_cache_bytes").none() = nb::none())
+           nb::arg("shared") = true, nb::arg("registration_cache_bytes").none() = nb::none(),
+           nb::arg("cache").none() = nb::none())
       .def("host_range", &copier::host_range, nb::arg("array"))
       .def("pin", &copier::pin, nb::arg("address"), nb::arg("bytes"), nb::arg("to_device"))
       .def("forget", &copier::forget, nb::arg("address"), nb::arg("bytes"))

@@ -6,6 +6,7 @@
 
 #include "errors.hpp"
 #include "pool.hpp"
+#include "settings.hpp"
 
 namespace nb = nanobind;
 
@@ -19,5 +20,6 @@ NB_MODULE(_native, m) {
   xfer::python::bind_pool(m);
   xfer::python::bind_copy(m);
   xfer::python::bind_blocks(m);
+  xfer::python::bind_settings(m);
   m.attr("version") = XFER_VERSION;
 }

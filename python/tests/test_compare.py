@@ -148,7 +148,8 @@ def test_a_machine_too_noisy_to_resolve_changes_says_so_first(write_result, caps
     assert lines[0].startswith("note: the noise floor sets the allowance to x")
     assert float(lines[0].split(" to x", 1)[1].split(":")[0]) > 100
     assert "cannot resolve a change smaller than that" in lines[0] and "quiet machine" in lines[0]
-    assert lines[1].startswith("backend ") and all(line.endswith(" same") for line in lines[2:42])
+    assert lines[1] == "settings: not compared: neither file records settings"  # then the settings, in one line
+    assert lines[2].startswith("backend ") and all(line.endswith(" same") for line in lines[3:43])
     assert not any(line.startswith("note:") for line in lines[1:])  # said once, at the top
 
 

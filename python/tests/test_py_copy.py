@@ -43,18 +43,34 @@ def test_a_copier_without_overrides_runs_the_calibration(tmp_path):
     # calibrate=False leaves the file alone and gives libxfer's defaults.
     import json, os, subprocess, sys
     cache = tmp_path / "tuning"
-    code = ("import json, xferbench; c = xferbench.Copier('host', calibrate={}); "
-            "print(json.dumps(c.tuning))")
-    env = dict(os.environ, XFER_STAGED_TUNING_CACHE=str(cache))
-    plain = json.loads(subprocess.run([sys.executable, "-c", code.format(False)], env=env, check=True,
-                                      capture_output=True, text=True).stdout)
+    code = ("import json, xferbench; c = xferbench.Copier('host', calibrate={}, cache={!r}); "
+            "print(json.dumps([c.tuning, xferbench.settings()]))")
+    plain, said = json.loads(subprocess.run([sys.executable, "-c", code.format(False, str(cache))], check=True,
+                                            capture_output=True, text=True).stdout)
     assert not cache.exists(), "calibrate=False must not calibrate"
     assert plain["threads"] >= 4 and plain["chunk_bytes"] == 8 << 20
-    tuned = json.loads(subprocess.run([sys.executable, "-c", code.format(True)], env=env, check=True,
-                                      capture_output=True, text=True).stdout)
-    line = cache.read_text().strip().split("\t")
-    assert line[0].endswith("/host/host"), line
-    assert [int(x) for x in line[1].split()[:3]] == [tuned["chunk_bytes"], tuned["ring_depth"], tuned["threads"]]
+    staged = {s["name"]: s for s in said["settings"] if s["component"] == "staged" and s["scope"]}
+    assert staged["chunk_bytes"]["source"] == "default"
+    tuned, said = json.loads(subprocess.run([sys.executable, "-c", code.format(True, str(cache))], check=True,
+                                            capture_output=True, text=True).stdout)
+    header, entry = cache.read_text().strip().split("\n")
+    assert header == "xfer staged-tuning cache, schema 2"
+    key, machine, fields = entry.split("\t")
+    assert key.endswith("/host/host") and machine.endswith("; no driver"), entry
+    assert [int(x) for x in fields.split()[:3]] == [tuned["chunk_bytes"], tuned["ring_depth"], tuned["threads"]]
+    staged = {s["name"]: s for s in said["settings"] if s["component"] == "staged" and s["scope"] == key}
+    assert staged["threads"]["source"] == "calibration" and staged["threads"]["value"] == str(tuned["threads"])
+    # The next program reads it, and says so; an entry made on another machine is not used.
+    _, said = json.loads(subprocess.run([sys.executable, "-c", code.format(True, str(cache))], check=True,
+                                        capture_output=True, text=True).stdout)
+    staged = {s["name"]: s for s in said["settings"] if s["component"] == "staged" and s["scope"] == key}
+    assert staged["threads"]["source"] == "cache" and staged["threads"]["origin"] == str(cache)
+    cache.write_text(f"{header}\n{key}\tanother CPU; no driver\t{fields}\n")
+    _, said = json.loads(subprocess.run([sys.executable, "-c", code.format(True, str(cache))], check=True,
+                                        capture_output=True, text=True).stdout)
+    staged = {s["name"]: s for s in said["settings"] if s["component"] == "staged" and s["scope"] == key}
+    assert staged["threads"]["source"] == "calibration"
+    assert len(said["notices"]) == 1 and "another machine" in said["notices"][0], said["notices"]
 
 
 @pytest.mark.parametrize("target", ["fifo", "directory", "large", "null-device"])
@@ -77,9 +93,8 @@ def test_a_cache_that_is_not_a_small_regular_file_is_left_as_it_is(tmp_path, tar
     else:
         path = "/dev/null"
     before = os.lstat(path)
-    code = "import xferbench; c = xferbench.Copier('host', calibrate=True); print(c.tuning['threads'])"
-    env = dict(os.environ, XFER_STAGED_TUNING_CACHE=str(path))
-    p = subprocess.run([sys.executable, "-c", code], env=env, capture_output=True, text=True, timeout=60)
+    code = f"import xferbench; c = xferbench.Copier('host', calibrate=True, cache={str(path)!r}); print(c.tuning)"
+    p = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=60)
     assert p.returncode == 0, p.stderr
     after = os.lstat(path)
     assert (stat.S_IFMT(after.st_mode), after.st_rdev, after.st_size) == \

@@ -74,6 +74,20 @@ def test_a_variable_overrides_its_field_alone_and_an_argument_beats_it(monkeypat
     assert got == dict(base, ring_depth=3, threads=2)
 
 
+def test_settings_say_where_each_field_came_from(monkeypatch):
+    # The environment is the feature here: a variable's field is "environment", an argument's
+    # "argument", the rest libxfer's defaults (no calibration asked for).
+    monkeypatch.setenv("XFER_STAGED_RING_DEPTH", "3")
+    xferbench.Copier("host", threads=2, calibrate=False)
+    staged = {s["name"]: s for s in xferbench.settings()["settings"]
+              if s["component"] == "staged" and s["scope"].endswith("/host/host")}
+    assert (staged["ring_depth"]["value"], staged["ring_depth"]["source"], staged["ring_depth"]["origin"]) == \
+        ("3", "environment", "XFER_STAGED_RING_DEPTH")
+    assert (staged["threads"]["value"], staged["threads"]["source"], staged["threads"]["origin"]) == \
+        ("2", "argument", "threads")
+    assert staged["chunk_bytes"]["source"] == "default"
+
+
 def test_a_bad_variable_is_a_value_error_naming_it(monkeypatch):
     monkeypatch.setenv("XFER_STAGED_CHUNK_BYTES", "8M")
     with pytest.raises(ValueError, match=r"^XFER_STAGED_CHUNK_BYTES=8M: expected an integer from 64 to"):
@@ -83,11 +97,11 @@ def test_a_bad_variable_is_a_value_error_naming_it(monkeypatch):
 def test_one_argument_still_calibrates_the_rest(tmp_path):
     # The rule is the route's: one field given, the others the machine's (calibrated and cached).
     cache = tmp_path / "tuning"
-    got = _run("import json, xferbench; print(json.dumps(xferbench.Copier('host', ring_depth=3).tuning))",
-               XFER_STAGED_TUNING_CACHE=str(cache))
+    got = _run("import json, xferbench\n"
+               f"print(json.dumps(xferbench.Copier('host', ring_depth=3, cache={str(cache)!r}).tuning))")
     assert got.returncode == 0, got.stderr
     assert cache.exists(), "the calibration ran and kept its pick"
-    chunk, depth, threads = (int(x) for x in cache.read_text().split("\t")[1].split()[:3])
+    chunk, depth, threads = (int(x) for x in cache.read_text().splitlines()[-1].split("\t")[2].split()[:3])
     import json
     tuning = json.loads(got.stdout)
     assert tuning["ring_depth"] == 3

@@ -37,6 +37,7 @@ from ._copy import Copier, CopyHandle, copy, cuda_available, cuda_status  # noqa
 from ._blocks import BlockCopier, copy_blocks  # noqa: E402
 from ._load import load  # noqa: E402
 from ._pool import Pool, kinds  # noqa: E402
+from ._settings import settings  # noqa: E402
 
 __version__ = "0.1.0"
 
@@ -45,4 +46,4 @@ __all__ = [
     "DependencyMissing", "NativeModuleMissing", "PoolClosedError", "RegistrationError", "XferError", "Copier",
     "CopyHandle", "copy", "cuda_available", "cuda_status", "load", "Pool", "kinds",
 ]
-__all__ += ["BlockCopier", "copy_blocks"]
+__all__ += ["BlockCopier", "copy_blocks", "settings"]

@@ -39,22 +39,26 @@ class BlockCopier:
     cudaMemcpyBatchAsync, a gather/scatter kernel through pinned host memory, or packing
     into pinned staging with one DMA. The choice is calibrated once per machine, device
     and (block size class, host kind, direction) and cached beside the staged copier's
-    tuning (~/.cache/xfer/block-ways-5).
+    tuning (~/.cache/xfer/block-ways).
 
     Args:
         device: a CUDA device index, or "host" for the host step (its "device memory" is
             host memory: the same ways and checks with no GPU).
         way: force one of "loop", "batch", "kernel", "pack" (over XFER_BLOCKS_WAY).
         calibrate: False ranks uncached keys in a fixed order instead of measuring.
+        cache: the rankings' file; "off": none (nothing read or written). None: the
+            environment's XFER_BLOCKS_CACHE, else block-ways beside the staged copier's cache.
     """
 
-    def __init__(self, device: Union[int, str] = 0, *, way: Optional[str] = None, calibrate: bool = True):
+    def __init__(self, device: Union[int, str] = 0, *, way: Optional[str] = None, calibrate: bool = True,
+                 cache: Optional[str] = None):
         cuda_index = isinstance(device, int) and not isinstance(device, bool) and device >= 0
         if device != "host" and not cuda_index:
             raise ValueError(f"device must be a CUDA device index (>= 0) or 'host', not {device!r}")
         if way is not None and way not in WAYS:
             raise ValueError(f"way must be one of {', '.join(WAYS)} or None, not {way!r}")
-        self._c = native().BlockCopier(device if cuda_index else -1, way, bool(calibrate))
+        self._c = native().BlockCopier(device if cuda_index else -1, way, bool(calibrate),
+                                       None if cache is None else str(cache))
 
     def copy(self, dst: Any, src: Any, mapping: Any, stream: Any = None) -> str:
         """Copies block ``mapping[i, 0]`` of ``src`` to block ``mapping[i, 1]`` of ``dst`` for

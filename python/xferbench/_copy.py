@@ -65,8 +65,11 @@ class Copier:
             (libxfer's cached tuning for this machine and device, else its defaults,
             for the fields not given).
         calibrate: with no override given, use the tuning calibrated for this machine and
-            device: read from libxfer's cache (~/.cache/xfer/staged-tuning), else measured
-            now, about half a second once per machine and device. False: libxfer's defaults.
+            device: read from libxfer's cache (``cache``), else measured now, about half a
+            second once per machine and device. False: libxfer's defaults.
+        cache: the tuning cache's file; "off": none (nothing read or written). None: the
+            environment's XFER_STAGED_TUNING_CACHE, else ~/.cache/xfer/staged-tuning. An
+            entry written on another machine or by another version is not used.
         shared: share the process's staging budget with the other copiers (one team of
             threads taking turns between the copies in progress, so copiers of several
             devices copying at once do not compete with a team each; a copier alone still
@@ -91,7 +94,7 @@ class Copier:
     def __init__(self, device: Union[int, str] = 0, *, api: str = "runtime", chunk_bytes: Optional[int] = None,
                  ring_depth: Optional[int] = None, threads: Optional[int] = None,
                  handoff_bytes: Optional[int] = None, calibrate: bool = True, shared: bool = True,
-                 registration_cache_bytes: Optional[int] = None):
+                 registration_cache_bytes: Optional[int] = None, cache: Optional[str] = None):
         if device == "host":
             index = -1
         elif isinstance(device, int) and not isinstance(device, bool) and device >= 0:
@@ -111,7 +114,7 @@ class Copier:
                               f"registration_cache_bytes must be None or an int from 0 to 2**64 - 1, "
                               f"not {registration_cache_bytes!r}")
         self._c = native().Copier(index, api, chunk_bytes, ring_depth, threads, handoff_bytes, bool(calibrate),
-                                  bool(shared), registration_cache_bytes)
+                                  bool(shared), registration_cache_bytes, None if cache is None else str(cache))
         self._registrations = None if registration_cache_bytes is None else _Registrations(self._c)
 
     def _check_stream(self, stream: Any) -> None:

@@ -19,6 +19,10 @@ The verdict rule (docs/compare.md says why and what it was measured to do):
      grows with how far this pair of runs moves point to point.
 A point ok in BASE that failed in NEW is a regression too ("failed").
 Exit status (cli.py): 1 when any point is slower or newly failed, else 0.
+
+Before any point, the output names the settings (config.settings, settings.py) whose values differ: a run
+that replayed another chunk size or block ranking explains a slower point before it is read as one.
+Differing settings are reported, never an exit status: the verdicts judge the samples alone.
 """
 
 import math
@@ -28,6 +32,7 @@ from typing import Optional
 from .errors import BadInput, Incomparable, Unreadable
 from .load import load_run
 from .ranktest import benjamini_hochberg, mad_sigma, mann_whitney_greater, min_p
+from .settings import SettingsComparison, compare_settings, format_settings_comparison
 from .units import format_size, format_time
 
 DEFAULT_MIN_EFFECT = 0.05
@@ -57,6 +62,7 @@ class Comparison:
     noise_floor: float = DEFAULT_NOISE_FLOOR
     fdr: float = DEFAULT_FDR
     machine_warning: str = ""
+    settings: SettingsComparison = None  # the two runs' settings, by value (settings.py)
 
     def count(self, v):
         return sum(r.verdict == v for r in self.rows)
@@ -164,7 +170,9 @@ def compare_runs(base_run, new_run, min_effect=DEFAULT_MIN_EFFECT, noise_floor=D
         r.verdict, r.ratio, r.q = v, ratio, q
     return Comparison(rows, sum(k not in new for k in base), sum(k not in base for k in new), allowance=allowance,
                       min_effect=min_effect, noise_sigma=sigma, noise_floor=noise_floor, fdr=fdr,
-                      machine_warning=differ)
+                      machine_warning=differ,
+                      settings=compare_settings(base_run.settings, new_run.settings, base_run.path.name,
+                                                new_run.path.name))
 
 
 def format_change(fraction):
@@ -188,6 +196,9 @@ def noise_note(cmp):
 def format_comparison(cmp, changes_only=False):
     note = noise_note(cmp)
     lines = [note] if note else []  # first: a reader who stops at the verdicts has been told
+    # Then the settings, before any point: a different chunk size or ranking explains a slower point below.
+    if cmp.settings:
+        lines += format_settings_comparison(cmp.settings)
     fmt = "{:<10} {:<14} {:<6} {:<19} {:>8} {:>11} {:>11} {:>8} {:>8}  {}"
     lines.append(fmt.format("backend", "route", "dir", "host memory", "size", "base", "new", "new/base", "q",
                             "verdict"))

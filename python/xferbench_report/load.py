@@ -24,6 +24,7 @@ from typing import Optional
 
 from . import SCHEMA, catalogue as cat, legacy
 from .errors import BadInput
+from .settings import read_point_settings, read_settings
 
 STATUSES = ("ok", "skipped", "failed")
 DIRECTIONS = ("h2d", "d2h", "bidir", "rw", "d2d")  # as src/core/backend.cpp parses them
@@ -101,6 +102,9 @@ class Point:
     # `sweep --blocks` (docs/blocks.md): the block size (0: not a block point) and the blocks one repetition moves.
     block_bytes: int = 0
     blocks: int = 0
+    # The run's settings the point used, as its `settings` names them: (component, scope); None where it names
+    # none. settings.settings_of_point gives the entries.
+    settings_ref: Optional[tuple] = None
 
     @property
     def ok(self):
@@ -147,6 +151,9 @@ class Run:
     # Points of the many-blocks workload (blocks.py reads them): kept out of `points`, so no curve, peak or
     # finding of the plain sweep ever meets a block point.
     block_points: list = field(default_factory=list)
+    # config.settings, checked (settings.py): what the run resolved and where each value came from; [] where the
+    # file records none (older files).
+    settings: list = field(default_factory=list)
 
     @property
     def ok_points(self):
@@ -314,6 +321,7 @@ def _point(run, path, i, raw):
         peer_path=f.string("peer_path", default=""),
         block_bytes=f.integer("block_bytes", default=0, nonnegative=True),
         blocks=f.integer("blocks", default=0, nonnegative=True),
+        settings_ref=read_point_settings(f),
     )
     together = f.object("concurrent")
     if together:
@@ -541,6 +549,7 @@ def load_run(path, label=None, require_ok=True, doc=None, fleet=False):
         points=[],
         catalogue=legacy.catalogue() if v1 else _check_catalogue(top),
         v1=v1,
+        settings=read_settings(path, config.raw if config else None),
     )
     read = [_point(run, path, i, raw) for i, raw in enumerate(results)]
     run.points = [p for p in read if not p.block_bytes]

@@ -16,6 +16,7 @@ from .errors import BadInput, MissingDependency
 from .output import write_dir
 from .findings import order, peer_matrix, render_findings, sweep_findings
 from .inputs import sort_inputs
+from .settings import settings_section
 from .studies import render_studies, study_findings
 from .units import format_gbps, format_size, format_time, format_us
 
@@ -99,6 +100,7 @@ def _runs_section(doc, report):
                  "problem, or a route that does not cross the link): "
                  + "; ".join(f"{cv.name} {cv.direction} {format_size(p.bytes)} {cv.gbps(p):.1f} GB/s"
                              for cv, p in above[:8]) + (" ..." if len(above) > 8 else ""), "note")
+    settings_section(doc, report.runs)
 
 
 def _notes(curve):

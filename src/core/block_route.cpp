@@ -4,6 +4,7 @@
 #include <chrono>
 #include <cstring>
 #include <fmt/format.h>
+#include <xfer/mem/settings.hpp>
 #include <map>
 #include <memory>
 #include <span>
@@ -76,6 +77,15 @@ class block_transfer final : public transfer {
   sample run(std::size_t reps) override {
     wall_timer timer;
     return loop_.run(timer, reps, [&](std::size_t, std::size_t) { move(); });
+  }
+
+  // blocks-auto's choice: the ranking of the job's key, as the run's settings
+  // record it (a forced way: the process's "way" setting).
+  std::optional<settings_ref> settings_used() const override {
+    if (!chosen_) return std::nullopt;
+    const auto in = mem::current_inputs();
+    if (in->way) return settings_ref{"blocks", ""};
+    return settings_ref{"blocks", mem::block_choice_cache_key(step_, mem::choice_key_for(job_, access_.kind))};
   }
 
   // The way blocks-auto took, and the list's shape: the report's reading.

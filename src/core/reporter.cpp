@@ -6,6 +6,7 @@
 #include <ostream>
 #include <xfer/core/reporter.hpp>
 #include <xfer/core/size.hpp>
+#include <xfer/mem/settings.hpp>
 
 #include "result_json.hpp"
 #include "value_json.hpp"
@@ -162,6 +163,17 @@ void json_reporter::report(const record& r) {
 
 void json_reporter::finalize(bool interrupted) {
   doc_->json["interrupted"] = interrupted;
+  // What shaped the run besides its command line, as the library resolved it
+  // (xfer/mem/settings.hpp): written last, when every point has resolved its own.
+  auto& settings = doc_->json["config"]["settings"] = nlohmann::json::array();
+  for (const auto& s : mem::recorded_settings())
+    settings.push_back({{"component", s.component},
+                        {"scope", s.scope},
+                        {"name", s.name},
+                        {"value", s.value},
+                        {"source", mem::to_string(s.source)},
+                        {"origin", s.origin}});
+  doc_->json["config"]["settings_notices"] = mem::recorded_notices();
   write_output(path_, doc_->json.dump(1) + "\n");
 }
 

@@ -135,6 +135,7 @@ void to_json(nlohmann::json& j, const point_result& r) {
   if (!r.device_pci.empty()) j["device_pci"] = r.device_pci;
   if (!r.emulation.empty()) j["emulation"] = r.emulation;
   if (!r.note.empty()) j["note"] = r.note;
+  if (r.settings) j["settings"] = {{"component", r.settings->component}, {"scope", r.settings->scope}};
   if (r.spec.peer >= 0) j["peer_device_index"] = r.spec.peer;
   if (!r.peer_path.empty()) j["peer_path"] = r.peer_path;
   // A block point (core/block_route.hpp): its block size and how many blocks
@@ -231,6 +232,8 @@ void from_json(const nlohmann::json& j, point_result& r) {
   r.device_pci = j.value("device_pci", "");
   r.emulation = j.value("emulation", "");
   r.note = j.value("note", "");
+  if (const auto s = j.find("settings"); s != j.end() && s->is_object())
+    r.settings = settings_ref{s->value("component", ""), s->value("scope", "")};
   r.spec.peer = j.value("peer_device_index", -1);
   r.peer_path = j.value("peer_path", "");
   r.spec.block_bytes = j.value("block_bytes", std::uint64_t{0});

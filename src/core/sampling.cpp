@@ -105,6 +105,7 @@ void point_sampler::attach(transfer& t) {
   t_ = &t;
   r_.timer = t.timer_kind();
   r_.note = t.note();
+  r_.settings = t.settings_used();
   r_.bytes_per_rep = t.bytes_per_rep();
   r_.budget_s = o_.max_time_s;
 }
@@ -211,6 +212,7 @@ void point_sampler::check_last() {
 
 void point_sampler::finish() {
   check_last();
+  if (t_) r_.settings = t_->settings_used();
   if (t_) r_.note = t_->note();  // again: how it ran, now that it has (a staged team grown meanwhile)
   r_.spent.checking_s = checking_;
   r_.spent.sampling_s = seconds_since(t0_) - checking_;

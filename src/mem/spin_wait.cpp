@@ -1,32 +1,34 @@
 #include <sched.h>
 
-#include <cstdlib>
-#include <stdexcept>
+#include <atomic>
 
-#include <xfer/mem/numbers.hpp>
 #include <xfer/mem/spin_wait.hpp>
 
 namespace xfer::mem {
+namespace {
 
-std::optional<std::uint64_t> spin_us_from_environment() {
-  const char* e = std::getenv("XFER_SPIN_US");
-  if (!e || !*e) return std::nullopt;
-  return parse_count(e, "XFER_SPIN_US", 0, max_spin_us);
+// Microseconds; -1 until set or first asked for.
+std::atomic<std::int64_t> spin_us{-1};
+
+std::int64_t default_spin_us() {
+  cpu_set_t set;
+  const int cpus = ::sched_getaffinity(0, sizeof set, &set) == 0 ? CPU_COUNT(&set) : 1;
+  return cpus >= 4 ? 200 : 0;
+}
+
+}  // namespace
+
+void set_spin_before_sleep(std::optional<std::uint64_t> us) {
+  spin_us.store(us ? static_cast<std::int64_t>(*us) : default_spin_us(), std::memory_order_relaxed);
 }
 
 std::chrono::microseconds spin_before_sleep() {
-  static const std::chrono::microseconds spin = [] {
-    // XFER_SPIN_US overrides (for measuring what the wake-ups cost).
-    // A bad value was refused at the front door (check_environment); here it is the default.
-    try {
-      if (const auto us = spin_us_from_environment()) return std::chrono::microseconds{*us};
-    } catch (const std::invalid_argument&) {
-    }
-    cpu_set_t set;
-    const int cpus = ::sched_getaffinity(0, sizeof set, &set) == 0 ? CPU_COUNT(&set) : 1;
-    return cpus >= 4 ? std::chrono::microseconds{200} : std::chrono::microseconds{0};
-  }();
-  return spin;
+  std::int64_t us = spin_us.load(std::memory_order_relaxed);
+  if (us < 0) {
+    us = default_spin_us();
+    spin_us.store(us, std::memory_order_relaxed);
+  }
+  return std::chrono::microseconds{us};
 }
 
 }  // namespace xfer::mem

@@ -37,6 +37,9 @@ STAGED = ["sweep", "-b", "host", "-r", "staged", "-m", "pageable", "-d", "h2d", 
 BLOCKS = ["sweep", "-b", "host", "-m", "pageable", "-r", "blocks-auto", "-d", "h2d", "--block-sizes", "64K",
           "--blocks-total", "1M", "--max-time", "0.02", "-q"]
 CACHES = {"XFER_STAGED_TUNING_CACHE": STAGED, "XFER_BLOCKS_CACHE": BLOCKS}
+# Each cache's first line (src/mem/keyed_cache.hpp: its kind and schema).
+HEADERS = {"XFER_STAGED_TUNING_CACHE": "xfer staged-tuning cache, schema 2\n",
+           "XFER_BLOCKS_CACHE": "xfer block-ways cache, schema 6\n"}
 
 
 def run(*args, env=None, timeout=120, cwd=None):
@@ -137,15 +140,16 @@ class CacheTargets(unittest.TestCase):
         for variable in CACHES:
             with self.subTest(variable=variable):
                 real, link = os.path.join(self.dir, "real-" + variable), os.path.join(self.dir, "link-" + variable)
+                other = HEADERS[variable] + "someone/else\tsome CPU; no driver\t1 2 3\n"
                 with open(real, "w") as f:
-                    f.write("someone/else\t1 2 3\n")
+                    f.write(other)
                 os.symlink(os.path.basename(real), link)
                 self.run_with_cache(variable, link, expect_line=False)
                 self.assertEqual(os.readlink(link), os.path.basename(real))
                 with open(real) as f:
                     text = f.read()
-                self.assertTrue(text.startswith("someone/else\t1 2 3\n"), text)  # other keys kept
-                self.assertEqual(len(text.splitlines()), 2, text)
+                self.assertTrue(text.startswith(other), text)  # other keys kept
+                self.assertEqual(len(text.splitlines()), 3, text)  # the header, the other key, this run's
 
     def test_a_dangling_link_gets_its_file_and_stays_a_link(self):
         for variable in CACHES:
@@ -163,7 +167,8 @@ class CacheTargets(unittest.TestCase):
                 self.run_with_cache(variable, cache, expect_line=False)
                 with open(cache) as f:
                     first = f.read()
-                self.assertEqual(len(first.splitlines()), 1, first)
+                self.assertEqual(first.splitlines()[0] + "\n", HEADERS[variable], first)
+                self.assertEqual(len(first.splitlines()), 2, first)  # the header and this run's key
                 self.run_with_cache(variable, cache, expect_line=False)
                 with open(cache) as f:
                     self.assertEqual(f.read(), first)

@@ -5,6 +5,7 @@
 #include <xfer/core/block_route.hpp>
 
 #include "backend_conformance.hpp"
+#include "../support/scoped_inputs.hpp"
 #include "host/host_backend.hpp"
 
 namespace {
@@ -17,13 +18,10 @@ backend_case host_case() {
   backend_case c;
   c.name = "host";
   c.get = [](std::string&) -> backend* {
-    // Route staged with a tuning the environment fixes (so nothing is
+    // Route staged with a tuning the inputs fix (so nothing is
     // calibrated): 4 KiB chunks and no handoff, so the suite's sizes run
     // through the ring, 4099 B and 256 KiB + 20 B ending in a partial chunk.
-    ::setenv("XFER_STAGED_CHUNK_BYTES", "4096", 1);
-    ::setenv("XFER_STAGED_RING_DEPTH", "4", 1);
-    ::setenv("XFER_STAGED_THREADS", "2", 1);
-    ::setenv("XFER_STAGED_HANDOFF_BYTES", "1", 1);
+    static const test::scoped_inputs fixed = test::fixed_staged_tuning("4096", "4", "2", "1");
     static host::host_backend b(2, {});
     return &b;
   };

@@ -10,6 +10,8 @@
 #include <xfer/core/errors.hpp>
 #include <xfer/core/timing.hpp>
 
+#include <xfer/mem/settings.hpp>
+
 #include "../conformance/corrupt_places.hpp"
 #include "cuda/device_context.hpp"
 #include "cuda/cuda_routes.hpp"
@@ -89,9 +91,15 @@ TEST(CudaBadInput, ImpossiblePointsAreSkippedWithAReason) {
 // lacks the call the point is skipped, saying so.
 TEST(CudaBatch, ManyChunksInOneBatchArriveAndAMissingOneIsCaught) {
   XFER_REQUIRE_GPU();
-  struct chunk_env {  // read when a point is prepared
-    chunk_env() { ::setenv("XFER_STAGED_CHUNK_BYTES", "4096", 1); }
-    ~chunk_env() { ::unsetenv("XFER_STAGED_CHUNK_BYTES"); }
+  // Read when a point is prepared; the inputs before restored at the end.
+  struct chunk_inputs {
+    xfer::mem::library_inputs before = *xfer::mem::current_inputs();
+    chunk_inputs() {
+      auto in = before;
+      in.staged.push_back({xfer::mem::staged_field::chunk_bytes, "XFER_STAGED_CHUNK_BYTES", "4096"});
+      xfer::mem::install_inputs(std::move(in));
+    }
+    ~chunk_inputs() { xfer::mem::install_inputs(before); }
   } chunk;
   for (const char* name : {"cuda-rt", "cuda-drv"}) {
     cuda_backend& b = *test::gpu().backend(name);

@@ -1,12 +1,14 @@
 // The OpenCL tests' main: PoCL needs a writable kernel cache before the first
 // OpenCL call; CTest sets POCL_CACHE_DIR, and a run by hand gets a temp dir.
-// Route staged's copier gets a tuning fixed by the environment (so nothing
-// is calibrated): 4 KiB chunks and no handoff, so the conformance suite's
+// Route staged's copier gets a tuning fixed by the inputs (so nothing is
+// calibrated): 4 KiB chunks and no handoff, so the conformance suite's
 // small sizes run through the ring and end in partial chunks.
 #include <cstdlib>
 #include <filesystem>
 #include <gtest/gtest.h>
 #include <unistd.h>
+
+#include "../support/scoped_inputs.hpp"
 
 int main(int argc, char** argv) {
   if (!std::getenv("POCL_CACHE_DIR")) {
@@ -14,10 +16,7 @@ int main(int argc, char** argv) {
     std::filesystem::create_directories(dir);
     ::setenv("POCL_CACHE_DIR", dir.c_str(), 0);
   }
-  ::setenv("XFER_STAGED_CHUNK_BYTES", "4096", 0);
-  ::setenv("XFER_STAGED_RING_DEPTH", "4", 0);
-  ::setenv("XFER_STAGED_THREADS", "2", 0);
-  ::setenv("XFER_STAGED_HANDOFF_BYTES", "1", 0);
+  const auto fixed = xfer::test::fixed_staged_tuning("4096", "4", "2", "1");
   ::testing::InitGoogleTest(&argc, argv);
   return RUN_ALL_TESTS();
 }

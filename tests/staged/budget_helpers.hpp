@@ -10,6 +10,7 @@
 #include <cstdlib>
 #include <cstring>
 #include <memory>
+#include <optional>
 #include <mutex>
 #include <string>
 #include <string_view>
@@ -18,6 +19,7 @@
 #include <xfer/mem/staged/staging_budget.hpp>
 
 #include "faulty_step.hpp"
+#include "../support/scoped_inputs.hpp"
 #include "staged_conformance.hpp"
 
 namespace xfer::test {
@@ -42,24 +44,10 @@ inline mem::staging_budget_options with_threads(unsigned n) {
   return o;
 }
 
-// Sets an environment variable for one scope.
-class scoped_env {
- public:
-  scoped_env(const char* name, const char* value) : name_(name) {
-    if (const char* old = std::getenv(name)) old_ = old;
-    ::setenv(name, value, 1);
-  }
-  ~scoped_env() {
-    if (old_.empty())
-      ::unsetenv(name_);
-    else
-      ::setenv(name_, old_.c_str(), 1);
-  }
-
- private:
-  const char* name_;
-  std::string old_;
-};
+// The process's budget as the inputs say (none: each copier a team of its own).
+inline scoped_inputs budget_inputs(std::optional<mem::staging_budget_options> o) {
+  return scoped_inputs([&](mem::library_inputs& in) { in.budget = o; });
+}
 
 // The host step, its lane's DMAs to the device recorded in one sequence
 // for all the "devices"; until `runs` copies have been in the budget at once

@@ -97,10 +97,10 @@ TEST(StagingBudgetTeam, AFixedTeamDoesNotGrow) {
   EXPECT_EQ(b.threads(), 2u);
 }
 
-TEST(StagingBudgetTeam, TheEnvironmentsCountWinsOverTheCopiesAtOnce) {
-  scoped_env shared("XFER_STAGED_SHARED", "1");
+TEST(StagingBudgetTeam, TheInputsCountWinsOverTheCopiesAtOnce) {
+  const auto shared = budget_inputs(mem::staging_budget_options{});
   {
-    scoped_env fixed("XFER_STAGED_BUDGET_THREADS", "2");
+    const auto fixed = budget_inputs(mem::staging_budget_options{.threads = 2});
     auto b = mem::process_staging_budget();
     ASSERT_TRUE(b);
     runs_at_once(*b, 4, 12);

@@ -262,7 +262,7 @@ TEST(StagingBudgetCopiers, AFailedCopyLeavesTheOthersAlone) {
 // ---- the process's budget ---------------------------------------------------
 
 TEST(ProcessStagingBudget, OneWhileAnyCopierHoldsIt) {
-  scoped_env on("XFER_STAGED_SHARED", "1");
+  const auto on = budget_inputs(mem::staging_budget_options{});
   auto first = mem::process_staging_budget();
   ASSERT_TRUE(first);
   EXPECT_EQ(mem::process_staging_budget(), first);
@@ -279,7 +279,7 @@ TEST(ProcessStagingBudget, OneWhileAnyCopierHoldsIt) {
 }
 
 TEST(ProcessStagingBudget, ARetiredBudgetIsNotHandedOutAgain) {
-  scoped_env on("XFER_STAGED_SHARED", "1");
+  const auto on = budget_inputs(mem::staging_budget_options{});
   auto hung = mem::process_staging_budget();
   mem::retire_process_staging_budget(nullptr);  // not the process's: nothing changes
   EXPECT_EQ(mem::process_staging_budget(), hung);
@@ -289,23 +289,37 @@ TEST(ProcessStagingBudget, ARetiredBudgetIsNotHandedOutAgain) {
   EXPECT_EQ(mem::process_staging_budget(), next);
 }
 
-TEST(ProcessStagingBudget, OptedOutOrSizedByTheEnvironment) {
+TEST(ProcessStagingBudget, OptedOutOrSizedByTheInputs) {
   {
-    scoped_env off("XFER_STAGED_SHARED", "0");
+    const auto off = budget_inputs(std::nullopt);
     EXPECT_EQ(mem::process_staging_budget(), nullptr);
   }
   {
-    scoped_env threads("XFER_STAGED_BUDGET_THREADS", "2");
+    const auto threads = budget_inputs(mem::staging_budget_options{.threads = 2});
     auto b = mem::process_staging_budget();
     ASSERT_TRUE(b);
     EXPECT_EQ(b->threads(), 2u);
     b->reserve(5);
     EXPECT_EQ(b->threads(), 2u) << "a fixed team does not grow";
   }
+}
+
+// The front door reads the two variables; a bad value is one error naming it.
+TEST(ProcessStagingBudget, TheFrontDoorReadsItsVariables) {
+  {
+    scoped_env off("XFER_STAGED_SHARED", "0");
+    EXPECT_FALSE(mem::inputs_from_environment().budget);
+  }
+  {
+    scoped_env threads("XFER_STAGED_BUDGET_THREADS", "2");
+    const auto in = mem::inputs_from_environment();
+    ASSERT_TRUE(in.budget);
+    EXPECT_EQ(in.budget->threads, 2u);
+  }
   for (const auto& [name, value] : {std::pair{"XFER_STAGED_SHARED", "yes"}, std::pair{"XFER_STAGED_BUDGET_THREADS", "0"}}) {
     scoped_env bad(name, value);
     try {
-      (void)mem::process_staging_budget();
+      (void)mem::inputs_from_environment();
       ADD_FAILURE() << name << "=" << value << " accepted";
     } catch (const std::invalid_argument& e) {
       EXPECT_NE(std::string(e.what()).find(std::string(name) + "=" + value), std::string::npos) << e.what();

@@ -8,6 +8,7 @@
 #include <filesystem>
 #include <fstream>
 #include <iterator>
+#include <map>
 #include <string>
 #include <cstdlib>
 #include <thread>
@@ -16,16 +17,30 @@
 #include <xfer/mem/staged/host_step.hpp>
 #include <xfer/mem/staged/staged_copier.hpp>
 #include <xfer/mem/staged/tuning.hpp>
+#include <xfer/mem/settings.hpp>
+
+#include "../support/scoped_inputs.hpp"
 
 namespace xfer::test {
 namespace {
 
-// Sets an environment variable for one test.
-struct scoped_env {
-  const char* name;
-  scoped_env(const char* n, const char* v) : name(n) { ::setenv(n, v, 1); }
-  ~scoped_env() { ::unsetenv(name); }
+// The staged fields the front door fixes from the environment.
+mem::staged_tuning tuning_from_environment() {
+  return mem::apply_staged_overrides({}, mem::inputs_from_environment().staged);
+}
+
+// Libxfer's inputs with no cache file (the state a test starts from).
+struct no_cache_file : scoped_inputs {
+  no_cache_file() : scoped_inputs([](mem::library_inputs& in) { in.staged_cache.clear(); }) {}
 };
+
+// The settings the log holds for the step's tuning, by name.
+std::map<std::string, mem::setting> staged_settings(mem::device_step& step) {
+  std::map<std::string, mem::setting> out;
+  for (const auto& s : mem::recorded_settings())
+    if (s.component == "staged" && s.scope == mem::tuning_cache_key(step)) out[s.name] = s;
+  return out;
+}
 
 TEST(StagedTuning, RejectsUnusableValuesNamingTheField) {
   mem::staged_tuning t;
@@ -136,7 +151,7 @@ TEST(StagedTuning, HandoffPerDirection) {
 TEST(StagedTuning, EnvironmentOverridesEachField) {
   scoped_env a("XFER_STAGED_CHUNK_BYTES", "65536"), b("XFER_STAGED_RING_DEPTH", "3"), c("XFER_STAGED_THREADS", "2"),
       d("XFER_STAGED_HANDOFF_BYTES", "100");
-  const auto t = mem::tuning_from_environment();
+  const auto t = tuning_from_environment();
   EXPECT_EQ(t.chunk_bytes, 65536u);
   EXPECT_EQ(t.ring_depth, 3u);
   EXPECT_EQ(t.threads, 2u);
@@ -144,13 +159,13 @@ TEST(StagedTuning, EnvironmentOverridesEachField) {
   EXPECT_EQ(t.handoff_to_host_bytes, 100u);
   EXPECT_FALSE(t.stream_stores) << "the default";
   scoped_env e("XFER_STAGED_STREAM_STORES", "1");
-  EXPECT_TRUE(mem::tuning_from_environment().stream_stores);
+  EXPECT_TRUE(tuning_from_environment().stream_stores);
 }
 
 TEST(StagedTuning, StreamStoresTakeOnlyZeroOrOne) {
   scoped_env e("XFER_STAGED_STREAM_STORES", "yes");
   try {
-    (void)mem::tuning_from_environment();
+    (void)tuning_from_environment();
     FAIL() << "no error";
   } catch (const std::invalid_argument& x) {
     EXPECT_NE(std::string(x.what()).find("XFER_STAGED_STREAM_STORES"), std::string::npos) << x.what();
@@ -161,11 +176,11 @@ TEST(StagedTuning, BadEnvironmentValueNamesTheVariable) {
   for (const char* bad : {"0", "-4", "12k", "", "99999999999999999999999"}) {
     scoped_env e("XFER_STAGED_THREADS", bad);
     if (!*bad) {
-      EXPECT_NO_THROW(mem::tuning_from_environment()) << "empty means unset";
+      EXPECT_NO_THROW(tuning_from_environment()) << "empty means unset";
       continue;
     }
     try {
-      mem::tuning_from_environment();
+      tuning_from_environment();
       ADD_FAILURE() << bad << ": no error";
     } catch (const std::invalid_argument& x) {
       EXPECT_NE(std::string(x.what()).find("XFER_STAGED_THREADS"), std::string::npos) << x.what();
@@ -174,7 +189,7 @@ TEST(StagedTuning, BadEnvironmentValueNamesTheVariable) {
 }
 
 TEST(StagedTuning, CalibrationRunsOncePerDeviceAndIsCached) {
-  scoped_env no_file("XFER_STAGED_TUNING_CACHE", "off");
+  no_cache_file no_file;
   mem::forget_cached_tunings();
   mem::host_step step;
   std::atomic<int> calls{0};
@@ -197,7 +212,7 @@ TEST(StagedTuning, CalibrationRunsOncePerDeviceAndIsCached) {
 }
 
 TEST(StagedTuning, FailedCalibrationIsRetried) {
-  scoped_env no_file("XFER_STAGED_TUNING_CACHE", "off");
+  no_cache_file no_file;
   mem::forget_cached_tunings();
   mem::host_step step;
   EXPECT_THROW(mem::tuning_for(step, [](mem::device_step&) -> mem::staged_tuning { throw std::runtime_error("x"); }),
@@ -212,10 +227,19 @@ TEST(StagedTuning, FailedCalibrationIsRetried) {
 // A temporary cache file, removed at the end.
 struct temp_cache {
   std::string path = (std::filesystem::temp_directory_path() /
-                       ("xfer-tuning-test-" + std::to_string(::getpid()) + "/staged-tuning"))
+                      ("xfer-tuning-test-" + std::to_string(::getpid()) + "/staged-tuning"))
                          .string();
-  scoped_env env{"XFER_STAGED_TUNING_CACHE", path.c_str()};
+  scoped_inputs installed{[this](mem::library_inputs& in) { in.staged_cache = path; }};
+  temp_cache() { mem::forget_recorded_settings(); }
   ~temp_cache() { std::filesystem::remove_all(std::filesystem::path(path).parent_path()); }
+  void write(const std::string& text) const {
+    std::filesystem::create_directories(std::filesystem::path(path).parent_path());
+    std::ofstream(path) << text;
+  }
+  std::string text() const {
+    std::ifstream in(path);
+    return {std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>()};
+  }
 };
 
 // A calibration's pick unlike the defaults in every calibrated field.
@@ -229,9 +253,12 @@ mem::staged_tuning unlike_defaults() {
   return t;
 }
 
+constexpr const char* cache_header = "xfer staged-tuning cache, schema 2\n";
+// This machine as the host step's entries record it.
+std::string this_machine() { return mem::cpu_model() + "; no driver"; }
+
 TEST(StagedTuning, CacheFileServesTheNextProgram) {
   temp_cache cache;
-  EXPECT_EQ(mem::tuning_cache_file(), cache.path);
   mem::host_step step;
   int calls = 0;
   auto calibrate = [&](mem::device_step&) {
@@ -241,39 +268,65 @@ TEST(StagedTuning, CacheFileServesTheNextProgram) {
   mem::forget_cached_tunings();
   const auto first = mem::tuning_for(step, calibrate);
   EXPECT_EQ(calls, 1);
-  std::ifstream in(cache.path);
-  std::string line;
-  ASSERT_TRUE(std::getline(in, line)) << "nothing written to " << cache.path;
-  EXPECT_EQ(line, mem::tuning_cache_key(step) + "\t65536 6 3 4096 8192");
+  EXPECT_EQ(cache.text(), std::string(cache_header) + mem::tuning_cache_key(step) + "\t" + this_machine() +
+                              "\t65536 6 3 4096 8192\n");
+  EXPECT_EQ(staged_settings(step)["chunk_bytes"].source, mem::setting_source::calibration);
   mem::forget_cached_tunings();  // as a new process would start
   EXPECT_EQ(mem::tuning_for(step, calibrate), first);
   EXPECT_EQ(calls, 1) << "read from the file, not calibrated again";
+  const auto read = staged_settings(step);
+  EXPECT_EQ(read.at("chunk_bytes").source, mem::setting_source::cache);
+  EXPECT_EQ(read.at("chunk_bytes").origin, cache.path);
+  EXPECT_EQ(read.at("chunk_bytes").value, "65536");
+  EXPECT_EQ(read.at("stream_stores").source, mem::setting_source::default_value) << "never cached";
+  EXPECT_TRUE(mem::recorded_notices().empty());
   mem::forget_cached_tunings();
 }
 
-TEST(StagedTuning, DamagedCacheLinesAreSkipped) {
+// A file of another schema, an entry made on another machine, a damaged
+// entry: each unused with one notice saying why, and calibrated again.
+TEST(StagedTuning, UnusableCachesAreIgnoredWithANotice) {
+  mem::host_step step;
+  const std::string key = mem::tuning_cache_key(step);
+  const struct {
+    std::string text, notice;
+  } cases[] = {
+      {key + "\t65536 4 3 4096 4096\n", "not this version's"},  // an older version's file: no header
+      {std::string(cache_header) + key + "\tanother CPU; no driver\t65536 4 3 4096 4096\n", "another machine"},
+      {std::string(cache_header) + key + "\t" + this_machine() + "\t65536 0 3 4096 4096\n", "ring_depth"},
+      {std::string(cache_header) + key + "\t" + this_machine() + "\t65536 4 3 4096\n", "does not parse"},
+      {std::string(cache_header) + key + "\t" + this_machine() + "\tnot numbers\n", "does not parse"},
+  };
+  for (const auto& c : cases) {
+    temp_cache cache;
+    cache.write(c.text);
+    int calls = 0;
+    mem::forget_cached_tunings();
+    const auto t = mem::tuning_for(step, [&](mem::device_step&) {
+      ++calls;
+      return unlike_defaults();
+    });
+    EXPECT_EQ(calls, 1) << c.text;
+    EXPECT_EQ(t, unlike_defaults());
+    const auto notices = mem::recorded_notices();
+    ASSERT_EQ(notices.size(), 1u) << c.text;
+    EXPECT_NE(notices[0].find(c.notice), std::string::npos) << notices[0];
+    EXPECT_NE(notices[0].find(cache.path), std::string::npos) << notices[0];
+    EXPECT_EQ(notices[0].find('\n'), std::string::npos) << notices[0];
+    EXPECT_EQ(cache.text().rfind(cache_header, 0), 0u) << "rewritten in this schema: " << cache.text();
+  }
+  mem::forget_cached_tunings();
+  mem::forget_recorded_settings();
+}
+
+TEST(StagedTuning, OtherKeysOfTheFileAreKept) {
   temp_cache cache;
   mem::host_step step;
-  std::filesystem::create_directories(std::filesystem::path(cache.path).parent_path());
-  {
-    std::ofstream out(cache.path);
-    out << "garbage without a tab\n"
-        << mem::tuning_cache_key(step) << "\t65536 0 3 4096 4096\n"  // ring depth 0: invalid
-        << mem::tuning_cache_key(step) << "\t65536 4 3 4096\n"       // an older version's four fields
-        << mem::tuning_cache_key(step) << "\t65536 4 3 4096 4096 7\n"  // one field too many
-        << mem::tuning_cache_key(step) << "\tnot numbers\n"
-        << "other-host/host/host\t1 1 1 1\n";
-  }
-  int calls = 0;
+  cache.write(std::string(cache_header) + "other-host/host/host\tsome CPU; no driver\t1 1 1 1 1\n");
   mem::forget_cached_tunings();
-  mem::tuning_for(step, [&](mem::device_step&) {
-    ++calls;
-    return mem::staged_tuning{};
-  });
-  EXPECT_EQ(calls, 1);
-  std::ifstream in(cache.path);
-  std::string all((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
-  EXPECT_NE(all.find("other-host/host/host\t1 1 1 1"), std::string::npos) << "other keys kept: " << all;
+  (void)mem::tuning_for(step, [](mem::device_step&) { return unlike_defaults(); });
+  EXPECT_NE(cache.text().find("other-host/host/host\tsome CPU; no driver\t1 1 1 1 1\n"), std::string::npos)
+      << cache.text();
   mem::forget_cached_tunings();
 }
 
@@ -319,7 +372,7 @@ TEST(StagedTuning, CalibrationOutOfTimeKeepsTheDefaults) {
 // No cache file and no tuning remembered from an earlier test; the
 // calibration counted and its pick unlike the defaults in every field.
 struct rule_fixture : ::testing::Test {
-  scoped_env no_file{"XFER_STAGED_TUNING_CACHE", "off"};
+  no_cache_file no_file;
   mem::host_step step;
   int calls = 0;
   mem::staged_tuning calibrated = unlike_defaults();
@@ -327,7 +380,10 @@ struct rule_fixture : ::testing::Test {
     ++calls;
     return calibrated;
   };
-  rule_fixture() { mem::forget_cached_tunings(); }
+  rule_fixture() {
+    mem::forget_cached_tunings();
+    mem::forget_recorded_settings();
+  }
   ~rule_fixture() override { mem::forget_cached_tunings(); }
 
   std::string error_of(const std::vector<mem::staged_override>& args = {}) {
@@ -340,30 +396,42 @@ struct rule_fixture : ::testing::Test {
   }
 };
 
+// The inputs with these fields fixed, as the front door passes its variables.
+scoped_inputs fixing(std::vector<mem::staged_override> fields) {
+  return scoped_inputs([&](mem::library_inputs& in) { in.staged = fields; });
+}
+
 TEST_F(rule_fixture, NothingSetGivesTheCalibratedTuning) {
   EXPECT_EQ(mem::tuning_for(step, calibrate), calibrated);
   EXPECT_EQ(calls, 1);
   EXPECT_EQ(mem::staged_copier(step).tuning(), calibrated) << "a bare copier takes the same tuning";
 }
 
-TEST_F(rule_fixture, OneVariableOverridesOnlyItsField) {
-  scoped_env depth("XFER_STAGED_RING_DEPTH", "9");
+TEST_F(rule_fixture, OneFixedFieldOverridesOnlyItsField) {
+  const auto depth = fixing({{mem::staged_field::ring_depth, "XFER_STAGED_RING_DEPTH", "9"}});
   auto want = calibrated;
   want.ring_depth = 9;
   EXPECT_EQ(mem::tuning_for(step, calibrate), want);
   EXPECT_EQ(calls, 1) << "the other fields were left to the calibration";
+  const auto recorded = staged_settings(step);
+  EXPECT_EQ(recorded.at("ring_depth").value, "9");
+  EXPECT_EQ(recorded.at("ring_depth").source, mem::setting_source::environment);
+  EXPECT_EQ(recorded.at("ring_depth").origin, "XFER_STAGED_RING_DEPTH");
+  EXPECT_EQ(recorded.at("threads").source, mem::setting_source::calibration);
+  EXPECT_EQ(recorded.at("threads").value, "3");
 }
 
-TEST_F(rule_fixture, TheHandoffVariableSetsBothDirections) {
-  scoped_env handoff("XFER_STAGED_HANDOFF_BYTES", "100");
+TEST_F(rule_fixture, TheHandoffSetsBothDirections) {
+  const auto handoff = fixing({{mem::staged_field::handoff_bytes, "XFER_STAGED_HANDOFF_BYTES", "100"}});
   const auto t = mem::tuning_for(step, calibrate);
   EXPECT_EQ(t.handoff_to_device_bytes, 100u);
   EXPECT_EQ(t.handoff_to_host_bytes, 100u);
   EXPECT_EQ(t.chunk_bytes, calibrated.chunk_bytes);
+  EXPECT_EQ(staged_settings(step).at("handoff_to_host_bytes").origin, "XFER_STAGED_HANDOFF_BYTES");
 }
 
 TEST_F(rule_fixture, OneArgumentOverridesOnlyItsFieldAndBeatsTheEnvironment) {
-  scoped_env threads("XFER_STAGED_THREADS", "5");
+  const auto threads = fixing({{mem::staged_field::threads, "XFER_STAGED_THREADS", "5"}});
   auto want = calibrated;
   want.threads = 2;
   want.chunk_bytes = 4096;
@@ -372,10 +440,15 @@ TEST_F(rule_fixture, OneArgumentOverridesOnlyItsFieldAndBeatsTheEnvironment) {
                              {mem::staged_field::chunk_bytes, "chunk_bytes", "4096"}}),
             want);
   EXPECT_EQ(calls, 1);
+  const auto recorded = staged_settings(step);
+  EXPECT_EQ(recorded.at("threads").source, mem::setting_source::argument);
+  EXPECT_EQ(recorded.at("threads").origin, "threads");
 }
 
 TEST_F(rule_fixture, EveryCalibratedFieldFixedMeansNoCalibration) {
-  scoped_env a("XFER_STAGED_CHUNK_BYTES", "4096"), b("XFER_STAGED_RING_DEPTH", "4"), c("XFER_STAGED_THREADS", "2");
+  const auto fixed = fixing({{mem::staged_field::chunk_bytes, "XFER_STAGED_CHUNK_BYTES", "4096"},
+                             {mem::staged_field::ring_depth, "XFER_STAGED_RING_DEPTH", "4"},
+                             {mem::staged_field::threads, "XFER_STAGED_THREADS", "2"}});
   const auto t = mem::tuning_for(step, calibrate, {{mem::staged_field::handoff_bytes, "handoff_bytes", "512"}});
   EXPECT_EQ(calls, 0) << "nothing was left for it to choose";
   EXPECT_EQ(t.chunk_bytes, 4096u);
@@ -384,7 +457,8 @@ TEST_F(rule_fixture, EveryCalibratedFieldFixedMeansNoCalibration) {
   EXPECT_EQ(t.handoff_to_host_bytes, 512u);
 }
 
-TEST_F(rule_fixture, ABadVariableIsOneErrorNamingItBeforeAnyCalibration) {
+// The front door: each variable is read there, and a bad one is one error naming it.
+TEST(StagedFrontDoor, ABadVariableIsOneErrorNamingIt) {
   const struct {
     const char* variable;
     const char* value;
@@ -401,25 +475,75 @@ TEST_F(rule_fixture, ABadVariableIsOneErrorNamingItBeforeAnyCalibration) {
   };
   for (const auto& c : cases) {
     scoped_env e(c.variable, c.value);
-    const std::string what = error_of();
+    std::string what = "no error";
+    try {
+      (void)mem::inputs_from_environment();
+    } catch (const std::invalid_argument& x) {
+      what = x.what();
+    }
     EXPECT_EQ(what.rfind(std::string(c.variable) + "=" + c.value + ": expected", 0), 0u) << what;
     EXPECT_NE(what.find(c.bound), std::string::npos) << what;
     EXPECT_EQ(what.find('\n'), std::string::npos) << "one line: " << what;
   }
-  EXPECT_EQ(calls, 0);
 }
 
-TEST_F(rule_fixture, ABadArgumentIsOneErrorNamingIt) {
-  EXPECT_EQ(error_of({{mem::staged_field::chunk_bytes, "chunk_bytes", "1"}}),
-            "chunk_bytes=1: expected an integer from 64 to 1073741824");
-  EXPECT_EQ(error_of({{mem::staged_field::ring_depth, "ring_depth", "1180591620717411303424"}}),
-            "ring_depth=1180591620717411303424: expected an integer from 1 to 1024");
-  EXPECT_EQ(calls, 0);
-}
-
-TEST_F(rule_fixture, AnEmptyVariableIsUnset) {
+TEST(StagedFrontDoor, AnEmptyVariableIsUnset) {
   scoped_env e("XFER_STAGED_CHUNK_BYTES", "");
+  EXPECT_TRUE(mem::inputs_from_environment().staged.empty());
+}
+
+TEST(StagedFrontDoor, TheCacheVariableNamesTheFileOrNone) {
+  {
+    scoped_env e("XFER_STAGED_TUNING_CACHE", "/tmp/somewhere/tuning");
+    EXPECT_EQ(mem::inputs_from_environment().staged_cache, "/tmp/somewhere/tuning");
+    EXPECT_EQ(mem::inputs_from_environment().blocks_cache, "/tmp/somewhere/block-ways") << "beside it";
+  }
+  scoped_env off("XFER_STAGED_TUNING_CACHE", "off"), home("XDG_CACHE_HOME", "/tmp/xdg");
+  EXPECT_EQ(mem::inputs_from_environment().staged_cache, "");
+  EXPECT_EQ(mem::inputs_from_environment().blocks_cache, "") << "none beside none";
+  scoped_env unset("XFER_STAGED_TUNING_CACHE", nullptr);
+  EXPECT_EQ(mem::inputs_from_environment().staged_cache, "/tmp/xdg/xfer/staged-tuning");
+}
+
+// ---- A replay (xferbench sweep --settings): the file's values, no cache, no calibration.
+
+TEST_F(rule_fixture, AReplayTakesTheFilesValuesAndNeverCalibrates) {
+  // What a run recorded, on this step; then replayed from its file.
+  (void)mem::tuning_for(step, calibrate);
+  const auto run = mem::recorded_settings();
+  mem::forget_cached_tunings();
+  mem::forget_recorded_settings();
+  calls = 0;
+  scoped_inputs replay([&](mem::library_inputs& in) { in = mem::inputs_for_replay(run, "run.json"); });
   EXPECT_EQ(mem::tuning_for(step, calibrate), calibrated);
+  EXPECT_EQ(calls, 0);
+  const auto replayed = staged_settings(step);
+  EXPECT_EQ(replayed.at("chunk_bytes").source, mem::setting_source::replay);
+  EXPECT_EQ(replayed.at("chunk_bytes").origin, "run.json");
+  for (const auto& s : run)
+    if (s.component == "staged") EXPECT_EQ(replayed.at(s.name).value, s.value) << s.name;
+}
+
+TEST_F(rule_fixture, AReplayOfAnotherHostMatchesTheDeviceAndWithoutOneTakesTheDefaults) {
+  const std::string key = mem::tuning_cache_key(step);
+  const std::string elsewhere = "another-host" + key.substr(key.find('/'));
+  {
+    scoped_inputs replay([&](mem::library_inputs& in) {
+      in = mem::inputs_for_replay({{"staged", elsewhere, "threads", "7", mem::setting_source::calibration, ""}}, "f");
+    });
+    EXPECT_EQ(mem::tuning_for(step, calibrate).threads, 7u) << "the same step and device on another host";
+  }
+  mem::forget_recorded_settings();
+  scoped_inputs replay([&](mem::library_inputs& in) {
+    in = mem::inputs_for_replay({{"staged", "h/cuda-runtime/0000:01:00.0 GPU", "threads", "7",
+                                  mem::setting_source::calibration, ""}},
+                                "f");
+  });
+  EXPECT_EQ(mem::tuning_for(step, calibrate), mem::staged_tuning{});
+  EXPECT_EQ(calls, 0);
+  const auto notices = mem::recorded_notices();
+  ASSERT_EQ(notices.size(), 1u);
+  EXPECT_NE(notices[0].find("has no staged settings for " + key), std::string::npos) << notices[0];
 }
 
 // The root of the Python copier's hang (issue 36): a chunk of 1 to 7 bytes

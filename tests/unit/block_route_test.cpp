@@ -16,6 +16,7 @@
 
 #include "../../src/backends/host/host_backend.hpp"
 #include "result_json.hpp"
+#include "../support/scoped_inputs.hpp"
 
 using namespace xfer;
 
@@ -23,14 +24,9 @@ namespace {
 
 // The copier's choice without the calibration file of whoever runs the tests.
 struct no_choice_cache {
-  no_choice_cache() {
-    setenv("XFER_BLOCKS_CACHE", "off", 1);
-    mem::forget_block_choices();
-  }
-  ~no_choice_cache() {
-    unsetenv("XFER_BLOCKS_CACHE");
-    mem::forget_block_choices();
-  }
+  test::scoped_inputs inputs{[](mem::library_inputs& in) { in.blocks_cache.clear(); }};
+  no_choice_cache() { mem::forget_block_choices(); }
+  ~no_choice_cache() { mem::forget_block_choices(); }
 };
 
 point_spec block_point(route_kind r, direction d, std::uint64_t bytes, std::uint64_t block) {
@@ -120,11 +116,21 @@ TEST(BlockRoutes, ACopyThatDidNotRunFailsTheCheck) {
 
 TEST(BlockRoutes, TheChoiceIsNamedInTheNote) {
   no_choice_cache cache;
-  setenv("XFER_BLOCKS_WAY", "pack", 1);
   host::host_backend b(1, {});
-  auto t = b.prepare(block_point(block_routes::choice, direction::h2d, 32 * 8192, 8192));
-  unsetenv("XFER_BLOCKS_WAY");
+  {
+    // Not forced: the point names the ranking of its key.
+    auto t = b.prepare(block_point(block_routes::choice, direction::h2d, 32 * 8192, 8192));
+    ASSERT_TRUE(t->settings_used());
+    EXPECT_EQ(t->settings_used()->component, "blocks");
+    EXPECT_NE(t->settings_used()->scope.find("/h2d/pageable/8192"), std::string::npos) << t->settings_used()->scope;
+  }
+  // A copier takes the inputs when it is made: a backend made now.
+  test::scoped_inputs pack([](mem::library_inputs& in) { in.way = mem::block_way::pack; });
+  host::host_backend forced(1, {});
+  auto t = forced.prepare(block_point(block_routes::choice, direction::h2d, 32 * 8192, 8192));
   EXPECT_NE(t->note().find("the copier chose pack"), std::string::npos) << t->note();
+  ASSERT_TRUE(t->settings_used());
+  EXPECT_EQ(t->settings_used()->scope, "") << "a forced way is the process's setting";
   EXPECT_NO_THROW(t->verify());
 }
 

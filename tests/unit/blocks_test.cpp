@@ -12,25 +12,21 @@
 #include <string>
 #include <vector>
 #include <xfer/mem/blocks/block_copier.hpp>
+#include <xfer/mem/settings.hpp>
+
+#include "../support/scoped_inputs.hpp"
 
 namespace xfer::mem {
 namespace {
 
 using dir = staged_direction;
 
-// Sets (or unsets, for nullptr) a variable for one test.
-class scoped_env {
- public:
-  scoped_env(const char* name, const char* value) : name_(name) {
-    if (const char* old = std::getenv(name)) old_ = old;
-    value ? ::setenv(name, value, 1) : ::unsetenv(name);
-  }
-  ~scoped_env() { old_ ? ::setenv(name_, old_->c_str(), 1) : ::unsetenv(name_); }
+using test::scoped_env;
+using test::scoped_inputs;
 
- private:
-  const char* name_;
-  std::optional<std::string> old_;
-};
+// The block cache file's first line, and this machine as the host step's entries record it.
+constexpr const char* cache_header = "xfer block-ways cache, schema 6\n";
+std::string this_machine() { return cpu_model() + "; no driver"; }
 
 // Each block's bytes say which array and which block they are.
 std::vector<unsigned char> numbered(std::size_t blocks, std::size_t block_bytes, unsigned char salt) {
@@ -59,9 +55,13 @@ block_copier_options calibrated(block_calibration_options c) {
 
 class BlockCopier : public ::testing::Test {
  protected:
-  BlockCopier() : cache_("XFER_BLOCKS_CACHE", "off"), way_("XFER_BLOCKS_WAY", nullptr) { forget_block_choices(); }
+  BlockCopier() { forget_block_choices(); }
   ~BlockCopier() override { forget_block_choices(); }
-  scoped_env cache_, way_;
+  // No cache file, no way forced.
+  scoped_inputs inputs_{[](library_inputs& in) {
+    in.blocks_cache.clear();
+    in.way.reset();
+  }};
   host_block_step step_;
 };
 
@@ -225,22 +225,26 @@ TEST_F(BlockCopier, KernelWayRefusesPageableHostMemory) {
   step_.deallocate(dev);
 }
 
-TEST_F(BlockCopier, EnvironmentForcesAWayAndABadOneIsRefused) {
+TEST_F(BlockCopier, TheInputsForceAWayAndABadVariableIsRefused) {
   auto host = numbered(2, 32, 0);
   const device_ref dev = step_.allocate(64);
   const std::vector<block_pair> pairs{{1, 0}};
   const block_job job{dir::to_device, host.data(), host.size(), dev, 32, pairs};
   {
-    scoped_env e("XFER_BLOCKS_WAY", "loop");
+    scoped_inputs loop([](library_inputs& in) { in.way = block_way::loop; });
     block_copier c(step_, uncalibrated());
     EXPECT_EQ(c.copy(job), block_way::loop);
-    block_copier forced(step_, uncalibrated(block_way::batch));  // the argument over the variable
+    block_copier forced(step_, uncalibrated(block_way::batch));  // the argument over the inputs
     EXPECT_EQ(forced.copy(job), block_way::batch);
+  }
+  {
+    scoped_env e("XFER_BLOCKS_WAY", "loop");
+    EXPECT_EQ(inputs_from_environment().way, block_way::loop);
   }
   {
     scoped_env e("XFER_BLOCKS_WAY", "fast");
     try {
-      block_copier c(step_);
+      (void)inputs_from_environment();
       ADD_FAILURE() << "XFER_BLOCKS_WAY=fast accepted";
     } catch (const std::invalid_argument& e) {
       EXPECT_STREQ(e.what(), "XFER_BLOCKS_WAY=fast: expected one of loop, batch, kernel, pack");
@@ -266,8 +270,9 @@ TEST_F(BlockCopier, AnUnavailableBatchIsSkippedWithItsReason) {
 TEST_F(BlockCopier, CalibrationRanksEveryUsableWayAndIsCachedInTheFile) {
   const std::string file = ::testing::TempDir() + "block-ways-" + std::to_string(::getpid());
   std::filesystem::remove(file);
-  scoped_env e("XFER_BLOCKS_CACHE", file.c_str());
+  scoped_inputs cache([&](library_inputs& in) { in.blocks_cache = file; });
   forget_block_choices();
+  forget_recorded_settings();
   block_copier c(step_, calibrated(probe(1 << 16, 1)));
   auto host = numbered(16, 4096, 0);
   const device_ref dev = step_.allocate(16 * 4096);
@@ -279,22 +284,50 @@ TEST_F(BlockCopier, CalibrationRanksEveryUsableWayAndIsCachedInTheFile) {
   EXPECT_NE(key.find("/host/host/d2h/pageable/4096"), std::string::npos) << key;
   std::ifstream in(file);
   std::string line, found;
+  ASSERT_TRUE(std::getline(in, line));
+  EXPECT_EQ(line + "\n", cache_header);
+  const std::string prefix = key + '\t' + this_machine() + '\t';
   while (std::getline(in, line))
-    if (line.rfind(key + '\t', 0) == 0) found = line.substr(key.size() + 1);
+    if (line.rfind(prefix, 0) == 0) found = line.substr(prefix.size());
   ASSERT_FALSE(found.empty()) << "no line for " << key << " in " << file;
   EXPECT_EQ(found.find("kernel"), std::string::npos) << found;
   for (const char* w : {"loop", "batch", "pack"}) EXPECT_NE(found.find(w), std::string::npos) << found;
   EXPECT_EQ(found.substr(0, found.find(' ')), to_string(chosen));
 
+  const auto recorded = [&] {
+    for (const auto& s : recorded_settings())
+      if (s.component == "blocks" && s.scope == key && s.name == "ranking") return s;
+    return setting{};
+  };
+  EXPECT_EQ(recorded().source, setting_source::calibration);
+  EXPECT_EQ(recorded().value.substr(0, recorded().value.find(' ')), to_string(chosen));
+
   // A ranking in the file decides, without calibrating: loop first.
-  std::ofstream(file, std::ios::trunc) << key << "\tloop pack\n";
+  std::ofstream(file, std::ios::trunc) << cache_header << key << "\t" << this_machine() << "\tloop pack\n";
   forget_block_choices();
   block_copier from_file(step_, uncalibrated());
   EXPECT_EQ(from_file.copy(job), block_way::loop);
+  EXPECT_EQ(recorded().source, setting_source::cache);
+  EXPECT_EQ(recorded().value, "loop pack");
+  EXPECT_EQ(recorded().origin, file);
+  // An entry made on another machine, or a file of another schema, is not
+  // used: the fixed order, and a notice saying why.
+  for (const std::string text : {std::string(cache_header) + key + "\tanother CPU; no driver\tloop pack\n",
+                                 "xfer block-ways cache, schema 5\n" + key + "\t" + this_machine() + "\tloop\n"}) {
+    std::ofstream(file, std::ios::trunc) << text;
+    forget_block_choices();
+    forget_recorded_settings();
+    block_copier elsewhere(step_, uncalibrated());
+    EXPECT_EQ(elsewhere.copy(job), block_way::pack) << text;
+    ASSERT_EQ(recorded_notices().size(), 1u) << text;
+    EXPECT_NE(recorded_notices()[0].find(file), std::string::npos) << recorded_notices()[0];
+  }
+  std::ofstream(file, std::ios::trunc) << cache_header << key << "\t" << this_machine() << "\tloop pack\n";
   // A copier's own lookup of the key is dropped with the process's: the
   // calibrated copier reads the file again (a way other than its own choice).
   const block_way other = chosen == block_way::loop ? block_way::pack : block_way::loop;
-  std::ofstream(file, std::ios::trunc) << key << "\t" << to_string(other) << "\n";
+  std::ofstream(file, std::ios::trunc) << cache_header << key << "\t" << this_machine() << "\t" << to_string(other)
+                                      << "\n";
   forget_block_choices();
   EXPECT_EQ(c.copy(job), other);
   // Another size class is another key: the fixed order there.

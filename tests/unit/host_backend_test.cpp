@@ -3,6 +3,8 @@
 #include <xfer/core/runner.hpp>
 #include <xfer/core/sweep.hpp>
 
+#include "../support/scoped_inputs.hpp"
+
 #include <cstdlib>
 #include <cstring>
 #include <stdexcept>
@@ -12,6 +14,8 @@
 #include "host/host_backend.hpp"
 
 using namespace xfer;
+using xfer::test::fixed_staged_tuning;
+using xfer::test::scoped_inputs;
 
 
 // Every route x direction x kind: tests/conformance (the backend conformance suite).
@@ -44,18 +48,11 @@ TEST(HostBackend, DescribesItself) {
 
 namespace {
 
-struct scoped_env {
-  const char* name;
-  scoped_env(const char* n, const char* v) : name(n) { ::setenv(n, v, 1); }
-  ~scoped_env() { ::unsetenv(name); }
-};
-
-// A tuning the environment fixes (nothing calibrated): 4 KiB chunks, a ring
-// of 4 across 2 threads, and a handoff at 1000 B, so sizes around the chunk
-// and the handoff take both paths.
+// A tuning the inputs fix (nothing calibrated): 4 KiB chunks, a ring of 4
+// across 2 threads, and a handoff at 1000 B, so sizes around the chunk and
+// the handoff take both paths.
 struct small_tuning {
-  scoped_env chunk{"XFER_STAGED_CHUNK_BYTES", "4096"}, depth{"XFER_STAGED_RING_DEPTH", "4"},
-      threads{"XFER_STAGED_THREADS", "2"}, handoff{"XFER_STAGED_HANDOFF_BYTES", "1000"};
+  scoped_inputs fixed = fixed_staged_tuning("4096", "4", "2", "1000");
 };
 
 }  // namespace
@@ -91,7 +88,9 @@ TEST(HostBackendStaged, CheckCatchesACopyThatDidNotRun) {
 // (the environment's, naming the variable) fails the point.
 TEST(HostBackendStaged, GoesThroughTheCopiersTuning) {
   small_tuning tuning;
-  scoped_env bad("XFER_STAGED_THREADS", "none");
+  scoped_inputs bad([](mem::library_inputs& in) {
+    in.staged.push_back({mem::staged_field::threads, "XFER_STAGED_THREADS", "none"});
+  });
   host::host_backend b(1, {});
   try {
     b.prepare({"host", 0, route_kind::staged, direction::h2d, "pageable", 8192});

@@ -11,6 +11,9 @@
 #include <vector>
 #include <xfer/mem/nontemporal.hpp>
 #include <xfer/mem/staged/tuning.hpp>
+#include <xfer/mem/settings.hpp>
+
+#include "../support/scoped_inputs.hpp"
 
 namespace xfer::test {
 namespace {
@@ -73,21 +76,39 @@ TEST(StagedChunkRule, TheRingFitsHalfTheLastLevelCache) {
   EXPECT_EQ(mem::staged_chunk_for(64 * MiB, sized(64 * KiB, 4), 0), 64 * KiB);
 }
 
-struct scoped_env {
-  const char* name;
-  scoped_env(const char* n, const char* v) : name(n) { ::setenv(n, v, 1); }
-  ~scoped_env() { ::unsetenv(name); }
-};
+// The staged fields the front door fixes from the environment (settings.hpp).
+mem::staged_tuning tuning_from_environment() {
+  return mem::apply_staged_overrides({}, mem::inputs_from_environment().staged);
+}
+
+// The cut the copier makes and the CUDA batch route copies (issue 51: the
+// batch route once cut with the fixed chunk while the copier cut by size).
+TEST(StagedChunkRule, ACopysCutFollowsItsSizeAndDirection) {
+  mem::staged_tuning t;
+  t.chunk_bytes = 8 * MiB;
+  t.ring_depth = 4;
+  const auto to_device = mem::staged_copy_starts(16 * MiB, t, mem::staged_direction::to_device, 0);
+  EXPECT_EQ(to_device, mem::staged_chunk_starts(16 * MiB, 4 * MiB)) << "not 16 even 1 MiB chunks of the fixed cut";
+  EXPECT_EQ(to_device[1], 512 * KiB) << "the ramp's first step";
+  // A small cache: the ring to the host has twice the slots, so half the chunk.
+  const auto d = mem::staged_copy_starts(16 * MiB, t, mem::staged_direction::to_device, 8 * MiB);
+  const auto h = mem::staged_copy_starts(16 * MiB, t, mem::staged_direction::to_host, 8 * MiB);
+  EXPECT_EQ(d, mem::staged_chunk_starts(16 * MiB, 1 * MiB));
+  EXPECT_EQ(h, mem::staged_chunk_starts(16 * MiB, 512 * KiB));
+  t.size_chunks = false;
+  EXPECT_EQ(mem::staged_copy_starts(16 * MiB, t, mem::staged_direction::to_device, 0),
+            mem::staged_chunk_starts(16 * MiB, 8 * MiB));
+}
 
 TEST(StagedChunkRule, SwitchedByItsVariableZeroOrOneOnly) {
-  EXPECT_TRUE(mem::tuning_from_environment().size_chunks);
+  EXPECT_TRUE(tuning_from_environment().size_chunks);
   {
     scoped_env off("XFER_STAGED_SIZE_CHUNKS", "0");
-    EXPECT_FALSE(mem::tuning_from_environment().size_chunks);
+    EXPECT_FALSE(tuning_from_environment().size_chunks);
   }
   scoped_env bad("XFER_STAGED_SIZE_CHUNKS", "2");
   try {
-    (void)mem::tuning_from_environment();
+    (void)tuning_from_environment();
     FAIL() << "no error";
   } catch (const std::invalid_argument& e) {
     EXPECT_EQ(std::string(e.what()), "XFER_STAGED_SIZE_CHUNKS=2: expected 0 or 1");
@@ -119,11 +140,11 @@ TEST(StagedDemote, HostToDeviceCopiesUpToTheLastLevelCache) {
 TEST(StagedDemote, SwitchedByItsVariableZeroOrOneOnly) {
   {
     scoped_env off("XFER_STAGED_DEMOTE", "0");
-    EXPECT_FALSE(mem::tuning_from_environment().demote_staging);
+    EXPECT_FALSE(tuning_from_environment().demote_staging);
   }
   scoped_env bad("XFER_STAGED_DEMOTE", "yes");
   try {
-    (void)mem::tuning_from_environment();
+    (void)tuning_from_environment();
     FAIL() << "no error";
   } catch (const std::invalid_argument& e) {
     EXPECT_EQ(std::string(e.what()), "XFER_STAGED_DEMOTE=yes: expected 0 or 1");

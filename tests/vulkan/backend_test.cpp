@@ -9,9 +9,11 @@
 #include <memory>
 #include <xfer/core/errors.hpp>
 #include <xfer/mem/kinds.hpp>
+#include <xfer/mem/settings.hpp>
 
 #include "../conformance/corrupt_places.hpp"
 #include "device_under_test.hpp"
+#include "../support/scoped_inputs.hpp"
 #include "vulkan/routes.hpp"
 #include "vulkan/memory.hpp"
 #include "vulkan/timing.hpp"
@@ -103,31 +105,42 @@ TEST(VulkanRoutes, ZeroBytesAndPageableKernelPointsAreSkippedWithAReason) {
   expect_skip_naming(*b, {b->name(), 0, route_kind::kernel_host, direction::h2d, "pageable", 4096}, "host-coherent");
 }
 
-// The copy route's probe knob (bench/vulkan_copy_probe.sh): a value it does
-// not know skips the point with the values it takes; a known one runs.
-TEST(VulkanRoutes, AnUnknownCopyQueueKnobIsSkippedWithTheValuesItTakes) {
+// The copy route's probe knobs (bench/vulkan_copy_probe.sh): a value the
+// front door does not know is bad input naming the values it takes; a known
+// one runs, and the run's settings record it.
+TEST(VulkanRoutes, TheCopyQueueKnobIsCheckedAtTheFrontDoorAndRecorded) {
   REQUIRE_DEVICE(b);
-  ::setenv("XFER_VK_COPY_QUEUES", "bogus", 1);
-  expect_skip_naming(*b, {b->name(), 0, vulkan::own_routes::copy, direction::h2d, "host-coherent", 4096},
-                     "transfer, compute or mixed");
-  ::setenv("XFER_VK_COPY_QUEUES", "mixed", 1);
+  {
+    xfer::test::scoped_env bogus("XFER_VK_COPY_QUEUES", "bogus");
+    try {
+      (void)mem::inputs_from_environment();
+      ADD_FAILURE() << "no error";
+    } catch (const std::invalid_argument& e) {
+      EXPECT_NE(std::string(e.what()).find("transfer, compute or mixed"), std::string::npos) << e.what();
+    }
+  }
+  xfer::test::scoped_inputs mixed([](mem::library_inputs& in) { in.vulkan_copy.queues = "mixed"; });
   EXPECT_NO_THROW(b->prepare({b->name(), 0, vulkan::own_routes::copy, direction::bidir, "host-coherent", 4096}));
-  ::unsetenv("XFER_VK_COPY_QUEUES");
+  bool recorded = false;
+  for (const auto& s : mem::recorded_settings())
+    recorded = recorded || (s.component == "vulkan-copy" && s.name == "queues" && s.value == "mixed");
+  EXPECT_TRUE(recorded);
 }
 
-// XFER_VK_COPY_CHUNK cuts the copy into regions: a region size that does not
-// divide the buffer still moves every byte; a value that is no byte count
-// skips the point and says what it takes.
+// The copy chunk cuts the copy into regions: a region size that does not
+// divide the buffer still moves every byte; a value that is no byte count is
+// refused at the front door.
 TEST(VulkanRoutes, TheCopyChunkKnobMovesEveryByteAndRefusesAMalformedValue) {
   REQUIRE_DEVICE(b);
-  ::setenv("XFER_VK_COPY_CHUNK", "1000", 1);
-  for (direction d : {direction::h2d, direction::d2h}) {
-    auto t = b->prepare({b->name(), 0, vulkan::own_routes::copy, d, "host-coherent", 4096});
-    EXPECT_NO_THROW(t->verify());
+  {
+    xfer::test::scoped_inputs chunk([](mem::library_inputs& in) { in.vulkan_copy.chunk_bytes = 1000; });
+    for (direction d : {direction::h2d, direction::d2h}) {
+      auto t = b->prepare({b->name(), 0, vulkan::own_routes::copy, d, "host-coherent", 4096});
+      EXPECT_NO_THROW(t->verify());
+    }
   }
-  ::setenv("XFER_VK_COPY_CHUNK", "4k", 1);
-  expect_skip_naming(*b, {b->name(), 0, vulkan::own_routes::copy, direction::h2d, "host-coherent", 4096}, "a byte count");
-  ::unsetenv("XFER_VK_COPY_CHUNK");
+  xfer::test::scoped_env bad("XFER_VK_COPY_CHUNK", "4k");
+  EXPECT_THROW((void)mem::inputs_from_environment(), std::invalid_argument);
 }
 
 // Core's check reaches every place of every direction the copy route writes:

@@ -26,6 +26,14 @@
 
 namespace xfer {
 
+// Which entries of the run's settings (config.settings, xfer/mem/settings.hpp)
+// a point used: those of `component` under `scope`.
+struct settings_ref {
+  std::string component;
+  std::string scope;
+};
+
+
 enum class direction { h2d, d2h, bidir, rw, d2d };
 
 const char* to_string(direction d);
@@ -263,6 +271,10 @@ class transfer {
   virtual bool verifies_data() const { return true; }
   // What the backend says about how this point runs (point_result::note).
   virtual std::string note() const { return {}; }
+  // The settings this point ran with (point_result::settings): the entries of
+  // the run's settings log (mem::record_setting) it used; none for a route
+  // whose library resolves nothing.
+  virtual std::optional<settings_ref> settings_used() const { return std::nullopt; }
   virtual first_use setup_costs() const = 0;
   virtual clock_kind timer_kind() const = 0;
   virtual double timer_resolution_s() const = 0;

@@ -33,6 +33,7 @@ struct point_result {
   // What the backend says about how this point ran, where that is not
   // obvious from the route (XRT copying an unaligned user pointer, say).
   std::string note;
+  std::optional<settings_ref> settings;
   point_status status = point_status::ok;
   std::string reason;
   std::optional<clock_kind> timer;    // none for a point never measured

@@ -4,6 +4,7 @@
 // device step (xfer/mem/staged/device_step.hpp) and its buffers.
 #include <memory>
 #include <string>
+#include <xfer/core/backend.hpp>
 #include <xfer/mem/resource.hpp>
 #include <xfer/mem/staged/device_step.hpp>
 #include <xfer/mem/staged/staged_copier.hpp>
@@ -38,5 +39,9 @@ std::unique_ptr<mem::staged_copier> make_route_copier(mem::device_step& step);
 // by the copies run so far (mem::staging_budget::threads), its limit and the
 // copier's own tuning; without one, "staging team: 12 threads of its own".
 std::string staged_route_note(const mem::staged_copier& copier);
+
+// The settings a staged route's point used: the staged copier's tuning for
+// its device (mem::tuning_cache_key), as the run's settings record it.
+settings_ref staged_route_settings(const mem::staged_copier& copier);
 
 }  // namespace xfer

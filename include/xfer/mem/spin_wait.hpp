@@ -25,14 +25,13 @@ namespace xfer::mem {
 // costing a CPU soon after the work stops; 0 where this process has fewer
 // than 4 CPUs, where a polling thread would hold a CPU that the thread it
 // waits for needs (CI's 2-CPU machine: a host-step copy whose engine thread
-// could not run while the team polled). XFER_SPIN_US=<microseconds>, read
-// once, overrides both.
+// could not run while the team polled). The installed inputs' spin_us
+// (settings.hpp: XFER_SPIN_US) overrides both.
 std::chrono::microseconds spin_before_sleep();
+// Sets it (none: the default above); install_inputs calls it.
+void set_spin_before_sleep(std::optional<std::uint64_t> us);
 // The most XFER_SPIN_US may ask for: a second.
 inline constexpr std::uint64_t max_spin_us = 1'000'000;
-// XFER_SPIN_US, parsed (xfer/mem/numbers.hpp): nothing when unset; throws
-// std::invalid_argument naming it when it is not a count up to max_spin_us.
-std::optional<std::uint64_t> spin_us_from_environment();
 
 inline void cpu_relax() noexcept {
 #if (defined(__x86_64__) || defined(__i386__)) && defined(__GNUC__)

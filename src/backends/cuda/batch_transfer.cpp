@@ -2,9 +2,9 @@
 // them queued in one cudaMemcpyBatchAsync / cuMemcpyBatchAsync (batch_copy.hpp)
 // with the any-order source hint, CUDA 12.8's answer to staging pageable
 // memory, measured beside staged (libxfer's answer) and copy-sync (the plain
-// call) on the same kinds and sizes. The chunk is the staged route's own (the
-// device's calibrated chunk with XFER_STAGED_CHUNK_BYTES over it:
-// mem::tuning_for's rule), so the two cut a copy alike.
+// call) on the same kinds and sizes. The chunks are where the staged route's
+// copier cuts the same copy (mem::staged_copier::chunk_starts: its tuning,
+// the copy's size and direction), so the two cut a copy alike.
 #include <algorithm>
 #include <fmt/format.h>
 #include <vector>
@@ -26,12 +26,19 @@ class batch_transfer final : public wall_copy_transfer {
       : wall_copy_transfer(ctx, p, std::move(kind)), batch_(std::move(batch)) {
     auto* dst = static_cast<std::byte*>(p.dir == direction::h2d ? dev_.data() : host_.data());
     auto* src = static_cast<const std::byte*>(p.dir == direction::h2d ? host_.data() : dev_.data());
-    const std::size_t chunk = std::min<std::size_t>(p.bytes, ctx.staged().tuning().chunk_bytes);
-    for (std::size_t at = 0; at < p.bytes; at += chunk) {
-      dsts_.push_back(dst + at);
-      srcs_.push_back(src + at);
-      sizes_.push_back(std::min(chunk, p.bytes - at));
+    const auto starts = ctx.staged().chunk_starts(
+        p.bytes, p.dir == direction::h2d ? mem::staged_direction::to_device : mem::staged_direction::to_host);
+    for (std::size_t i = 0; i + 1 < starts.size(); ++i) {
+      dsts_.push_back(dst + starts[i]);
+      srcs_.push_back(src + starts[i]);
+      sizes_.push_back(starts[i + 1] - starts[i]);
     }
+  }
+
+  // The staged copier's settings decided the cut: the point names them.
+  std::optional<settings_ref> settings_used() const override { return staged_route_settings(ctx_.staged()); }
+  std::string note() const override {
+    return fmt::format("{} chunks in one batch, cut as the staged copier cuts this copy", sizes_.size());
   }
 
   sample run(std::size_t reps) override {

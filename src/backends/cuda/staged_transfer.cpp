@@ -21,6 +21,7 @@ class staged_transfer final : public wall_copy_transfer {
         copier_(ctx_.staged()) {}  // first use: the copier starts (and calibrates once per machine and device)
 
   std::string note() const override { return staged_route_note(copier_); }
+  std::optional<settings_ref> settings_used() const override { return staged_route_settings(copier_); }
 
  private:
   void copy_once() override {

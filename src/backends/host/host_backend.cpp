@@ -77,6 +77,10 @@ class host_transfer final : public transfer {
   }
 
   std::string note() const override { return staged_ ? staged_route_note(*staged_) : std::string(); }
+  std::optional<settings_ref> settings_used() const override {
+    if (!staged_) return std::nullopt;
+    return staged_route_settings(*staged_);
+  }
 
   sample run(std::size_t reps) override {
     const std::size_t n = spec_.bytes;

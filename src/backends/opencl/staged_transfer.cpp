@@ -21,6 +21,7 @@ class staged_transfer final : public opencl_transfer {
       : opencl_transfer(p, dev, kinds, /*host_open=*/true, /*events=*/false), copier_(copier) {}
 
   std::string note() const override { return staged_route_note(copier_); }
+  std::optional<settings_ref> settings_used() const override { return staged_route_settings(copier_); }
 
   // Blocking copies one after another, by the wall clock, as copy-sync: a
   // copy returns once its bytes are at their destination.

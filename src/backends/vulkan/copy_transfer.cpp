@@ -4,68 +4,66 @@
 // pageable memory is staged by the application: memcpy into a host-coherent
 // buffer, then the copy (or the reverse), by the wall clock.
 #include <algorithm>
-#include <charconv>
-#include <cstdlib>
+#include <tuple>
 #include <memory>
 #include <string>
 #include <fmt/format.h>
 #include <xfer/core/block_route.hpp>
 #include <xfer/core/errors.hpp>
+#include <xfer/mem/settings.hpp>
 
 #include "transfer.hpp"
 
 namespace xfer::vulkan {
 namespace {
 
-// Knobs of bench/vulkan_copy_probe.sh, which looked for why this route trails
-// CUDA's copy on NVIDIA (docs/results/h100/vulkan/copy-probe-d2353bc/); the
-// defaults are what a Vulkan program does.
-std::string knob(const char* name, const char* fallback) {
-  const char* v = std::getenv(name);
-  return v && *v ? v : fallback;
+// The probe knobs of bench/vulkan_copy_probe.sh, which looked for why this
+// route trails CUDA's copy on NVIDIA: the installed inputs' (settings.hpp,
+// XFER_VK_COPY_*; the defaults are what a Vulkan program does), recorded in
+// the run's settings once a point uses them.
+mem::vulkan_copy_inputs copy_knobs() {
+  const auto in = mem::current_inputs();
+  const auto& k = in->vulkan_copy;
+  const auto put = [&](const char* name, const char* origin_key, std::string value) {
+    mem::setting s{"vulkan-copy", "", name, std::move(value), mem::setting_source::default_value, ""};
+    for (const auto& [n, o] : in->origins)
+      if (n == origin_key) std::tie(s.source, s.origin) = o;
+    mem::record_setting(std::move(s));
+  };
+  put("queues", "vulkan_queues", k.queues);
+  put("split", "vulkan_split", k.split ? "1" : "0");
+  put("chunk_bytes", "vulkan_chunk_bytes", fmt::format("{}", k.chunk_bytes));
+  return k;
 }
 
-// XFER_VK_COPY_SPLIT=1: h2d and d2h as two halves, one on each of two queues.
-bool split() { return knob("XFER_VK_COPY_SPLIT", "0") == "1"; }
-
-// XFER_VK_COPY_QUEUES: transfer (the transfer-only family, else compute),
-// compute (the compute family), mixed (the transfer family's queue first, the
-// compute family's second). bidir and the split use two.
-std::vector<queue_ref> copy_lanes(const point_spec& p, const device_context& dev) {
-  const std::string q = knob("XFER_VK_COPY_QUEUES", "transfer");
-  if (q != "transfer" && q != "compute" && q != "mixed")
-    throw skip_point(fmt::format("XFER_VK_COPY_QUEUES is '{}': transfer, compute or mixed", q));
+// queues: transfer (the transfer-only family, else compute), compute (the
+// compute family), mixed (the transfer family's queue first, the compute
+// family's second). bidir and the split (h2d and d2h as two halves, one on
+// each of two queues) use two.
+std::vector<queue_ref> copy_lanes(const point_spec& p, const device_context& dev, const mem::vulkan_copy_inputs& k) {
+  const std::string& q = k.queues;
   const queue_ref& first = q == "compute" ? dev.compute_queue(0) : dev.copy_queue(0);
-  if (p.dir != direction::bidir && !split()) return {first};
+  if (p.dir != direction::bidir && !k.split) return {first};
   const queue_ref& second = q == "transfer" ? dev.copy_queue(1) : dev.compute_queue(q == "mixed" ? 0 : 1);
   return {first, second};
-}
-
-// XFER_VK_COPY_CHUNK: bytes per VkBufferCopy region (0, the default: one region).
-// Read once, when the point is built: recording happens inside the timed batch.
-std::uint64_t copy_chunk() {
-  const std::string v = knob("XFER_VK_COPY_CHUNK", "0");
-  std::uint64_t n = 0;
-  const auto [end, ec] = std::from_chars(v.data(), v.data() + v.size(), n);
-  if (ec != std::errc{} || end != v.data() + v.size())
-    throw skip_point(fmt::format("XFER_VK_COPY_CHUNK is '{}': a byte count (0: one region)", v));
-  return n;
 }
 
 class copy_transfer final : public vulkan_transfer {
  public:
   copy_transfer(const point_spec& p, const device_context& dev, const mem::kind_options& kinds)
-      : vulkan_transfer(p, dev, kinds, copy_lanes(p, dev)), chunk_(copy_chunk()) {
+      : vulkan_transfer(p, dev, kinds, copy_lanes(p, dev, copy_knobs())),
+        chunk_(mem::current_inputs()->vulkan_copy.chunk_bytes),
+        split_(mem::current_inputs()->vulkan_copy.split) {
     switch (spec_.dir) {
       case direction::h2d:
-        if (split() && !staged_) {
+        if (split_ && !staged_) {
           set_ops({half(0, host_a_->buf, dev_a_), half(1, host_a_->buf, dev_a_)});
           break;
         }
         set_ops({to_device(0, *host_a_, dev_a_)});
         break;
       case direction::d2h:
-        if (split() && !staged_) {
+        if (split_ && !staged_) {
           set_ops({half(0, dev_a_, host_a_->buf), half(1, dev_a_, host_a_->buf)});
           break;
         }
@@ -79,6 +77,7 @@ class copy_transfer final : public vulkan_transfer {
 
  private:
   const std::uint64_t chunk_;
+  const bool split_;
 
   void chunked(VkCommandBuffer cb, const buffer& src, const buffer& dst) const {
     if (!chunk_ || chunk_ >= spec_.bytes) return copy_cmd(cb, src, dst);

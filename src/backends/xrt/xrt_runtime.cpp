@@ -5,6 +5,7 @@
 #include <cstdlib>
 #include <filesystem>
 #include <fmt/format.h>
+#include <xfer/mem/settings.hpp>
 #include <mutex>
 #include <system_error>
 
@@ -29,10 +30,10 @@ fs::path coreutil_dir() {
   return ok ? fs::path(info.dli_fname).parent_path() : fs::path();
 }
 
+// The front door's cache directory (xfer/mem/settings.hpp), else the temporary one.
 fs::path cache_root() {
-  if (const char* x = std::getenv("XDG_CACHE_HOME"); x && *x) return fs::path(x) / "xfer";
-  if (const char* h = std::getenv("HOME"); h && *h) return fs::path(h) / ".cache" / "xfer";
-  return fs::temp_directory_path() / "xfer";
+  const std::string dir = mem::current_inputs()->cache_dir;
+  return dir.empty() ? fs::temp_directory_path() / "xfer" : fs::path(dir);
 }
 
 std::string prepare_once() {

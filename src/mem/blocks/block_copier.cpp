@@ -2,6 +2,7 @@
 #include <algorithm>
 #include <fmt/format.h>
 #include <xfer/mem/blocks/block_copier.hpp>
+#include <xfer/mem/settings.hpp>
 
 #include "ranking.hpp"
 
@@ -9,10 +10,8 @@ namespace xfer::mem {
 
 block_copier::block_copier(block_step& step, block_copier_options options)
     : step_(step), options_(std::move(options)) {
-  // The caller's way over the environment's; a bad XFER_BLOCKS_WAY fails
-  // here, before any copy, even when the caller forces a way.
-  const auto from_env = block_way_from_environment();
-  forced_ = options_.way ? options_.way : from_env;
+  // The caller's way over the installed inputs' (settings.hpp).
+  forced_ = options_.way ? options_.way : current_inputs()->way;
   for (block_way w : all_block_ways) movers_[static_cast<int>(w)] = make_block_mover(w, step_);
 }
 
@@ -40,7 +39,7 @@ block_way block_copier::choose_locked(const block_job& job, const host_access& h
   if (found == rankings_.end()) {
     std::vector<block_mover*> all;
     for (auto& m : movers_) all.push_back(m.get());
-    auto ranking = block_ranking(step_, key, options_.calibrate, all, options_.calibration);
+    auto ranking = block_ranking(step_, key, options_.calibrate, all, options_.calibration, options_.cache_file);
     // A way the probe could not time (the probe's memory was not mapped, say)
     // still comes before failing: after the ranked ones, loop last.
     for (block_way w : {block_way::pack, block_way::batch, block_way::kernel, block_way::loop})

@@ -20,7 +20,10 @@
 #include <fmt/format.h>
 #include <xfer/mem/blocks/block_copier.hpp>
 #include <xfer/mem/files.hpp>
+#include <xfer/mem/settings.hpp>
 #include <xfer/mem/staged/tuning.hpp>
+
+#include "../keyed_cache.hpp"
 
 #include "ranking.hpp"
 
@@ -41,43 +44,42 @@ std::string this_host() {
   return ::gethostname(buf, sizeof buf - 1) == 0 ? std::string(buf) : std::string("localhost");
 }
 
-// "<key>\t<way> <way> ...": the last well-formed line for the key wins; a
-// line naming an unknown way (a later version's) is skipped.
-std::optional<std::vector<block_way>> read_ranking(const std::string& file, const std::string& key) {
-  std::istringstream in(read_cache(file).value_or(""));
-  std::optional<std::vector<block_way>> found;
-  for (std::string line; std::getline(in, line);) {
-    if (line.size() <= key.size() || line.compare(0, key.size(), key) != 0 || line[key.size()] != '\t') continue;
-    std::istringstream words(line.substr(key.size() + 1));
-    std::vector<block_way> ranking;
-    bool ok = true;
-    for (std::string w; words >> w;) {
-      try {
-        ranking.push_back(parse_block_way(w));
-      } catch (const std::invalid_argument&) {
-        ok = false;
-      }
-    }
-    if (ok && !ranking.empty()) found = ranking;
-  }
-  return found;
+// The cache file (keyed_cache.hpp), schema 6 (the rankings of a 64 MiB
+// probe): per key the ways, fastest first, "<way> <way> ...".
+constexpr int block_cache_schema = 6;
+
+keyed_cache block_cache(const library_inputs& in) { return {in.blocks_cache, "block-ways", block_cache_schema}; }
+
+std::string machine_of(const block_step& step) {
+  const std::string d = step.driver();
+  return fmt::format("{}; {}", cpu_model(), d.empty() ? "no driver" : d);
 }
 
-// The key's line replaced, whole or not at all (xfer/mem/files.hpp): a
-// program reading at the same time sees the old file or the new, and a cache
-// that is not a regular file is left alone.
-void write_ranking(const std::string& file, const std::string& key, const std::vector<block_way>& ranking) {
+std::string ranking_text(const std::vector<block_way>& ranking) {
   std::string text;
-  {
-    std::istringstream in(read_cache(file).value_or(""));
-    for (std::string line; std::getline(in, line);)
-      if (!(line.size() > key.size() && line.compare(0, key.size(), key) == 0 && line[key.size()] == '\t'))
-        text += line + '\n';
-  }
-  text += key + '\t';
   for (std::size_t i = 0; i < ranking.size(); ++i) text += fmt::format("{}{}", i ? " " : "", to_string(ranking[i]));
-  text += '\n';
-  write_cache(file, text);
+  return text;
+}
+
+// A ranking's words; none where one is not a way (`what` names it in the throw).
+std::vector<block_way> parse_ranking(const std::string& text, std::string_view what) {
+  std::istringstream words(text);
+  std::vector<block_way> ranking;
+  for (std::string w; words >> w;) ranking.push_back(parse_block_way(w, what));
+  if (ranking.empty()) throw std::invalid_argument(fmt::format("{}: no way named", what));
+  return ranking;
+}
+
+std::optional<std::vector<block_way>> read_ranking(const keyed_cache& c, const std::string& key,
+                                                   const std::string& machine) {
+  const auto text = read_entry(c, key, machine);
+  if (!text) return std::nullopt;
+  try {
+    return parse_ranking(*text, "way");
+  } catch (const std::invalid_argument& e) {
+    entry_unusable(c, key, e.what());
+    return std::nullopt;
+  }
 }
 
 using clock_type = std::chrono::steady_clock;
@@ -90,16 +92,6 @@ std::string block_choice_cache_key(const block_step& step, const block_choice_ke
                      key.size_class);
 }
 
-std::string block_choice_file() {
-  if (const char* f = std::getenv("XFER_BLOCKS_CACHE")) return cache_turned_off(f) ? "" : f;
-  const std::string staged = tuning_cache_file();
-  if (staged.empty()) return {};
-  // "-5": the rankings made with a 64 MiB probe; a file ranking by 32 MiB
-  // probes ("-4"), the four-stream batch ("-3"), the one-stream batch ("-2",
-  // the rounds' rule of rank.cpp) or the first rule's (no suffix) is not read.
-  return (std::filesystem::path(staged).parent_path() / "block-ways-5").string();
-}
-
 void forget_block_choices() {
   std::lock_guard lock(choices_mutex);
   choices().clear();
@@ -107,12 +99,6 @@ void forget_block_choices() {
 }
 
 std::uint64_t block_choices_generation() noexcept { return choices_generation.load(); }
-
-std::optional<block_way> block_way_from_environment() {
-  const char* v = std::getenv("XFER_BLOCKS_WAY");
-  if (!v || !*v) return std::nullopt;
-  return parse_block_way(v, "XFER_BLOCKS_WAY");
-}
 
 std::vector<block_way> calibrate_block_ways(block_step& step, const block_choice_key& key,
                                             std::vector<block_mover*> movers, const block_calibration_options& o) {
@@ -219,23 +205,46 @@ std::vector<block_way> calibrate_block_ways(block_step& step, const block_choice
 // written) or the fixed order. Under the copier's lock (one calibration
 // per copier at a time); the map's lock guards the map alone.
 std::vector<block_way> block_ranking(block_step& step, const block_choice_key& key, bool calibrate,
-                                     const std::vector<block_mover*>& movers, const block_calibration_options& o) {
+                                     const std::vector<block_mover*>& movers, const block_calibration_options& o,
+                                     const std::optional<std::string>& cache_file) {
   const std::string k = block_choice_cache_key(step, key);
   {
     std::lock_guard lock(choices_mutex);
     if (auto it = choices().find(k); it != choices().end()) return it->second;
   }
-  const std::string file = block_choice_file();
+  const auto in = current_inputs();
   std::optional<std::vector<block_way>> ranking;
-  if (!file.empty()) ranking = read_ranking(file, k);
-  if (!ranking && calibrate) {
-    ranking = calibrate_block_ways(step, key, movers, o);
-    if (ranking->empty()) ranking.reset();
-    else if (!file.empty()) write_ranking(file, k, *ranking);
+  setting record{"blocks", k, "ranking", "", setting_source::default_value, ""};
+  if (!in->replay_file.empty()) {
+    // A replay: the file's ranking, no cache and no calibration.
+    if (const setting* s = replayed(*in, "blocks", k, "ranking")) {
+      ranking = parse_ranking(s->value, fmt::format("blocks ranking in {}", in->replay_file));
+      record.source = setting_source::replay;
+      record.origin = in->replay_file;
+    }
+  } else {
+    keyed_cache file = block_cache(*in);
+    if (cache_file) file.file = *cache_file;
+    const std::string machine = machine_of(step);
+    ranking = read_ranking(file, k, machine);
+    if (ranking) {
+      record.source = setting_source::cache;
+      record.origin = file.file;
+    } else if (calibrate) {
+      ranking = calibrate_block_ways(step, key, movers, o);
+      if (ranking->empty()) {
+        ranking.reset();
+      } else {
+        write_entry(file, k, machine, ranking_text(*ranking));
+        record.source = setting_source::calibration;
+      }
+    }
   }
   // Uncalibrated: pack first (one DMA and one launch whatever the count;
   // any host memory), the loop last.
   if (!ranking) ranking = {{block_way::pack, block_way::batch, block_way::kernel, block_way::loop}};
+  record.value = ranking_text(*ranking);
+  record_setting(std::move(record));
   std::lock_guard lock(choices_mutex);
   return choices().emplace(k, *ranking).first->second;
 }

@@ -66,6 +66,7 @@ class cuda_block_step final : public mem::block_step {
     api_->make_current(device_);
     const auto attrs = api_->attributes(device);
     key_ = fmt::format("{} {}", attrs.pci_bus_id, attrs.name);
+    driver_ = fmt::format("CUDA driver {}", api_->driver_version());
     multiprocessors_ = attrs.multiprocessors;
     if (CUDART_VERSION < 12080)
       batch_why_ = fmt::format("cudaMemcpyBatchAsync needs CUDA 12.8 or later; this build's CUDA headers are {}",
@@ -102,6 +103,7 @@ class cuda_block_step final : public mem::block_step {
 
   std::string_view name() const noexcept override { return "cuda-runtime"; }
   std::string device_key() const override { return key_; }
+  std::string driver() const override { return driver_; }
   mem::host_resource& staging_memory() override { return pinned_; }
   std::string batch_unavailable() const override { return batch_why_; }
 
@@ -202,7 +204,7 @@ class cuda_block_step final : public mem::block_step {
   }
   std::unique_ptr<api> api_;
   int device_;
-  std::string key_, batch_why_;
+  std::string key_, batch_why_, driver_;
   int multiprocessors_ = 1;
   stream_t stream_ = nullptr;
   stream_t batch_side_[batch_parts - 1] = {};

@@ -51,11 +51,13 @@ class cuda_step final : public mem::device_step {
     make_current();
     const auto attrs = api_->attributes(device);
     key_ = fmt::format("{} {}", attrs.pci_bus_id, attrs.name);
+    driver_ = fmt::format("CUDA driver {}", api_->driver_version());
     name_ = fmt::format("cuda-{}", api_->name());
   }
 
   std::string_view name() const noexcept override { return name_; }
   std::string device_key() const override { return key_; }
+  std::string driver() const override { return driver_; }
   mem::host_resource& staging_memory() override { return staging_; }
   std::unique_ptr<mem::staging_lane> open_lane(unsigned slots) override;
   std::unique_ptr<mem::queue_mark> mark(void* queue) override;
@@ -149,7 +151,7 @@ class cuda_step final : public mem::device_step {
  private:
   std::unique_ptr<api> api_;
   int device_;
-  std::string key_, name_;
+  std::string key_, name_, driver_;
   std::mutex current_mutex_;
   std::mutex ops_mutex_;
   std::unique_ptr<api> ops_;  // a driver api, for a runtime step's stream operations

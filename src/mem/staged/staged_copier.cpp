@@ -160,6 +160,10 @@ void staged_copier::leader_loop(detail::staged_line& line) {
   }
 }
 
+std::vector<std::size_t> staged_copier::chunk_starts(std::size_t bytes, staged_direction d) const {
+  return staged_copy_starts(bytes, tuning_, d, budget_ ? budget_->cache_bytes() : last_level_cache_bytes());
+}
+
 // This copy's cut: the tuning's chunk, or one chosen from the copy's size
 // (staged_chunk_for), never more than a staging buffer. A smaller chunk
 // uses the start of each buffer only: the ring the caches see shrinks, the
@@ -169,7 +173,7 @@ void staged_copier::cut(staged_job& job, std::size_t llc) const {
   staged_tuning cut = tuning_;
   cut.ring_depth = staged_ring_slots(tuning_, job.dir);
   cut.chunk_bytes = staged_chunk_for(job.bytes, cut, llc);
-  job.starts = staged_chunk_starts(job.bytes, cut.chunk_bytes);
+  job.starts = staged_copy_starts(job.bytes, tuning_, job.dir, llc);
   job.demote = job.dir == staged_direction::to_device && staged_demotes(job.bytes, tuning_, llc);
   job.chunks = job.starts.size() - 1;
   job.pieces_per_chunk = (cut.chunk_bytes + cut.piece_bytes() - 1) / cut.piece_bytes();

@@ -16,6 +16,7 @@
 #include <string>
 #include <thread>
 #include <vector>
+#include <xfer/mem/settings.hpp>
 #include <xfer/mem/spin_wait.hpp>
 #include <xfer/mem/staged/staged_copier.hpp>
 #include <xfer/mem/thread_team.hpp>
@@ -24,7 +25,8 @@ namespace xfer::mem {
 
 namespace detail {
 
-// XFER_STAGED_TRACE=<file>: each copy appends one line when it is gone,
+// The installed inputs' staged_trace (settings.hpp; XFER_STAGED_TRACE=<file>):
+// each copy appends one line when it is gone,
 // saying when each of its stages began, in microseconds after its
 // submission. For finding where a copy's time goes beyond its bytes (issue
 // 15: a 64 MiB copy took about 0.5 ms longer than its chunks need); off,
@@ -32,11 +34,9 @@ namespace detail {
 struct staged_trace {
   enum mark : unsigned { submitted, picked_up, staging_ready, first_piece, first_dma, pieces_done, dmas_done,
                          completed, caller_woke, marks };
-  static const char* file() {
-    static const char* f = std::getenv("XFER_STAGED_TRACE");
-    return f && *f ? f : nullptr;
-  }
-  const bool on = file() != nullptr;
+  // Empty: off. Read when the copy is made.
+  const std::string file = current_inputs()->staged_trace;
+  const bool on = !file.empty();
   std::array<std::atomic<std::int64_t>, marks> at{};
   // Per thread (a small id of its own, up to 64): when it took its first
   // piece of this copy and how many it took. Says whether the whole team
@@ -68,7 +68,7 @@ struct staged_trace {
     if (!on || !at[submitted].load()) return;
     static std::mutex m;
     std::lock_guard lock(m);
-    std::FILE* f = std::fopen(file(), "a");
+    std::FILE* f = std::fopen(file.c_str(), "a");
     if (!f) return;
     static constexpr const char* names[] = {"submitted", "picked_up", "staging_ready", "first_piece", "first_dma",
                                             "pieces_done", "dmas_done", "completed", "caller_woke"};

@@ -2,6 +2,7 @@
 #include <cstdlib>
 #include <stdexcept>
 #include <fmt/format.h>
+#include <xfer/mem/settings.hpp>
 #include <xfer/mem/staged/staging_budget.hpp>
 #include <xfer/mem/staged/tuning.hpp>
 
@@ -193,24 +194,10 @@ std::weak_ptr<staging_budget> process_budget;
 
 }  // namespace
 
-std::optional<staging_budget_options> staging_budget_options_from_environment() {
-  // The switches parse as the XFER_STAGED_* overrides do (one message for a
-  // bad value, naming the variable): XFER_STAGED_SHARED as a 0/1 field,
-  // XFER_STAGED_BUDGET_THREADS within the thread count's bounds.
-  staging_budget_options o;
-  bool shared = true;
-  if (const char* v = std::getenv("XFER_STAGED_SHARED"); v && *v)
-    shared = apply_staged_overrides({}, {{staged_field::size_chunks, "XFER_STAGED_SHARED", v}}).size_chunks;
-  if (const char* v = std::getenv("XFER_STAGED_BUDGET_THREADS"); v && *v)
-    o.threads = apply_staged_overrides({}, {{staged_field::threads, "XFER_STAGED_BUDGET_THREADS", v}}).threads;
-  if (!shared) return std::nullopt;
-  return o;
-}
-
 std::shared_ptr<staging_budget> process_staging_budget() {
-  auto options = staging_budget_options_from_environment();
-  if (!options) return nullptr;
-  staging_budget_options o = std::move(*options);
+  const auto in = current_inputs();
+  if (!in->budget) return nullptr;
+  staging_budget_options o = *in->budget;
   std::lock_guard lock(process_budget_mutex);
   if (auto b = process_budget.lock()) return b;
   auto b = std::make_shared<staging_budget>(std::move(o));

@@ -22,7 +22,10 @@
 #include <xfer/mem/staged/device_step.hpp>
 #include <xfer/mem/files.hpp>
 #include <xfer/mem/numbers.hpp>
+#include <xfer/mem/settings.hpp>
 #include <xfer/mem/staged/tuning.hpp>
+
+#include "../keyed_cache.hpp"
 
 namespace xfer::mem {
 
@@ -130,6 +133,13 @@ unsigned staged_ring_slots(const staged_tuning& t, staged_direction d) noexcept 
   return d == staged_direction::to_host ? 2 * t.ring_depth : t.ring_depth;
 }
 
+std::vector<std::size_t> staged_copy_starts(std::size_t bytes, const staged_tuning& t, staged_direction d,
+                                            std::size_t cache_bytes) {
+  staged_tuning cut = t;
+  cut.ring_depth = staged_ring_slots(t, d);
+  return staged_chunk_starts(bytes, staged_chunk_for(bytes, cut, cache_bytes));
+}
+
 bool staged_demotes(std::size_t bytes, const staged_tuning& t, std::size_t llc_bytes) noexcept {
   return t.demote_staging && bytes <= (llc_bytes > 0 ? llc_bytes / demote_llc_fraction : demote_limit_unknown_llc);
 }
@@ -166,6 +176,8 @@ struct cache_entry {
   std::mutex mutex;
   bool done = false;
   staged_tuning tuning;
+  setting_source source = setting_source::default_value;
+  std::string origin;
 };
 
 std::mutex cache_mutex;
@@ -174,46 +186,42 @@ std::map<std::string, std::shared_ptr<cache_entry>>& cache() {
   return c;
 }
 
-// The cache file: one line per key,
-// "<key>\t<chunk> <depth> <threads> <handoff to device> <handoff to host>".
-// A line of another shape (an older version's four fields) does not parse
-// and is calibrated again.
-std::optional<staged_tuning> read_cached(const std::string& file, const std::string& key) {
-  std::istringstream in(read_cache(file).value_or(""));
-  std::string line;
-  std::optional<staged_tuning> found;
-  while (std::getline(in, line)) {
-    const auto tab = line.find('\t');
-    if (tab == std::string::npos || line.compare(0, tab, key) != 0 || tab != key.size()) continue;
-    std::istringstream fields(line.substr(tab + 1));
-    staged_tuning t;
-    std::string rest;
-    if (!(fields >> t.chunk_bytes >> t.ring_depth >> t.threads >> t.handoff_to_device_bytes >>
-          t.handoff_to_host_bytes) ||
-        (fields >> rest))
-      continue;
-    try {
-      t.validate();
-    } catch (const std::invalid_argument&) {
-      continue;  // a hand-edited or damaged line: calibrate again
-    }
-    found = t;  // the last line for a key wins
-  }
-  return found;
+// The cache file (keyed_cache.hpp), schema 2: per key
+// "<chunk> <depth> <threads> <handoff to device> <handoff to host>".
+constexpr int tuning_cache_schema = 2;
+
+keyed_cache tuning_cache(const library_inputs& in) { return {in.staged_cache, "staged-tuning", tuning_cache_schema}; }
+
+std::string machine_of(const device_step& step) {
+  const std::string d = step.driver();
+  return fmt::format("{}; {}", cpu_model(), d.empty() ? "no driver" : d);
 }
 
-// Rewrites the file with the key's line replaced, whole or not at all
-// (xfer/mem/files.hpp: a cache that is not a regular file is left alone).
-void write_cached(const std::string& file, const std::string& key, const staged_tuning& t) {
-  std::string text;
-  {
-    std::istringstream in(read_cache(file).value_or(""));
-    for (std::string line; std::getline(in, line);)
-      if (line.compare(0, key.size() + 1, key + '\t') != 0) text += line + '\n';
+std::optional<staged_tuning> read_cached(const keyed_cache& c, const std::string& key, const std::string& machine) {
+  const auto text = read_entry(c, key, machine);
+  if (!text) return std::nullopt;
+  std::istringstream fields(*text);
+  staged_tuning t;
+  std::string rest;
+  if (!(fields >> t.chunk_bytes >> t.ring_depth >> t.threads >> t.handoff_to_device_bytes >>
+        t.handoff_to_host_bytes) ||
+      (fields >> rest)) {
+    entry_unusable(c, key, "does not parse");
+    return std::nullopt;
   }
-  text += fmt::format("{}\t{} {} {} {} {}\n", key, t.chunk_bytes, t.ring_depth, t.threads, t.handoff_to_device_bytes,
-                      t.handoff_to_host_bytes);
-  write_cache(file, text);
+  try {
+    t.validate();
+  } catch (const std::invalid_argument& e) {
+    entry_unusable(c, key, e.what());  // a hand-edited or damaged line: calibrate again
+    return std::nullopt;
+  }
+  return t;
+}
+
+void write_cached(const keyed_cache& c, const std::string& key, const std::string& machine, const staged_tuning& t) {
+  write_entry(c, key, machine,
+              fmt::format("{} {} {} {} {}", t.chunk_bytes, t.ring_depth, t.threads, t.handoff_to_device_bytes,
+                          t.handoff_to_host_bytes));
 }
 
 std::string host_name() {
@@ -223,50 +231,109 @@ std::string host_name() {
 }
 
 // Step 1 of the rule (tuning.hpp): this process's, the file's, the
-// calibration's or the defaults.
-staged_tuning machine_tuning(device_step& step, const staged_calibration& calibrate) {
+// calibration's or the defaults, with where it came from.
+struct machine_result {
+  staged_tuning tuning;
+  setting_source source = setting_source::default_value;
+  std::string origin;
+};
+
+machine_result machine_tuning(device_step& step, const staged_calibration& calibrate, const library_inputs& in,
+                              const std::optional<std::string>& cache_file) {
+  const std::string key = tuning_cache_key(step);
   std::shared_ptr<cache_entry> e;
   {
     std::lock_guard lock(cache_mutex);
-    auto& slot = cache()[tuning_cache_key(step)];
+    auto& slot = cache()[key];
     if (!slot) slot = std::make_shared<cache_entry>();
     e = slot;
   }
   // The entry's lock, not the map's: a slow calibration of one device holds
   // up no other device's, and one that throws leaves the entry to retry.
   std::lock_guard lock(e->mutex);
-  if (e->done) return e->tuning;
-  const std::string key = tuning_cache_key(step), file = tuning_cache_file();
-  std::optional<staged_tuning> t;
-  if (!file.empty()) t = read_cached(file, key);
-  if (!t && calibrate) {
-    t = calibrate(step);
-    t->validate();
-    if (!file.empty()) write_cached(file, key, *t);
+  if (e->done) return {e->tuning, e->source, e->origin};
+  keyed_cache file = tuning_cache(in);
+  if (cache_file) file.file = *cache_file;
+  const std::string machine = machine_of(step);
+  machine_result r;
+  if (auto t = read_cached(file, key, machine)) {
+    r = {*t, setting_source::cache, file.file};
+  } else if (calibrate) {
+    r.tuning = calibrate(step);
+    r.tuning.validate();
+    r.source = setting_source::calibration;
+    write_cached(file, key, machine, r.tuning);
   }
-  e->tuning = t ? *t : staged_tuning{};
+  e->tuning = r.tuning;
+  e->source = r.source;
+  e->origin = r.origin;
   e->done = true;
-  return e->tuning;
+  return r;
+}
+
+// The fields as a result file records them (config.settings), by name.
+struct recorded_field {
+  const char* name;
+  bool calibrated;  // chosen by the calibration (and cached), not only a default
+};
+constexpr recorded_field recorded_fields[] = {
+    {"chunk_bytes", true},   {"ring_depth", true},    {"threads", true},        {"handoff_to_device_bytes", true},
+    {"handoff_to_host_bytes", true}, {"stream_stores", false}, {"size_chunks", false}, {"demote_staging", false},
+};
+
+std::uint64_t field_value(const staged_tuning& t, std::string_view name) {
+  if (name == "chunk_bytes") return t.chunk_bytes;
+  if (name == "ring_depth") return t.ring_depth;
+  if (name == "threads") return t.threads;
+  if (name == "handoff_to_device_bytes") return t.handoff_to_device_bytes;
+  if (name == "handoff_to_host_bytes") return t.handoff_to_host_bytes;
+  if (name == "stream_stores") return t.stream_stores;
+  if (name == "size_chunks") return t.size_chunks;
+  return t.demote_staging;
+}
+
+// Sets a field from a replayed value, bounded as its override is.
+void set_field(staged_tuning& t, std::string_view name, const std::string& text, const std::string& what) {
+  if (name == "handoff_to_device_bytes" || name == "handoff_to_host_bytes") {
+    const auto n = parse_count(text, what, 0, std::numeric_limits<std::size_t>::max());
+    (name == "handoff_to_device_bytes" ? t.handoff_to_device_bytes : t.handoff_to_host_bytes) = n;
+    return;
+  }
+  const staged_field f = name == "chunk_bytes"     ? staged_field::chunk_bytes
+                         : name == "ring_depth"    ? staged_field::ring_depth
+                         : name == "threads"       ? staged_field::threads
+                         : name == "stream_stores" ? staged_field::stream_stores
+                         : name == "size_chunks"   ? staged_field::size_chunks
+                                                   : staged_field::demote_staging;
+  t = apply_staged_overrides(t, {{f, what, text}});
+}
+
+// The fields an override sets (the handoff: both directions).
+bool overrides_field(const staged_override& o, std::string_view name) {
+  switch (o.field) {
+    case staged_field::chunk_bytes: return name == "chunk_bytes";
+    case staged_field::ring_depth: return name == "ring_depth";
+    case staged_field::threads: return name == "threads";
+    case staged_field::handoff_bytes: return name == "handoff_to_device_bytes" || name == "handoff_to_host_bytes";
+    case staged_field::stream_stores: return name == "stream_stores";
+    case staged_field::size_chunks: return name == "size_chunks";
+    case staged_field::demote_staging: return name == "demote_staging";
+  }
+  return false;
 }
 
 }  // namespace
-
-std::string tuning_cache_file() {
-  if (const char* f = std::getenv("XFER_STAGED_TUNING_CACHE")) return cache_turned_off(f) ? "" : f;
-  if (const char* x = std::getenv("XDG_CACHE_HOME"); x && *x) return fmt::format("{}/xfer/staged-tuning", x);
-  if (const char* h = std::getenv("HOME"); h && *h) return fmt::format("{}/.cache/xfer/staged-tuning", h);
-  return {};
-}
 
 std::string tuning_cache_key(device_step& step) {
   return fmt::format("{}/{}/{}", host_name(), step.name(), step.device_key());
 }
 
 staged_tuning tuning_for(device_step& step, const staged_calibration& calibrate,
-                         const std::vector<staged_override>& overrides) {
+                         const std::vector<staged_override>& overrides, const std::optional<std::string>& cache_file) {
+  const auto in = current_inputs();
   // Every override checked first: a bad value fails before a calibration
   // spends a second and a half.
-  auto all = staged_overrides_from_environment();
+  std::vector<staged_override> all = in->staged;
   all.insert(all.end(), overrides.begin(), overrides.end());
   (void)apply_staged_overrides(staged_tuning{}, all);
   const auto fixed = [&](staged_field f) {
@@ -274,7 +341,42 @@ staged_tuning tuning_for(device_step& step, const staged_calibration& calibrate,
   };
   const bool nothing_to_calibrate = fixed(staged_field::chunk_bytes) && fixed(staged_field::ring_depth) &&
                                     fixed(staged_field::threads) && fixed(staged_field::handoff_bytes);
-  return apply_staged_overrides(machine_tuning(step, nothing_to_calibrate ? staged_calibration{} : calibrate), all);
+  const std::string key = tuning_cache_key(step);
+  std::vector<setting> record;
+  staged_tuning t;
+  if (!in->replay_file.empty()) {
+    // A replay: the file's values, no cache and no calibration.
+    bool missing = false;
+    for (const auto& f : recorded_fields) {
+      const setting* s = replayed(*in, "staged", key, f.name);
+      if (s) set_field(t, f.name, s->value, fmt::format("staged {} in {}", f.name, in->replay_file));
+      missing = missing || !s;
+      record.push_back({"staged", key, f.name, "", s ? setting_source::replay : setting_source::default_value,
+                        s ? in->replay_file : ""});
+    }
+    if (missing)
+      record_notice(fmt::format("replayed file {} has no staged settings for {}: libxfer's defaults where it has none",
+                                in->replay_file, key));
+  } else {
+    const machine_result m =
+        machine_tuning(step, nothing_to_calibrate ? staged_calibration{} : calibrate, *in, cache_file);
+    t = m.tuning;
+    for (const auto& f : recorded_fields)
+      record.push_back({"staged", key, f.name, "", f.calibrated ? m.source : setting_source::default_value,
+                        f.calibrated ? m.origin : ""});
+  }
+  t = apply_staged_overrides(t, all);
+  for (std::size_t i = 0; i < all.size(); ++i)
+    for (setting& s : record)
+      if (overrides_field(all[i], s.name)) {
+        s.source = i < in->staged.size() ? setting_source::environment : setting_source::argument;
+        s.origin = all[i].name;
+      }
+  for (setting& s : record) {
+    s.value = fmt::format("{}", field_value(t, s.name));
+    record_setting(std::move(s));
+  }
+  return t;
 }
 
 namespace {
@@ -304,12 +406,7 @@ std::uint64_t parse_override(const staged_override& o) {
 
 }  // namespace
 
-std::vector<staged_override> staged_overrides_from_environment() {
-  std::vector<staged_override> out;
-  for (const auto& f : fields)
-    if (const char* v = std::getenv(f.variable); v && *v) out.push_back({f.field, f.variable, v});
-  return out;
-}
+const char* staged_variable(staged_field f) noexcept { return fields[static_cast<int>(f)].variable; }
 
 staged_tuning apply_staged_overrides(staged_tuning t, const std::vector<staged_override>& overrides) {
   for (const auto& o : overrides) {
@@ -327,10 +424,6 @@ staged_tuning apply_staged_overrides(staged_tuning t, const std::vector<staged_o
     }
   }
   return t;
-}
-
-staged_tuning tuning_from_environment(staged_tuning base) {
-  return apply_staged_overrides(base, staged_overrides_from_environment());
 }
 
 void forget_cached_tunings() {

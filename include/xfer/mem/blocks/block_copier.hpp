@@ -115,12 +115,16 @@ std::unique_ptr<block_mover> make_block_mover(block_way w, block_step& step);
 // ---- The choice ------------------------------------------------------------
 // Per (block size class, host kind, direction) the ways ranked fastest
 // first, from a short calibration on this device, cached in this process
-// and in the file block_choice_file() under
-// "<host name>/<step name>/<device key>/<direction>/<kind>/<class>". The
+// and in the installed cache file (settings.hpp: library_inputs::blocks_cache,
+// keyed_cache.hpp) under
+// "<host name>/<step name>/<device key>/<direction>/<kind>/<class>", the
+// ranking's scope in a result file's settings. A replay takes the replayed
+// file's ranking for the key instead (no cache, no calibration). The
 // class is the block size rounded down to a power of two. The rule, as the
 // staged copier's tuning_for:
 //   1. a way the caller forces (block_copier_options::way), else
-//   2. XFER_BLOCKS_WAY (loop, batch, kernel, pack) when set, else
+//   2. the installed inputs' way (library_inputs::block_way: XFER_BLOCKS_WAY),
+//      else
 //   3. the first of the ranking this job does not refuse.
 // A forced way the job refuses is a block_error naming the reason.
 struct block_choice_key {
@@ -130,12 +134,7 @@ struct block_choice_key {
 };
 block_choice_key choice_key_for(const block_job& job, host_block_kind kind) noexcept;
 std::string block_choice_cache_key(const block_step& step, const block_choice_key& key);
-// $XFER_BLOCKS_CACHE when set ("off": none), else "block-ways-4" beside the
-// staged copier's tuning file (tuning_cache_file(); none when that is off).
-std::string block_choice_file();
 void forget_block_choices();  // this process's cache (the file stays), for tests
-// XFER_BLOCKS_WAY parsed (throws std::invalid_argument), or none.
-std::optional<block_way> block_way_from_environment();
 
 // The calibration (one per key, then cached): each way the probe does not
 // refuse moves a probe list (probe_bytes of the key's class in min_blocks to
@@ -187,18 +186,19 @@ struct block_way_times {
 std::vector<block_way> rank_block_ways(const std::vector<block_way_times>& times);
 
 struct block_copier_options {
-  std::optional<block_way> way;  // forces a way (over XFER_BLOCKS_WAY)
+  std::optional<block_way> way;  // forces a way (over the installed inputs' way)
   // False: no calibration; an uncached key ranks the ways in the fixed
   // order pack, batch, kernel, loop (tests, and programs that cannot spend
   // the time).
   bool calibrate = true;
   block_calibration_options calibration{};
+  // The rankings' file instead of the installed inputs' ("": none).
+  std::optional<std::string> cache_file;
 };
 
 class block_copier {
  public:
-  // The step must outlive the copier. Throws std::invalid_argument for a bad
-  // XFER_BLOCKS_WAY.
+  // The step must outlive the copier.
   explicit block_copier(block_step& step, block_copier_options options = {});
   ~block_copier();
   block_copier(const block_copier&) = delete;

@@ -67,6 +67,9 @@ class block_step {
   virtual std::string_view name() const noexcept = 0;
   // Names the device (PCI bus id and name): choices are cached per device.
   virtual std::string device_key() const = 0;
+  // The driver as a cache entry records it ("CUDA driver 13000"); empty where
+  // the API has none of its own. An entry made under another driver is not used.
+  virtual std::string driver() const { return {}; }
   // Pinned memory of this API for the pack way's staging buffers (the
   // copier puts a caching pool on it). Lives as long as the step. Allocated
   // from only on a thread where the step made its device current (after

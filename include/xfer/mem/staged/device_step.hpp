@@ -191,6 +191,9 @@ class device_step {
   virtual std::string_view name() const noexcept = 0;
   // Names the device (a PCI bus id, a device name): tuning is cached per it.
   virtual std::string device_key() const = 0;
+  // The driver as a cache entry records it ("CUDA driver 13000"); empty where
+  // the API has none of its own. An entry made under another driver is not used.
+  virtual std::string driver() const { return {}; }
   // Where staging buffers come from: pinned memory of this API (the copier
   // puts a caching pool on it). Lives as long as the step.
   virtual host_resource& staging_memory() = 0;

@@ -219,6 +219,10 @@ class staged_copier {
                                                   void* queue);
 
   const staged_tuning& tuning() const noexcept { return tuning_; }
+  // Where a copy of `bytes` in direction `d` running alone is cut: its
+  // chunks' offsets, then `bytes` (staged_copy_starts over the cache such a
+  // copy takes). Copies running at once on one budget cut smaller.
+  std::vector<std::size_t> chunk_starts(std::size_t bytes, staged_direction d) const;
   device_step& step() const noexcept { return step_; }
   // The budget it shares (null: a team of its own).
   const std::shared_ptr<staging_budget>& budget() const noexcept { return budget_; }

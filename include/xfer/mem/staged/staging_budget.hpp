@@ -141,16 +141,12 @@ class staging_budget {
 
 // The process's budget: one made on first use and shared by every copier
 // made with it while any of them lives (the sweep's `staged` routes of every
-// device, the Python package's copiers). Null where XFER_STAGED_SHARED=0: each
-// copier then starts a team of its own, as before the budget. With
-// XFER_STAGED_BUDGET_THREADS=<n> the team is n threads whatever the copiers'
-// tunings and however many copy at once. Throws std::invalid_argument naming
-// the variable for a value that is not 0 or 1, or not an integer from 1 to
-// max_staged_threads.
+// device, the Python package's copiers), with the installed inputs' options
+// (settings.hpp: library_inputs::budget). Null where those say none
+// (XFER_STAGED_SHARED=0): each copier then starts a team of its own, as
+// before the budget. With XFER_STAGED_BUDGET_THREADS=<n> the team is n
+// threads whatever the copiers' tunings and however many copy at once.
 std::shared_ptr<staging_budget> process_staging_budget();
-// The options process_staging_budget() makes its budget with, from those two
-// variables: nothing where XFER_STAGED_SHARED=0. Throws as it does.
-std::optional<staging_budget_options> staging_budget_options_from_environment();
 
 // A copy that never returns (a hung device) keeps the budget's threads that
 // are inside it, and so may keep every other copy on that budget waiting.

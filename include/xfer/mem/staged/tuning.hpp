@@ -162,6 +162,13 @@ inline constexpr std::size_t demote_llc_fraction = 4;
 inline constexpr std::size_t demote_limit_unknown_llc = std::size_t{64} << 20;
 bool staged_demotes(std::size_t bytes, const staged_tuning& t, std::size_t llc_bytes) noexcept;
 
+// How the copier cuts one copy of `bytes` in direction `d` whose ring may
+// take `cache_bytes` of the cache: staged_chunk_for over the direction's
+// ring (staged_ring_slots), then staged_chunk_starts. The copier's own cut
+// and the CUDA batch route's (which is compared with it) are this function.
+std::vector<std::size_t> staged_copy_starts(std::size_t bytes, const staged_tuning& t, staged_direction d,
+                                            std::size_t cache_bytes);
+
 // The last-level cache's size from sysfs (cpu0's largest unified cache),
 // read once; 0 where the system does not say.
 std::size_t last_level_cache_bytes() noexcept;
@@ -173,28 +180,29 @@ std::size_t last_level_cache_bytes() noexcept;
 // wherever it is given:
 //
 //   1. The machine's tuning for the step's device, under the key
-//      "<host name>/<step name>/<device key>": the one this process already
-//      has; else the cache file's (tuning_cache_file()); else, when
+//      tuning_cache_key(step): the one this process already has; else the
+//      installed cache file's (settings.hpp: library_inputs::staged_cache,
+//      an entry written on this machine, keyed_cache.hpp); else, when
 //      `calibrate` is given, what it returns (written to the file for the
 //      next program); else libxfer's defaults. No calibration runs when the
 //      overrides fix every calibrated field (chunk, ring depth, threads,
 //      handoff): nothing would be left for it to choose (CI pins small
-//      chunks that way, fast).
-//   2. Each XFER_STAGED_* variable set (non-empty) in the environment
-//      replaces its own field, whichever others are set:
-//      XFER_STAGED_CHUNK_BYTES, _RING_DEPTH, _THREADS, _HANDOFF_BYTES (both
-//      directions), _STREAM_STORES and _SIZE_CHUNKS (0 or 1; never
-//      calibrated).
+//      chunks that way, fast). A replay (library_inputs::replay_file) takes
+//      every field from the replayed file instead: no cache, no calibration.
+//   2. Each field the installed inputs fix (library_inputs::staged: the
+//      front door's XFER_STAGED_* variables) replaces its own.
 //   3. Each override the caller passes (`overrides`: the Python Copier's
-//      keyword arguments) replaces its own field, over the environment.
+//      keyword arguments) replaces its own field, over those.
 //
 // Every override is parsed and checked against the bounds below before any
 // calibration runs; one that is not an integer within them throws
 // std::invalid_argument naming the variable or argument, the value and the
 // bounds ("XFER_STAGED_RING_DEPTH=0: expected an integer from 1 to 1024").
-// Thread-safe; calibrate() runs once per key even when several threads ask.
-// The file is an optimisation: one that cannot be read or written is
-// ignored, and a line that does not parse is skipped.
+// Each field resolved is recorded in the settings log under the key, with
+// its source (record_setting). Thread-safe; calibrate() runs once per key
+// even when several threads ask. The file is an optimisation: one that
+// cannot be read or written is ignored, and an entry that cannot be used is
+// ignored with a notice.
 
 // The bounds staged_tuning::validate() and every override share.
 // The smallest chunk is one cache line, the smallest piece a thread copies
@@ -218,21 +226,23 @@ struct staged_override {
 };
 
 using staged_calibration = std::function<staged_tuning(device_step&)>;
+// cache_file: the caller's file instead of the installed inputs' ("": none).
 staged_tuning tuning_for(device_step& step, const staged_calibration& calibrate = {},
-                         const std::vector<staged_override>& overrides = {});
+                         const std::vector<staged_override>& overrides = {},
+                         const std::optional<std::string>& cache_file = std::nullopt);
 
-// Step 2 alone: the environment's overrides, in field order.
-std::vector<staged_override> staged_overrides_from_environment();
 // `base` with `overrides` applied in order (a later one for the same field
 // wins); throws std::invalid_argument as described above.
 staged_tuning apply_staged_overrides(staged_tuning base, const std::vector<staged_override>& overrides);
-// `base` with the environment's overrides applied (step 2 alone).
-staged_tuning tuning_from_environment(staged_tuning base = {});
+// Every field, and the variable that overrides it (XFER_STAGED_CHUNK_BYTES...;
+// read by the front door, settings.hpp).
+inline constexpr staged_field all_staged_fields[] = {
+    staged_field::chunk_bytes,   staged_field::ring_depth,  staged_field::threads,       staged_field::handoff_bytes,
+    staged_field::stream_stores, staged_field::size_chunks, staged_field::demote_staging};
+const char* staged_variable(staged_field f) noexcept;
+// "<host name>/<step name>/<device key>": the cache's key, and the scope of
+// the step's settings in a result file.
 std::string tuning_cache_key(device_step& step);
-// $XFER_STAGED_TUNING_CACHE when set ("off": no file), else
-// $XDG_CACHE_HOME/xfer/staged-tuning, else ~/.cache/xfer/staged-tuning.
-// Empty when there is no file to use.
-std::string tuning_cache_file();
 void forget_cached_tunings();  // this process's cache (the file stays), for tests
 
 // A short calibration: times round trips of probe_bytes through the copier
