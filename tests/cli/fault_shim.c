@@ -9,6 +9,7 @@
  * (below). The host backend's copies are
  * plain memcpy calls, so a real sweep meets these faults. */
 #define _GNU_SOURCE
+#include <fcntl.h>
 #include <dlfcn.h>
 #include <stdatomic.h>
 #include <stdlib.h>
@@ -24,6 +25,7 @@ static long fault_after;
 static double fault_after_s = -1; /* < 0: from the first copy on */
 static atomic_llong first_ns;     /* when the first copy of that size came (0: none yet) */
 static int fault_kind; /* 0 none, 1 hang, 2 corrupt */
+static const char* hung_file; /* XFER_FAULT_HUNG_FILE: made when a copy starts to hang */
 static atomic_long seen;
 static atomic_int initialising;
 
@@ -47,7 +49,14 @@ static void init(void) {
   fault_after = after ? strtol(after, NULL, 10) : 0;
   const char* after_s = getenv("XFER_FAULT_AFTER_S");
   if (after_s) fault_after_s = strtod(after_s, NULL);
+  hung_file = getenv("XFER_FAULT_HUNG_FILE");
   real_memcpy = (memcpy_fn)dlsym(RTLD_NEXT, "memcpy");
+}
+
+/* Hangs for good, saying so first where asked (open and close copy nothing). */
+static void hang(void) {
+  if (hung_file) close(open(hung_file, O_CREAT | O_WRONLY, 0644));
+  for (;;) pause();
 }
 
 /* Whether a copy of the faulting size comes late enough (XFER_FAULT_AFTER_S). */
@@ -67,8 +76,7 @@ void* memcpy(void* dst, const void* src, size_t n) {
     if (!real_memcpy) return byte_copy(dst, src, n);
   }
   if (fault_kind && n == fault_bytes && late_enough() && atomic_fetch_add(&seen, 1) >= fault_after) {
-    if (fault_kind == 1)
-      for (;;) pause();
+    if (fault_kind == 1) hang();
     real_memcpy(dst, src, n);
     ((unsigned char*)dst)[0] ^= 0xFF;
     return dst;
@@ -99,7 +107,6 @@ void* memset(void* dst, int c, size_t n) {
       return byte_set(dst, c, n);
     }
   }
-  if (fault_kind == 1 && n == fault_bytes && atomic_fetch_add(&seen, 1) >= fault_after)
-    for (;;) pause();
+  if (fault_kind == 1 && n == fault_bytes && atomic_fetch_add(&seen, 1) >= fault_after) hang();
   return real_memset(dst, c, n);
 }

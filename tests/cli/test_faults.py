@@ -162,17 +162,27 @@ def opencl_vadd():
     return probe.returncode == 0
 
 
-def interrupt_while_hung(args, out, fault_bytes, settle=3.0):
+def interrupt_while_hung(args, out, fault_bytes, within=60.0):
     """Runs `xferbench ARGS` with copies (and first touches) of `fault_bytes` hanging, sends SIGTERM
-    once the run is stuck (`out` not yet written, `settle` s in), and returns the exit code, stderr
-    and the result file. The run must end within the stop grace (a few seconds), hung point or not."""
-    env = {**os.environ, "LD_PRELOAD": SHIM, "XFER_FAULT": "hang", "XFER_FAULT_BYTES": str(fault_bytes)}
+    once the run is stuck (the shim says so: XFER_FAULT_HUNG_FILE; a fixed wait was outrun by a
+    loaded machine's start-up), and returns the exit code, stderr and the result file. The run must
+    end within the stop grace (a few seconds), hung point or not."""
+    hung_file = out + ".hung"
+    env = {**os.environ, "LD_PRELOAD": SHIM, "XFER_FAULT": "hang", "XFER_FAULT_BYTES": str(fault_bytes),
+           "XFER_FAULT_HUNG_FILE": hung_file}
     proc = subprocess.Popen([XFERBENCH, *args], stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True,
                             env=env)
-    time.sleep(settle)
+    deadline = time.monotonic() + within
+    while not os.path.exists(hung_file) and proc.poll() is None and time.monotonic() < deadline:
+        time.sleep(0.05)
     if proc.poll() is not None:
         _, err = proc.communicate()
         raise AssertionError(f"ended before it hung (exit {proc.returncode}): {err}")
+    if not os.path.exists(hung_file):
+        proc.kill()
+        proc.communicate()
+        raise AssertionError(f"no copy of {fault_bytes} bytes hung within {within} s")
+    time.sleep(0.2)  # into the hang, past the copy's own call
     _, err = end_by_signal(proc, signal.SIGTERM, "a signal did not end the run while a point hung")
     return proc.returncode, err, load(out)
 
