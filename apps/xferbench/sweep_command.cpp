@@ -66,7 +66,13 @@ static int run_sweep(const sweep_args& a, const std::vector<std::string>& argv) 
   // A replay's settings replace the environment's for the whole run: no
   // cache read, no calibration (xfer/mem/settings.hpp).
   if (!a.settings.empty()) {
-    auto in = mem::inputs_for_replay(read_settings_file(a.settings), a.settings);
+    mem::library_inputs in;
+    try {
+      in = mem::inputs_for_replay(read_settings_file(a.settings), a.settings);
+    } catch (const std::invalid_argument& e) {
+      if (dynamic_cast<const usage_error*>(&e)) throw;
+      throw usage_error(fmt::format("--settings: {}", e.what()));  // a value the file holds, named
+    }
     in.notify = mem::current_inputs()->notify;
     mem::forget_recorded_settings();
     mem::install_inputs(std::move(in));

@@ -114,14 +114,26 @@ class Settings(unittest.TestCase):
         with open(cache) as f:
             self.assertEqual(f.read().splitlines()[0], HEADER, "rewritten in this version's schema")
 
-    def test_a_file_without_settings_is_bad_input(self):
-        bad = os.path.join(self.d, "bad.json")
-        with open(bad, "w") as f:
-            f.write("{}")
-        p = subprocess.run([XFERBENCH, *STAGED, "--settings", bad], capture_output=True, text=True, timeout=60)
-        self.assertEqual(p.returncode, 2, p.stderr)
-        self.assertEqual(len(p.stderr.splitlines()), 1, p.stderr)
-        self.assertIn("records no settings", p.stderr)
+    def test_a_file_that_is_no_settings_is_bad_input(self):
+        cases = [("{}", "records no settings"), ("not json", "not JSON"),
+                 ('{"settings": [{"component": 1}]}', "entry 1 is not a setting"),
+                 ('{"settings": [{"component": "blocks", "scope": "", "name": "way", "value": "fast", '
+                  '"source": "default"}]}', "expected one of loop, batch, kernel, pack"), (None, "cannot read it")]
+        for text, said in cases:
+            with self.subTest(text=text):
+                bad = os.path.join(self.d, "bad.json")
+                if os.path.exists(bad):
+                    os.remove(bad)
+                if text is not None:
+                    with open(bad, "w") as f:
+                        f.write(text)
+                out = os.path.join(self.d, "out.json")
+                p = subprocess.run([XFERBENCH, *STAGED, "--settings", bad, "--json", out], capture_output=True,
+                                   text=True, timeout=60)
+                self.assertEqual(p.returncode, 2, p.stderr)
+                self.assertEqual(len(p.stderr.splitlines()), 1, p.stderr)
+                self.assertIn(said, p.stderr)
+                self.assertFalse(os.path.exists(out), "nothing measured, nothing written")
 
 
 if __name__ == "__main__":
