@@ -31,5 +31,7 @@ command add_cpu_command(CLI::App& app);
 command add_alloc_command(CLI::App& app);
 // `app` with its one application so far, `vadd`: the command runs as `app vadd`.
 command add_app_command(CLI::App& app);
+// A real program's transfers, captured through CUPTI and priced on this machine (xfer/trace/).
+command add_trace_command(CLI::App& app);
 
 }  // namespace xfer::cli
