@@ -10,6 +10,7 @@
 #include <cstdlib>
 #include <cstring>
 #include <filesystem>
+#include <fstream>
 #include <fmt/format.h>
 #include <fmt/ranges.h>
 #include <set>
@@ -44,16 +45,19 @@ struct trace_args {
   std::string output = "xferbench-trace.json";
   std::string machine;  // a sweep's result file
   std::string from;     // raw records captured in-process (xferbench.trace() in Python)
+  std::string keep;     // where to leave the raw records (and the short measurement's sweep)
   bool quiet = false;
   std::vector<std::string> command;
 };
 
 fs::path self_exe() { return fs::read_symlink("/proc/self/exe"); }
 
-// Next to the binary in a build tree; in lib/ beside bin/ where installed.
+// Next to the binary in a build tree; in lib/ or lib64/ beside bin/ where
+// installed (python/xferbench/_trace.py looks in the same places).
 fs::path injection_library() {
   const fs::path dir = self_exe().parent_path();
-  for (const fs::path& p : {dir / "libxfer_cupti.so", dir.parent_path() / "lib" / "libxfer_cupti.so"})
+  for (const fs::path& p : {dir / "libxfer_cupti.so", dir.parent_path() / "lib" / "libxfer_cupti.so",
+                            dir.parent_path() / "lib64" / "libxfer_cupti.so"})
     if (fs::exists(p)) return p;
   return {};
 }
@@ -143,6 +147,26 @@ std::vector<std::uint64_t> sizes_to_measure(const trace::bill& b, std::set<std::
   return {sizes.begin(), sizes.end()};
 }
 
+std::string signal_name(int sig) {
+  const char* d = ::strsignal(sig);
+  return fmt::format("signal {} ({})", sig, d ? d : "?");
+}
+
+fs::path temp_directory() {
+  std::string dir = (fs::temp_directory_path() / "xferbench-trace-XXXXXX").string();
+  if (!::mkdtemp(dir.data())) throw std::runtime_error(fmt::format("cannot make {}: {}", dir, std::strerror(errno)));
+  return dir;
+}
+
+// The last line a file holds that is not empty: why a child failed.
+std::string last_line(const fs::path& file) {
+  std::ifstream in(file);
+  std::string line, last;
+  while (std::getline(in, line))
+    if (!line.empty()) last = line;
+  return last;
+}
+
 // This machine's curves at the sizes the program used: a short sweep by this
 // same binary, its result file read back and its path recorded.
 trace::machine_curves measure_curves(const trace::bill& b, unsigned device, const fs::path& raw, bool quiet) {
@@ -156,6 +180,7 @@ trace::machine_curves measure_curves(const trace::bill& b, unsigned device, cons
   std::vector<std::string> size_words;
   for (auto s : sizes) size_words.push_back(std::to_string(s));
   const fs::path out = raw / "machine.json";
+  const fs::path log = raw / "machine.log";  // the sweep's console: its reason where it fails
   const std::vector<std::string> argv{self_exe().string(), "sweep", "-b", "cuda-rt", "--device", std::to_string(device),
                                       "-r", "copy-sync,copy-async,staged", "-m", "pageable,pinned", "-d",
                                       fmt::format("{}", fmt::join(directions, ",")), "--sizes",
@@ -167,6 +192,7 @@ trace::machine_curves measure_curves(const trace::bill& b, unsigned device, cons
   const pid_t pid = ::fork();
   if (pid == 0) {
     if (int fd = ::open("/dev/null", O_WRONLY); fd >= 0) ::dup2(fd, 1);
+    if (int fd = ::open(log.c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0644); fd >= 0) ::dup2(fd, 2);
     std::vector<char*> v;
     for (const auto& a : argv) v.push_back(const_cast<char*>(a.c_str()));
     v.push_back(nullptr);
@@ -177,7 +203,12 @@ trace::machine_curves measure_curves(const trace::bill& b, unsigned device, cons
   while (pid > 0 && ::waitpid(pid, &status, 0) < 0 && errno == EINTR) {
   }
   if (pid < 0 || !WIFEXITED(status) || !fs::exists(out)) {
-    none.text = fmt::format("the short measurement did not finish (status {}): not priced", status);
+    const std::string why = last_line(log);
+    none.text = fmt::format("the short measurement (xferbench sweep) {}{}",
+                            pid < 0                ? "could not start"
+                            : WIFEXITED(status)    ? fmt::format("exited {}", WEXITSTATUS(status))
+                                                   : fmt::format("was ended by {}", signal_name(WTERMSIG(status))),
+                            why.empty() ? "" : ": " + why);
     return none;
   }
   auto m = trace::curves_from_sweep(out, device);
@@ -189,16 +220,19 @@ trace::machine_curves measure_curves(const trace::bill& b, unsigned device, cons
   return m;
 }
 
-std::string signal_name(int sig) {
-  const char* d = ::strsignal(sig);
-  return fmt::format("signal {} ({})", sig, d ? d : "?");
-}
-
 int run_trace(const trace_args& a, const std::vector<std::string>& argv) {
   if (a.from.empty() == a.command.empty())
     throw usage_error(a.from.empty() ? "give the program to trace after --: xferbench trace -- python train.py"
                                      : "--from reads records already captured: give it or a command, not both");
   check_outputs({{"-o", a.output}});
+  if (!a.keep.empty() && !a.from.empty()) throw usage_error("--keep keeps what a traced command captures: not with --from");
+  if (!a.keep.empty()) {
+    std::error_code ec;
+    const fs::path parent = fs::absolute(a.keep).parent_path();
+    if (fs::exists(a.keep, ec)) throw usage_error(fmt::format("--keep {}: it exists (give a new directory)", a.keep));
+    if (!fs::is_directory(parent, ec))
+      throw usage_error(fmt::format("--keep {}: {} is not a directory", a.keep, parent.string()));
+  }
   trace::machine_curves given;
   if (!a.machine.empty()) {
     try {
@@ -228,10 +262,16 @@ int run_trace(const trace_args& a, const std::vector<std::string>& argv) {
       throw std::runtime_error(fmt::format("libxfer_cupti.so is not beside {} (built only where the CUDA toolkit has "
                                            "CUPTI): tracing is unavailable",
                                            self_exe().string()));
-    std::string dir = (fs::temp_directory_path() / "xferbench-trace-XXXXXX").string();
-    if (!::mkdtemp(dir.data())) throw std::runtime_error(fmt::format("cannot make {}: {}", dir, std::strerror(errno)));
-    raw = dir;
-    made = raw;
+    if (!a.keep.empty()) {
+      std::error_code ec;
+      if (!fs::create_directory(a.keep, ec))
+        throw usage_error(fmt::format("--keep {}: cannot make it a new directory{}", a.keep,
+                                      ec ? ": " + ec.message() : " (it exists)"));
+      raw = a.keep;
+    } else {
+      raw = temp_directory();
+      made = raw;
+    }
     run.command = a.command;
     const auto c = run_traced(a.command, library, raw);
     run.exit_code = c.exit_code;
@@ -282,7 +322,12 @@ int run_trace(const trace_args& a, const std::vector<std::string>& argv) {
   // Priced once the bill knows the sizes: the curves may be measured for them.
   trace::bill b = trace::make_bill(processes, trace::machine_curves{}, run.wall_s);
   trace::machine_curves machine = given;
-  if (a.machine.empty() && !b.transfers.empty()) machine = measure_curves(b, b.transfers.front().device, raw, a.quiet);
+  if (a.machine.empty() && !b.transfers.empty()) {
+    // The measurement's files go with the raw records this run made or keeps, never into --from's directory.
+    const fs::path where = a.from.empty() ? raw : temp_directory();
+    machine = measure_curves(b, b.transfers.front().device, where, a.quiet);
+    if (!a.from.empty()) fs::remove_all(where);
+  }
   else if (a.machine.empty()) machine.text = "nothing to price";
   else if (!b.transfers.empty() && b.transfers.front().device != 0)
     machine = trace::curves_from_sweep(a.machine, b.transfers.front().device);  // the device the program used
@@ -313,6 +358,10 @@ command add_trace_command(CLI::App& app) {
   cmd->add_option("--machine", a->machine,
                   "price with this sweep's result file (`xferbench sweep --json FILE`) instead of measuring the sizes "
                   "the program used (at most 15 s)");
+  cmd->add_option("--keep", a->keep,
+                  "keep the raw records (cupti-PID.jsonl, one a process) and the short measurement's sweep in DIR, "
+                  "a new directory; they are removed otherwise")
+      ->check(not_empty());
   cmd->add_option("--from", a->from, "bill records already captured in DIR (what xferbench.trace() in Python does)");
   add_quiet_flag(*cmd, a->quiet);
   cmd->add_option("command", a->command, "the program and its arguments, after --");

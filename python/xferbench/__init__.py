@@ -7,6 +7,9 @@ and result files as data.
     xferbench.copy(cuda_tensor, a)          # host to device through the staged copier
     rows = xferbench.load("sweep.json")     # a list of dicts, one per point
     df = xferbench.load("sweep.json", frame=True)  # a pandas DataFrame (DependencyMissing without pandas)
+    with xferbench.trace("trace.json") as t:  # this process's CUDA transfers, through CUPTI
+        train_step()
+    t.bill["fixes"]                         # what the C++ tool wrote: groups, prices, fixes
 
 The native module is loaded on import; without it (not built) load() still works and
 Pool/copy raise NativeModuleMissing. CUDA is reached at run time, so the same module
@@ -31,6 +34,8 @@ from ._errors import (  # noqa: E402
     NativeModuleMissing,
     PoolClosedError,
     RegistrationError,
+    TraceError,
+    TraceUnavailable,
     XferError,
 )
 from ._copy import Copier, CopyHandle, copy, cuda_available, cuda_status  # noqa: E402
@@ -38,6 +43,7 @@ from ._blocks import BlockCopier, copy_blocks  # noqa: E402
 from ._load import load  # noqa: E402
 from ._pool import Pool, kinds  # noqa: E402
 from ._settings import settings  # noqa: E402
+from ._trace import Trace, trace  # noqa: E402
 
 __version__ = "0.1.0"
 
@@ -47,3 +53,4 @@ __all__ = [
     "CopyHandle", "copy", "cuda_available", "cuda_status", "load", "Pool", "kinds",
 ]
 __all__ += ["BlockCopier", "copy_blocks", "settings"]
+__all__ += ["Trace", "trace", "TraceError", "TraceUnavailable"]

@@ -95,3 +95,16 @@ class RegistrationError(XferError):
     """A copier's registration cache could not be made (the device step cannot register
     host memory). A registration refused during a copy is no error: the copy is staged
     and the cause kept in ``Copier.registration_stats["last_refusal"]``."""
+
+
+class TraceUnavailable(XferError):
+    """xferbench.trace() cannot start here: no libxfer_cupti.so (the message names where it was looked
+    for and how to point at it), no xferbench binary to write the trace file with, a library that would
+    not load, a trace already running in this process, or CUPTI refusing (another profiler holds it,
+    no CUPTI): then the message carries the library's own reason (xfer_trace_error())."""
+
+
+class TraceError(XferError):
+    """A trace that ran could not be written: xfer_trace_stop() failed, or `xferbench trace --from DIR`
+    did (the message ends with its reason), or its file is not JSON. The raw records are kept, and
+    the message names their directory."""

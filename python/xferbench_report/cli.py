@@ -40,7 +40,10 @@ def _parser():
                                    "replaced only if it holds an earlier report. Exit 0 written; 1 an output could "
                                    "not be written; 2 no file could be used; 3 written, some files left out; 69 "
                                    "matplotlib, which the figures are drawn with, cannot be imported (one line says "
-                                   "what to install; nothing written).")
+                                   "what to install; nothing written). A trace file (`xferbench trace`, schema "
+                                   "xferbench-trace/1) is a page of its own, 'Transfers of this program': the report "
+                                   "itself where it is the only file, else DIR/trace-NAME.html and .md, linked from "
+                                   "the index.")
     r.add_argument("results", nargs="+", type=path, metavar="RESULTS.json")
     r.add_argument("-o", "--output", required=True, type=path, metavar="DIR", help="report directory")
     r.add_argument("--title", help="report title (default: 'xferbench report')")
@@ -139,9 +142,9 @@ def _command(args):
 
         # The report directory is swapped in whole: an input inside it would be removed.
         refuse_output_on_inputs([("-o", args.output)], [("the input", p) for p in args.results])
-        refused = []
+        refused, traces = [], []
         out, nfig, findings = render(args.results, args.output, title=args.title, reference=args.reference,
-                                     jobs=args.jobs, mixed_machines=args.machines, refused=refused)
+                                     jobs=args.jobs, mixed_machines=args.machines, refused=refused, traces=traces)
         for line in refused:
             print(f"{PROG}: error: {line}", file=sys.stderr)
         print(f"wrote {out}/index.html, {out}/summary.md and {nfig} figures in {out}/plots")
@@ -151,6 +154,11 @@ def _command(args):
             print("findings:")
             for f in headlines(findings):
                 print(f"  {f.line()}")
+        if traces:  # each trace's ending and its ranked fixes, as its page begins
+            from .trace import console_lines
+
+            for t in traces:
+                print("\n".join(console_lines(t)))
         return 3 if refused else 0
     if args.command == "compare":
         from .compare import format_comparison, run_compare

@@ -39,6 +39,19 @@ class Figure:
 
 
 @dataclass
+class Link:
+    """A table cell that links to another page of the report (a trace's page): md_href where the Markdown
+    form of that page is another file."""
+
+    text: str
+    href: str
+    md_href: str = ""
+
+    def __str__(self):
+        return self.text
+
+
+@dataclass
 class Code:
     text: str
 
@@ -88,6 +101,8 @@ def _align(t, i):
 # ---- Markdown -----------------------------------------------------------------
 
 def _md_cell(text):
+    if isinstance(text, Link):
+        return f"[{_md_cell(text.text)}]({text.md_href or text.href})"
     return str(text).replace("|", "\\|").replace("\n", " ")
 
 
@@ -151,6 +166,12 @@ def _e(text):
     return html.escape(str(text), quote=True)
 
 
+def _cell(value):
+    if isinstance(value, Link):
+        return f'<a href="{_e(value.href)}">{_e(value.text)}</a>'
+    return _e(value)
+
+
 def to_html(doc):
     toc = [b for b in doc.blocks if isinstance(b, Heading) and b.level == 1 and b.anchor]
     nav = ("<nav><ul>" + "".join(f'<li><a href="#{_e(h.anchor)}">{_e(h.text)}</a></li>' for h in toc)
@@ -182,7 +203,7 @@ def to_html(doc):
             for k, row in enumerate(b.rows):
                 mark = b.row_marks[k] if k < len(b.row_marks) and b.row_marks[k] else ""
                 tr = f'<tr class="{mark}">' if mark else "<tr>"
-                rows.append(tr + "".join(f'<td class="{c}">{_e(v)}</td>' for c, v in zip(cls, row)) + "</tr>")
+                rows.append(tr + "".join(f'<td class="{c}">{_cell(v)}</td>' for c, v in zip(cls, row)) + "</tr>")
             rows.append("</tbody></table></div>")
             body.append("\n".join(rows))
         elif isinstance(b, Figure):

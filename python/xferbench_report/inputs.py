@@ -1,9 +1,10 @@
-"""Sorting the files given to `render`: sweeps, studies, and the ones refused.
+"""Sorting the files given to `render`: sweeps, studies, traces, and the ones refused.
 
-Each file is read once and sent by its schema to the sweep loader (load.py) or
-the study loader (studies.py). A file that cannot be used is one message, and
-the rest are still rendered; files from another machine than the first are
-refused too (one machine per report) unless the caller allows a mix.
+Each file is read once and sent by its schema to the sweep loader (load.py), the
+study loader (studies.py) or the trace loader (trace.py). A file that cannot be
+used is one message, and the rest are still rendered; files from another machine
+than the first are refused too (one machine per report) unless the caller allows
+a mix. A trace is a page of its own, so its machine is not held to the others'.
 """
 
 from dataclasses import dataclass, field
@@ -14,12 +15,14 @@ from .errors import BadInput
 from .load import read_document, _quote, load_run
 from .studies import SCHEMAS as STUDY_SCHEMAS
 from .studies import load_study
+from .trace import is_trace, load_trace
 
 
 @dataclass
 class Inputs:
     runs: list = field(default_factory=list)
     studies: list = field(default_factory=list)
+    traces: list = field(default_factory=list)  # trace.Trace, each drawn as a page of its own
     refused: list = field(default_factory=list)  # one line per file not rendered
 
 
@@ -42,7 +45,8 @@ def machine_of(system):
     return f"{s.get('hostname') or '?'} ({s.get('cpu_model') or '?'}, {s.get('logical_cpus') or '?'} CPUs)"
 
 
-def sort_inputs(paths, mixed_machines=False):
+def sort_inputs(paths, mixed_machines=False, traces=False):
+    """traces: whether the caller shows trace files (render); elsewhere each is refused with one line."""
     got = Inputs()
     used = set()
     machine = None
@@ -51,6 +55,11 @@ def sort_inputs(paths, mixed_machines=False):
         try:
             doc = read_document(path)
             schema = doc.get("schema") if isinstance(doc, dict) else None
+            if is_trace(doc):
+                if not traces:
+                    raise BadInput(f"{path}: a trace file ({_quote(schema)}), not a result file: render draws it")
+                got.traces.append(load_trace(path, doc, label=_unique_label(path, used)))
+                continue
             if schema in STUDY_SCHEMAS:
                 item = load_study(path, doc)
                 host = machine_of(item.system)

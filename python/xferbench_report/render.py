@@ -1,4 +1,5 @@
-"""`render`: result files -> DIR/index.html, DIR/summary.md, DIR/plots/*.png|svg.
+"""`render`: result files -> DIR/index.html, DIR/summary.md, DIR/plots/*.png|svg; a trace file -> a page of its
+own (trace.py), DIR/trace-NAME.html and .md, or index.html and summary.md where it is the only file.
 
 Everything is written into a fresh temporary directory beside DIR and moved
 into place only when complete, so an error never leaves half a report (and a
@@ -18,6 +19,7 @@ from .findings import order, peer_matrix, render_findings, sweep_findings
 from .inputs import sort_inputs
 from .settings import settings_section
 from .studies import render_studies, study_findings
+from .trace import index_section, page_document, trace_figure
 from .units import format_gbps, format_size, format_time, format_us
 
 REPORT_FILES = ("index.html", "summary.md")
@@ -476,11 +478,11 @@ def check_output_dir(out):
                            "give a new or empty directory")
 
 
-def judge(paths, reference=None, mixed_machines=False):
+def judge(paths, reference=None, mixed_machines=False, traces=False):
     """The files read, analysed and judged: (inputs, report or None, ordered findings). BadInput when no file is
-    usable (one line per file)."""
-    got = sort_inputs(paths, mixed_machines=mixed_machines)
-    if not got.runs and not got.studies:
+    usable (one line per file). Trace files are read where `traces` (render), else refused."""
+    got = sort_inputs(paths, mixed_machines=mixed_machines, traces=traces)
+    if not got.runs and not got.studies and not got.traces:
         raise BadInput("\n".join(got.refused))  # one line per file
     backends = sorted({p.backend for r in got.runs for p in r.points})
     if reference is not None and reference not in backends:
@@ -490,16 +492,21 @@ def judge(paths, reference=None, mixed_machines=False):
     return got, report, order((sweep_findings(report) if report else []) + study_findings(got.studies))
 
 
-def render(paths, out, title=None, reference=None, jobs=None, mixed_machines=False, refused=None):
+def render(paths, out, title=None, reference=None, jobs=None, mixed_machines=False, refused=None, traces=None):
     """Writes the report; returns (output path, number of figures, findings).
 
     Files that cannot be used are left out with one line each appended to
-    `refused` (a list the caller passes); when none is usable, BadInput."""
+    `refused` (a list the caller passes); when none is usable, BadInput.
+    Each trace file is a page of its own (trace.py): index.html and summary.md
+    where it is the only file, else trace-NAME.html and .md, which the index
+    links to; the traces read are appended to `traces` where the caller passes a list."""
     out = Path(out)
     check_output_dir(out)
-    got, report, findings = judge(paths, reference=reference, mixed_machines=mixed_machines)
+    got, report, findings = judge(paths, reference=reference, mixed_machines=mixed_machines, traces=True)
     if refused is not None:
         refused.extend(got.refused)
+    if traces is not None:
+        traces.extend(got.traces)
     try:
         from . import plots  # matplotlib only when rendering, and asked for before any work is written
     except ImportError as e:  # matplotlib absent, or installed without what it imports (pillow, numpy)
@@ -513,7 +520,22 @@ def render(paths, out, title=None, reference=None, jobs=None, mixed_machines=Fal
             from .study_plots import study_figures
 
             figures["studies"] = study_figures(got.studies, tmp / "plots")
-        doc = build_document(report, figures, title, got.studies, findings)
+        pages = []
+        for t in got.traces:
+            fig = trace_figure(t, tmp / "plots")
+            figures.setdefault("traces", []).extend([fig] if fig else [])
+            pages.append((t, page_document(t, fig)))
+        if report or got.studies:
+            doc = build_document(report, figures, title, got.studies, findings)
+        elif len(pages) == 1:  # a trace alone: its page is the report
+            doc = pages.pop()[1]
+        else:
+            doc = Document(title or "xferbench report")
+        if pages:
+            index_section(doc, [t for t, _ in pages])
+        for t, page in pages:
+            (tmp / f"{t.page}.html").write_text(to_html(page), encoding="utf-8")
+            (tmp / f"{t.page}.md").write_text(to_markdown(page), encoding="utf-8")
         (tmp / "index.html").write_text(to_html(doc), encoding="utf-8")
         (tmp / "summary.md").write_text(to_markdown(doc), encoding="utf-8")
         made.update(figures)

@@ -50,6 +50,17 @@ std::string host_side(const std::string& direction, const std::string& src, cons
 
 }  // namespace
 
+std::string call_name(std::string cupti_name) {
+  // CUPTI names a call by its versioned entry point (cudaMemcpy_v3020,
+  // cuMemcpyHtoD_v2); the program wrote cudaMemcpy, cuMemcpyHtoD.
+  const auto v = cupti_name.rfind("_v");
+  if (v != std::string::npos && v + 2 < cupti_name.size() &&
+      std::all_of(cupti_name.begin() + static_cast<std::ptrdiff_t>(v) + 2, cupti_name.end(),
+                  [](char ch) { return ch >= '0' && ch <= '9'; }))
+    cupti_name.resize(v);
+  return cupti_name;
+}
+
 process_capture read_capture(const std::filesystem::path& file) {
   std::ifstream in(file);
   if (!in) throw capture_error(fmt::format("{}: cannot read it", file.string()));
@@ -96,7 +107,7 @@ process_capture read_capture(const std::filesystem::path& file) {
         kernels[r.at("dev").get<unsigned>()].push_back({r.at("start").get<std::uint64_t>(), r.at("end").get<std::uint64_t>()});
       } else if (t == "api") {
         auto& to = r.at("domain").get<std::string>() == "runtime" ? runtime : driver;
-        to[r.at("corr").get<std::uint32_t>()] = {r.at("name").get<std::string>(), r.at("start").get<std::uint64_t>(),
+        to[r.at("corr").get<std::uint32_t>()] = {call_name(r.at("name").get<std::string>()), r.at("start").get<std::uint64_t>(),
                                                  r.at("end").get<std::uint64_t>()};
       } else if (t == "error") {
         p.error = r.at("what").get<std::string>();

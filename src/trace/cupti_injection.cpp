@@ -3,7 +3,7 @@
 // cuInit), or Python's xferbench.trace() loads it and calls xfer_trace_start.
 // It subscribes to CUPTI's activity API and writes each copy, memset and
 // kernel, and each memory API call, as one JSON line to DIR/cupti-PID.jsonl.
-// It decides nothing: src/trace/raw_trace.cpp reads the lines and the bill is
+// It decides nothing: src/trace/capture.cpp reads the lines and the bill is
 // made there. It never touches the program's data, streams or output.
 //
 // Lines (every time in CUPTI's nanosecond clock):

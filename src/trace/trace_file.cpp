@@ -165,6 +165,7 @@ std::string bill_text(const program_run& run, const machine_curves& machine, con
                        g.cost_s > 0 ? static_cast<double>(g.bytes) / g.cost_s * 1e-9 : 0.0, group_words(g));
   }
   if (b.groups.size() > shown) out += fmt::format("  ... {} more groups in the file\n", b.groups.size() - shown);
+  if (machine.source == "none") return out + fmt::format("trace: not priced: {}\n", machine.text);
   out += fmt::format("trace: priced with {}\n", machine.text);
   if (b.fixes.empty()) return out + "trace: no fix saves more than 5% of a group's time on this machine\n";
   for (std::size_t i = 0; i < b.fixes.size() && i < 3; ++i) {

@@ -35,6 +35,12 @@ def sweep_file(path, pinned_gbps):
     return path
 
 
+def library_built():
+    """libxfer_cupti.so is built only where the CUDA toolkit has CUPTI (not in the sanitizer build)."""
+    here = os.path.dirname(XFERBENCH)
+    return any(os.path.exists(os.path.join(d, "libxfer_cupti.so")) for d in (here, os.path.join(here, "..", "lib")))
+
+
 class Trace(unittest.TestCase):
     def setUp(self):
         self.dir = tempfile.TemporaryDirectory()
@@ -44,6 +50,17 @@ class Trace(unittest.TestCase):
 
     def tearDown(self):
         self.dir.cleanup()
+
+    def needs_library(self):
+        """Without the library a traced program is refused in one line, exit 1, no file; the test then skips."""
+        if library_built():
+            return
+        p = self.trace("-o", self.out, "--", "true")
+        self.assertEqual(p.returncode, 1, p.stderr)
+        self.assertEqual(len(p.stderr.splitlines()), 1, p.stderr)
+        self.assertIn("libxfer_cupti.so is not beside", p.stderr)
+        self.assertFalse(os.path.exists(self.out))
+        self.skipTest("this build has no libxfer_cupti.so (no CUPTI): the refusal was checked instead")
 
     def trace(self, *args, **kw):
         return subprocess.run([XFERBENCH, "trace", *args], capture_output=True, text=True, timeout=60,
@@ -67,6 +84,24 @@ class Trace(unittest.TestCase):
         self.assertGreater(doc["fixes"][0]["saving_s"], 0)
         self.assertIn("fix 1: 1 x 16 MiB h2d pageable", p.stderr)
 
+    def test_measured_here_or_not_priced_saying_why(self):
+        # No --machine: the sizes seen are measured on this machine; without a GPU that fails, and the
+        # bill says why nothing was priced. Either way --from's directory is left as it was.
+        raw = os.path.join(self.d, "raw")
+        shutil.copytree(os.path.join(CAPTURES, "two-copies"), raw)
+        before = sorted(os.listdir(raw))
+        p = self.trace("--from", raw, "-o", self.out)
+        self.assertEqual(p.returncode, 0, p.stderr)
+        self.assertEqual(sorted(os.listdir(raw)), before)
+        machine = self.doc()["machine"]
+        if machine["source"] == "none":
+            self.assertIn("trace: not priced: the short measurement (xferbench sweep) exited", p.stderr)
+            self.assertEqual(self.doc()["fixes"], [])
+            self.assertNotIn("no fix saves", p.stderr)
+        else:
+            self.assertEqual(machine["source"], "measured")
+            self.assertIn("trace: priced with measured here", p.stderr)
+
     def test_no_fix_where_pinned_is_slower_here(self):
         # This machine's pinned copies (5 GB/s) are slower than the program's pageable copy (8 GB/s).
         p = self.trace("--from", os.path.join(CAPTURES, "two-copies"), "--machine",
@@ -78,6 +113,7 @@ class Trace(unittest.TestCase):
         self.assertIn("no fix saves", p.stderr)
 
     def test_the_program_keeps_its_output_and_exit_code(self):
+        self.needs_library()
         p = self.trace("-o", self.out, "--", "sh", "-c", "echo hi; echo err >&2; exit 3")
         self.assertEqual(p.returncode, 3, p.stderr)
         self.assertEqual(p.stdout, "hi\n")
@@ -89,11 +125,13 @@ class Trace(unittest.TestCase):
         self.assertEqual(doc["groups"], [])
 
     def test_a_program_ended_by_a_signal(self):
+        self.needs_library()
         p = self.trace("-o", self.out, "--", "sh", "-c", "kill -TERM $$")
         self.assertEqual(p.returncode, 128 + signal.SIGTERM, p.stderr)
         self.assertEqual(self.doc()["outcome"]["signal"], signal.SIGTERM)
 
     def test_a_signal_to_the_tracer_reaches_the_program(self):
+        self.needs_library()
         t = subprocess.Popen([XFERBENCH, "trace", "-q", "-o", self.out, "--", "sleep", "30"], env=self.env,
                              stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
         time.sleep(0.5)
@@ -128,6 +166,9 @@ class Trace(unittest.TestCase):
             (["-o", self.out, "--machine", bad_json, *program], "not JSON"),
             (["-o", self.out, "--machine", os.path.join(self.d, "none.json"), *program], "cannot read it"),
             (["-o", self.out, "--from", os.path.join(self.d, "none")], "not a directory"),
+            (["-o", self.out, "--keep", self.d, *program], "it exists"),
+            (["-o", self.out, "--keep", os.path.join(self.d, "no-dir", "raw"), *program], "not a directory"),
+            (["-o", self.out, "--keep", os.path.join(self.d, "raw"), "--from", self.d], "not with --from"),
         )
         for args, said in cases:
             with self.subTest(args=args):

@@ -312,7 +312,7 @@ TEST_F(BlockCopier, CalibrationRanksEveryUsableWayAndIsCachedInTheFile) {
   EXPECT_EQ(recorded().origin, file);
   // An entry made on another machine, or a file of another schema, is not
   // used: the fixed order, and a notice saying why.
-  for (const std::string text : {std::string(cache_header) + key + "\tanother CPU; no driver\tloop pack\n",
+  for (const std::string& text : {std::string(cache_header) + key + "\tanother CPU; no driver\tloop pack\n",
                                  "xfer block-ways cache, schema 5\n" + key + "\t" + this_machine() + "\tloop\n"}) {
     std::ofstream(file, std::ios::trunc) << text;
     forget_block_choices();

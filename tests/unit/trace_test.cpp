@@ -31,7 +31,7 @@ TEST(TraceCapture, JoinsEachCopyWithTheCallThatAskedForIt) {
   EXPECT_NEAR(h2d.overlap_s, 0.6e-3, 1e-12);
 
   const transfer& d2h = p.transfers[1];
-  EXPECT_EQ(d2h.call, "cuMemcpyDtoHAsync_v2");  // the driver's, called directly
+  EXPECT_EQ(d2h.call, "cuMemcpyDtoHAsync");  // the driver's, called directly
   EXPECT_EQ(d2h.host_memory, "pinned");         // the destination is the host side
   EXPECT_TRUE(d2h.async);
   EXPECT_NEAR(d2h.cost_s(), 10e-6, 1e-12);  // asynchronous: its time on the device
@@ -42,6 +42,15 @@ TEST(TraceCapture, JoinsEachCopyWithTheCallThatAskedForIt) {
   EXPECT_EQ(set.direction, "set");
   EXPECT_EQ(set.call, "");  // no record of its call came
   EXPECT_FALSE(set.host_s);
+}
+
+TEST(TraceCapture, ACallIsNamedAsTheProgramWroteIt) {
+  EXPECT_EQ(call_name("cudaMemcpy_v3020"), "cudaMemcpy");
+  EXPECT_EQ(call_name("cuMemcpyHtoD_v2"), "cuMemcpyHtoD");
+  EXPECT_EQ(call_name("cudaMemcpy"), "cudaMemcpy");
+  EXPECT_EQ(call_name("cudaMemcpy_v"), "cudaMemcpy_v");        // no version digits: not a suffix
+  EXPECT_EQ(call_name("cuMemcpy_vx2"), "cuMemcpy_vx2");        // not digits
+  EXPECT_EQ(call_name("cudaMemcpy_v3020_ptds"), "cudaMemcpy_v3020_ptds");  // the suffix is last or none
 }
 
 TEST(TraceCapture, AProcessCutShortKeepsWhatCameBefore) {

@@ -52,6 +52,10 @@ struct process_capture {
 // mid-write) is left out, and the capture is not complete; any other line
 // that is not a record throws capture_error naming the file and line.
 process_capture read_capture(const std::filesystem::path& file);
+
+// The call as the program wrote it: CUPTI's versioned name without its
+// "_vNNNN" suffix (cudaMemcpy_v3020 -> cudaMemcpy, cuMemcpyHtoD_v2 -> cuMemcpyHtoD).
+std::string call_name(std::string cupti_name);
 // Every cupti-*.jsonl in `dir`, by pid.
 std::vector<process_capture> read_captures(const std::filesystem::path& dir);
 
