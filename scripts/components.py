@@ -93,8 +93,9 @@ def read_ctest(results):
             elif status in ("notrun", "disabled"):
                 skipped = case.find("skipped")
                 outcome, why = "skipped", (skipped.get("message", "") if skipped is not None else status)
-                if why == "SKIP_REGULAR_EXPRESSION_MATCHED":
+                if why == "SKIP_REGULAR_EXPRESSION_MATCHED" or why.startswith("SKIP_RETURN_CODE"):
                     # GoogleTest's reason is the line after "Skipped"; else the output's last line
+                    # (a program that exits 77 says why there: "skipped: no usable CUDA device")
                     m = re.search(r": Skipped\n(.*)", out)
                     why = m.group(1).strip() if m else out.strip().splitlines()[-1] if out.strip() else why
             else:

@@ -170,3 +170,17 @@ def test_a_conformance_case_refused_by_design_is_counted_skipped_and_does_not_fa
     p, rows = run(build, results, require="opencl")
     assert p.returncode == 1 and rows["opencl"][4] == "2"
     assert "opencl: 1 test(s) skipped that this machine can run: Ocl.NeedsTwoDevices" in p.stdout
+
+
+def test_a_program_skipped_by_its_exit_code_gives_its_own_reason(tmp_path):
+    """A CTest test skipped by SKIP_RETURN_CODE (an example exiting 77): the reason is what the program
+    said last, not CTest's "SKIP_RETURN_CODE=77"."""
+    build, results = write_build(tmp_path)
+    skipped = ctest_case("Cuda.NeedsDevice", status="notrun", skipped="SKIP_RETURN_CODE=77",
+                         out="skipped: no usable CUDA device (no driver here)\n")
+    (results / "ctest-gpu.xml").write_text(f'<testsuite tests="1">{skipped}</testsuite>')
+    p, rows = run(build, results, require=ALL_BUT_EXTRAS)
+    assert p.returncode == 0, p.stdout + p.stderr
+    line = next(x for x in p.stdout.splitlines() if x.startswith("cuda-compile"))
+    assert "1 need a GPU (skipped: no usable CUDA device (no driver here))" in line
+    assert "SKIP_RETURN_CODE" not in line
