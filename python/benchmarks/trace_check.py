@@ -27,7 +27,7 @@ import sys
 
 def expected_of(stdout):
     for line in reversed(stdout.splitlines()):
-        if line.startswith('{"expected"'):
+        if line.startswith("{") and '"expected"' in line:
             return json.loads(line)
     raise SystemExit("the example printed no expected line:\n" + stdout[-2000:])
 

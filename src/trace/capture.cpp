@@ -131,7 +131,10 @@ process_capture read_capture(const std::filesystem::path& file) {
     c.t.pid = p.pid;
     // The outermost call the program made: the runtime's when it went
     // through the runtime (its driver call is inside it), else the driver's.
-    const auto r = c.rcorr ? runtime.find(c.rcorr) : runtime.end();
+    // CUPTI gives the copy the id of the call that launched it: the runtime
+    // call's where there was one (runtimeCorrelationId then 0, as CUPTI 13
+    // writes it), else the driver call's.
+    const auto r = runtime.find(c.rcorr ? c.rcorr : c.corr);
     const auto d = driver.find(c.corr);
     const api_call* call = r != runtime.end() ? &r->second : d != driver.end() ? &d->second : nullptr;
     if (call) {

@@ -44,6 +44,28 @@ TEST(TraceCapture, JoinsEachCopyWithTheCallThatAskedForIt) {
   EXPECT_FALSE(set.host_s);
 }
 
+// Lines as libxfer_cupti.so wrote them on an H100 with CUDA 13 (an excerpt of the
+// trace example's capture): the copy carries the runtime call's correlation id
+// and a runtime correlation id of 0.
+TEST(TraceCapture, ARealCaptureJoinsEveryCopyWithItsRuntimeCall) {
+  const process_capture p = read_capture(data + "h100-cuda13/cupti-2234.jsonl");
+  EXPECT_TRUE(p.complete);
+  ASSERT_EQ(p.transfers.size(), 4u);
+  for (const transfer& t : p.transfers) {
+    EXPECT_EQ(t.call, "cudaMemcpy");
+    ASSERT_TRUE(t.host_s);
+    EXPECT_GT(*t.host_s, 0.0);
+    EXPECT_EQ(t.host_memory, "pageable");
+    EXPECT_FALSE(t.async);
+  }
+  EXPECT_EQ(p.transfers[0].direction, "h2d");
+  EXPECT_EQ(p.transfers[0].bytes, 16u << 20);
+  EXPECT_NEAR(*p.transfers[0].host_s, (1796583720239309391 - 1796583720237081281) * 1e-9, 1e-12);
+  EXPECT_EQ(p.transfers[3].direction, "d2h");
+  EXPECT_EQ(p.transfers[3].bytes, 64u << 10);
+  EXPECT_EQ(p.transfers[0].overlap_s, 0.0);  // the kernels ran after each upload, not beside it
+}
+
 TEST(TraceCapture, ACallIsNamedAsTheProgramWroteIt) {
   EXPECT_EQ(call_name("cudaMemcpy_v3020"), "cudaMemcpy");
   EXPECT_EQ(call_name("cuMemcpyHtoD_v2"), "cuMemcpyHtoD");
