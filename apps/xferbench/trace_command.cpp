@@ -44,7 +44,7 @@ constexpr std::size_t max_measured_classes = 6;
 struct trace_args {
   std::string output = "xferbench-trace.json";
   std::string machine;  // a sweep's result file
-  std::string from;     // raw records captured in-process (xferbench.trace() in Python)
+  std::string from;     // raw records captured earlier: by xferbench.trace() in Python, or kept with --keep
   std::string keep;     // where to leave the raw records (and the short measurement's sweep)
   bool quiet = false;
   std::vector<std::string> command;
@@ -303,7 +303,7 @@ int run_trace(const trace_args& a, const std::vector<std::string>& argv) {
   for (const auto& p : processes)
     if (!p.error.empty()) refused = fmt::format("process {}: CUPTI refused: {}", p.pid, p.error);
   const bool all_complete = std::all_of(processes.begin(), processes.end(), [](const auto& p) { return p.complete; });
-  const std::string ended = !a.from.empty() ? fmt::format("captured in-process ({})", a.from)
+  const std::string ended = !a.from.empty() ? fmt::format("records read from {}", a.from)
                              : run.signal    ? fmt::format("the program was ended by {}", signal_name(*run.signal))
                                              : fmt::format("the program exited with {}", run.exit_code.value_or(-1));
   if (processes.empty()) {

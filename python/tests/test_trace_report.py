@@ -266,3 +266,15 @@ def test_headlines_refuses_a_trace_in_one_line(data, capsys):
     assert run("headlines", path) == 2
     assert capsys.readouterr().err == (f"xferbench-report: error: {path}: a trace file ('xferbench-trace/1'), "
                                        "not a result file: render draws it\n")
+
+
+def test_a_real_trace_from_an_h100_shows_its_bill_and_fixes(data, tmp_path):
+    """xferbench trace's file for examples/trace/transfer_pattern.cu as captured on an H100 (billed by
+    tests/cli/test_trace.py's real-capture case): two groups, both pinned fixes, in the file's order."""
+    _, md = render_one(data / "trace_h100_example.json.gz", tmp_path / "report")
+    bill = table_rows(section(md, "The bill"))
+    assert [(r[1], r[2], r[3], r[4], r[7]) for r in bill] == [("h2d", "pageable", "16 MiB", "cudaMemcpy", "64"),
+                                                              ("d2h", "pageable", "64 KiB", "cudaMemcpy", "1,024")]
+    fixes = table_rows(section(md, "Fixes, ranked by saving"))
+    assert [(r[0], r[1], r[4], r[5]) for r in fixes] == [("1", "0", "84.4 ms -> 20.1 ms", "64.3 ms"),
+                                                         ("2", "1", "28.0 ms -> 8.33 ms", "19.7 ms")]

@@ -6,6 +6,7 @@ sweep's curves, the fix named only where it saves time; a damaged capture writes
 
 Usage: test_trace.py PATH/TO/xferbench PATH/TO/tests/unit/data/trace
 """
+import gzip
 import json
 import os
 import shutil
@@ -101,6 +102,28 @@ class Trace(unittest.TestCase):
         else:
             self.assertEqual(machine["source"], "measured")
             self.assertIn("trace: priced with measured here", p.stderr)
+
+    def test_a_real_capture_is_billed_exactly(self):
+        # What libxfer_cupti.so recorded on an H100 (CUDA 13) tracing examples/trace/transfer_pattern.cu,
+        # and the curves its short measurement took there: 64 x 16 MiB up, 1024 x 64 KiB back, pageable.
+        real = os.path.join(CAPTURES, "h100-example")
+        raw = os.path.join(self.d, "raw")
+        os.mkdir(raw)
+        for src, dst in ((os.path.join(real, "raw", "cupti-2234.jsonl.gz"), os.path.join(raw, "cupti-2234.jsonl")),
+                         (os.path.join(real, "machine.json.gz"), os.path.join(self.d, "machine.json"))):
+            with gzip.open(src) as f, open(dst, "wb") as g:
+                g.write(f.read())
+        p = self.trace("--from", raw, "--machine", os.path.join(self.d, "machine.json"), "-o", self.out)
+        self.assertEqual(p.returncode, 0, p.stderr)
+        doc = self.doc()
+        self.assertEqual(len(doc["transfers"]), 64 + 1024)
+        self.assertTrue(all(t["call"] == "cudaMemcpy" and t["host_s"] for t in doc["transfers"]), "a call not joined")
+        self.assertEqual([(g["count"], g["bytes"], g["direction"], g["host_memory"]) for g in doc["groups"]],
+                         [(64, 64 << 24, "h2d", "pageable"), (1024, 1024 << 16, "d2h", "pageable")])
+        # Each group's pinned what-if is cheaper than what the program paid, the larger saving first.
+        self.assertEqual([(f["rank"], f["fix"], f["group"]) for f in doc["fixes"]], [(1, "pin", 0), (2, "pin", 1)])
+        self.assertGreater(doc["fixes"][0]["saving_s"], doc["fixes"][1]["saving_s"])
+        self.assertIn("fix 1: 64 x 16 MiB h2d pageable (cudaMemcpy)", p.stderr)
 
     def test_no_fix_where_pinned_is_slower_here(self):
         # This machine's pinned copies (5 GB/s) are slower than the program's pageable copy (8 GB/s).
