@@ -95,6 +95,7 @@ def main():
     ap.add_argument("--python", default=sys.executable)
     ap.add_argument("--out", required=True)
     ap.add_argument("--rounds", type=int, default=3)
+    ap.add_argument("--examples", default="cuda,torch", help="which examples, comma-separated (cuda, torch)")
     a = ap.parse_args()
     os.makedirs(a.out, exist_ok=True)
     here = os.path.dirname(os.path.abspath(__file__))
@@ -103,7 +104,7 @@ def main():
         "torch": [a.python, os.path.join(here, "..", "examples", "trace_torch.py")],
     }
     report = {"examples": {}}
-    for name, command in examples.items():
+    for name, command in ((n, examples[n]) for n in a.examples.split(",")):
         rounds = []
         raw = os.path.join(a.out, f"raw-{name}")
         for r in range(a.rounds):
