@@ -31,6 +31,8 @@ command add_cpu_command(CLI::App& app);
 command add_alloc_command(CLI::App& app);
 // `app` with its one application so far, `vadd`: the command runs as `app vadd`.
 command add_app_command(CLI::App& app);
+// A copy beside compute: each way of copying beside a workload (xfer/beside/).
+command add_beside_command(CLI::App& app);
 // A real program's transfers, captured through CUPTI and priced on this machine (xfer/trace/).
 command add_trace_command(CLI::App& app);
 

@@ -82,7 +82,7 @@ int main(int argc, char** argv) {
       ->add_flag("--json", info_json, "print the system section of a result file instead of text");
 
   // After list and info, in the order `xferbench --help` lists them.
-  for (auto add : {add_cpu_command, add_alloc_command, add_app_command, add_trace_command}) commands.push_back(add(app));
+  for (auto add : {add_cpu_command, add_alloc_command, add_app_command, add_beside_command, add_trace_command}) commands.push_back(add(app));
 
   bool stdout_failed = false;  // already reported, by the command's own failure
   const auto run = [&]() -> int {

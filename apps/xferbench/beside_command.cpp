@@ -1,0 +1,72 @@
+// `xferbench beside`: each way of copying beside a workload, both sides
+// measured (xfer/beside/study.hpp). Options and wiring only.
+#include <fmt/format.h>
+#include <fmt/ranges.h>
+#include <memory>
+#include <xfer/beside/host_sides.hpp>
+#include <xfer/beside/study.hpp>
+#include <xfer/core/describe.hpp>
+#include <xfer/core/session.hpp>
+#include <xfer/core/size.hpp>
+#include <xfer/core/system_probe.hpp>
+
+#include "commands.hpp"
+#include "options.hpp"
+
+namespace xfer::cli {
+
+struct beside_args {
+  beside::options study;
+  std::string copy_size = "64M", work_size = "256M";
+  std::string json;
+  bool quiet = false;
+  double watchdog = -1;
+};
+
+static int run_beside(beside_args a, const std::vector<std::string>& argv) {
+  a.study.copy_bytes = parse_size(a.copy_size);
+  a.study.work_bytes = parse_size(a.work_size);
+  beside::beside_study study(a.study);  // checks the options: usage_error before anything runs
+  session s(make_context(probe_system(), argv),
+            {.json = a.json, .csv = {}, .progress = !a.quiet, .verbose = false, .watchdog_s = a.watchdog});
+  return s.finish(s.run(study));
+}
+
+command add_beside_command(CLI::App& app) {
+  auto* cmd = app.add_subcommand("beside", "a copy beside compute: what each way of copying takes from the work "
+                                           "running beside it, and the work from the copy");
+  auto a = std::make_shared<beside_args>();
+  cmd->footer(fmt::format(
+      "Each round measures a way of copying and a workload alone, both at once (their rates beside each\n"
+      "other: the copy's GB/s, the workload's slowdown), and one job of both at once: the joint time, what a\n"
+      "program pays. A finding names the way that finishes both first where it is not the fastest alone.\n"
+      "This is the host's half: workloads {} on the CPUs, ways {} (the host\n"
+      "backend: every copy is CPU work, its \"device\" memory host memory).\n"
+      "Examples:\n"
+      "  xferbench beside                                      every way beside every workload\n"
+      "  xferbench beside --workloads cpu-compute --threads 8 --rounds 9 --json beside.json\n"
+      "Exit codes: 0 ok, 1 a way failed (or its data did not arrive), 2 bad input, 128 + signal when stopped.",
+      fmt::join(beside::host_workload_names(), ", "), fmt::join(beside::host_way_names(), ", ")));
+  cmd->add_option("--workloads", a->study.workloads,
+                  fmt::format("workloads, comma-separated (default: {})", fmt::join(beside::host_workload_names(), ",")))
+      ->delimiter(',')
+      ->check(not_empty());
+  cmd->add_option("--ways", a->study.ways,
+                  fmt::format("ways of copying (default: {})", fmt::join(beside::host_way_names(), ",")))
+      ->delimiter(',')
+      ->check(not_empty());
+  cmd->add_option("--copy-size", a->copy_size, "bytes one copy moves")->capture_default_str()->check(size_value());
+  cmd->add_option("--work-size", a->work_size, "the array cpu-memory reads each step")->capture_default_str()
+      ->check(size_value());
+  cmd->add_option("--threads", a->study.threads, "the workload's threads (0: every CPU this process may use)")
+      ->capture_default_str();
+  cmd->add_option("--seconds", a->study.seconds, "each phase of a round")->capture_default_str()
+      ->check(number_in(0, 60, true, false, "more than 0, at most 60"));
+  cmd->add_option("--rounds", a->study.rounds, "rounds, the ways in a rotated order each")->capture_default_str();
+  add_watchdog_option(*cmd, a->watchdog, watchdog_for::study);
+  add_json_option(*cmd, a->json, "the result file (schema xferbench/beside/v1)");
+  add_quiet_flag(*cmd, a->quiet);
+  return {cmd, [a](const std::vector<std::string>& argv) { return run_beside(*a, argv); }};
+}
+
+}  // namespace xfer::cli

@@ -1,0 +1,163 @@
+#include <xfer/beside/study.hpp>
+
+#include <algorithm>
+#include <cmath>
+#include <fmt/format.h>
+#include <fmt/ranges.h>
+#include <memory>
+#include <xfer/beside/host_sides.hpp>
+#include <xfer/beside/measure.hpp>
+#include <xfer/core/errors.hpp>
+#include <xfer/core/size.hpp>
+#include <sched.h>
+
+namespace xfer::beside {
+
+namespace {
+
+value spread_value(const spread& s) { return value::object{{"median", s.median}, {"low", s.low}, {"high", s.high}}; }
+
+std::string gbps(double bytes_per_s) { return fmt::format("{:.2f} GB/s", bytes_per_s * 1e-9); }
+
+// The CPUs this process may use: a program's own team would take them all.
+unsigned usable_cpus() {
+  cpu_set_t set;
+  return ::sched_getaffinity(0, sizeof set, &set) == 0 ? static_cast<unsigned>(CPU_COUNT(&set)) : 1u;
+}
+
+}  // namespace
+
+void options::check() const {
+  for (const auto& w : workloads)
+    if (!std::ranges::count(host_workload_names(), w))
+      throw usage_error(fmt::format("--workloads {}: expected one of {}", w, fmt::join(host_workload_names(), ", ")));
+  for (const auto& w : ways)
+    if (!std::ranges::count(host_way_names(), w))
+      throw usage_error(fmt::format("--ways {}: expected one of {}", w, fmt::join(host_way_names(), ", ")));
+  if (copy_bytes == 0) throw usage_error("--copy-size 0: a copy moves at least one byte");
+  if (work_bytes == 0) throw usage_error("--work-size 0: the memory workload reads at least one byte");
+  if (threads < 0 || threads > 1024) throw usage_error(fmt::format("--threads {}: expected 0 (every CPU) to 1024", threads));
+  if (!(seconds > 0 && seconds <= 60)) throw usage_error(fmt::format("--seconds {}: expected more than 0, at most 60", seconds));
+  if (rounds < 1 || rounds > 1000) throw usage_error(fmt::format("--rounds {}: expected 1 to 1000", rounds));
+}
+
+beside_study::beside_study(options o) : o_(std::move(o)) {
+  o_.check();
+  if (o_.workloads.empty()) o_.workloads = host_workload_names();
+  if (o_.ways.empty()) o_.ways = host_way_names();
+  threads_ = o_.threads ? static_cast<unsigned>(o_.threads) : std::max(1u, usable_cpus());
+}
+
+study_info beside_study::info() const {
+  return {"xferbench/beside/v1",
+          {"results", "findings"},
+          value::object{{"backend", "host"},
+                        {"workloads", value::array(o_.workloads.begin(), o_.workloads.end())},
+                        {"ways", value::array(o_.ways.begin(), o_.ways.end())},
+                        {"copy_bytes", o_.copy_bytes},
+                        {"work_bytes", o_.work_bytes},
+                        {"threads", threads_},
+                        {"seconds", o_.seconds},
+                        {"rounds", o_.rounds}},
+          value::object{{"conventions",
+                         "copy rates in bytes/s of the copy's source; workload rates in FLOP/s (cpu-compute) or "
+                         "bytes read/s (cpu-memory); slowdown = the workload's rate alone / beside - 1; joint_s = "
+                         "one job of both at once (the copy bytes the fastest way alone moves in `seconds`, the work "
+                         "the workload alone does in `seconds`), until both are done; each a median with its range "
+                         "over the rounds"}}};
+}
+
+void beside_study::run(study_context& context) {
+  const std::size_t total = o_.workloads.size() * o_.ways.size();
+  std::size_t done = 0;
+  context.say(fmt::format("beside: {} way(s) of copying {} beside {} workload(s) on {} thread(s), {} round(s) of "
+                          "4 x {:g} s; host memory only (the host backend: every copy is CPU work)",
+                          o_.ways.size(), format_size(o_.copy_bytes), o_.workloads.size(), threads_, o_.rounds,
+                          o_.seconds));
+  for (const auto& wname : o_.workloads) {
+    if (context.stopped()) return;
+    auto work = make_host_workload(wname, threads_, o_.work_bytes);
+    std::vector<std::unique_ptr<copy_side>> ways;
+    for (const auto& name : o_.ways) ways.push_back(make_host_way(name, o_.copy_bytes));
+
+    // The job: sized once per workload from one short pass alone, the same
+    // for every way, so their joint times compare.
+    double fastest = 0;
+    for (auto& w : ways) fastest = std::max(fastest, rate_alone(*w, o_.seconds / 4));
+    const job j{static_cast<std::uint64_t>(std::ceil(fastest * o_.seconds)),
+                static_cast<std::uint64_t>(std::ceil(rate_alone(*work, o_.seconds / 4) * o_.seconds))};
+
+    std::vector<std::vector<round_reading>> readings(ways.size());
+    std::vector<std::string> failed(ways.size());
+    for (long long r = 0; r < o_.rounds && !context.stopped(); ++r) {
+      for (std::size_t k = 0; k < ways.size() && !context.stopped(); ++k) {
+        const std::size_t i = (k + static_cast<std::size_t>(r)) % ways.size();  // rotated: no way always first
+        if (!failed[i].empty()) continue;
+        context.progress(done, total * static_cast<std::size_t>(o_.rounds),
+                         fmt::format("{} beside {}, round {}", o_.ways[i], wname, r + 1));
+        try {
+          auto point = context.watched<round_reading>(o_.copy_bytes, [&](const beat_fn& beat) {
+            beat();
+            return measure_round(*ways[i], *work, o_.seconds, j);
+          });
+          if (!point.result) {
+            failed[i] = point.reason.empty() ? "stopped" : point.reason;
+            continue;
+          }
+          readings[i].push_back(*point.result);
+        } catch (const std::exception& e) {
+          failed[i] = e.what();
+        }
+        ++done;
+      }
+    }
+
+    std::vector<way_summary> summaries;
+    for (std::size_t i = 0; i < ways.size(); ++i) {
+      value::object f{{"workload", wname},
+                      {"way", o_.ways[i]},
+                      {"copy_bytes", o_.copy_bytes},
+                      {"job_copy_steps", j.copy_steps},
+                      {"job_work_steps", j.work_steps}};
+      if (readings[i].empty()) {
+        const std::string why = failed[i].empty() ? std::string("no round ran") : failed[i];
+        f.emplace_back("status", "failed");
+        f.emplace_back("reason", why);
+        context.report({"results", point_status::failed, f, fmt::format("  {:<8} beside {}: failed: {}", o_.ways[i], wname, why)});
+        continue;
+      }
+      const std::string bad = ways[i]->check();
+      const pair_summary s = summarize(readings[i], ways[i]->amount_per_step(), work->amount_per_step());
+      f.emplace_back("status", bad.empty() ? "ok" : "failed");
+      f.emplace_back("verified", bad.empty());
+      if (!bad.empty()) f.emplace_back("reason", bad);
+      f.emplace_back("rounds", s.rounds);
+      f.emplace_back("copy_alone", spread_value(s.copy_alone));
+      f.emplace_back("copy_beside", spread_value(s.copy_beside));
+      f.emplace_back("copy_share", spread_value(s.copy_share));
+      f.emplace_back("work_alone", spread_value(s.work_alone));
+      f.emplace_back("work_beside", spread_value(s.work_beside));
+      f.emplace_back("slowdown", spread_value(s.slowdown));
+      f.emplace_back("joint_s", spread_value(s.joint_s));
+      if (!failed[i].empty()) f.emplace_back("note", fmt::format("{} round(s) ran; then {}", s.rounds, failed[i]));
+      const std::string text =
+          fmt::format("  {:<8} beside {:<11}: copy {} alone, {} beside ({:.0f}%); the workload {:+.1f}% slower; "
+                      "both {:.3g} s{}",
+                      o_.ways[i], wname, gbps(s.copy_alone.median), gbps(s.copy_beside.median),
+                      100 * s.copy_share.median, 100 * s.slowdown.median, s.joint_s.median,
+                      bad.empty() ? "" : "; DATA CHECK FAILED: " + bad);
+      context.report({"results", bad.empty() ? point_status::ok : point_status::failed, f, text});
+      if (bad.empty()) summaries.push_back({o_.ways[i], s});
+    }
+    if (const auto fnd = beside_finding(wname, summaries))
+      context.report({"findings", point_status::ok,
+                      value::object{{"workload", fnd->workload},
+                                    {"fastest_alone", fnd->fastest_alone},
+                                    {"first_beside", fnd->first_beside},
+                                    {"sooner", fnd->sooner},
+                                    {"text", fnd->text}},
+                      "finding: " + fnd->text});
+  }
+}
+
+}  // namespace xfer::beside

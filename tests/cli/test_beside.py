@@ -1,0 +1,81 @@
+#!/usr/bin/env python3
+"""`xferbench beside` on the host (issue 53): every way beside every workload, each a record with both
+sides' rates as median and range and its data checked; a finding only as the C++ decides it; bad input
+is one line and exit 2 before anything runs, and writes no file.
+
+Usage: test_beside.py PATH/TO/xferbench
+"""
+import json
+import os
+import subprocess
+import sys
+import tempfile
+import unittest
+
+XFERBENCH = None
+QUICK = ["--seconds", "0.02", "--work-size", "4M", "-q"]  # and each test's own --rounds, --copy-size, --threads
+SMALL = [*QUICK, "--rounds", "2", "--copy-size", "1M", "--threads", "1"]
+
+
+class Beside(unittest.TestCase):
+    def setUp(self):
+        self.dir = tempfile.TemporaryDirectory()
+        self.out = os.path.join(self.dir.name, "beside.json")
+
+    def tearDown(self):
+        self.dir.cleanup()
+
+    def beside(self, *args):
+        return subprocess.run([XFERBENCH, "beside", *args], capture_output=True, text=True, timeout=120)
+
+    def test_every_way_beside_every_workload_with_both_sides(self):
+        p = self.beside(*SMALL, "--json", self.out)
+        self.assertEqual(p.returncode, 0, p.stderr)
+        with open(self.out) as f:
+            doc = json.load(f)
+        self.assertEqual(doc["schema"], "xferbench/beside/v1")
+        self.assertEqual(doc["config"]["rounds"], 2)
+        self.assertEqual([(r["workload"], r["way"]) for r in doc["results"]],
+                         [("cpu-compute", "memcpy"), ("cpu-compute", "staged"),
+                          ("cpu-memory", "memcpy"), ("cpu-memory", "staged")])
+        for r in doc["results"]:
+            with self.subTest(workload=r["workload"], way=r["way"]):
+                self.assertEqual(r["status"], "ok")
+                self.assertTrue(r["verified"])
+                self.assertEqual(r["rounds"], 2)
+                for k in ("copy_alone", "copy_beside", "work_alone", "work_beside", "joint_s"):
+                    self.assertLessEqual(r[k]["low"], r[k]["median"])
+                    self.assertLessEqual(r[k]["median"], r[k]["high"])
+                    self.assertGreater(r[k]["low"], 0)
+                # The job is the same for every way beside one workload, so their joint times compare.
+                same = [x for x in doc["results"] if x["workload"] == r["workload"]]
+                self.assertEqual({(x["job_copy_steps"], x["job_work_steps"]) for x in same},
+                                 {(r["job_copy_steps"], r["job_work_steps"])})
+        for f in doc["findings"]:  # whatever this machine shows, a finding names two of the ways measured
+            self.assertNotEqual(f["fastest_alone"], f["first_beside"])
+            self.assertGreater(f["sooner"], 0)
+
+    def test_one_way_one_workload(self):
+        p = self.beside(*SMALL, "--ways", "memcpy", "--workloads", "cpu-memory", "--json", self.out)
+        self.assertEqual(p.returncode, 0, p.stderr)
+        with open(self.out) as f:
+            doc = json.load(f)
+        self.assertEqual([(r["workload"], r["way"]) for r in doc["results"]], [("cpu-memory", "memcpy")])
+        self.assertEqual(doc["findings"], [])  # one way: nothing to compare
+
+    def test_bad_input_is_one_line_and_exit_2(self):
+        for args, said in ((["--ways", "dma"], "--ways dma"), (["--workloads", "gemm"], "--workloads gemm"),
+                           (["--seconds", "0"], "--seconds"), (["--rounds", "0"], "--rounds 0"),
+                           (["--copy-size", "0"], "--copy-size"), (["--threads", "-1"], "--threads -1"),
+                           (["--copy-size", "lots"], "--copy-size")):
+            with self.subTest(args=args):
+                p = self.beside(*QUICK, *args, "--json", self.out)
+                self.assertEqual(p.returncode, 2, p.stderr)
+                self.assertEqual(len(p.stderr.strip().splitlines()), 1, p.stderr)
+                self.assertIn(said, p.stderr)
+                self.assertFalse(os.path.exists(self.out))
+
+
+if __name__ == "__main__":
+    XFERBENCH = os.path.abspath(sys.argv.pop(1))
+    unittest.main(verbosity=2)

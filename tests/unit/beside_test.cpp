@@ -1,0 +1,103 @@
+// `xferbench beside`'s measurement (issue 53): the sides run at once where
+// they should, a side's fault reaches the caller, and the summary and the
+// finding say what the readings say: the slowdown's sign, the way that won.
+#include <atomic>
+#include <chrono>
+#include <gtest/gtest.h>
+#include <stdexcept>
+#include <thread>
+#include <xfer/beside/measure.hpp>
+
+namespace xfer::beside {
+namespace {
+
+// A side whose steps sleep 1 ms and note how many steps of any side were in
+// flight at once.
+class sleeper final : public activity {
+ public:
+  sleeper(std::atomic<int>& in_flight, std::atomic<int>& most, bool fail = false)
+      : in_flight_(in_flight), most_(most), fail_(fail) {}
+  std::string name() const override { return "sleeper"; }
+  double amount_per_step() const override { return 1000; }
+  void step() override {
+    const int now = ++in_flight_;
+    for (int seen = most_.load(); now > seen && !most_.compare_exchange_weak(seen, now);) {
+    }
+    std::this_thread::sleep_for(std::chrono::milliseconds(1));
+    --in_flight_;
+    ++steps;
+    if (fail_ && steps == 3) throw std::runtime_error("the copy broke");
+  }
+  std::uint64_t steps = 0;
+
+ private:
+  std::atomic<int>& in_flight_;
+  std::atomic<int>& most_;
+  bool fail_;
+};
+
+TEST(BesideMeasure, AloneOneSideRunsBesideAndJointBothRunAtOnce) {
+  std::atomic<int> in_flight{0}, most{0};
+  sleeper copy(in_flight, most), work(in_flight, most);
+  EXPECT_GT(rate_alone(copy, 0.01), 0.0);
+  EXPECT_EQ(most.load(), 1);
+  const auto [c, w] = rates_beside(copy, work, 0.02);
+  EXPECT_GT(c, 0.0);
+  EXPECT_GT(w, 0.0);
+  EXPECT_EQ(most.load(), 2);
+  most = 0;
+  copy.steps = work.steps = 0;
+  EXPECT_GT(joint_seconds(copy, work, {.copy_steps = 5, .work_steps = 7}), 0.0);
+  EXPECT_EQ(copy.steps, 5u);  // exactly the job
+  EXPECT_EQ(work.steps, 7u);
+  EXPECT_EQ(most.load(), 2);
+}
+
+TEST(BesideMeasure, ACopyThatFailsReachesTheCaller) {
+  std::atomic<int> in_flight{0}, most{0};
+  sleeper copy(in_flight, most, true), work(in_flight, most);
+  EXPECT_THROW(joint_seconds(copy, work, {.copy_steps = 10, .work_steps = 2}), std::runtime_error);
+  sleeper copy2(in_flight, most, true);
+  EXPECT_THROW(rates_beside(copy2, work, 0.05), std::runtime_error);
+}
+
+TEST(BesideSummary, MedianAndRangeAndTheSlowdownsSign) {
+  EXPECT_EQ(spread_of({3, 1, 2}).median, 2);
+  EXPECT_EQ(spread_of({4, 1, 2, 3}).median, 2.5);
+  EXPECT_EQ(spread_of({4, 1, 2, 3}).low, 1);
+  EXPECT_EQ(spread_of({4, 1, 2, 3}).high, 4);
+  EXPECT_THROW(spread_of({}), std::invalid_argument);
+  // The workload does 10 steps/s alone and 8 beside: 25% longer. The copy keeps 3 of its 4 steps/s.
+  const pair_summary s = summarize({{4, 10, 3, 8, 1.5}}, 1e6, 100);
+  EXPECT_DOUBLE_EQ(s.slowdown.median, 0.25);
+  EXPECT_DOUBLE_EQ(s.copy_share.median, 0.75);
+  EXPECT_DOUBLE_EQ(s.copy_alone.median, 4e6);  // in the side's units per second
+  EXPECT_DOUBLE_EQ(s.work_beside.median, 800);
+  // A workload faster beside the copy (a cache warmed by it) is a negative slowdown, not a clamp.
+  EXPECT_LT(summarize({{4, 10, 3, 12, 1.5}}, 1, 1).slowdown.median, 0);
+}
+
+way_summary way(const std::string& name, double alone, double joint_low, double joint_median, double joint_high) {
+  way_summary w{name, {}};
+  w.s.copy_alone = {alone, alone, alone};
+  w.s.joint_s = {joint_median, joint_low, joint_high};
+  return w;
+}
+
+TEST(BesideFinding, NamedOnlyWhereTheFastestAloneDoesNotFinishFirst) {
+  // kernel is fastest alone (50 GB/s) but batch finishes both first, the ranges apart.
+  const auto f = beside_finding("gemm", {way("kernel", 50e9, 1.10, 1.12, 1.15), way("batch", 40e9, 0.95, 1.0, 1.02)});
+  ASSERT_TRUE(f);
+  EXPECT_EQ(f->fastest_alone, "kernel");
+  EXPECT_EQ(f->first_beside, "batch");
+  EXPECT_NEAR(f->sooner, 1 - 1.0 / 1.12, 1e-12);
+  EXPECT_NE(f->text.find("beside gemm, batch finishes both 11% sooner than kernel"), std::string::npos) << f->text;
+  // The fastest alone also first: nothing to say.
+  EXPECT_FALSE(beside_finding("gemm", {way("kernel", 50e9, 0.9, 0.95, 1.0), way("batch", 40e9, 1.05, 1.1, 1.2)}));
+  // Ranges that meet: not a claim a rerun keeps.
+  EXPECT_FALSE(beside_finding("gemm", {way("kernel", 50e9, 1.0, 1.12, 1.15), way("batch", 40e9, 0.95, 1.0, 1.02)}));
+  EXPECT_FALSE(beside_finding("gemm", {way("kernel", 50e9, 1.1, 1.12, 1.15)}));
+}
+
+}  // namespace
+}  // namespace xfer::beside
