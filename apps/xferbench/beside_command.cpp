@@ -3,7 +3,8 @@
 #include <fmt/format.h>
 #include <fmt/ranges.h>
 #include <memory>
-#include <xfer/beside/host_sides.hpp>
+#include <xfer/beside/copy_ways.hpp>
+#include <xfer/beside/cpu_workloads.hpp>
 #include <xfer/beside/study.hpp>
 #include <xfer/core/describe.hpp>
 #include <xfer/core/session.hpp>
@@ -17,16 +18,16 @@ namespace xfer::cli {
 
 struct beside_args {
   beside::options study;
-  std::string copy_size = "64M", work_size = "256M";
+  std::string block_size = "16K", work_size = "256M";
   std::string json;
   bool quiet = false;
   double watchdog = -1;
 };
 
 static int run_beside(beside_args a, const std::vector<std::string>& argv) {
-  a.study.copy_bytes = parse_size(a.copy_size);
+  a.study.block_bytes = parse_size(a.block_size);
   a.study.work_bytes = parse_size(a.work_size);
-  beside::beside_study study(a.study);  // checks the options: usage_error before anything runs
+  beside::beside_study study(a.study, beside::host_steps());  // checks the options: usage_error before anything runs
   session s(make_context(probe_system(), argv),
             {.json = a.json, .csv = {}, .progress = !a.quiet, .verbose = false, .watchdog_s = a.watchdog});
   return s.finish(s.run(study));
@@ -40,22 +41,29 @@ command add_beside_command(CLI::App& app) {
       "Each round measures a way of copying and a workload alone, both at once (their rates beside each\n"
       "other: the copy's GB/s, the workload's slowdown), and one job of both at once: the joint time, what a\n"
       "program pays. A finding names the way that finishes both first where it is not the fastest alone.\n"
-      "This is the host's half: workloads {} on the CPUs, ways {} (the host\n"
-      "backend: every copy is CPU work, its \"device\" memory host memory).\n"
+      "Every way moves the same bytes a step (--blocks x --block-size): plain and staged from pageable memory,\n"
+      "copy (one contiguous copy) and the block copier's ways loop, batch, kernel and pack from pinned memory.\n"
+      "This is the host's half: workloads {} on the CPUs, ways {} over the host\n"
+      "steps (every copy is CPU work, the \"device\" memory host memory).\n"
       "Examples:\n"
       "  xferbench beside                                      every way beside every workload\n"
       "  xferbench beside --workloads cpu-compute --threads 8 --rounds 9 --json beside.json\n"
+      "  xferbench beside --ways copy,pack --block-size 4K --blocks 16384 --direction d2h\n"
       "Exit codes: 0 ok, 1 a way failed (or its data did not arrive), 2 bad input, 128 + signal when stopped.",
-      fmt::join(beside::host_workload_names(), ", "), fmt::join(beside::host_way_names(), ", ")));
+      fmt::join(beside::cpu_workload_names(), ", "), fmt::join(beside::way_names(), ", ")));
   cmd->add_option("--workloads", a->study.workloads,
-                  fmt::format("workloads, comma-separated (default: {})", fmt::join(beside::host_workload_names(), ",")))
+                  fmt::format("workloads, comma-separated (default: {})", fmt::join(beside::cpu_workload_names(), ",")))
       ->delimiter(',')
       ->check(not_empty());
   cmd->add_option("--ways", a->study.ways,
-                  fmt::format("ways of copying (default: {})", fmt::join(beside::host_way_names(), ",")))
+                  fmt::format("ways of copying (default: {})", fmt::join(beside::way_names(), ",")))
       ->delimiter(',')
       ->check(not_empty());
-  cmd->add_option("--copy-size", a->copy_size, "bytes one copy moves")->capture_default_str()->check(size_value());
+  cmd->add_option("--direction", a->study.direction, "h2d or d2h")->capture_default_str();
+  cmd->add_option("--block-size", a->block_size, "a block's bytes")->capture_default_str()->check(size_value());
+  cmd->add_option("--blocks", a->study.blocks, "blocks a copy moves (the block list, scattered both sides)")
+      ->capture_default_str()
+      ->check(not_negative());
   cmd->add_option("--work-size", a->work_size, "the array cpu-memory reads each step")->capture_default_str()
       ->check(size_value());
   cmd->add_option("--threads", a->study.threads, "the workload's threads (0: every CPU this process may use)")

@@ -13,8 +13,9 @@ import tempfile
 import unittest
 
 XFERBENCH = None
-QUICK = ["--seconds", "0.02", "--work-size", "4M", "-q"]  # and each test's own --rounds, --copy-size, --threads
-SMALL = [*QUICK, "--rounds", "2", "--copy-size", "1M", "--threads", "1"]
+QUICK = ["--seconds", "0.02", "--work-size", "4M", "-q"]  # and each test's own --rounds, --blocks, --threads
+SMALL = [*QUICK, "--rounds", "2", "--block-size", "4K", "--blocks", "64", "--threads", "1"]
+WAYS = ["plain", "staged", "copy", "loop", "batch", "kernel", "pack"]
 
 
 class Beside(unittest.TestCase):
@@ -36,8 +37,8 @@ class Beside(unittest.TestCase):
         self.assertEqual(doc["schema"], "xferbench/beside/v1")
         self.assertEqual(doc["config"]["rounds"], 2)
         self.assertEqual([(r["workload"], r["way"]) for r in doc["results"]],
-                         [("cpu-compute", "memcpy"), ("cpu-compute", "staged"),
-                          ("cpu-memory", "memcpy"), ("cpu-memory", "staged")])
+                         [(w, way) for w in ("cpu-compute", "cpu-memory") for way in WAYS])
+        self.assertEqual((doc["config"]["backend"], doc["config"]["copy_bytes"]), ("host", 64 * 4096))
         for r in doc["results"]:
             with self.subTest(workload=r["workload"], way=r["way"]):
                 self.assertEqual(r["status"], "ok")
@@ -55,19 +56,23 @@ class Beside(unittest.TestCase):
             self.assertNotEqual(f["fastest_alone"], f["first_beside"])
             self.assertGreater(f["sooner"], 0)
 
-    def test_one_way_one_workload(self):
-        p = self.beside(*SMALL, "--ways", "memcpy", "--workloads", "cpu-memory", "--json", self.out)
+    def test_one_way_one_workload_to_the_host(self):
+        p = self.beside(*SMALL, "--ways", "pack", "--workloads", "cpu-memory", "--direction", "d2h",
+                        "--json", self.out)
         self.assertEqual(p.returncode, 0, p.stderr)
         with open(self.out) as f:
             doc = json.load(f)
-        self.assertEqual([(r["workload"], r["way"]) for r in doc["results"]], [("cpu-memory", "memcpy")])
+        self.assertEqual([(r["workload"], r["way"], r["verified"]) for r in doc["results"]],
+                         [("cpu-memory", "pack", True)])
+        self.assertEqual(doc["config"]["direction"], "d2h")
         self.assertEqual(doc["findings"], [])  # one way: nothing to compare
 
     def test_bad_input_is_one_line_and_exit_2(self):
         for args, said in ((["--ways", "dma"], "--ways dma"), (["--workloads", "gemm"], "--workloads gemm"),
                            (["--seconds", "0"], "--seconds"), (["--rounds", "0"], "--rounds 0"),
-                           (["--copy-size", "0"], "--copy-size"), (["--threads", "-1"], "--threads -1"),
-                           (["--copy-size", "lots"], "--copy-size")):
+                           (["--block-size", "0"], "--block-size"), (["--threads", "-1"], "--threads -1"),
+                           (["--block-size", "lots"], "--block-size"), (["--blocks", "0"], "--blocks 0"),
+                           (["--direction", "up"], "--direction up")):
             with self.subTest(args=args):
                 p = self.beside(*QUICK, *args, "--json", self.out)
                 self.assertEqual(p.returncode, 2, p.stderr)

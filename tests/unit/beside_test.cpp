@@ -7,6 +7,12 @@
 #include <stdexcept>
 #include <thread>
 #include <xfer/beside/measure.hpp>
+#include <xfer/beside/study.hpp>
+#include <xfer/core/errors.hpp>
+#include <xfer/mem/blocks/block_step.hpp>
+#include <xfer/mem/staged/host_step.hpp>
+
+#include "recording_context.hpp"
 
 namespace xfer::beside {
 namespace {
@@ -97,6 +103,102 @@ TEST(BesideFinding, NamedOnlyWhereTheFastestAloneDoesNotFinishFirst) {
   // Ranges that meet: not a claim a rerun keeps.
   EXPECT_FALSE(beside_finding("gemm", {way("kernel", 50e9, 1.0, 1.12, 1.15), way("batch", 40e9, 0.95, 1.0, 1.02)}));
   EXPECT_FALSE(beside_finding("gemm", {way("kernel", 50e9, 1.1, 1.12, 1.15)}));
+}
+
+// The host step, except that its plain copy to the device loses the last
+// byte's value: the plain way's data check must see it.
+class lossy_step final : public mem::device_step {
+ public:
+  std::string_view name() const noexcept override { return "lossy"; }
+  std::string device_key() const override { return "lossy"; }
+  mem::host_resource& staging_memory() override { return inner_.staging_memory(); }
+  std::unique_ptr<mem::staging_lane> open_lane(unsigned slots) override { return inner_.open_lane(slots); }
+  void plain_to_device(mem::device_ref dst, std::size_t offset, const void* src, std::size_t bytes) override {
+    inner_.plain_to_device(dst, offset, src, bytes);
+    static_cast<unsigned char*>(dst.handle)[offset + bytes - 1] ^= 0xff;
+  }
+  void plain_to_host(void* dst, mem::device_ref src, std::size_t offset, std::size_t bytes) override {
+    inner_.plain_to_host(dst, src, offset, bytes);
+  }
+  mem::device_ref allocate(std::size_t bytes) override { return inner_.allocate(bytes); }
+  void deallocate(mem::device_ref d) noexcept override { inner_.deallocate(d); }
+  const void* host_view(mem::device_ref d) const noexcept override { return inner_.host_view(d); }
+
+ private:
+  mem::host_step inner_;
+};
+
+options quick(std::vector<std::string> ways) {
+  options o;
+  o.workloads = {"cpu-memory"};
+  o.ways = std::move(ways);
+  o.block_bytes = 4096;
+  o.blocks = 16;
+  o.work_bytes = 1 << 16;
+  o.threads = 1;
+  o.seconds = 0.002;
+  o.rounds = 2;
+  return o;
+}
+
+TEST(BesideStudy, AWayTheStepRefusesIsSkippedWithItsReasonAndTheOthersRun) {
+  steps s = host_steps();
+  s.blocks = std::make_unique<mem::host_block_step>(
+      mem::host_block_step::options{.batch_unavailable = "no cudaMemcpyBatchAsync in this driver"});
+  beside_study study(quick({"batch", "loop"}), std::move(s));
+  test::recording_context ctx;
+  study.run(ctx);
+  const auto results = ctx.section("results");
+  ASSERT_EQ(results.size(), 2u);
+  EXPECT_EQ(results[0]["way"], "batch");
+  EXPECT_EQ(results[0]["status"], "skipped");
+  EXPECT_NE(results[0]["reason"].get<std::string>().find("no cudaMemcpyBatchAsync"), std::string::npos);
+  EXPECT_EQ(results[1]["way"], "loop");
+  EXPECT_EQ(results[1]["status"], "ok");
+  EXPECT_TRUE(results[1]["verified"]);
+}
+
+TEST(BesideStudy, ACopyWhoseDataDidNotArriveFails) {
+  steps s = host_steps();
+  s.contiguous = std::make_unique<lossy_step>();
+  beside_study study(quick({"plain", "copy"}), std::move(s));
+  test::recording_context ctx;
+  study.run(ctx);
+  const auto results = ctx.section("results");
+  ASSERT_EQ(results.size(), 2u);
+  EXPECT_EQ(results[0]["status"], "failed");
+  EXPECT_FALSE(results[0]["verified"]);
+  EXPECT_NE(results[0]["reason"].get<std::string>().find("byte 65535"), std::string::npos) << results[0]["reason"];
+  EXPECT_EQ(ctx.records[1].status, point_status::failed);  // the exit code sees it
+  EXPECT_EQ(results[1]["status"], "ok");
+  EXPECT_TRUE(ctx.section("findings").empty());  // a failed way is in no comparison
+}
+
+TEST(BesideStudy, APointTheWatchdogLeftFailsItsWayAndEndsTheWorkload) {
+  beside_study study(quick({"copy", "loop"}), host_steps());
+  test::recording_context ctx;
+  ctx.leave = {1};  // round 1's second point: the loop way (it may still be running both sides)
+  study.run(ctx);
+  const auto results = ctx.section("results");
+  ASSERT_EQ(results.size(), 2u);
+  EXPECT_EQ(results[0]["way"], "copy");
+  EXPECT_EQ(results[0]["status"], "ok");  // its round before stands
+  EXPECT_EQ(results[0]["rounds"], 1);
+  EXPECT_NE(results[0]["note"].get<std::string>().find("not measured further"), std::string::npos);
+  EXPECT_EQ(results[1]["way"], "loop");
+  EXPECT_EQ(results[1]["status"], "failed");
+  EXPECT_NE(results[1]["reason"].get<std::string>().find("watchdog"), std::string::npos);
+  EXPECT_EQ(ctx.watched_points, 2u);  // nothing ran beside the workload after it
+}
+
+TEST(BesideStudy, BadOptionsAreUsageErrors) {
+  for (auto bad : {+[](options& o) { o.ways = {"dma"}; }, +[](options& o) { o.direction = "up"; },
+                   +[](options& o) { o.blocks = 0; }, +[](options& o) { o.seconds = 0; },
+                   +[](options& o) { o.rounds = 0; }, +[](options& o) { o.threads = -1; }}) {
+    options o = quick({});
+    bad(o);
+    EXPECT_THROW(beside_study(o, host_steps()), xfer::usage_error);
+  }
 }
 
 }  // namespace

@@ -5,7 +5,9 @@
 #include <fmt/format.h>
 #include <fmt/ranges.h>
 #include <memory>
-#include <xfer/beside/host_sides.hpp>
+#include <xfer/mem/blocks/block_step.hpp>
+#include <xfer/mem/staged/host_step.hpp>
+#include <xfer/beside/cpu_workloads.hpp>
 #include <xfer/beside/measure.hpp>
 #include <xfer/core/errors.hpp>
 #include <xfer/core/size.hpp>
@@ -19,6 +21,11 @@ value spread_value(const spread& s) { return value::object{{"median", s.median},
 
 std::string gbps(double bytes_per_s) { return fmt::format("{:.2f} GB/s", bytes_per_s * 1e-9); }
 
+// The workload's slowdown in words: a negative one is a speed-up.
+std::string slowdown_words(double slowdown) {
+  return slowdown >= 0 ? fmt::format("{:.1f}% slower", 100 * slowdown) : fmt::format("{:.1f}% faster", -100 * slowdown);
+}
+
 // The CPUs this process may use: a program's own team would take them all.
 unsigned usable_cpus() {
   cpu_set_t set;
@@ -29,32 +36,45 @@ unsigned usable_cpus() {
 
 void options::check() const {
   for (const auto& w : workloads)
-    if (!std::ranges::count(host_workload_names(), w))
-      throw usage_error(fmt::format("--workloads {}: expected one of {}", w, fmt::join(host_workload_names(), ", ")));
+    if (!std::ranges::count(cpu_workload_names(), w))
+      throw usage_error(fmt::format("--workloads {}: expected one of {}", w, fmt::join(cpu_workload_names(), ", ")));
   for (const auto& w : ways)
-    if (!std::ranges::count(host_way_names(), w))
-      throw usage_error(fmt::format("--ways {}: expected one of {}", w, fmt::join(host_way_names(), ", ")));
-  if (copy_bytes == 0) throw usage_error("--copy-size 0: a copy moves at least one byte");
+    if (!std::ranges::count(way_names(), w))
+      throw usage_error(fmt::format("--ways {}: expected one of {}", w, fmt::join(way_names(), ", ")));
+  if (direction != "h2d" && direction != "d2h")
+    throw usage_error(fmt::format("--direction {}: expected h2d or d2h", direction));
+  if (block_bytes == 0) throw usage_error("--block-size 0: a block holds at least one byte");
+  if (blocks == 0 || blocks > (std::size_t{1} << 24))
+    throw usage_error(fmt::format("--blocks {}: expected 1 to {}", blocks, std::size_t{1} << 24));
+  if (block_bytes > (std::size_t{1} << 40) / blocks)
+    throw usage_error(fmt::format("--blocks {} of --block-size {}: more than 1 TiB a copy", blocks, block_bytes));
   if (work_bytes == 0) throw usage_error("--work-size 0: the memory workload reads at least one byte");
   if (threads < 0 || threads > 1024) throw usage_error(fmt::format("--threads {}: expected 0 (every CPU) to 1024", threads));
   if (!(seconds > 0 && seconds <= 60)) throw usage_error(fmt::format("--seconds {}: expected more than 0, at most 60", seconds));
   if (rounds < 1 || rounds > 1000) throw usage_error(fmt::format("--rounds {}: expected 1 to 1000", rounds));
 }
 
-beside_study::beside_study(options o) : o_(std::move(o)) {
+steps host_steps() { return {"host", std::make_unique<mem::host_step>(), std::make_unique<mem::host_block_step>()}; }
+
+beside_study::beside_study(options o, steps s) : o_(std::move(o)), steps_(std::move(s)) {
   o_.check();
-  if (o_.workloads.empty()) o_.workloads = host_workload_names();
-  if (o_.ways.empty()) o_.ways = host_way_names();
+  if (o_.workloads.empty()) o_.workloads = cpu_workload_names();
+  if (o_.ways.empty()) o_.ways = way_names();
+  shape_ = {o_.direction == "h2d" ? mem::staged_direction::to_device : mem::staged_direction::to_host, o_.block_bytes,
+            o_.blocks};
   threads_ = o_.threads ? static_cast<unsigned>(o_.threads) : std::max(1u, usable_cpus());
 }
 
 study_info beside_study::info() const {
   return {"xferbench/beside/v1",
           {"results", "findings"},
-          value::object{{"backend", "host"},
+          value::object{{"backend", steps_.backend},
+                        {"direction", o_.direction},
+                        {"block_bytes", o_.block_bytes},
+                        {"blocks", o_.blocks},
                         {"workloads", value::array(o_.workloads.begin(), o_.workloads.end())},
                         {"ways", value::array(o_.ways.begin(), o_.ways.end())},
-                        {"copy_bytes", o_.copy_bytes},
+                        {"copy_bytes", shape_.bytes()},
                         {"work_bytes", o_.work_bytes},
                         {"threads", threads_},
                         {"seconds", o_.seconds},
@@ -70,15 +90,28 @@ study_info beside_study::info() const {
 void beside_study::run(study_context& context) {
   const std::size_t total = o_.workloads.size() * o_.ways.size();
   std::size_t done = 0;
-  context.say(fmt::format("beside: {} way(s) of copying {} beside {} workload(s) on {} thread(s), {} round(s) of "
-                          "4 x {:g} s; host memory only (the host backend: every copy is CPU work)",
-                          o_.ways.size(), format_size(o_.copy_bytes), o_.workloads.size(), threads_, o_.rounds,
-                          o_.seconds));
+  context.say(fmt::format("beside: {} way(s) of copying {} x {} {} on {} beside {} workload(s) on {} thread(s), {} "
+                          "round(s) of 4 x {:g} s{}",
+                          o_.ways.size(), o_.blocks, format_size(o_.block_bytes), o_.direction, steps_.backend,
+                          o_.workloads.size(), threads_, o_.rounds, o_.seconds,
+                          steps_.backend == "host" ? " (the host steps: every copy is CPU work, \"device\" memory host memory)" : ""));
   for (const auto& wname : o_.workloads) {
     if (context.stopped()) return;
-    auto work = make_host_workload(wname, threads_, o_.work_bytes);
+    auto work = make_cpu_workload(wname, threads_, o_.work_bytes);
     std::vector<std::unique_ptr<copy_side>> ways;
-    for (const auto& name : o_.ways) ways.push_back(make_host_way(name, o_.copy_bytes));
+    std::vector<std::string> names;
+    for (const auto& name : o_.ways) {
+      auto w = make_way(name, shape_, *steps_.contiguous, *steps_.blocks);
+      if (const std::string why = w->refusal(); !why.empty()) {
+        context.report({"results", point_status::skipped,
+                        value::object{{"workload", wname}, {"way", name}, {"status", "skipped"}, {"reason", why}},
+                        fmt::format("  {:<8} beside {}: skipped: {}", name, wname, why)});
+        continue;
+      }
+      ways.push_back(std::move(w));
+      names.push_back(name);
+    }
+    if (ways.empty()) continue;
 
     // The job: sized once per workload from one short pass alone, the same
     // for every way, so their joint times compare.
@@ -89,19 +122,30 @@ void beside_study::run(study_context& context) {
 
     std::vector<std::vector<round_reading>> readings(ways.size());
     std::vector<std::string> failed(ways.size());
-    for (long long r = 0; r < o_.rounds && !context.stopped(); ++r) {
-      for (std::size_t k = 0; k < ways.size() && !context.stopped(); ++k) {
+    // A point the watchdog (or a stop request) left behind may still be
+    // stepping its way and the workload on its thread: nothing beside this
+    // workload runs after it, and the study keeps both (core/study.hpp: the
+    // session leaves the process once the results are written).
+    std::string abandoned;
+    std::size_t left = ways.size();  // the way whose point was left behind, if one was
+    for (long long r = 0; r < o_.rounds && abandoned.empty() && !context.stopped(); ++r) {
+      for (std::size_t k = 0; k < ways.size() && abandoned.empty() && !context.stopped(); ++k) {
         const std::size_t i = (k + static_cast<std::size_t>(r)) % ways.size();  // rotated: no way always first
         if (!failed[i].empty()) continue;
         context.progress(done, total * static_cast<std::size_t>(o_.rounds),
-                         fmt::format("{} beside {}, round {}", o_.ways[i], wname, r + 1));
+                         fmt::format("{} beside {}, round {}", names[i], wname, r + 1));
         try {
-          auto point = context.watched<round_reading>(o_.copy_bytes, [&](const beat_fn& beat) {
+          copy_side& way = *ways[i];
+          activity& w = *work;
+          const double seconds = o_.seconds;
+          auto point = context.watched<round_reading>(shape_.bytes(), [&way, &w, seconds, j](const beat_fn& beat) {
             beat();
-            return measure_round(*ways[i], *work, o_.seconds, j);
+            return measure_round(way, w, seconds, j);
           });
           if (!point.result) {
             failed[i] = point.reason.empty() ? "stopped" : point.reason;
+            abandoned = fmt::format("the {} way's point was left behind ({})", names[i], failed[i]);
+            left = i;
             continue;
           }
           readings[i].push_back(*point.result);
@@ -111,19 +155,22 @@ void beside_study::run(study_context& context) {
         ++done;
       }
     }
+    if (!abandoned.empty())
+      for (auto& f : failed)
+        if (f.empty()) f = "not measured further: " + abandoned;
 
     std::vector<way_summary> summaries;
     for (std::size_t i = 0; i < ways.size(); ++i) {
       value::object f{{"workload", wname},
-                      {"way", o_.ways[i]},
-                      {"copy_bytes", o_.copy_bytes},
+                      {"way", names[i]},
+                      {"copy_bytes", shape_.bytes()},
                       {"job_copy_steps", j.copy_steps},
                       {"job_work_steps", j.work_steps}};
-      if (readings[i].empty()) {
+      if (readings[i].empty() || i == left) {
         const std::string why = failed[i].empty() ? std::string("no round ran") : failed[i];
         f.emplace_back("status", "failed");
         f.emplace_back("reason", why);
-        context.report({"results", point_status::failed, f, fmt::format("  {:<8} beside {}: failed: {}", o_.ways[i], wname, why)});
+        context.report({"results", point_status::failed, f, fmt::format("  {:<8} beside {}: failed: {}", names[i], wname, why)});
         continue;
       }
       const std::string bad = ways[i]->check();
@@ -141,13 +188,12 @@ void beside_study::run(study_context& context) {
       f.emplace_back("joint_s", spread_value(s.joint_s));
       if (!failed[i].empty()) f.emplace_back("note", fmt::format("{} round(s) ran; then {}", s.rounds, failed[i]));
       const std::string text =
-          fmt::format("  {:<8} beside {:<11}: copy {} alone, {} beside ({:.0f}%); the workload {:+.1f}% slower; "
-                      "both {:.3g} s{}",
-                      o_.ways[i], wname, gbps(s.copy_alone.median), gbps(s.copy_beside.median),
-                      100 * s.copy_share.median, 100 * s.slowdown.median, s.joint_s.median,
+          fmt::format("  {:<8} beside {:<11}: copy {} alone, {} beside ({:.0f}%); the workload {}; both {:.3g} s{}",
+                      names[i], wname, gbps(s.copy_alone.median), gbps(s.copy_beside.median),
+                      100 * s.copy_share.median, slowdown_words(s.slowdown.median), s.joint_s.median,
                       bad.empty() ? "" : "; DATA CHECK FAILED: " + bad);
       context.report({"results", bad.empty() ? point_status::ok : point_status::failed, f, text});
-      if (bad.empty()) summaries.push_back({o_.ways[i], s});
+      if (bad.empty()) summaries.push_back({names[i], s});
     }
     if (const auto fnd = beside_finding(wname, summaries))
       context.report({"findings", point_status::ok,
@@ -157,6 +203,10 @@ void beside_study::run(study_context& context) {
                                     {"sooner", fnd->sooner},
                                     {"text", fnd->text}},
                       "finding: " + fnd->text});
+    if (!abandoned.empty()) {  // may still be in use on the thread left behind: kept as long as the study
+      kept_.push_back(std::move(work));
+      for (auto& w : ways) kept_.push_back(std::move(w));
+    }
   }
 }
 
