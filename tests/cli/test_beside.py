@@ -15,6 +15,7 @@ import unittest
 XFERBENCH = None
 QUICK = ["--seconds", "0.02", "--work-size", "4M", "-q"]  # and each test's own --rounds, --blocks, --threads
 SMALL = [*QUICK, "--rounds", "2", "--block-size", "4K", "--blocks", "64", "--threads", "1"]
+HOST = [*SMALL, "-b", "host"]  # the host's half, on any machine
 WAYS = ["plain", "staged", "copy", "loop", "batch", "kernel", "pack"]
 
 
@@ -30,7 +31,7 @@ class Beside(unittest.TestCase):
         return subprocess.run([XFERBENCH, "beside", *args], capture_output=True, text=True, timeout=120)
 
     def test_every_way_beside_every_workload_with_both_sides(self):
-        p = self.beside(*SMALL, "--json", self.out)
+        p = self.beside(*HOST, "--json", self.out)
         self.assertEqual(p.returncode, 0, p.stderr)
         with open(self.out) as f:
             doc = json.load(f)
@@ -57,7 +58,7 @@ class Beside(unittest.TestCase):
             self.assertGreater(f["sooner"], 0)
 
     def test_one_way_one_workload_to_the_host(self):
-        p = self.beside(*SMALL, "--ways", "pack", "--workloads", "cpu-memory", "--direction", "d2h",
+        p = self.beside(*HOST, "--ways", "pack", "--workloads", "cpu-memory", "--direction", "d2h",
                         "--json", self.out)
         self.assertEqual(p.returncode, 0, p.stderr)
         with open(self.out) as f:
@@ -66,6 +67,23 @@ class Beside(unittest.TestCase):
                          [("cpu-memory", "pack", True)])
         self.assertEqual(doc["config"]["direction"], "d2h")
         self.assertEqual(doc["findings"], [])  # one way: nothing to compare
+
+    def test_the_backend_asked_for_or_the_host_where_no_gpu(self):
+        p = self.beside(*SMALL, "-b", "gpu", "--json", self.out)
+        self.assertEqual(p.returncode, 2, p.stderr)
+        self.assertIn("-b gpu: expected host or cuda-rt", p.stderr)
+        if HAS_GPU:
+            return  # cli.beside_gpu measures there
+        p = self.beside(*SMALL, "-b", "cuda-rt", "--json", self.out)
+        self.assertEqual(p.returncode, 1, p.stderr)
+        self.assertEqual(len(p.stderr.strip().splitlines()), 1, p.stderr)
+        self.assertIn("-b cuda-rt:", p.stderr)
+        self.assertFalse(os.path.exists(self.out))
+        p = self.beside(*SMALL, "--ways", "copy", "--workloads", "cpu-memory", "--json", self.out)
+        self.assertEqual(p.returncode, 0, p.stderr)
+        self.assertIn("no CUDA device to use", p.stderr)
+        with open(self.out) as f:
+            self.assertEqual(json.load(f)["config"]["backend"], "host")
 
     def test_bad_input_is_one_line_and_exit_2(self):
         for args, said in ((["--ways", "dma"], "--ways dma"), (["--workloads", "gemm"], "--workloads gemm"),
@@ -81,6 +99,16 @@ class Beside(unittest.TestCase):
                 self.assertFalse(os.path.exists(self.out))
 
 
+def has_gpu():
+    try:
+        return subprocess.run(["nvidia-smi", "-L"], capture_output=True).returncode == 0
+    except FileNotFoundError:
+        return False
+
+
+HAS_GPU = False
+
 if __name__ == "__main__":
     XFERBENCH = os.path.abspath(sys.argv.pop(1))
+    HAS_GPU = has_gpu()
     unittest.main(verbosity=2)

@@ -142,7 +142,7 @@ options quick(std::vector<std::string> ways) {
 }
 
 TEST(BesideStudy, AWayTheStepRefusesIsSkippedWithItsReasonAndTheOthersRun) {
-  steps s = host_steps();
+  sides s = host_sides();
   s.blocks = std::make_unique<mem::host_block_step>(
       mem::host_block_step::options{.batch_unavailable = "no cudaMemcpyBatchAsync in this driver"});
   beside_study study(quick({"batch", "loop"}), std::move(s));
@@ -159,7 +159,7 @@ TEST(BesideStudy, AWayTheStepRefusesIsSkippedWithItsReasonAndTheOthersRun) {
 }
 
 TEST(BesideStudy, ACopyWhoseDataDidNotArriveFails) {
-  steps s = host_steps();
+  sides s = host_sides();
   s.contiguous = std::make_unique<lossy_step>();
   beside_study study(quick({"plain", "copy"}), std::move(s));
   test::recording_context ctx;
@@ -175,7 +175,7 @@ TEST(BesideStudy, ACopyWhoseDataDidNotArriveFails) {
 }
 
 TEST(BesideStudy, APointTheWatchdogLeftFailsItsWayAndEndsTheWorkload) {
-  beside_study study(quick({"copy", "loop"}), host_steps());
+  beside_study study(quick({"copy", "loop"}), host_sides());
   test::recording_context ctx;
   ctx.leave = {1};  // round 1's second point: the loop way (it may still be running both sides)
   study.run(ctx);
@@ -197,7 +197,7 @@ TEST(BesideStudy, BadOptionsAreUsageErrors) {
                    +[](options& o) { o.rounds = 0; }, +[](options& o) { o.threads = -1; }}) {
     options o = quick({});
     bad(o);
-    EXPECT_THROW(beside_study(o, host_steps()), xfer::usage_error);
+    EXPECT_THROW(beside_study(o, host_sides()), xfer::usage_error);
   }
 }
 

@@ -97,8 +97,8 @@ class contiguous_side final : public copy_side {
 class pinned_side : public copy_side {
  public:
   pinned_side(std::string name, mem::block_step& step, const copy_shape& shape)
-      : name_(std::move(name)), step_(step), shape_(shape), host_(step.staging_memory(), shape.bytes()),
-        dev_(step.allocate(shape.bytes())), queue_(step.open_queue(nullptr)), want_(shape.bytes()) {
+      : name_(std::move(name)), step_(step), shape_(shape), dev_(step.allocate(shape.bytes())),
+        host_(step.staging_memory(), shape.bytes()), queue_(step.open_queue(nullptr)), want_(shape.bytes()) {
     fill_pattern(want_.data(), want_.size());
     if (shape_.direction == staged_direction::to_device) {
       std::copy(want_.begin(), want_.end(), host_.data());
@@ -107,7 +107,10 @@ class pinned_side : public copy_side {
       queue_->finish();
     }
   }
-  ~pinned_side() override { step_.deallocate(dev_); }
+  ~pinned_side() override {
+    queue_.reset();
+    step_.deallocate(dev_);
+  }
   std::string name() const override { return name_; }
   double amount_per_step() const override { return static_cast<double>(shape_.bytes()); }
 
@@ -129,8 +132,8 @@ class pinned_side : public copy_side {
   std::string name_;
   mem::block_step& step_;
   copy_shape shape_;
+  mem::device_ref dev_;  // first: allocating makes the step's device current, as its pinned memory needs
   host_buffer host_;
-  mem::device_ref dev_;
   std::unique_ptr<mem::block_queue> queue_;
   std::vector<unsigned char> want_;  // the source's bytes
 };

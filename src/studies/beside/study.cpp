@@ -34,10 +34,10 @@ unsigned usable_cpus() {
 
 }  // namespace
 
-void options::check() const {
+void options::check(const std::vector<std::string>& workload_names) const {
   for (const auto& w : workloads)
-    if (!std::ranges::count(cpu_workload_names(), w))
-      throw usage_error(fmt::format("--workloads {}: expected one of {}", w, fmt::join(cpu_workload_names(), ", ")));
+    if (!std::ranges::count(workload_names, w))
+      throw usage_error(fmt::format("--workloads {}: expected one of {}", w, fmt::join(workload_names, ", ")));
   for (const auto& w : ways)
     if (!std::ranges::count(way_names(), w))
       throw usage_error(fmt::format("--ways {}: expected one of {}", w, fmt::join(way_names(), ", ")));
@@ -54,11 +54,16 @@ void options::check() const {
   if (rounds < 1 || rounds > 1000) throw usage_error(fmt::format("--rounds {}: expected 1 to 1000", rounds));
 }
 
-steps host_steps() { return {"host", std::make_unique<mem::host_step>(), std::make_unique<mem::host_block_step>()}; }
+sides host_sides() {
+  return {"host", std::make_unique<mem::host_step>(), std::make_unique<mem::host_block_step>(), cpu_workload_names(),
+          [](const std::string& name, const options& o, unsigned threads) {
+            return make_cpu_workload(name, threads, o.work_bytes);
+          }};
+}
 
-beside_study::beside_study(options o, steps s) : o_(std::move(o)), steps_(std::move(s)) {
-  o_.check();
-  if (o_.workloads.empty()) o_.workloads = cpu_workload_names();
+beside_study::beside_study(options o, sides s) : o_(std::move(o)), sides_(std::move(s)) {
+  o_.check(sides_.workloads);
+  if (o_.workloads.empty()) o_.workloads = sides_.workloads;
   if (o_.ways.empty()) o_.ways = way_names();
   shape_ = {o_.direction == "h2d" ? mem::staged_direction::to_device : mem::staged_direction::to_host, o_.block_bytes,
             o_.blocks};
@@ -68,7 +73,7 @@ beside_study::beside_study(options o, steps s) : o_(std::move(o)), steps_(std::m
 study_info beside_study::info() const {
   return {"xferbench/beside/v1",
           {"results", "findings"},
-          value::object{{"backend", steps_.backend},
+          value::object{{"backend", sides_.backend},
                         {"direction", o_.direction},
                         {"block_bytes", o_.block_bytes},
                         {"blocks", o_.blocks},
@@ -92,16 +97,16 @@ void beside_study::run(study_context& context) {
   std::size_t done = 0;
   context.say(fmt::format("beside: {} way(s) of copying {} x {} {} on {} beside {} workload(s) on {} thread(s), {} "
                           "round(s) of 4 x {:g} s{}",
-                          o_.ways.size(), o_.blocks, format_size(o_.block_bytes), o_.direction, steps_.backend,
+                          o_.ways.size(), o_.blocks, format_size(o_.block_bytes), o_.direction, sides_.backend,
                           o_.workloads.size(), threads_, o_.rounds, o_.seconds,
-                          steps_.backend == "host" ? " (the host steps: every copy is CPU work, \"device\" memory host memory)" : ""));
+                          sides_.backend == "host" ? " (the host steps: every copy is CPU work, \"device\" memory host memory)" : ""));
   for (const auto& wname : o_.workloads) {
     if (context.stopped()) return;
-    auto work = make_cpu_workload(wname, threads_, o_.work_bytes);
+    auto work = sides_.make_workload(wname, o_, threads_);
     std::vector<std::unique_ptr<copy_side>> ways;
     std::vector<std::string> names;
     for (const auto& name : o_.ways) {
-      auto w = make_way(name, shape_, *steps_.contiguous, *steps_.blocks);
+      auto w = make_way(name, shape_, *sides_.contiguous, *sides_.blocks);
       if (const std::string why = w->refusal(); !why.empty()) {
         context.report({"results", point_status::skipped,
                         value::object{{"workload", wname}, {"way", name}, {"status", "skipped"}, {"reason", why}},

@@ -10,6 +10,7 @@
 // ways' joint times put a way other than the fastest alone first, with ranges
 // that do not meet, adds one record of "findings".
 #include <cstddef>
+#include <functional>
 #include <memory>
 #include <string>
 #include <vector>
@@ -19,7 +20,7 @@
 namespace xfer::beside {
 
 struct options {
-  std::vector<std::string> workloads;  // empty: every CPU workload
+  std::vector<std::string> workloads;  // empty: every workload of the sides
   std::vector<std::string> ways;       // empty: every way (copy_ways.hpp)
   std::string direction = "h2d";       // h2d | d2h
   std::size_t block_bytes = std::size_t{16} << 10;
@@ -29,30 +30,35 @@ struct options {
   double seconds = 0.25;  // each phase of a round
   long long rounds = 5;
 
-  // Throws usage_error naming the bad value (an unknown workload, way or
-  // direction, a size of 0, rounds or threads out of range, seconds not in
-  // (0, 60]).
-  void check() const;
+  // Throws usage_error naming the bad value (a workload not among
+  // `workload_names`, an unknown way or direction, a size of 0, rounds or
+  // threads out of range, seconds not in (0, 60]).
+  void check(const std::vector<std::string>& workload_names) const;
 };
 
-// The steps the ways run over: the host's (host memory standing in for the
-// device's), or a backend's handed in by the caller.
-struct steps {
+// What a backend hands the study: the steps the ways run over, and the
+// workloads that can run beside them. host_sides(): the host's steps (host
+// memory standing in for the device's) and the CPU workloads; a GPU
+// backend's adds its own (xfer/beside/cuda_sides.hpp).
+struct sides {
   std::string backend;  // "host", "cuda-rt": what the file's config names
   std::unique_ptr<mem::device_step> contiguous;
   std::unique_ptr<mem::block_step> blocks;
+  std::vector<std::string> workloads;  // every workload's name, in the default order
+  // The workload `name` (one of `workloads`) for these options.
+  std::function<std::unique_ptr<activity>(const std::string& name, const options& o, unsigned threads)> make_workload;
 };
-steps host_steps();
+sides host_sides();
 
 class beside_study final : public study {
  public:
-  beside_study(options o, steps s);  // checks o
+  beside_study(options o, sides s);  // checks o
   study_info info() const override;
   void run(study_context& context) override;
 
  private:
   options o_;
-  steps steps_;
+  sides sides_;
   copy_shape shape_;
   unsigned threads_;
   std::vector<std::unique_ptr<activity>> kept_;  // the sides of a point left behind (run())
