@@ -68,7 +68,8 @@ def test_bad_files_are_left_out_one_line_each(data, tmp_path, capsys, write_resu
     err = capsys.readouterr().err.splitlines()
     assert err == [
         f"xferbench-report: error: {future}: unsupported schema 'xferbench/alloc/v9' (this tool reads "
-        "xferbench/result/v2, xferbench/app/v2, xferbench/alloc/v2, xferbench/cpu/v2, and their v1)",
+        "xferbench/result/v2, xferbench/app/v2, xferbench/alloc/v2, xferbench/cpu/v2, and their v1; "
+        "xferbench/beside/v1)",
         f"xferbench-report: error: {truncated}: not a readable gzip file (Compressed file ended before the "
         "end-of-stream marker was reached)",
         f"xferbench-report: error: {data / 'no_ok_points.json'}: no ok points to report (2 points: 1 skipped, "

@@ -1,16 +1,19 @@
 """Sorting the files given to `render`: sweeps, studies, traces, and the ones refused.
 
 Each file is read once and sent by its schema to the sweep loader (load.py), the
-study loader (studies.py) or the trace loader (trace.py). A file that cannot be
-used is one message, and the rest are still rendered; files from another machine
-than the first are refused too (one machine per report) unless the caller allows
-a mix. A trace is a page of its own, so its machine is not held to the others'.
+study loader (studies.py, which hands a beside file on to beside.py) or the trace
+loader (trace.py). A file that cannot be used is one message, and the rest are
+still rendered; files from another machine than the first are refused too (one
+machine per report) unless the caller allows a mix. A trace is a page of its own,
+so its machine is not held to the others'.
 """
 
 from dataclasses import dataclass, field
 from pathlib import Path
 
 from . import SCHEMA
+from .beside import SCHEMA as BESIDE_SCHEMA
+from .beside import is_beside
 from .errors import BadInput
 from .load import read_document, _quote, load_run
 from .studies import SCHEMAS as STUDY_SCHEMAS
@@ -60,7 +63,7 @@ def sort_inputs(paths, mixed_machines=False, traces=False):
                     raise BadInput(f"{path}: a trace file ({_quote(schema)}), not a result file: render draws it")
                 got.traces.append(load_trace(path, doc, label=_unique_label(path, used)))
                 continue
-            if schema in STUDY_SCHEMAS:
+            if schema in STUDY_SCHEMAS or is_beside(doc):  # a beside file of another version: its loader says so
                 item = load_study(path, doc)
                 host = machine_of(item.system)
             elif schema == SCHEMA or (isinstance(schema, str) and schema.startswith("xferbench/result/")):
@@ -68,7 +71,8 @@ def sort_inputs(paths, mixed_machines=False, traces=False):
                 host = machine_of(item.system)
             elif isinstance(schema, str) and schema.startswith("xferbench/"):
                 raise BadInput(f"{path}: unsupported schema {_quote(schema)} (this tool reads {SCHEMA}, "
-                               f"{', '.join(s for s in STUDY_SCHEMAS if not s.endswith('/v1'))}, and their v1)")
+                               f"{', '.join(s for s in STUDY_SCHEMAS if not s.endswith('/v1'))}, and their v1; "
+                               f"{BESIDE_SCHEMA})")
             else:
                 raise BadInput(f"{path}: not an xferbench result file"
                                + (f" (schema {_quote(schema)})" if schema is not None else " (no 'schema' key)"))

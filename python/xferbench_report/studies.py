@@ -1,5 +1,5 @@
 """The studies' result files (xferbench/app/v2, xferbench/alloc/v2, xferbench/cpu/v2, and their v1 through
-legacy.py):
+legacy.py; xferbench/beside/v1 in beside.py, which this module hands such a file to):
 checked on loading (a malformed file is one BadInput line naming the field),
 rendered as tables a person reads, and turned into findings.
 
@@ -10,6 +10,8 @@ import statistics
 from dataclasses import dataclass
 
 from . import legacy
+from .beside import SCHEMA as BESIDE
+from .beside import beside_findings, is_beside, load_beside, render_beside
 from .errors import BadInput
 from .findings import Finding
 from .load import SECONDS, _Fields, read_document, _quote
@@ -19,7 +21,7 @@ APP, ALLOC, CPU = "xferbench/app/v2", "xferbench/alloc/v2", "xferbench/cpu/v2"
 # v1 of each is read as its v2 (legacy.py): the same fields, but app/v1's bottom line had a name its sign
 # contradicted and no verdict.
 _V1 = {s[:-2] + "v1": s for s in (APP, ALLOC, CPU)}
-SCHEMAS = (APP, ALLOC, CPU) + tuple(_V1)
+SCHEMAS = (APP, ALLOC, CPU) + tuple(_V1) + (BESIDE,)
 # The vadd phases in the order a program runs them, with the names the C++ tool's tables use.
 PHASES = [("init", "runtime initialisation"), ("allocate", "buffer allocation"), ("populate", "buffer population"),
           ("cpu_vadd", "CPU vadd (baseline)"), ("map", "buffer mapping"), ("write", "write inputs out"),
@@ -49,6 +51,8 @@ def load_study(path, doc=None):
 
     path = Path(path)
     doc = read_document(path) if doc is None else doc
+    if is_beside(doc):  # any version: its loader names the one it reads
+        return load_beside(path, doc)
     schema = schema_of(doc)
     if schema in _V1:
         schema = _V1[schema]
@@ -272,7 +276,7 @@ def _break_even(b):
     return f"; {noise}{'pays at once' if v == 'immediate' else 'never pays' if v == 'never' else v}"
 
 
-RENDER = {APP: render_app, ALLOC: render_alloc, CPU: render_cpu}
+RENDER = {APP: render_app, ALLOC: render_alloc, CPU: render_cpu, BESIDE: render_beside}
 
 
 def render_studies(doc, studies, figures=None):
@@ -308,6 +312,8 @@ def study_findings(studies):
                         "boundary", [f"{name}#alignment[{i}]"], weight=40))
         elif s.schema == APP:
             out += _app_findings(s)
+        elif s.schema == BESIDE:
+            out += beside_findings(s)
     return out
 
 

@@ -1,12 +1,14 @@
 """The studies' figures: alloc's cost against size, cpu's GB/s against size, vadd's
-phases per strategy. Same rules as the sweep's figures (figure_style.py): at most
-eight curves a panel, a y axis per panel, log2 size axis, PNG only."""
+phases per strategy, beside's ways at (the workload's slowdown, the copy's GB/s beside it).
+Same rules as the sweep's figures (figure_style.py): at most eight curves a panel, a y axis
+per panel, log2 size axis, PNG only."""
 
 import math
 import statistics
 
+from .beside import TITLE as BESIDE_TITLE
 from .figure_style import MAX_CURVES, PALETTE, _legend, _panels, _safe, _save, _suptitle, log_y, plt, size_axis
-from .studies import ALLOC, APP, CPU, PHASES
+from .studies import ALLOC, APP, BESIDE, CPU, PHASES
 
 
 def _split(names):
@@ -114,9 +116,44 @@ def app_figure(study, outdir):
                    "own vadd of the same data.")
 
 
+def beside_figure(study, outdir):
+    """A panel per workload; each ok record (way) a point at (the workload's slowdown %, the copy's GB/s beside
+    it), the bars the ranges over the rounds, as the file has them."""
+    ok = [r for r in study.records if r.ok]
+    workloads = [w for w in study.workloads if any(r.workload == w for r in ok)]
+    if not workloads:
+        return None
+    ways = list(dict.fromkeys(r.way for r in ok))
+    fig, axes = _row(len(workloads), ax_w=3.8)
+    handles = {}  # way -> its first point: one legend for every panel
+    for ax, w in zip(axes, workloads):
+        for r in (r for r in ok if r.workload == w):
+            x, y = r.spreads["slowdown"], r.spreads["copy_beside"]
+            xs = [100 * v for v in (x.median, x.low, x.high)]
+            ys = [v / 1e9 for v in (y.median, y.low, y.high)]
+            point = ax.errorbar([xs[0]], [ys[0]], xerr=[[xs[0] - xs[1]], [xs[2] - xs[0]]],
+                                yerr=[[ys[0] - ys[1]], [ys[2] - ys[0]]], fmt="o", markersize=5, capsize=3,
+                                linewidth=1.2, color=PALETTE[ways.index(r.way) % len(PALETTE)], label=r.way)
+            handles.setdefault(r.way, point)
+            ax.annotate(r.way, (xs[0], ys[0]), textcoords="offset points", xytext=(6, 4), fontsize=8)
+        ax.axvline(0, color="0.3", linewidth=1)
+        top = max(r.spreads["copy_beside"].high for r in ok if r.workload == w) / 1e9
+        ax.set_ylim(0, (top if top > 0 else 1.0) * 1.15)  # from 0, room above for the labels
+        ax.set_xlabel(f"{w}'s slowdown beside the copy (%; < 0: faster)")
+        ax.set_ylabel("copy GB/s beside it")
+        ax.set_title(f"beside {w}", loc="left")
+    _legend(axes[-1], handles=[handles[w] for w in ways])
+    left = len(study.records) - len(ok)
+    return _finish(fig, outdir, study, "beside", BESIDE_TITLE,
+                   "Each way of copying beside each workload: across, how much longer the workload took beside the "
+                   "copy than alone (%, negative: faster); up, the copy's GB/s beside the workload; medians over the "
+                   "rounds, the bars their range."
+                   + (f" Not drawn: {left} records not ok (the tables give why)." if left else ""))
+
+
 def study_figures(studies, outdir):
     """{study path: FigureFile or None}, drawn in this process (a few small figures)."""
-    draw = {ALLOC: alloc_figure, CPU: cpu_figure, APP: app_figure}
+    draw = {ALLOC: alloc_figure, CPU: cpu_figure, APP: app_figure, BESIDE: beside_figure}
     out = {}
     for s in studies:
         try:
