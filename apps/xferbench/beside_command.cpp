@@ -53,6 +53,7 @@ static int run_beside(beside_args a, const std::vector<std::string>& argv) {
     }
 #else
     if (a.backend == "cuda-rt") throw std::runtime_error("-b cuda-rt: this xferbench was built without CUDA");
+    fmt::print(stderr, "xferbench: note: this xferbench was built without CUDA: the host's half only\n");
 #endif
   }
   if (!sides.contiguous) sides = beside::host_sides();

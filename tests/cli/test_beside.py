@@ -81,7 +81,7 @@ class Beside(unittest.TestCase):
         self.assertFalse(os.path.exists(self.out))
         p = self.beside(*SMALL, "--ways", "copy", "--workloads", "cpu-memory", "--json", self.out)
         self.assertEqual(p.returncode, 0, p.stderr)
-        self.assertIn("no CUDA device to use", p.stderr)
+        self.assertIn("the host's half only", p.stderr)  # no device here, or no CUDA in this build
         with open(self.out) as f:
             self.assertEqual(json.load(f)["config"]["backend"], "host")
 

@@ -177,7 +177,7 @@ TEST(BesideStudy, ACopyWhoseDataDidNotArriveFails) {
 TEST(BesideStudy, APointTheWatchdogLeftFailsItsWayAndEndsTheWorkload) {
   beside_study study(quick({"copy", "loop"}), host_sides());
   test::recording_context ctx;
-  ctx.leave = {1};  // round 1's second point: the loop way (it may still be running both sides)
+  ctx.leave = {2};  // after the sizing pass, round 1's second point: the loop way (it may still be running both sides)
   study.run(ctx);
   const auto results = ctx.section("results");
   ASSERT_EQ(results.size(), 2u);
@@ -188,7 +188,24 @@ TEST(BesideStudy, APointTheWatchdogLeftFailsItsWayAndEndsTheWorkload) {
   EXPECT_EQ(results[1]["way"], "loop");
   EXPECT_EQ(results[1]["status"], "failed");
   EXPECT_NE(results[1]["reason"].get<std::string>().find("watchdog"), std::string::npos);
-  EXPECT_EQ(ctx.watched_points, 2u);  // nothing ran beside the workload after it
+  EXPECT_EQ(ctx.watched_points, 3u);  // nothing ran beside the workload after it
+}
+
+TEST(BesideStudy, ASizingPassTheWatchdogLeftFailsEveryWayOfTheWorkload) {
+  options o = quick({"copy", "loop"});
+  o.workloads = {"cpu-memory", "cpu-compute"};
+  beside_study study(o, host_sides());
+  test::recording_context ctx;
+  ctx.leave = {0};  // the first workload's sizing pass
+  study.run(ctx);
+  const auto results = ctx.section("results");
+  ASSERT_EQ(results.size(), 4u);
+  for (int i : {0, 1}) {
+    EXPECT_EQ(results[i]["workload"], "cpu-memory");
+    EXPECT_EQ(results[i]["status"], "failed");
+    EXPECT_NE(results[i]["reason"].get<std::string>().find("sizing the job"), std::string::npos);
+  }
+  for (int i : {2, 3}) EXPECT_EQ(results[i]["status"], "ok");  // the next workload's sides are new
 }
 
 TEST(BesideStudy, BadOptionsAreUsageErrors) {

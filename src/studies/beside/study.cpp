@@ -119,11 +119,40 @@ void beside_study::run(study_context& context) {
     if (ways.empty()) continue;
 
     // The job: sized once per workload from one short pass alone, the same
-    // for every way, so their joint times compare.
-    double fastest = 0;
-    for (auto& w : ways) fastest = std::max(fastest, rate_alone(*w, o_.seconds / 4));
-    const job j{static_cast<std::uint64_t>(std::ceil(fastest * o_.seconds)),
-                static_cast<std::uint64_t>(std::ceil(rate_alone(*work, o_.seconds / 4) * o_.seconds))};
+    // for every way, so their joint times compare. The pass also takes each
+    // side's first use (a copier's calibration) out of the rounds. Watched
+    // like a point: a side that hangs here fails every way of the workload.
+    std::vector<activity*> sides_to_size;
+    for (auto& w : ways) sides_to_size.push_back(w.get());
+    activity* work_side = work.get();
+    const double pass_s = o_.seconds / 4, seconds = o_.seconds;
+    watched_point<job> sized;
+    std::string broke;
+    try {
+      sized = context.watched<job>(shape_.bytes(), [sides_to_size, work_side, pass_s, seconds](const beat_fn& beat) {
+        double fastest = 0;
+        for (activity* w : sides_to_size) {
+          fastest = std::max(fastest, rate_alone(*w, pass_s));
+          beat();
+        }
+        return job{static_cast<std::uint64_t>(std::ceil(fastest * seconds)),
+                   static_cast<std::uint64_t>(std::ceil(rate_alone(*work_side, pass_s) * seconds))};
+      });
+    } catch (const std::exception& e) {
+      broke = e.what();
+    }
+    if (!sized.result) {
+      const std::string why = "sizing the job (each side alone): " +
+                              (!broke.empty() ? broke : sized.reason.empty() ? std::string("stopped") : sized.reason);
+      for (const auto& name : names)
+        context.report({"results", point_status::failed,
+                        value::object{{"workload", wname}, {"way", name}, {"status", "failed"}, {"reason", why}},
+                        fmt::format("  {:<8} beside {}: failed: {}", name, wname, why)});
+      kept_.push_back(std::move(work));  // may still be in use on the thread left behind
+      for (auto& w : ways) kept_.push_back(std::move(w));
+      continue;
+    }
+    const job j = *sized.result;
 
     std::vector<std::vector<round_reading>> readings(ways.size());
     std::vector<std::string> failed(ways.size());
