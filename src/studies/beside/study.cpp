@@ -153,6 +153,10 @@ void beside_study::run(study_context& context) {
       continue;
     }
     const job j = *sized.result;
+    context.say(fmt::format("beside {}: the job is {} copies of {} (what the fastest way alone makes in {:g} s) and "
+                            "{} steps of {} (its {:g} s alone)",
+                            wname, j.copy_steps, format_size(shape_.bytes()), o_.seconds, j.work_steps, wname,
+                            o_.seconds));
 
     std::vector<std::vector<round_reading>> readings(ways.size());
     std::vector<std::string> failed(ways.size());
