@@ -5,6 +5,8 @@
 #include <fmt/format.h>
 #include <fmt/ranges.h>
 #include <memory>
+#include <optional>
+#include <variant>
 #include <xfer/mem/blocks/block_step.hpp>
 #include <xfer/mem/staged/host_step.hpp>
 #include <xfer/beside/cpu_workloads.hpp>
@@ -92,8 +94,118 @@ study_info beside_study::info() const {
                          "over the rounds"}}};
 }
 
+namespace {
+
+// One way beside one workload: its side, its rounds' readings, and why it
+// stopped early (empty: it ran every round).
+struct way_run {
+  std::string name;
+  std::unique_ptr<copy_side> side;
+  std::vector<round_reading> readings;
+  std::string failed;
+  bool left = false;  // its point was left behind: the side may still be running, its readings are not used
+};
+
+record failed_record(const std::string& workload, const std::string& way, const std::string& why, value::object f = {}) {
+  f.emplace_back("workload", workload);
+  f.emplace_back("way", way);
+  f.emplace_back("status", "failed");
+  f.emplace_back("reason", why);
+  return {"results", point_status::failed, std::move(f), fmt::format("  {:<8} beside {}: failed: {}", way, workload, why)};
+}
+
+// The job, sized from one short pass of each side alone, under the watchdog
+// like a point (the pass also takes each side's first use, a copier's
+// calibration, out of the rounds); or why there is none.
+std::variant<job, std::string> size_job(study_context& context, std::vector<way_run>& ways, activity& work,
+                                        std::size_t step_bytes, double seconds) {
+  std::vector<activity*> sides;
+  for (auto& w : ways) sides.push_back(w.side.get());
+  activity* work_side = &work;
+  try {
+    auto sized = context.watched<job>(step_bytes, [sides, work_side, seconds](const beat_fn& beat) {
+      double fastest = 0;
+      for (activity* a : sides) {
+        fastest = std::max(fastest, rate_alone(*a, seconds / 4));
+        beat();
+      }
+      return job{static_cast<std::uint64_t>(std::ceil(fastest * seconds)),
+                 static_cast<std::uint64_t>(std::ceil(rate_alone(*work_side, seconds / 4) * seconds))};
+    });
+    if (sized.result) return *sized.result;
+    return sized.reason.empty() ? std::string("stopped") : sized.reason;
+  } catch (const std::exception& e) {
+    return std::string(e.what());
+  }
+}
+
+// The rounds, the ways in a rotated order each (no way always first). A
+// point the watchdog (or a stop request) leaves behind may still be stepping
+// its way and the workload on its thread: nothing beside this workload runs
+// after it. Returns that, or empty.
+std::string run_rounds(study_context& context, std::vector<way_run>& ways, activity& work, const job& j,
+                       std::size_t step_bytes, double seconds, long long rounds, const std::string& wname,
+                       std::size_t& done, std::size_t total) {
+  for (long long r = 0; r < rounds && !context.stopped(); ++r) {
+    for (std::size_t k = 0; k < ways.size() && !context.stopped(); ++k) {
+      way_run& w = ways[(k + static_cast<std::size_t>(r)) % ways.size()];
+      if (!w.failed.empty()) continue;
+      context.progress(done++, total, fmt::format("{} beside {}, round {}", w.name, wname, r + 1));
+      copy_side& side = *w.side;
+      try {
+        auto point = context.watched<round_reading>(step_bytes, [&side, &work, seconds, j](const beat_fn& beat) {
+          beat();
+          return measure_round(side, work, seconds, j);
+        });
+        if (!point.result) {
+          w.failed = point.reason.empty() ? "stopped" : point.reason;
+          w.left = true;
+          return fmt::format("the {} way's point was left behind ({})", w.name, w.failed);
+        }
+        w.readings.push_back(*point.result);
+      } catch (const std::exception& e) {
+        w.failed = e.what();
+      }
+    }
+  }
+  return {};
+}
+
+// A way's record of "results": its summary with its data check, or why it
+// has none. Returns the summary a finding may compare (ok ways only).
+std::optional<way_summary> report_way(study_context& context, const std::string& wname, way_run& w, const job& j,
+                                      std::size_t step_bytes, const activity& work) {
+  value::object f{{"copy_bytes", step_bytes}, {"job_copy_steps", j.copy_steps}, {"job_work_steps", j.work_steps}};
+  if (w.readings.empty() || w.left) {
+    context.report(failed_record(wname, w.name, w.failed.empty() ? std::string("no round ran") : w.failed, std::move(f)));
+    return std::nullopt;
+  }
+  const std::string bad = w.side->check();
+  const pair_summary s = summarize(w.readings, w.side->amount_per_step(), work.amount_per_step());
+  value::object r{{"workload", wname}, {"way", w.name}};
+  r.insert(r.end(), f.begin(), f.end());
+  r.emplace_back("status", bad.empty() ? "ok" : "failed");
+  r.emplace_back("verified", bad.empty());
+  if (!bad.empty()) r.emplace_back("reason", bad);
+  r.emplace_back("rounds", s.rounds);
+  for (const auto& [key, v] : {std::pair{"copy_alone", s.copy_alone}, {"copy_beside", s.copy_beside},
+                               {"copy_share", s.copy_share}, {"work_alone", s.work_alone},
+                               {"work_beside", s.work_beside}, {"slowdown", s.slowdown}, {"joint_s", s.joint_s}})
+    r.emplace_back(key, spread_value(v));
+  if (!w.failed.empty()) r.emplace_back("note", fmt::format("{} round(s) ran; then {}", s.rounds, w.failed));
+  context.report({"results", bad.empty() ? point_status::ok : point_status::failed, std::move(r),
+                  fmt::format("  {:<8} beside {:<11}: copy {} alone, {} beside ({:.0f}%); the workload {}; both {:.3g} s{}",
+                              w.name, wname, gbps(s.copy_alone.median), gbps(s.copy_beside.median),
+                              100 * s.copy_share.median, slowdown_words(s.slowdown.median), s.joint_s.median,
+                              bad.empty() ? "" : "; DATA CHECK FAILED: " + bad)});
+  if (!bad.empty()) return std::nullopt;
+  return way_summary{w.name, s};
+}
+
+}  // namespace
+
 void beside_study::run(study_context& context) {
-  const std::size_t total = o_.workloads.size() * o_.ways.size();
+  const std::size_t total = o_.workloads.size() * o_.ways.size() * static_cast<std::size_t>(o_.rounds);
   std::size_t done = 0;
   context.say(fmt::format("beside: {} way(s) of copying {} x {} {} on {} beside {} workload(s) on {} thread(s), {} "
                           "round(s) of 4 x {:g} s{}",
@@ -103,147 +215,51 @@ void beside_study::run(study_context& context) {
   for (const auto& wname : o_.workloads) {
     if (context.stopped()) return;
     auto work = sides_.make_workload(wname, o_, threads_);
-    std::vector<std::unique_ptr<copy_side>> ways;
-    std::vector<std::string> names;
+    std::vector<way_run> ways;
     for (const auto& name : o_.ways) {
-      auto w = make_way(name, shape_, *sides_.contiguous, *sides_.blocks);
-      if (const std::string why = w->refusal(); !why.empty()) {
-        context.report({"results", point_status::skipped,
-                        value::object{{"workload", wname}, {"way", name}, {"status", "skipped"}, {"reason", why}},
-                        fmt::format("  {:<8} beside {}: skipped: {}", name, wname, why)});
-        continue;
+      try {
+        auto side = make_way(name, shape_, *sides_.contiguous, *sides_.blocks);
+        if (const std::string why = side->refusal(); !why.empty())
+          context.report({"results", point_status::skipped,
+                          value::object{{"workload", wname}, {"way", name}, {"status", "skipped"}, {"reason", why}},
+                          fmt::format("  {:<8} beside {}: skipped: {}", name, wname, why)});
+        else
+          ways.push_back({name, std::move(side), {}, {}, false});
+      } catch (const std::exception& e) {  // its memory could not be made
+        context.report(failed_record(wname, name, e.what()));
       }
-      ways.push_back(std::move(w));
-      names.push_back(name);
     }
     if (ways.empty()) continue;
 
-    // The job: sized once per workload from one short pass alone, the same
-    // for every way, so their joint times compare. The pass also takes each
-    // side's first use (a copier's calibration) out of the rounds. Watched
-    // like a point: a side that hangs here fails every way of the workload.
-    std::vector<activity*> sides_to_size;
-    for (auto& w : ways) sides_to_size.push_back(w.get());
-    activity* work_side = work.get();
-    const double pass_s = o_.seconds / 4, seconds = o_.seconds;
-    watched_point<job> sized;
-    std::string broke;
-    try {
-      sized = context.watched<job>(shape_.bytes(), [sides_to_size, work_side, pass_s, seconds](const beat_fn& beat) {
-        double fastest = 0;
-        for (activity* w : sides_to_size) {
-          fastest = std::max(fastest, rate_alone(*w, pass_s));
-          beat();
-        }
-        return job{static_cast<std::uint64_t>(std::ceil(fastest * seconds)),
-                   static_cast<std::uint64_t>(std::ceil(rate_alone(*work_side, pass_s) * seconds))};
-      });
-    } catch (const std::exception& e) {
-      broke = e.what();
-    }
-    if (!sized.result) {
-      const std::string why = "sizing the job (each side alone): " +
-                              (!broke.empty() ? broke : sized.reason.empty() ? std::string("stopped") : sized.reason);
-      for (const auto& name : names)
-        context.report({"results", point_status::failed,
-                        value::object{{"workload", wname}, {"way", name}, {"status", "failed"}, {"reason", why}},
-                        fmt::format("  {:<8} beside {}: failed: {}", name, wname, why)});
-      kept_.push_back(std::move(work));  // may still be in use on the thread left behind
-      for (auto& w : ways) kept_.push_back(std::move(w));
-      continue;
-    }
-    const job j = *sized.result;
-    context.say(fmt::format("beside {}: the job is {} copies of {} (what the fastest way alone makes in {:g} s) and "
-                            "{} steps of {} (its {:g} s alone)",
-                            wname, j.copy_steps, format_size(shape_.bytes()), o_.seconds, j.work_steps, wname,
-                            o_.seconds));
-
-    std::vector<std::vector<round_reading>> readings(ways.size());
-    std::vector<std::string> failed(ways.size());
-    // A point the watchdog (or a stop request) left behind may still be
-    // stepping its way and the workload on its thread: nothing beside this
-    // workload runs after it, and the study keeps both (core/study.hpp: the
-    // session leaves the process once the results are written).
+    const auto sized = size_job(context, ways, *work, shape_.bytes(), o_.seconds);
     std::string abandoned;
-    std::size_t left = ways.size();  // the way whose point was left behind, if one was
-    for (long long r = 0; r < o_.rounds && abandoned.empty() && !context.stopped(); ++r) {
-      for (std::size_t k = 0; k < ways.size() && abandoned.empty() && !context.stopped(); ++k) {
-        const std::size_t i = (k + static_cast<std::size_t>(r)) % ways.size();  // rotated: no way always first
-        if (!failed[i].empty()) continue;
-        context.progress(done, total * static_cast<std::size_t>(o_.rounds),
-                         fmt::format("{} beside {}, round {}", names[i], wname, r + 1));
-        try {
-          copy_side& way = *ways[i];
-          activity& w = *work;
-          const double seconds = o_.seconds;
-          auto point = context.watched<round_reading>(shape_.bytes(), [&way, &w, seconds, j](const beat_fn& beat) {
-            beat();
-            return measure_round(way, w, seconds, j);
-          });
-          if (!point.result) {
-            failed[i] = point.reason.empty() ? "stopped" : point.reason;
-            abandoned = fmt::format("the {} way's point was left behind ({})", names[i], failed[i]);
-            left = i;
-            continue;
-          }
-          readings[i].push_back(*point.result);
-        } catch (const std::exception& e) {
-          failed[i] = e.what();
-        }
-        ++done;
+    if (const auto* why = std::get_if<std::string>(&sized)) {
+      for (const auto& w : ways) context.report(failed_record(wname, w.name, "sizing the job (each side alone): " + *why));
+      abandoned = *why;
+    } else {
+      const job j = std::get<job>(sized);
+      context.say(fmt::format("beside {}: the job is {} copies of {} (what the fastest way alone makes in {:g} s) and "
+                              "{} steps of {} (its {:g} s alone)",
+                              wname, j.copy_steps, format_size(shape_.bytes()), o_.seconds, j.work_steps, wname,
+                              o_.seconds));
+      abandoned = run_rounds(context, ways, *work, j, shape_.bytes(), o_.seconds, o_.rounds, wname, done, total);
+      std::vector<way_summary> summaries;
+      for (auto& w : ways) {
+        if (!abandoned.empty() && w.failed.empty()) w.failed = "not measured further: " + abandoned;
+        if (auto s = report_way(context, wname, w, j, shape_.bytes(), *work)) summaries.push_back(std::move(*s));
       }
+      if (const auto fnd = beside_finding(wname, summaries))
+        context.report({"findings", point_status::ok,
+                        value::object{{"workload", fnd->workload},
+                                      {"fastest_alone", fnd->fastest_alone},
+                                      {"first_beside", fnd->first_beside},
+                                      {"sooner", fnd->sooner},
+                                      {"text", fnd->text}},
+                        "finding: " + fnd->text});
     }
-    if (!abandoned.empty())
-      for (auto& f : failed)
-        if (f.empty()) f = "not measured further: " + abandoned;
-
-    std::vector<way_summary> summaries;
-    for (std::size_t i = 0; i < ways.size(); ++i) {
-      value::object f{{"workload", wname},
-                      {"way", names[i]},
-                      {"copy_bytes", shape_.bytes()},
-                      {"job_copy_steps", j.copy_steps},
-                      {"job_work_steps", j.work_steps}};
-      if (readings[i].empty() || i == left) {
-        const std::string why = failed[i].empty() ? std::string("no round ran") : failed[i];
-        f.emplace_back("status", "failed");
-        f.emplace_back("reason", why);
-        context.report({"results", point_status::failed, f, fmt::format("  {:<8} beside {}: failed: {}", names[i], wname, why)});
-        continue;
-      }
-      const std::string bad = ways[i]->check();
-      const pair_summary s = summarize(readings[i], ways[i]->amount_per_step(), work->amount_per_step());
-      f.emplace_back("status", bad.empty() ? "ok" : "failed");
-      f.emplace_back("verified", bad.empty());
-      if (!bad.empty()) f.emplace_back("reason", bad);
-      f.emplace_back("rounds", s.rounds);
-      f.emplace_back("copy_alone", spread_value(s.copy_alone));
-      f.emplace_back("copy_beside", spread_value(s.copy_beside));
-      f.emplace_back("copy_share", spread_value(s.copy_share));
-      f.emplace_back("work_alone", spread_value(s.work_alone));
-      f.emplace_back("work_beside", spread_value(s.work_beside));
-      f.emplace_back("slowdown", spread_value(s.slowdown));
-      f.emplace_back("joint_s", spread_value(s.joint_s));
-      if (!failed[i].empty()) f.emplace_back("note", fmt::format("{} round(s) ran; then {}", s.rounds, failed[i]));
-      const std::string text =
-          fmt::format("  {:<8} beside {:<11}: copy {} alone, {} beside ({:.0f}%); the workload {}; both {:.3g} s{}",
-                      names[i], wname, gbps(s.copy_alone.median), gbps(s.copy_beside.median),
-                      100 * s.copy_share.median, slowdown_words(s.slowdown.median), s.joint_s.median,
-                      bad.empty() ? "" : "; DATA CHECK FAILED: " + bad);
-      context.report({"results", bad.empty() ? point_status::ok : point_status::failed, f, text});
-      if (bad.empty()) summaries.push_back({names[i], s});
-    }
-    if (const auto fnd = beside_finding(wname, summaries))
-      context.report({"findings", point_status::ok,
-                      value::object{{"workload", fnd->workload},
-                                    {"fastest_alone", fnd->fastest_alone},
-                                    {"first_beside", fnd->first_beside},
-                                    {"sooner", fnd->sooner},
-                                    {"text", fnd->text}},
-                      "finding: " + fnd->text});
-    if (!abandoned.empty()) {  // may still be in use on the thread left behind: kept as long as the study
+    if (!abandoned.empty()) {  // the sides may still be in use on the thread left behind: kept as long as the study
       kept_.push_back(std::move(work));
-      for (auto& w : ways) kept_.push_back(std::move(w));
+      for (auto& w : ways) kept_.push_back(std::move(w.side));
     }
   }
 }
