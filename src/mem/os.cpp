@@ -1,4 +1,5 @@
 #include <atomic>
+#include <sched.h>
 #include <cstdlib>
 #include <sys/mman.h>
 #include <sys/syscall.h>
@@ -35,6 +36,11 @@ scoped_os_override::~scoped_os_override() { current.store(previous_, std::memory
 std::size_t page_size() noexcept {
   static const std::size_t size = static_cast<std::size_t>(::sysconf(_SC_PAGESIZE));
   return size;
+}
+
+unsigned usable_cpu_count() noexcept {
+  cpu_set_t set;
+  return ::sched_getaffinity(0, sizeof set, &set) == 0 ? static_cast<unsigned>(CPU_COUNT(&set)) : 1u;
 }
 
 }  // namespace xfer::mem

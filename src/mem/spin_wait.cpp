@@ -1,7 +1,6 @@
-#include <sched.h>
-
 #include <atomic>
 
+#include <xfer/mem/os.hpp>
 #include <xfer/mem/spin_wait.hpp>
 
 namespace xfer::mem {
@@ -10,11 +9,7 @@ namespace {
 // Microseconds; -1 until set or first asked for.
 std::atomic<std::int64_t> spin_us{-1};
 
-std::int64_t default_spin_us() {
-  cpu_set_t set;
-  const int cpus = ::sched_getaffinity(0, sizeof set, &set) == 0 ? CPU_COUNT(&set) : 1;
-  return cpus >= 4 ? 200 : 0;
-}
+std::int64_t default_spin_us() { return usable_cpu_count() >= 4 ? 200 : 0; }
 
 }  // namespace
 

@@ -40,5 +40,7 @@ class scoped_os_override {
 const os_calls& real_os() noexcept;
 
 std::size_t page_size() noexcept;
+// The CPUs this process may use (sched_getaffinity); 1 where the kernel does not say.
+unsigned usable_cpu_count() noexcept;
 
 }  // namespace xfer::mem

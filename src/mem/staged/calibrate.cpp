@@ -2,7 +2,6 @@
 // timed round trips per candidate, the fastest kept. Each candidate gets a
 // copier of its own (its ring pinned once, in an untimed warm-up copy), so
 // no candidate pays for another's staging.
-#include <sched.h>
 
 #include <algorithm>
 #include <chrono>
@@ -12,6 +11,7 @@
 #include <thread>
 #include <utility>
 #include <vector>
+#include <xfer/mem/os.hpp>
 #include <xfer/mem/spin_wait.hpp>
 #include <xfer/mem/staged/staged_copier.hpp>
 #include <xfer/mem/staged/tuning.hpp>
@@ -23,12 +23,6 @@ using clock_type = std::chrono::steady_clock;
 
 double seconds_since(clock_type::time_point t0) {
   return std::chrono::duration<double>(clock_type::now() - t0).count();
-}
-
-unsigned usable_cpus() {
-  cpu_set_t set;
-  if (::sched_getaffinity(0, sizeof set, &set) == 0) return static_cast<unsigned>(CPU_COUNT(&set));
-  return 1;
 }
 
 // Device memory for the probes, returned whatever happens.
@@ -81,7 +75,7 @@ staged_tuning calibrate_staged(device_step& step, const staged_calibration_optio
 
   staged_tuning best;
   double best_s = std::numeric_limits<double>::infinity();
-  const unsigned cpus = usable_cpus();
+  const unsigned cpus = usable_cpu_count();
   // The candidates, the defaults first: when the budget runs out early (a
   // slow machine, pinning that costs more than expected) the best so far is
   // then at least as good as the defaults.

@@ -22,6 +22,7 @@
 #include <xfer/mem/staged/device_step.hpp>
 #include <xfer/mem/files.hpp>
 #include <xfer/mem/numbers.hpp>
+#include <xfer/mem/os.hpp>
 #include <xfer/mem/settings.hpp>
 #include <xfer/mem/staged/tuning.hpp>
 
@@ -43,12 +44,7 @@ std::vector<unsigned> affinity_cpus() {
 
 }  // namespace
 
-unsigned default_staged_threads() noexcept {
-  cpu_set_t set;
-  unsigned cpus = 1;
-  if (::sched_getaffinity(0, sizeof set, &set) == 0) cpus = static_cast<unsigned>(CPU_COUNT(&set));
-  return std::clamp(staged_cpu_share(cpus), 4u, 12u);
-}
+unsigned default_staged_threads() noexcept { return std::clamp(staged_cpu_share(usable_cpu_count()), 4u, 12u); }
 
 unsigned physical_cores_among(const std::vector<unsigned>& cpus, const std::string& sysfs_cpu) {
   // A core's hyperthreads list the same siblings; a CPU with no readable

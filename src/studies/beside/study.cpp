@@ -13,7 +13,7 @@
 #include <xfer/beside/measure.hpp>
 #include <xfer/core/errors.hpp>
 #include <xfer/core/size.hpp>
-#include <sched.h>
+#include <xfer/mem/os.hpp>
 
 namespace xfer::beside {
 
@@ -26,12 +26,6 @@ std::string gbps(double bytes_per_s) { return fmt::format("{:.2f} GB/s", bytes_p
 // The workload's slowdown in words: a negative one is a speed-up.
 std::string slowdown_words(double slowdown) {
   return slowdown >= 0 ? fmt::format("{:.1f}% slower", 100 * slowdown) : fmt::format("{:.1f}% faster", -100 * slowdown);
-}
-
-// The CPUs this process may use: a program's own team would take them all.
-unsigned usable_cpus() {
-  cpu_set_t set;
-  return ::sched_getaffinity(0, sizeof set, &set) == 0 ? static_cast<unsigned>(CPU_COUNT(&set)) : 1u;
 }
 
 }  // namespace
@@ -69,7 +63,8 @@ beside_study::beside_study(options o, sides s) : o_(std::move(o)), sides_(std::m
   if (o_.ways.empty()) o_.ways = way_names();
   shape_ = {o_.direction == "h2d" ? mem::staged_direction::to_device : mem::staged_direction::to_host, o_.block_bytes,
             o_.blocks};
-  threads_ = o_.threads ? static_cast<unsigned>(o_.threads) : std::max(1u, usable_cpus());
+  // 0: every CPU this process may use, as a program's own team would take them.
+  threads_ = o_.threads ? static_cast<unsigned>(o_.threads) : mem::usable_cpu_count();
 }
 
 study_info beside_study::info() const {
