@@ -74,12 +74,17 @@ def test_a_variable_overrides_its_field_alone_and_an_argument_beats_it(monkeypat
     assert got == dict(base, ring_depth=3, threads=2)
 
 
-def test_settings_say_where_each_field_came_from(monkeypatch):
+def test_settings_say_where_each_field_came_from():
     # The environment is the feature here: a variable's field is "environment", an argument's
-    # "argument", the rest libxfer's defaults (no calibration asked for).
-    monkeypatch.setenv("XFER_STAGED_RING_DEPTH", "3")
-    xferbench.Copier("host", threads=2, calibrate=False)
-    staged = {s["name"]: s for s in xferbench.settings()["settings"]
+    # "argument", the rest libxfer's defaults (no calibration asked for, no cache read). In a process
+    # of its own: a host copier calibrated earlier in this one (another test's) would lend its fields,
+    # and the settings would rightly say "calibration".
+    got = _run("import json, xferbench\n"
+               "xferbench.Copier('host', threads=2, calibrate=False, cache='off')\n"
+               "print(json.dumps(xferbench.settings()['settings']))", XFER_STAGED_RING_DEPTH="3")
+    assert got.returncode == 0, got.stderr
+    import json
+    staged = {s["name"]: s for s in json.loads(got.stdout)
               if s["component"] == "staged" and s["scope"].endswith("/host/host")}
     assert (staged["ring_depth"]["value"], staged["ring_depth"]["source"], staged["ring_depth"]["origin"]) == \
         ("3", "environment", "XFER_STAGED_RING_DEPTH")
