@@ -12,6 +12,8 @@ import sys
 import tempfile
 import unittest
 
+from gpu_present import has_gpu
+
 XFERBENCH = None
 QUICK = ["--seconds", "0.02", "--work-size", "4M", "-q"]  # and each test's own --rounds, --blocks, --threads
 SMALL = [*QUICK, "--rounds", "2", "--block-size", "4K", "--blocks", "64", "--threads", "1"]
@@ -97,13 +99,6 @@ class Beside(unittest.TestCase):
                 self.assertEqual(len(p.stderr.strip().splitlines()), 1, p.stderr)
                 self.assertIn(said, p.stderr)
                 self.assertFalse(os.path.exists(self.out))
-
-
-def has_gpu():
-    try:
-        return subprocess.run(["nvidia-smi", "-L"], capture_output=True).returncode == 0
-    except FileNotFoundError:
-        return False
 
 
 HAS_GPU = False

@@ -14,6 +14,8 @@ import sys
 import tempfile
 import unittest
 
+from gpu_present import exit_77_without_gpu
+
 XFERBENCH = None
 EXAMPLE = None
 
@@ -65,11 +67,5 @@ class TraceOnGpu(unittest.TestCase):
 if __name__ == "__main__":
     XFERBENCH = os.path.abspath(sys.argv.pop(1))
     EXAMPLE = os.path.abspath(sys.argv.pop(1))
-    try:
-        has_gpu = subprocess.run(["nvidia-smi", "-L"], capture_output=True).returncode == 0
-    except FileNotFoundError:
-        has_gpu = False
-    if not has_gpu:
-        print("skipped: no GPU (nvidia-smi -L found none)")
-        sys.exit(77)
+    exit_77_without_gpu()
     unittest.main(verbosity=2)
