@@ -142,6 +142,63 @@ options quick(std::vector<std::string> ways) {
   return o;
 }
 
+// The host block step with the CUDA step's rule on queues (block_step.hpp):
+// one open at a time. A second open while one is open throws here, where
+// the CUDA step waits for the first forever.
+class one_queue_step final : public mem::block_step {
+ public:
+  std::string_view name() const noexcept override { return inner_.name(); }
+  std::string device_key() const override { return inner_.device_key(); }
+  mem::host_resource& staging_memory() override { return inner_.staging_memory(); }
+  mem::host_access access(const void* host, std::size_t bytes) override { return inner_.access(host, bytes); }
+  std::string batch_unavailable() const override { return inner_.batch_unavailable(); }
+  std::unique_ptr<mem::block_queue> open_queue(void* after_queue) override {
+    if (open_.exchange(true)) throw mem::device_step_error("a second queue opened while one is open");
+    return std::make_unique<queue>(inner_.open_queue(after_queue), open_);
+  }
+  mem::device_ref allocate(std::size_t bytes) override { return inner_.allocate(bytes); }
+  void deallocate(mem::device_ref d) noexcept override { inner_.deallocate(d); }
+  const void* host_view(mem::device_ref d) const noexcept override { return inner_.host_view(d); }
+
+ private:
+  class queue final : public mem::block_queue {
+   public:
+    queue(std::unique_ptr<mem::block_queue> q, std::atomic<bool>& open) : q_(std::move(q)), open_(open) {}
+    ~queue() override { open_ = false; }
+    void copy(void* dst, const void* src, std::size_t bytes) override { q_->copy(dst, src, bytes); }
+    void copy_batch(void* const* d, const void* const* s, std::size_t bytes, std::size_t count) override {
+      q_->copy_batch(d, s, bytes, count);
+    }
+    void copy_blocks(void* dst, const void* src, std::size_t block_bytes, const std::int64_t* si,
+                     const std::int64_t* di, std::size_t count) override {
+      q_->copy_blocks(dst, src, block_bytes, si, di, count);
+    }
+    std::size_t mark() override { return q_->mark(); }
+    void wait(std::size_t m) override { q_->wait(m); }
+    void finish() override { q_->finish(); }
+
+   private:
+    std::unique_ptr<mem::block_queue> q_;
+    std::atomic<bool>& open_;
+  };
+  mem::host_block_step inner_;
+  std::atomic<bool> open_{false};
+};
+
+TEST(BesideStudy, EveryPinnedWayRunsOnAStepThatOpensOneQueueAtATime) {
+  sides s = host_sides();
+  s.blocks = std::make_unique<one_queue_step>();
+  beside_study study(quick({"copy", "loop", "batch", "kernel", "pack"}), std::move(s));
+  test::recording_context ctx;
+  study.run(ctx);
+  const auto results = ctx.section("results");
+  ASSERT_EQ(results.size(), 5u);
+  for (const auto& r : results) {
+    EXPECT_EQ(r["status"], "ok") << r.dump();
+    EXPECT_EQ(r.value("verified", false), true) << r.dump();
+  }
+}
+
 TEST(BesideStudy, AWayTheStepRefusesIsSkippedWithItsReasonAndTheOthersRun) {
   sides s = host_sides();
   s.blocks = std::make_unique<mem::host_block_step>(

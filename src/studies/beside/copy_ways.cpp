@@ -93,24 +93,21 @@ class contiguous_side final : public copy_side {
 };
 
 // copy and the block ways: pinned host memory (the block step's staging
-// memory), the block step's device memory, through one of its queues.
+// memory), the block step's device memory. A queue is opened for each use
+// and closed after it: a step has one queue open at a time (block_step.hpp),
+// and the block ways' movers open their own.
 class pinned_side : public copy_side {
  public:
   pinned_side(std::string name, mem::block_step& step, const copy_shape& shape)
       : name_(std::move(name)), step_(step), shape_(shape), dev_(step.allocate(shape.bytes())),
-        host_(step.staging_memory(), shape.bytes()), queue_(step.open_queue(nullptr)), want_(shape.bytes()) {
+        host_(step.staging_memory(), shape.bytes()), want_(shape.bytes()) {
     fill_pattern(want_.data(), want_.size());
-    if (shape_.direction == staged_direction::to_device) {
+    if (shape_.direction == staged_direction::to_device)
       std::copy(want_.begin(), want_.end(), host_.data());
-    } else {
-      queue_->copy(dev_.handle, want_.data(), want_.size());
-      queue_->finish();
-    }
+    else
+      dma(dev_.handle, want_.data(), want_.size());
   }
-  ~pinned_side() override {
-    queue_.reset();
-    step_.deallocate(dev_);
-  }
+  ~pinned_side() override { step_.deallocate(dev_); }
   std::string name() const override { return name_; }
   double amount_per_step() const override { return static_cast<double>(shape_.bytes()); }
 
@@ -118,13 +115,17 @@ class pinned_side : public copy_side {
   // The destination's bytes as the host sees them.
   std::vector<unsigned char> destination() {
     std::vector<unsigned char> got(shape_.bytes());
-    if (shape_.direction == staged_direction::to_host) {
+    if (shape_.direction == staged_direction::to_host)
       std::copy(host_.data(), host_.data() + got.size(), got.begin());
-    } else {
-      queue_->copy(got.data(), dev_.handle, got.size());
-      queue_->finish();
-    }
+    else
+      dma(got.data(), dev_.handle, got.size());
     return got;
+  }
+  // One DMA through a queue of its own, done when it returns.
+  void dma(void* dst, const void* src, std::size_t bytes) {
+    const auto queue = step_.open_queue(nullptr);
+    queue->copy(dst, src, bytes);
+    queue->finish();
   }
   void* source() const { return shape_.direction == staged_direction::to_device ? host_.data() : dev_.handle; }
   void* target() const { return shape_.direction == staged_direction::to_device ? dev_.handle : host_.data(); }
@@ -134,17 +135,13 @@ class pinned_side : public copy_side {
   copy_shape shape_;
   mem::device_ref dev_;  // first: allocating makes the step's device current, as its pinned memory needs
   host_buffer host_;
-  std::unique_ptr<mem::block_queue> queue_;
   std::vector<unsigned char> want_;  // the source's bytes
 };
 
 class engine_side final : public pinned_side {
  public:
   using pinned_side::pinned_side;
-  void step() override {
-    queue_->copy(target(), source(), shape_.bytes());
-    queue_->finish();
-  }
+  void step() override { dma(target(), source(), shape_.bytes()); }
   std::string check() override {
     const auto got = destination();
     return first_difference(got.data(), want_.data(), want_.size(), "the copy's destination");

@@ -82,7 +82,10 @@ class block_step {
   virtual std::string batch_unavailable() const = 0;
   // A queue whose work starts after the work queued so far on the caller's
   // `after_queue` (a cudaStream_t of the step's device; null: none). Throws
-  // device_step_error.
+  // device_step_error. One queue at a time: a queue may hold the step until
+  // it is destroyed (the CUDA step's index buffers are one copy's), so a
+  // second open_queue waits for the first, and on the thread that holds one
+  // never returns. A mover opens its own: close yours before calling it.
   virtual std::unique_ptr<block_queue> open_queue(void* after_queue) = 0;
   // Device memory (the pack way's scratch, the calibration's probes).
   // Throws device_step_error naming the size.

@@ -12,7 +12,8 @@ namespace xfer::beside {
 namespace {
 
 // Each thread: this many multiply-adds in each of 8 independent chains a
-// launch (about a millisecond on an H100's 132 multiprocessors).
+// launch (well under a millisecond with every multiprocessor busy: short
+// steps, so a round holds many).
 constexpr int compute_iterations = 4096;
 constexpr int block_threads = 256;
 
