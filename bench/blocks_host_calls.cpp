@@ -4,7 +4,7 @@
 // (block_mover::move) and through block_copier::copy (check, choice, move),
 // interleaved; prints the median microseconds of each. Small blocks make the
 // per-call work, not the bytes, the time (issue 38: Python's copy_blocks ran
-// ~200 us per 64 MiB call behind C++ on the H100). Not a test.
+// about 200 us per 64 MiB call behind C++ on a GPU machine). Not a test.
 //
 //   build/bench/xfer_bench_blocks_host_calls [pairs=4096] [block_bytes=64] [way=pack] [reps=2000]
 #include <algorithm>

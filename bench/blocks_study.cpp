@@ -117,13 +117,10 @@ int main(int argc, char** argv) {
           ways.emplace_back(std::string(to_string(w)), [&m, &job, access] { m.move(job, access); });
         }
         ways.emplace_back("auto(" + std::string(to_string(copier.choose(job))) + ")", [&] { copier.copy(job); });
-        // Probes, not ways of the copier (pinned rows only). At 7e6794c one
-        // batch over 8 raw streams matched or beat the batch way's 4 parts at
-        // 7 of the 8 points from 256 KiB (by -0.2 to +2.9 GB/s), and the way
-        // now cuts 8; at 0f756f3, h2d at 256 KiB to 2 MiB made 49 to 51 GB/s
-        // (90 to 93% of one contiguous copy) in every way, while the same
-        // copies between adjacent places made 52 to 53
-        // (docs/results/nvidia-h200/blocks-7e6794c/, blocks-0f756f3/). So:
+        // Probes, not ways of the copier (pinned rows only): what raw CUDA
+        // calls reach beside the ways, and where the rest of the gap to one
+        // contiguous copy lies (the batch way's cut:
+        // docs/decisions/0003-block-copier-probe-and-ways.md). So:
         //   probe-batch-4s/16s      one batch cut over 4 or 16 raw streams
         //                           (the way's former and a larger count);
         //   probe-adjacent-8s       the same count of copies of the same size,
@@ -135,11 +132,9 @@ int main(int argc, char** argv) {
         //   probe-host-adjacent-8s  the host side adjacent, the device side
         //                           scattered as the pairs say: which side's
         //                           scatter costs.
-        // At 799a707 the host side's scatter cost 2 to 4% to the device, and
-        // the raw batches ran about 1 GB/s above the way's eight parts
-        // (docs/results/nvidia-h200/blocks-799a707/). But the adjacent probes
-        // and the contiguous copy use another host array than the scattered
-        // ways, and the way forks and joins with events. So:
+        // The adjacent probes and the contiguous copy use another host array
+        // than the scattered ways, and the way forks and joins with events;
+        // these separate the array's cost from the scatter's. So:
         //   probe-same-array-adjacent-8s  adjacent, in the scattered ways'
         //                           own host array: the array or the scatter;
         //   contiguous-same-array   one copy from or to that array;
@@ -247,10 +242,9 @@ int main(int argc, char** argv) {
         std::vector<std::vector<double>> seconds(ways.size());
         // The order is shuffled each round (a fixed seed), so each way follows
         // every other about as often. A rotation is not enough: it keeps who
-        // runs before whom, and at 1ce24c1 auto, always right after pack,
-        // ran 20% below batch alone (d2h pinned) and up to 29% above pack
-        // alone (pageable): it measured its predecessor
-        // (docs/results/nvidia-h200/blocks-1ce24c1/).
+        // runs before whom, and a way's rate depends on the one before it
+        // (pack's threads still polling, lines left in the caches)
+        // (docs/decisions/0003-block-copier-probe-and-ways.md).
         std::mt19937 order_rng(38);
         std::vector<std::size_t> order(ways.size());
         std::iota(order.begin(), order.end(), std::size_t{0});

@@ -1,7 +1,8 @@
 // Where does first-time pinning's time go, and can registration overlap the
 // touching of pages? (issue 15, item 4: 20 GB/s for 256 MiB and up; the
 // pinned-fast kind touches every page with several threads, then registers
-// the whole block once, and reached 16 to 18 GB/s on the H100.)
+// the whole block once, and reached 16 to 18 GB/s on a GPU machine;
+// docs/decisions/0009-fast-pinning.md.)
 //
 // For each size, five times each, on fresh huge-page-advised anonymous memory:
 //   whole:   touch with T threads, then one cudaHostRegister (pinned-fast today);

@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # Where a staged copy's time goes beyond its bytes (issue 15: 64 MiB took
-# about 0.5 ms longer than its chunks need on the H100), in one device
+# about 0.5 ms longer than its chunks need on a GPU machine), in one device
 # command: the staged route beside pinned copy-async at 8, 64 and 256 MiB with
 # one fixed tuning, for several spin-before-sleep settings (XFER_SPIN_US), each
 # copy's stages traced (XFER_STAGED_TRACE) and summarised as medians; then the

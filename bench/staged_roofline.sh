@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # The staged copier on the machine's memory roofline (issue 37), in one
-# command that fits about 6 minutes on the H100 machine:
+# command that fits about 6 minutes on a one-GPU machine:
 #   1. a Release build of xferbench and xfer_bench_roofline;
 #   2. the machine: lscpu, the caches from sysfs, the GPU's link;
 #   3. xfer_bench_roofline: memory bandwidth (STREAM-style), the CPU side of
@@ -13,7 +13,7 @@
 #   5. with CONTENTION=1, the contention probe in step 3's run (the copy
 #      engine's rate while N CPU threads copy through a ring, and theirs
 #      meanwhile: bench/roofline_contention.cpp); CONTENTION_ONLY=1 runs
-#      steps 1, 2 and it alone (about 40 s on the H100 machine), into
+#      steps 1, 2 and it alone (about 40 s on a one-GPU machine), into
 #      contention.json/.txt. CONTENTION_ARGS adds the probe's options
 #      (--contention-threads 0,12 --contention-paces 0,55 ...).
 # A design is chunk/ring[/threads][/nt][/size]: nt turns on streaming stores

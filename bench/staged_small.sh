@@ -4,7 +4,7 @@
 # threads/chunk setting in SETTINGS (chunk "rule": the copier's per-size rule), every size forced through the pipeline (handoff 1 byte,
 # calibration off), beside copy-sync and copy-async from the same pageable memory and copy-async
 # from pinned memory in each run. The question: do fewer threads and bigger pieces cost less at
-# these sizes, where each piece has about 6 us of fixed cost (docs/results/h100/staged/trace16-ce7f7a9/)?
+# these sizes, where each piece has a fixed cost of some microseconds (docs/decisions/0001-staged-copier-shape.md)?
 # Everything lands in $OUT (default results/staged-small); summary.tsv has each ok point's median GB/s.
 #
 #   SETTINGS="2/1M 4/1M 12/4M" SIZES=1M,4M,16M bench/staged_small.sh

@@ -2,7 +2,7 @@
 # Issue 37, item 4: the staged copier on every GPU at once, with the process's
 # one staging budget (the default) against a team per device
 # (XFER_STAGED_SHARED=0, as before the budget), in one device command on the
-# several-GPU machine (nvidia-h100-x4). Each sweep is issue 37's command:
+# several-GPU machine (four GPUs of one host). Each sweep is issue 37's command:
 #
 #   xferbench sweep -b cuda-rt -r copy-async,staged -m pinned,pageable -d h2d,d2h --sizes 64M,256M --together
 #
@@ -92,8 +92,8 @@ fi
 [ -x "$XB" ] || { log "no $XB: build first"; exit 1; }
 
 sweep=(sweep -b "$B" "${HD[@]}" -r "$PINNED_ROUTE,staged" -m "$PINNED_MEMORY,pageable" -d h2d,d2h --sizes "$SIZES")
-# Interleaved, so a slow moment of the host (10 to 20% on one point, per
-# docs/results/nvidia-h100-x4/) falls on both ways of running.
+# Interleaved, so a slow moment of the host (10 to 20% on one point in a
+# four-GPU run) falls on both ways of running.
 for r in $(seq 1 "${XFER_REPEAT:-2}"); do
   step "shared-$r" 150 XFER_STAGED_SHARED=1 -- "${sweep[@]}" --together
   [ "${XFER_SKIP_OWN:-0}" = 1 ] || step "own-$r" 150 XFER_STAGED_SHARED=0 -- "${sweep[@]}" --together

@@ -48,7 +48,7 @@ else
 # Round 2: one direction's copy split over two queues; the CPU study with Vulkan's kinds.
 variant split XFER_VK_COPY_SPLIT=1 -- "${peer[@]}" -m host-coherent,pinned -d h2d,d2h
 variant split-mixed XFER_VK_COPY_SPLIT=1 XFER_VK_COPY_QUEUES=mixed -- "${peer[@]}" -m host-coherent,pinned -d h2d,d2h
-# (At d2353bc round 2 also tried a dedicated allocation and exclusive sharing: no change; those knobs are gone.)
+# (Round 2 once also tried a dedicated allocation and exclusive sharing: no change; those knobs are gone.)
 log "the CPU study with Vulkan's kinds"
 timeout -s INT -k 10 150 "$XB" cpu --kinds pageable,pinned,pinned-wc,host-coherent,host-cached,device-local-host-visible \
   --sizes 4K,256K,4M --runs 3 --json "$OUT/probe-cpu.json" >"$OUT/probe-cpu.txt" 2>&1

@@ -1,6 +1,6 @@
 // Page-locked staging buffers for a CUDA program, from libxfer alone: a
 // caching pool over cudaHostAlloc'd memory, so the program pins once and
-// reuses (pinning 256 MiB costs about 100 ms on an H100 machine; a pool hit
+// reuses (pinning 256 MiB costs about 100 ms on a PCIe Gen5 GPU machine; a pool hit
 // costs well under a microsecond). Exits 77 (CTest's "skipped") where CUDA
 // cannot start, saying why.
 #include <cstdio>

@@ -33,7 +33,7 @@ python_def=()
 grep -q '^Python_EXECUTABLE:' build/CMakeCache.txt 2>/dev/null || python_def=(-DPython_EXECUTABLE="$python_bin")
 # A unity build (CMake joins a target's sources a few at a time): the headers
 # each file includes are compiled once a batch, and a fresh build on CI's two
-# cores takes about half the time (docs/results/ci-vm/newcomer/). A change to
+# cores takes about half the time. A change to
 # one file recompiles its batch; -DCMAKE_UNITY_BUILD=OFF turns it off.
 unity=(-DCMAKE_UNITY_BUILD=ON)
 configured=1

@@ -5,7 +5,7 @@ committed trial files.
 Usage: scripts/compare_trials.py [DIR | --pair A B ...] [--factor 1.10] [--every 4] [--noise-floor K]
        scripts/compare_trials.py reduce WORK OUT
 
-DIR (default docs/results/ci-vm/compare) holds trial-NN-a.json.gz and
+DIR (default results/compare-trials) holds trial-NN-a.json.gz and
 trial-NN-b.json.gz: two identical sweep commands run back to back
 (scripts/compare_trials.sh made them). For each pair:
   null:      compare A B as `xferbench-report compare` does (default options):
@@ -93,7 +93,7 @@ def main():
     if sys.argv[1:2] == ["reduce"] and len(sys.argv) == 4:
         return reduce(Path(sys.argv[2]), Path(sys.argv[3]))
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    ap.add_argument("dir", nargs="?", default=str(ROOT / "docs/results/ci-vm/compare"))
+    ap.add_argument("dir", nargs="?", default=str(ROOT / "results/compare-trials"))
     ap.add_argument("--factor", type=float, default=1.10)
     ap.add_argument("--every", type=int, default=4)
     ap.add_argument("--noise-floor", type=float, default=DEFAULT_NOISE_FLOOR)

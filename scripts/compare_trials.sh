@@ -10,7 +10,7 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 n=${1:-20}
 work=${2:-/tmp/compare-trials}
-out=${3:-docs/results/ci-vm/compare}
+out=${3:-results/compare-trials}
 shift $(( $# < 3 ? $# : 3 ))
 [ "${1:-}" = "--" ] && shift
 opts=("$@")

@@ -7,20 +7,18 @@
 #
 #   scripts/gpu_check.sh          (writes under $OUT, or results/gate/ without it)
 #
-#   XFER_GATE_PHASE=tests|run     one half only (default: all). The whole gate now fills one
-#                                 10-minute device command even on one H100 (a73ff18: build 97 s,
-#                                 ctest 65 + 127 s, install 8 s, pytest about 60 s, then the run
-#                                 224 s): run `tests`, then `run` on the same warm machine (it
-#                                 reuses the build), and commit both summaries. On several GPUs
-#                                 each half is longer again (below).
+#   XFER_GATE_PHASE=tests|run     one half only (default: all). The whole gate fills more than
+#                                 one 10-minute device command even on one GPU: run `tests`,
+#                                 then `run` on the same warm machine (it reuses the build), and
+#                                 commit both summaries. On several GPUs each half is longer
+#                                 again (below). Why this shape: docs/decisions/0006-gpu-gate.md.
 #   XFER_GATE_PHASE=tests-host|tests-gpu   the tests phase in two (scripts/test.sh's
 #                                 XFER_GPU_TESTS=off, then =only on the same warm machine,
-#                                 reusing the build): on four H100s the host tests took 170 s and
-#                                 the GPU tests about 1.7 s each (216 of them), past one command
-#                                 with the build (docs/results/nvidia-h100-x4/gate-2d8fe7e/).
+#                                 reusing the build): where the host tests and the GPU tests
+#                                 together with the build outlast one command (several GPUs).
 #   XFER_GATE_RUN_ARGS="-b host cuda-rt"   arguments for run.sh's sweep (default: none, the
 #                                 README's command). On four GPUs the default sweep alone outlasts
-#                                 a device command (about 140 s a GPU on the H100): split the run
+#                                 a device command (a couple of minutes a GPU): split the run
 #                                 phase by backend, every backend in one of the parts.
 #   XFER_GATE_TEST_S / XFER_GATE_RUN_S / XFER_GATE_FLEET_S   each phase's bound in seconds
 #
@@ -49,7 +47,7 @@ if [ "$vulkan_loader_named_nvidia" = 1 ]; then
   export XFER_VULKAN_TEST_DEVICE=${XFER_VULKAN_TEST_DEVICE:-vulkan:nvidia}
 fi
 # The device machine's copy of the tree may have no .git, or one that does not follow
-# later commits (a73ff18's gate read b6fd721 from it): give XFER_COMMIT as a literal sha.
+# later commits (a gate once read an older commit from it): give XFER_COMMIT as a literal sha.
 commit=${XFER_COMMIT:-$(git rev-parse --short HEAD 2>/dev/null || echo "unknown")}
 
 # Each step gets its own bound so that a hang still leaves a summary.

@@ -16,7 +16,7 @@
 #   2. map, kernel-host, kernel-device and d2d copies
 #        -> $OUT/opencl_routes.json, $OUT/opencl_routes.csv
 # Also writes opencl_list.txt, opencl.log, opencl_routes.log, *_command.txt, opencl_summary.txt.
-# Budget: about 3 minutes on an H100 with the defaults.
+# Budget: about 3 minutes on a one-GPU machine with the defaults.
 set -uo pipefail
 
 BUILD=${1:-build-gpu}

@@ -83,9 +83,9 @@ fi
 # The default CUDA sweep: 1 B to 1 GiB (powers of four, so the large sizes,
 # where allocation, pinning and verification dominate, stay affordable), every
 # host kind, every route and direction, both APIs: about 4700 points. The
-# per-point budget keeps it near four minutes on the H100 (242 s measured,
-# 2026-11-22; 1 GiB points, bound by pinning, first touch and verifying a GiB,
-# take 155 s of that: drop 1G from XFER_SIZES for a faster run).
+# per-point budget keeps it near four minutes on a one-GPU machine (1 GiB
+# points, bound by pinning, first touch and verifying a GiB, take most of
+# that: drop 1G from XFER_SIZES for a faster run).
 if [ "$quick" = 1 ]; then
   sizes=${XFER_SIZES:-4,64K,16M}
   max_time=${XFER_MAX_TIME:-0.01}

@@ -16,7 +16,7 @@
 # vk_bar.json (cpu-store(-nt)-latency's round trips and cpu-store(-nt) beside
 # cuda-rt's pinned copies, small sizes: the report's "BAR store against
 # CUDA's copy"), vk_cpu.json (the CPU study with Vulkan's kinds), vk_summary.txt.
-# Budget: about 5 minutes on an H100 (most of it the build).
+# Budget: about 5 minutes on a one-GPU machine (most of it the build).
 set -uo pipefail
 
 BUILD=${1:-build-gpu}
@@ -68,8 +68,8 @@ timeout -s INT -k 20 200 "$XB" sweep -b vulkan:nvidia,cuda-rt \
   -r cpu-store-latency,cpu-store-nt-latency,cpu-store,cpu-store-nt,copy-sync,copy-async \
   -m device-local-host-visible,pinned -d h2d --sizes "${XFER_VK_BAR_SIZES:-4,8,64,4K,64K,1M}" \
   --max-time 0.1 --target-ci 0.02 -q --json "$OUT/vk_bar.json" | tail -16
-# Up to 4 MiB: reads from the BAR are uncached (0.03 GB/s on the H100), so
-# 32 MiB ran the study past its bound (first-773da17/).
+# Up to 4 MiB: reads from the BAR are uncached (a few hundredths of a GB/s),
+# so 32 MiB ran the study past its bound.
 log "the CPU study with Vulkan's kinds"
 timeout -s INT -k 20 120 "$XB" cpu --kinds pageable,pinned,pinned-wc,host-coherent,host-cached,device-local-host-visible \
   --sizes 4K,256K,4M --runs 3 -q --json "$OUT/vk_cpu.json" | tail -40

@@ -17,7 +17,7 @@
 #   XFER_GPU_TESTS=on|off|only   the `gpu`-labelled tests too (on, the default), all but them
 #                                (off), or the build and them alone (only). The GPU gate runs
 #                                the two halves as two device commands where one test stage
-#                                outlasts a command (four H100s: docs/results/nvidia-h100-x4/gate-2d8fe7e/).
+#                                outlasts a command (several GPUs; docs/decisions/0006-gpu-gate.md).
 set -uo pipefail
 cd "$(dirname "$0")/.."
 gpu_tests=${XFER_GPU_TESTS:-on}
@@ -112,8 +112,8 @@ fi
 # (the GPU gate does: it has nothing GPU-specific, and CI runs it).
 #
 # Compiled at -Og -g1 instead of RelWithDebInfo's -O2 -g: with ASan and UBSan
-# instrumenting it, -O2 made this build 922 of CI's 1663 s (the fresh-clone
-# log at 4f3c110); -Og -g1 compiles the same files in under a third of the CPU
+# instrumenting it, -O2 made this build 922 of CI's 1663 s in a fresh clone's
+# run; -Og -g1 compiles the same files in under a third of the CPU
 # time (its three heaviest: 140 s -> 43 s) and the tests run as fast. The
 # sanitizers' checks are inserted before optimisation, so they catch the same
 # errors; -g1 keeps the line tables their reports need; the optimiser's own

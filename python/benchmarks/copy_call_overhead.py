@@ -1,8 +1,8 @@
 """Where a blocking xferbench.copy's time goes beside torch's copy_, layer by layer (issue 37).
 
 At 1 to 4 MiB, where the staged copier hands the copy to the plain API, xferbench.copy moves the
-bytes the way torch's copy_ does (one pageable cudaMemcpy), yet was 20 to 37 us a call slower at
-1ce24c1 (docs/results/nvidia-h200/staged-1ce24c1/). This times, interleaved, each layer between
+bytes the way torch's copy_ does (one pageable cudaMemcpy), yet was 20 to 37 us a call slower when
+this was written (the run is in git history at 1ce24c1). This times, interleaved, each layer between
 the user's call and the bytes, and the pieces the layers add:
 
     torch copy_                  dev.copy_(page) / page.copy_(dev)

@@ -2,8 +2,8 @@
 
 Shuffled, not fixed or rotated: a fixed or rotated order keeps each call behind the same one,
 and what a call leaves behind (caches, a team of threads still polling) then lands on its
-successor every time (docs/results/nvidia-h200/blocks-1ce24c1/: the block study's auto column
-measured the way that always ran before it).
+successor every time (the block study's auto column once measured the way that always ran before
+it; docs/decisions/0003-block-copier-probe-and-ways.md).
 """
 
 import random

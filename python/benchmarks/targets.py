@@ -2,7 +2,7 @@
 (speed lives in benchmarks). Writes one JSON file with every figure and the raw
 timings it comes from; needs torch with CUDA and the package's native module.
 
-    PYTHONPATH=python:build/python python3 python/benchmarks/targets.py -o docs/results/h100/python-targets.json
+    PYTHONPATH=python:build/python python3 python/benchmarks/targets.py -o results/python-targets.json
 
 1. waste: the same request sizes held live at once, pinned by torch's caching host
    allocator (torch.empty(pin_memory=True); torch.cuda.host_memory_stats()) and by

@@ -301,7 +301,7 @@ def test_a_failed_repeat_is_a_finding_and_shows_in_the_table():
 
 @needs_bin
 def test_four_healthy_h200s_are_healthy_though_one_median_is_low():
-    # `--repeat 5` on four H200s (docs/results/nvidia-h200-x4/run-b6fd721/fleet-again.json, samples
+    # `--repeat 5` on four H200s (the fixture: a fleet file of that run at b6fd721, samples
     # trimmed): GPU 2's pageable h2d alone read 7.30, 7.30, 8.97, 8.86, 7.97 GB/s, its median 12%
     # under the fleet's 9.06 and its best within 1%. Judged as src/core/fleet.cpp judges it.
     with open(FIXTURE.parent / "fleet-h200x4-repeat5.json") as f:

@@ -17,14 +17,14 @@ CHOICE = "blocks-auto"
 CONTIGUOUS = "blocks-contiguous"
 
 # Beyond the noise, for two block points (docs/findings.md):
-# - each has MIN_SAMPLES samples at least: the spread of one sample is none, and on the H100 the default
-#   `sweep --blocks` gave 139 of 162 points one sample (0c20b34), so any difference looked beyond it. The sweep
-#   takes as many since (block_samples_floor, core/block_route.hpp); an older file's points say nothing.
+# - each has MIN_SAMPLES samples at least: the spread of one sample is none, and a default `sweep --blocks` once
+#   gave most points one sample, so any difference looked beyond it. The sweep takes as many since
+#   (block_samples_floor, core/block_route.hpp); an older file's points say nothing.
 # - the faster one's p95 is below the slower one's p5 (spread.clearly_faster), and
 # - the slower takes WIN_MARGIN times as long at the median: a point's samples share one state of the machine, which
-#   moves between runs. On the H100, the sweep and the block study minutes apart measured the same way at the same
-#   block size up to 10% apart (the kernel way, 256 KiB pinned h2d: 45.3 and 50.0 GB/s;
-#   docs/results/h100/blocks/study-0c20b34), and there the two ways' order turned over between them.
+#   moves between runs: the sweep and the block study minutes apart measured the same way at the same block size
+#   up to 10% apart, and there the two ways' order turned over between them
+#   (docs/decisions/0004-finding-thresholds.md).
 MIN_SAMPLES = 5
 WIN_MARGIN = 1.10
 

@@ -431,7 +431,7 @@ def _check_system(system):
                 link.integer("width", nonnegative=True)
 
 
-# The most a result file may hold, read or decompressed (a full H100 sweep is
+# The most a result file may hold, read or decompressed (a full sweep of a GPU machine is
 # tens of MB): a gzip bomb or a stray huge file is refused, not swapped in.
 MAX_FILE_BYTES = 512 << 20
 GZIP_MAGIC = b"\x1f\x8b"

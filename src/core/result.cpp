@@ -76,7 +76,7 @@ void flag_above(point_result& r, double limit) {
   r.above_link_limit = gbps > limit;
   // A kernel reading or writing host memory faster than the link carries
   // never crossed it: the driver served it from device memory (NVIDIA's
-  // OpenCL migrates such buffers, reaching 2 TB/s on an H100). That is not a
+  // OpenCL migrates such buffers, reaching 2 TB/s on a GPU with HBM). That is not a
   // figure of this route, so the point is skipped; its samples stay.
   if (r.above_link_limit && r.spec.route.family() == route_family::kernel_host) {
     r.status = point_status::skipped;

@@ -180,8 +180,8 @@ void point_sampler::take_sample() {
 
 void point_sampler::sample_alone(const std::atomic<bool>& stop) {
   // The budget covers checking the samples too: left out, checking large
-  // host buffers on the CPU after every sample made the H100's default run
-  // outrun the gate's bound (b05835c in docs/results/h100/gate/).
+  // host buffers on the CPU after every sample made a GPU machine's default
+  // run outrun the gate's bound (docs/decisions/0005-default-run.md).
   while (r_.samples_s.size() < o_.max_samples) {
     if (stop.load()) throw std::runtime_error("interrupted");
     take_sample();

@@ -50,11 +50,10 @@ inline constexpr std::uint64_t block_list_seed = 38;
 // The samples every block point takes whatever the run's budget
 // (measure_options::samples_floor): the report names a way the winner at a
 // block size only where it is faster beyond both points' spread of five
-// samples at least (python/xferbench_report/blocks.py). At 0c20b34 the
-// default `sweep --blocks` on the H100 gave 139 of its 162 points one sample
-// each (its 75 s went to preparing and checking 64 MiB arrays), and a spread
-// of one sample is none. Five more samples of every point cost that run
-// about 8 s.
+// samples at least (python/xferbench_report/blocks.py). Without the floor
+// a default `sweep --blocks` gave most points one sample each (its budget
+// went to preparing and checking 64 MiB arrays), and a spread of one sample
+// is none (docs/decisions/0004-finding-thresholds.md).
 inline constexpr std::size_t block_samples_floor = 5;
 
 // The block routes as a backend lists them in routes(); `step` says what

@@ -109,11 +109,10 @@ struct plan {
 //
 // With no backend named, a backend whose devices are all CPUs (OpenCL on
 // PoCL, the host reference) is left out when another chosen backend has an
-// accelerator: there it measures the host's memory through a second API, took
-// 40% of the H100's default run and converged on 11% of its points
-// (docs/results/h100/profile/); the host reference's 304 points left 93
-// unconverged there (issue 33), and nothing a CPU device shows is a headline
-// beside an accelerator (docs/findings.md). Naming it measures it.
+// accelerator: there it measures the host's memory through a second API, takes
+// much of the default run's time and converges on few of its points
+// (docs/decisions/0005-default-run.md), and nothing a CPU device shows is a
+// headline beside an accelerator (docs/findings.md). Naming it measures it.
 //
 // A route never meets a host memory kind it cannot move (backend::pairing_gap)
 // unless both were named; with selection::full false the kinds and

@@ -18,8 +18,8 @@ namespace xfer {
 class reporter;
 
 // The default run's whole-run budget (sweep --budget), seconds: with the
-// overview's selection it fits the sweep and its report in two minutes on an
-// H100 machine and on a 2-core one (docs/results/default-run/).
+// overview's selection it fits the sweep and its report in two minutes on a
+// one-GPU machine and on a 2-core one (docs/decisions/0005-default-run.md).
 inline constexpr double overview_budget_s = 75;
 
 // A whole run's wall-clock budget, shared by every backend's points in turn:
@@ -40,11 +40,10 @@ class run_budget {
   static constexpr double first_pass_share = 0.6;
   run_budget(double total_s, std::size_t points, clock_fn now = clock::now);
   // What a point costs beside its sampling and warm-up: preparing its
-  // buffers, checking its data, releasing them. 15 to 27 ms a point of the
-  // overview on the CI machine (issue 49: a budget
-  // named as enough without it ran 43% over at 96 points;
-  // docs/results/ci-vm/budget-floor/). Where buffers are
-  // larger or pinned the budget's shares absorb the difference.
+  // buffers, checking its data, releasing them: without it a budget named
+  // as enough ran over (issue 49; docs/decisions/0005-default-run.md).
+  // Where buffers are larger or pinned the budget's shares absorb the
+  // difference.
   static constexpr double point_overhead_s = 0.025;
   // The smallest budget that gives `points` points min_point_s each, their
   // warm-up and their overhead.

@@ -4,12 +4,9 @@
 // copies). Waking a thread that sleeps in the kernel costs tens of
 // microseconds, and more on a virtual machine, whose idle virtual CPU must
 // be scheduled again by the host. A staged copy hands off four times (to the
-// leader, to the team, back, to the caller); on the H100 machine (a VM) a
-// 4 to 16 MiB staged copy took 200 to 400 us longer than its bytes need
-// (docs/results/h100/staged/study-811093b), part of which these are. So a
-// waiter polls its condition for a short while first, and only then sleeps;
-// the waker only pays for a notify when someone sleeps. (Measured after:
-// 64 MiB did not move beyond the spread between machines.)
+// leader, to the team, back, to the caller). So a waiter polls its condition
+// for a short while first, and only then sleeps; the waker only pays for a
+// notify when someone sleeps (docs/decisions/0007-spin-before-sleep.md).
 #include <algorithm>
 #include <atomic>
 #include <chrono>

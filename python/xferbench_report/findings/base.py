@@ -26,8 +26,8 @@ AT_ONCE_SCALES = 0.8
 CONFIRMING_SIZES = 2
 # Pinned memory "pays" where it moves at least twice the pageable rate, the staged copier where it moves a quarter
 # more, at every size from there on, in the bandwidth regime (64 KiB and up; below it the call's own cost rules, the
-# API overhead finding's subject). Nearer thresholds moved the start a size between two runs on the H200
-# (docs/results/default-run/).
+# API overhead finding's subject). Nearer thresholds moved the start a size between two runs
+# (docs/decisions/0004-finding-thresholds.md).
 PIN_PAYS = 2.0
 STAGED_PAYS = 1.25
 BANDWIDTH_MIN_BYTES = 64 << 10

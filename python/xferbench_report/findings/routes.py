@@ -36,7 +36,7 @@ def route_crossover_findings(report):
         for s in staged:
             if plain:
                 # Detail: "Pin or stage large buffers" says it with a margin (STAGED_PAYS); without one the start
-                # moved from 1 MiB to 16 MiB between two runs on the H200.
+                # moved from 1 MiB to 16 MiB between two runs (docs/decisions/0004-finding-thresholds.md).
                 out += [dataclasses.replace(f, kind="context")
                         for f in _crossover_finding(g, d, s, plain, "staged copy beats the plain pageable copy")]
             if batch:

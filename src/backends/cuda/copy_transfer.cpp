@@ -29,7 +29,7 @@ class copy_transfer final : public cuda_transfer {
     // host memory and device memory. A copy from pageable memory is staged by
     // the host thread (synchronously), so it would wait for the gate that
     // waits for it; managed memory kept on the host behaves the same (seen on
-    // the H100: cudaMemcpyAsync from it blocked until the gate's timeout).
+    // a GPU machine: cudaMemcpyAsync from it blocked until the gate's timeout).
     // Those kinds run ungated, and their event time then includes the gaps the
     // staging leaves on the device.
     // The gate may still fail to hold for a kind that looked safe: the loop

@@ -16,7 +16,7 @@ std::shared_ptr<instance> shared_instance() {
   static std::mutex m;
   // Never destroyed: a static destructor would call vkDestroyInstance after
   // NVIDIA's driver has run its own exit handlers, and every process crashed
-  // at exit on the H100 (the driver frees what is left when the process ends).
+  // at exit on a GPU machine (the driver frees what is left when the process ends).
   static auto& inst = *new std::shared_ptr<instance>();
   std::lock_guard lock(m);
   if (inst) return inst;

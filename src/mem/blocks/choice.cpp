@@ -44,8 +44,10 @@ std::string this_host() {
   return ::gethostname(buf, sizeof buf - 1) == 0 ? std::string(buf) : std::string("localhost");
 }
 
-// The cache file (keyed_cache.hpp), schema 6 (the rankings of a 64 MiB
-// probe): per key the ways, fastest first, "<way> <way> ...".
+// The cache file (keyed_cache.hpp): per key the ways, fastest first,
+// "<way> <way> ...". A change to the probe, the ranking rule or the batch
+// way's cut bumps the schema, so no ranking an earlier rule made is reused
+// (docs/decisions/0003-block-copier-probe-and-ways.md).
 constexpr int block_cache_schema = 6;
 
 keyed_cache block_cache(const library_inputs& in) { return {in.blocks_cache, "block-ways", block_cache_schema}; }
@@ -171,9 +173,8 @@ std::vector<block_way> calibrate_block_ways(block_step& step, const block_choice
   // The order is shuffled each round (a fixed seed): what a way leaves
   // behind (the pack way's threads poll for 200 us after a copy; CPU writes
   // a DMA then takes back from the caches) falls on each way about as often.
-  // A rotation would keep each way behind the same one: the block study's
-  // auto column, always right after pack, measured pack's wake at 1ce24c1
-  // (docs/results/nvidia-h200/blocks-1ce24c1/).
+  // A rotation would keep each way behind the same one and measure its
+  // predecessor's wake (docs/decisions/0003-block-copier-probe-and-ways.md).
   std::mt19937 order_rng(38);
   std::vector<std::size_t> order;
   for (unsigned r = 0; r < rounds && !live.empty(); ++r) {

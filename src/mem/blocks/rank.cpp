@@ -2,12 +2,10 @@
 // calibration's rounds turned into an order of the ways. Written on its own,
 // so the rule is tested on given times, outliers and ties included.
 //
-// Why medians and rounds: the H100's first calibration took the best of 3
-// probes of each way, one way after another, and ranked cudaMemcpyBatchAsync
-// over the gather kernel for 256 KiB to 2 MiB pinned h2d, where interleaved
-// medians found the kernel 7 to 13% faster at 256 and 512 KiB
-// (docs/results/h100/blocks/study-0c20b34): the best of a few favours the way
-// whose times spread the widest.
+// Why medians and rounds: the best of a few probes, one way after another,
+// favours the way whose times spread the widest, and ranked ways in the
+// wrong order where interleaved medians told them apart
+// (docs/decisions/0003-block-copier-probe-and-ways.md).
 #include <algorithm>
 #include <cmath>
 #include <vector>

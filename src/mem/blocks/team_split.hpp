@@ -2,8 +2,8 @@
 // How the pack way (ways.cpp) shares one group's CPU copy among its team.
 // The group's bytes are cut evenly, not its blocks: with 2 MiB blocks a
 // 4 MiB group has 2 blocks, and a cut by whole blocks left all but two of
-// the team idle (the H100's pageable pack way fell from 21 GB/s at 16 KiB
-// blocks to 12 at 2 MiB). A member may so take part of a block.
+// the team idle (the pageable pack way fell from 21 GB/s at 16 KiB blocks to
+// 12 at 2 MiB on a GPU machine). A member may so take part of a block.
 #include <algorithm>
 #include <cstddef>
 

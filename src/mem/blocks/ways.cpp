@@ -112,8 +112,8 @@ class kernel_mover final : public block_mover {
 class pack_mover final : public block_mover {
  public:
   // The team as the staged copier's (default_staged_threads): the same CPU
-  // copy into pinned staging, which on the H100 machine needed more than 8
-  // threads to keep up with the link (12 of 16 CPUs there).
+  // copy into pinned staging, which needs more than a few threads to keep up
+  // with the link (docs/decisions/0001-staged-copier-shape.md).
   explicit pack_mover(block_step& s)
       : step_(s), pool_(s.staging_memory()), team_(default_staged_threads()) {}
   ~pack_mover() override {

@@ -89,12 +89,10 @@ class cuda_block_step final : public mem::block_step {
 
   // The batch way's copies are cut into this many parts, one on the queue's
   // stream and the others on streams of the step's, so that one part's
-  // DMA setup hides behind another's bytes. On an H200 at e0c0ac9, blocks of
-  // 256 KiB to 2 MiB moved 47 to 53 GB/s in one batch and 50 to 54 in four
-  // (h2d and d2h), against 55 for one contiguous copy
-  // (docs/results/nvidia-h200/blocks-probes-e0c0ac9/); at 7e6794c a batch
-  // over eight raw streams matched or beat four parts at 7 of those 8
-  // points, by -0.2 to +2.9 GB/s (docs/results/nvidia-h200/blocks-7e6794c/).
+  // DMA setup hides behind another's bytes: a batch cut over several
+  // streams comes nearer one contiguous copy than one batch on one stream,
+  // and eight parts matched or beat four
+  // (docs/decisions/0003-block-copier-probe-and-ways.md).
   static constexpr std::size_t batch_parts = 8;
   stream_t batch_side(std::size_t i) const noexcept { return batch_side_[i]; }
   // Event 0 forks the side streams from the queue's stream; event i > 0
@@ -181,11 +179,10 @@ class cuda_block_step final : public mem::block_step {
   // A new queue's kernels start at the front of the index space (the last
   // queue finished before releasing the lock).
   void reset_indices() noexcept { index_used_ = 0; }
-  // The events a queue waits on, made once for the step, not per copy: at
-  // 4603a17 making and destroying them, and waiting a second time at the
-  // queue's end, cost 9 to 23 us a block copy on the H100
-  // (docs/results/nvidia-h200/blocks-probes-31c77b8/). Used only under the
-  // queue lock.
+  // The events a queue waits on, made once for the step, not per copy:
+  // making and destroying them, and waiting a second time at the queue's
+  // end, cost 9 to 23 us a block copy; made once, closing the queue costs
+  // under 1 us (docs/blocks.md). Used only under the queue lock.
   event_t done_event() const noexcept { return done_; }
   event_t mark_event(std::size_t i) {
     while (mark_events_.size() <= i) {

@@ -123,9 +123,7 @@ unsigned touch_threads(unsigned asked) {
 // (the driver's) zeroes the whole block. The registration runs meanwhile
 // and walks the block from its start, behind the touching threads: it finds
 // the pages present and only pins them, so the two costs overlap instead of
-// adding up (issue 15, item 4: touch then register took 6 + 7 ms for 256 MiB
-// on the H100, 19 GB/s; registering 64 MiB pieces behind the touching ran at
-// 32 to 35 GB/s, docs/results/h100/staged/). Where the registration reaches
+// adding up (issue 15, item 4; docs/decisions/0009-fast-pinning.md). Where the registration reaches
 // a page first, it faults it in itself: the block is fresh and zero either way.
 class page_toucher {
  public:

@@ -62,9 +62,9 @@ class registered_resource final : public cuda_host_resource {
 
 // Page-locked host memory from the API (cudaHostAlloc / cuMemHostAlloc),
 // optionally write-combined and/or mapped into the device's address space.
-// Every block starts on a page: the API promises no such thing (CUDA 13 on the
-// H100 handed out blocks at +0x200 into a page, depending on what the process
-// had allocated before), so each block is one page longer than its whole pages
+// Every block starts on a page: the API promises no such thing (CUDA 13 handed
+// out blocks at +0x200 into a page, depending on what the process had
+// allocated before), so each block is one page longer than its whole pages
 // and starts at the first page boundary inside it; a table maps the start
 // back to what the API returned, for freeing and for the device's address.
 // Pinning fast, for large buffers: huge-page anonymous memory whose pages
@@ -72,9 +72,9 @@ class registered_resource final : public cuda_host_resource {
 // touch, which is most of what cudaHostAlloc spends its time on, on one
 // thread), then one registration of the whole range. One registration, not
 // one per chunk: registering each chunk as the threads finish it pinned
-// faster on the H100 (19 to 27 GB/s at 1 GiB), but cudaMemcpyAsync refused a
-// copy spanning two registrations (invalid argument; bench/pin_probe.cpp,
-// docs/results/h100/staged/). Not one of the sweep's kinds (host_kind_names): the alloc
+// faster, but cudaMemcpyAsync refused a copy spanning two registrations
+// (invalid argument; bench/pin_probe.cpp, docs/decisions/0009-fast-pinning.md).
+// Not one of the sweep's kinds (host_kind_names): the alloc
 // study measures its first-time rate against cudaHostAlloc and
 // cudaHostRegister, and a caching pool can grow through it.
 class fast_pinned_resource final : public cuda_host_resource {

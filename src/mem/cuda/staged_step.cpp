@@ -158,8 +158,9 @@ class cuda_step final : public mem::device_step {
   static inline std::atomic<std::uint64_t> steps_made_{0};
   const std::uint64_t serial_ = ++steps_made_;
   // The ring's buffers pinned the fast way (issue 15, item 4: huge pages
-  // faulted in, then registered: 16 to 18 GB/s on the H100 where
-  // cudaHostAlloc pins at 1.8), so a copier's first copy waits less.
+  // faulted in by several threads, then registered, several times faster
+  // than cudaHostAlloc; docs/decisions/0009-fast-pinning.md), so a copier's
+  // first copy waits less.
   fast_pinned_resource pinned_{*api_};
   current_device_resource staging_{*this, pinned_};
 };

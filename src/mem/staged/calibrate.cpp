@@ -48,9 +48,9 @@ double best_round_trip(unsigned reps, Copy&& copy) {
 // The median of `reps` timings of `copy`, each started from an idle copier:
 // after a pause longer than its threads spin before they sleep. Used for
 // the handoff, where best-of-3 back-to-back copies found the pipeline with
-// its threads awake, as no program between other work does: the H100's
-// calibration then handed 1 MiB to the pipeline, which ran 5.6 GB/s from
-// Python beside torch's plain 9.0 (docs/results/h100/staged/roofline-d18ea5d).
+// its threads awake, as no program between other work does, and handed the
+// pipeline sizes where the plain copy was faster
+// (docs/decisions/0001-staged-copier-shape.md).
 template <class Copy>
 double idle_median(unsigned reps, Copy&& copy) {
   std::vector<double> t;
@@ -128,9 +128,9 @@ staged_tuning calibrate_staged(device_step& step, const staged_calibration_optio
     const double staged_in = idle_median(5, [&] { c.copy_to_device(dev.ref, 0, src.data(), s); });
     const double plain_out = idle_median(5, [&] { step.plain_to_host(dst.data(), dev.ref, 0, s); });
     const double staged_out = idle_median(5, [&] { c.copy_to_host(dst.data(), dev.ref, 0, s); });
-    // A win needs a margin: with none, the H100's calibration handed 1 MiB
-    // to the pipeline on a best-of-3 edge, and interleaved samples then
-    // found it 5 to 9% slower than cudaMemcpy (docs/results/h100/staged/).
+    // A win needs a margin: with none, a calibration handed sizes to the
+    // pipeline on a narrow edge where interleaved samples then found it
+    // slower than the plain copy (docs/decisions/0001-staged-copier-shape.md).
     wins_to_device.push_back(staged_in < plain_in * (1 - o.handoff_margin));
     wins_to_host.push_back(staged_out < plain_out * (1 - o.handoff_margin));
   }

@@ -339,10 +339,9 @@ bool staged_copier::await_dma(staged_job& job, unsigned s, std::size_t c) {
   if (st.landed.load(std::memory_order_acquire) >= want) return true;
   // One thread per chunk asks the lane; the rest watch for its answer. A
   // dozen threads polling one event inside the driver contend with the
-  // thread queueing the next DMA there: on the H100, one waiter moved
-  // device-to-host 16 MiB from 19.0-19.4 to 22.1-22.3 GB/s and 64 MiB from
-  // 42.4-43.7 to 45.0-45.6, host-to-device within the noise
-  // (docs/results/h100/staged/one-waiter-*). The slot's mark cannot move on to
+  // thread queueing the next DMA there: one waiter is faster device to host
+  // and no slower host to device (docs/decisions/0001-staged-copier-shape.md).
+  // The slot's mark cannot move on to
   // chunk c + slots meanwhile: that needs this thread's piece first.
   std::int64_t asked = st.asked.load(std::memory_order_relaxed);
   if (asked < want && st.asked.compare_exchange_strong(asked, want, std::memory_order_acq_rel)) {

@@ -1,8 +1,8 @@
 #pragma once
 // Many small blocks between scattered host places and scattered device
 // places (issue 38): a serving engine's KV-cache offload moves thousands of
-// 8 KiB to 2 MiB blocks each step, and a loop of async copies pays ~1.4 us
-// per call on the H100 before any byte moves. The block copier moves a block
+// 8 KiB to 2 MiB blocks each step, and a loop of async copies pays about
+// 1.4 us per call on a PCIe Gen5 GPU before any byte moves. The block copier moves a block
 // list the fastest of four ways for its block size, host memory kind and
 // direction on this device:
 //
@@ -149,14 +149,11 @@ void forget_block_choices();  // this process's cache (the file stays), for test
 // costs each way's warm-up and first move, then at most about budget_s.
 // Returns the ways fastest first; the ways refused are left out.
 struct block_calibration_options {
-  // 64 MiB, the total of the study's and issue 38's lists: with 32 MiB the
-  // batch way's fixed cost (its first part's submission, the join) weighed
-  // twice as much, and the choice took the kernel or loop way at 15 of 16
-  // points of 256 KiB to 2 MiB pinned in two runs, though the batch way was
-  // 2 to 5% faster at 12 of them in 64 MiB lists. With 64 MiB it took the
-  // best way at 6 of 8 points and was within 2% at the other two (H200 at
-  // b684196, docs/results/nvidia-h200/blocks-b684196/). Blocks under 64 KiB
-  // reach max_blocks first, so their probe is unchanged.
+  // 64 MiB, the total of the study's and issue 38's lists: with a smaller
+  // probe the batch way's fixed cost (its first part's submission, the join)
+  // weighs more than in a real list, and the choice passed it over where it
+  // was faster (docs/decisions/0003-block-copier-probe-and-ways.md). Blocks
+  // under 64 KiB reach max_blocks first, so their probe is unchanged.
   std::size_t probe_bytes = std::size_t{64} << 20;
   std::size_t min_blocks = 16, max_blocks = 1024;
   unsigned rounds = 7, min_rounds = 3;

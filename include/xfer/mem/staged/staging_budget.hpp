@@ -1,10 +1,10 @@
 #pragma once
 // One staging budget for the staged copiers of several devices in one
-// process (issue 37, item 4). On four H100s at once, four copiers with a
-// calibrated team of threads each moved 53 GB/s in all against 157 for pinned
-// memory (docs/results/nvidia-h100-x4/): each team sized for a machine of its
-// own, the teams competing for the same CPUs and memory, and the four rings
-// together no longer fitting the last-level cache that one ring was sized to.
+// process (issue 37, item 4). Copiers with a calibrated team of threads each
+// compete, when several devices copy at once, for the same CPUs and memory:
+// each team is sized for a machine of its own, and the rings together no
+// longer fit the last-level cache that one ring was sized to
+// (docs/decisions/0008-shared-staging-budget.md).
 // Copiers made with the same budget (staged_copier_options::budget) instead
 // share:
 //
@@ -14,9 +14,8 @@
 //     thread count: alone, a copier runs as it would with a team of its own).
 //     The team grows with the copies running at once, to the sum of their
 //     copiers' teams but no further than staged_cpu_share of the physical
-//     cores: on four H200s (64 CPUs) a team of 12 for four copies at once
-//     (3 threads a copy) lost to 24, and 48 lost again
-//     (docs/results/nvidia-h200-x4/staged-together-9337dca);
+//     cores: too few threads a copy lose, and threads beyond the cores
+//     lose again (docs/decisions/0008-shared-staging-budget.md);
 //   - one cache: a copy cuts its ring from the cache over the copies staging
 //     at that moment (staged_chunk_for, staged_demotes), so the rings
 //     together stay within the last-level cache as one ring does alone.

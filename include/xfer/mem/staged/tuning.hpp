@@ -1,11 +1,10 @@
 #pragma once
 // How the staged copier cuts a copy: chunk size, ring depth, thread count,
-// and the size below which the plain API is faster. Defaults come from the
-// H100 feasibility probe of issue 15 (8 MiB chunks, a ring of 4 pinned
-// buffers, each chunk copied by several threads at once: 53 GB/s
-// host-to-device); a
-// calibration can replace them per machine and device, and the environment
-// or the caller can override any field: tuning_for below holds the rule.
+// and the size below which the plain API is faster. The defaults and why:
+// docs/decisions/0001-staged-copier-shape.md (demoting the staging lines:
+// 0002-staged-demote.md). A calibration can replace them per machine and
+// device, and the environment or the caller can override any field:
+// tuning_for below holds the rule.
 #include <cstddef>
 #include <functional>
 #include <optional>
@@ -34,9 +33,9 @@ unsigned default_staged_threads() noexcept;
 // a core (its hyperthreads, sysfs' <sysfs_cpu>/cpu<N>/topology/
 // thread_siblings_list) count once. A CPU whose topology cannot be read
 // counts as a core of its own, so without sysfs this is the CPU count.
-// On the four-H200 machine (64 CPUs) a team of 24 copying for four devices at
-// once beat 12 and 48 (docs/results/nvidia-h200-x4/staged-together-9337dca):
-// threads beyond the cores share a core's memory pipeline with another.
+// A shared team grows no further than a share of these: threads beyond the
+// cores share a core's memory pipeline with another
+// (docs/decisions/0008-shared-staging-budget.md).
 unsigned physical_cores_among(const std::vector<unsigned>& cpus,
                               const std::string& sysfs_cpu = "/sys/devices/system/cpu");
 // Those of the CPUs this process may use (sched_getaffinity); at least 1.
@@ -52,33 +51,28 @@ struct staged_tuning {
   // them work on the same chunk, each on a piece of it (piece_bytes()), so
   // a chunk is ready for its DMA after 1/threads of one thread's copy time.
   // The default follows the CPUs this process may use (default_staged_threads):
-  // on the H100 machine (16 CPUs) 4 threads ran about 31 GB/s and 8 to 12
-  // ran 46 to 51, the calibration's pick being 12 (issue 15).
+  // the CPU copy itself needs more than 4 threads to keep up with the link
+  // (docs/decisions/0001-staged-copier-shape.md).
   unsigned threads = default_staged_threads();
   // Copies smaller than these go to the plain API (device_step::plain_*),
   // one size per direction: the two directions' plain copies from pageable
-  // memory cost differently. The defaults are where staging first won on
-  // the H100 with interleaved samples (study-5b9e691, staged-vs-plain-runtime:
-  // to the device 4 MiB, the same as cudaMemcpy at 2 MiB and 5% slower at
-  // 1 MiB; to the host 1 MiB); a calibration replaces them per machine.
+  // memory cost differently. The defaults are the smallest sizes from which
+  // staging won against the plain copy in interleaved samples
+  // (docs/decisions/0001-staged-copier-shape.md); a calibration replaces
+  // them per machine.
   std::size_t handoff_to_device_bytes = std::size_t{4} << 20;
   std::size_t handoff_to_host_bytes = std::size_t{1} << 20;
   // Copy pieces with non-temporal stores (x86; memcpy elsewhere): no read
-  // of each destination line first. Off: on the H100 machine they cut
-  // host-to-device from 49 to 39 GB/s (8 MiB x 8 x 12) and from 45 to 38
-  // (4 MiB x 4 x 8), the copy engine reading the staging buffers from DRAM
-  // rather than from the cache (docs/results/h100/staged/README.md).
+  // of each destination line first. Off: the copy engine then reads the
+  // staging buffers from DRAM rather than from the cache, which cost more
+  // than the stores save (docs/decisions/0002-staged-demote.md).
   // Not calibrated (nor cached): XFER_STAGED_STREAM_STORES=1 turns it on.
   bool stream_stores = false;
   // Cut each copy with a chunk chosen from its size (staged_chunk_for)
   // rather than chunk_bytes for every copy: a 16 MiB copy is then cut with
   // 4 MiB chunks and their ramps, not into 16 even 1 MiB chunks, and the
-  // ring stays within the last-level cache where that is small. On: on the
-  // H200 machine it won at 16 MiB and changed nothing from 32 MiB up
-  // (docs/results/nvidia-h200/staged-chunks-b88f143); on the H100 machine
-  // 4 MiB chunks moved 16 MiB at 27.3 GB/s to the device and 31.1 back
-  // against 22.0 and 24.1 for the fixed cut of 16 even 1 MiB chunks, in one
-  // run (docs/results/h100/staged/explore-b88f143, run 2). Not calibrated
+  // ring stays within the last-level cache where that is small. On by
+  // default (docs/decisions/0001-staged-copier-shape.md). Not calibrated
   // (nor cached): XFER_STAGED_SIZE_CHUNKS=0 turns it off.
   bool size_chunks = true;
   // Host to device: once a thread has copied its piece into a staging
@@ -86,18 +80,11 @@ struct staged_tuning {
   // last-level cache (x86 CLDEMOTE; a no-op elsewhere), for copies no larger
   // than a quarter of that cache (staged_demotes). The copy engine then reads the lines
   // from the L3 instead of snooping them out of each writer's L2, where a
-  // DMA that follows its chunk closely finds them. On the H100 machine
-  // (Emerald Rapids, 300 MiB L3; explore-b88f143 run 3, 8 MiB x 4 x 12, one
-  // run): host-to-device 4 MiB 17.2 -> 31.7 GB/s, 16 MiB 20.3 -> 39.2,
-  // 64 MiB 36.8 -> 44.4, 256 MiB 47.4 -> 47.2, but 1 GiB 51.6 -> 43.5, where
-  // the source no longer fits the L3 and the threads' copy is the limit:
-  // hence a size limit. Later, at a658c6b (demote-a658c6b: four interleaved
-  // runs each way, medians), demoting still won at 16 MiB (24.8 -> 33.5) and
-  // was even at 64 MiB (37.5 -> 39.6), but lost at 256 MiB (47.0 -> 42.0,
-  // the ranges apart): demoting costs the threads time on every line
-  // (contention-a658c6b: twelve threads copying flat out 68 -> 41 GB/s), and
-  // from some size that costs more than the engine gains. Hence a quarter
-  // of the L3 (75 MiB there). Not calibrated (nor cached):
+  // DMA that follows its chunk closely finds them. Demoting costs the
+  // threads time on every line, and from some copy size (where the source
+  // no longer fits the cache and the threads' copy is the limit) that costs
+  // more than the engine gains: hence the size limit
+  // (docs/decisions/0002-staged-demote.md). Not calibrated (nor cached):
   // XFER_STAGED_DEMOTE=0 turns it off.
   bool demote_staging = true;
 
@@ -119,19 +106,15 @@ struct staged_tuning {
 // [starts[i], starts[i + 1])). The first chunks ramp up (chunk/8, /4, /2)
 // and the last ones ramp down again: the copy engine starts as soon as a
 // small first chunk is full, and the copy ends soon after the last, small
-// DMA (by arithmetic, a whole 8 MiB first fill and last DMA take about
-// 0.3 ms on the H100, a fifth of a 64 MiB copy at 50 GB/s; measured, the
-// 64 MiB point did not move beyond the spread between machines). A copy too
-// short for both ramps is cut evenly at the ramp's first size.
+// DMA (by arithmetic, a whole 8 MiB first fill and last DMA at 50 GB/s take
+// about 0.3 ms, a fifth of a 64 MiB copy). A copy too short for both ramps
+// is cut evenly at the ramp's first size.
 std::vector<std::size_t> staged_chunk_starts(std::size_t bytes, std::size_t chunk);
 
 // The ring's slots for one copy: t.ring_depth to the device, twice that to
 // the host. Device to host, a deeper ring lets the engine run further ahead
-// of the threads emptying its slots; to the device the extra slots lost. On
-// the H100 machine (ring-48e3c4c: 8 MiB chunks, 12 threads, four
-// interleaved runs each, medians): to the host 16 MiB 28.1 -> 34.4 GB/s and
-// 64 MiB 43.0 -> 46.6 with 8 slots instead of 4 (the ranges apart), 256 MiB
-// and 1 GiB even; to the device 8 slots lost 1 to 2 GB/s at every size.
+// of the threads emptying its slots; to the device the extra slots lost
+// (docs/decisions/0001-staged-copier-shape.md).
 unsigned staged_ring_slots(const staged_tuning& t, staged_direction d) noexcept;
 
 // The chunk a copy of `bytes` is cut with (at most t.chunk_bytes, the
@@ -144,12 +127,9 @@ unsigned staged_ring_slots(const staged_tuning& t, staged_direction d) noexcept;
 // no smaller than min_size_chunk_bytes, nor larger than t.chunk_bytes.
 // Four per copy leaves room for staged_chunk_starts' ramps (2.75 chunks):
 // with 8 MiB chunks a 16 MiB copy is too short for them and is cut into 16
-// even 1 MiB chunks. Measured on the H200 machine (12 threads, ring 4,
-// median of two runs, sweep -r staged): 16 MiB cut with 4 MiB chunks moved
-// 25.7 GB/s to the device and 29.0 back, against 19.3 and 21.3 for 16 even
-// 1 MiB chunks; more, smaller chunks lost (1 MiB chunks: 64 MiB at 20 GB/s,
-// where 8 MiB chunks ran 39.5 and 45.2): each chunk costs the pipeline
-// about 50 us beyond its bytes there.
+// even 1 MiB chunks. More, smaller chunks lose: each chunk costs the
+// pipeline a fixed time beyond its bytes, hence the floor
+// (docs/decisions/0001-staged-copier-shape.md).
 inline constexpr std::size_t staged_chunks_per_copy = 4;
 inline constexpr std::size_t min_size_chunk_bytes = std::size_t{256} << 10;
 std::size_t staged_chunk_for(std::size_t bytes, const staged_tuning& t, std::size_t llc_bytes);
@@ -157,7 +137,7 @@ std::size_t staged_chunk_for(std::size_t bytes, const staged_tuning& t, std::siz
 // Whether a host-to-device copy of `bytes` demotes its staging lines:
 // t.demote_staging and `bytes` no larger than a quarter of `llc_bytes`;
 // where the cache's size is unknown (0), no larger than 64 MiB, the largest
-// copy measured not to lose by it on the H100 (demote-a658c6b).
+// copy measured not to lose by it (docs/decisions/0002-staged-demote.md).
 inline constexpr std::size_t demote_llc_fraction = 4;
 inline constexpr std::size_t demote_limit_unknown_llc = std::size_t{64} << 20;
 bool staged_demotes(std::size_t bytes, const staged_tuning& t, std::size_t llc_bytes) noexcept;
@@ -260,12 +240,10 @@ struct staged_calibration_options {
   // defaults and the first count are always tried; the defaults first).
   std::vector<unsigned> thread_counts{4, 8, 12};
   unsigned ring_depth = 4;
-  // Every power of two from 1 MiB: with 1, 4 and 16 MiB alone, a machine
-  // where 4 MiB missed the margin handed everything below 16 MiB to the
-  // plain copy, though staging took 58% of the plain copy's time at 8 MiB
-  // (H200, 799a707, to the device: 4 and 8 MiB ran 14.8 and 16.2 GB/s
-  // plain, 20.5 and 27.4 staged). Two machines of that kind calibrated
-  // 16 MiB and 4 MiB (docs/results/nvidia-h200/staged-799a707/).
+  // Every power of two from 1 MiB: with gaps between the probed sizes, one
+  // size that missed the margin handed everything up to the next probed size
+  // to the plain copy, though staging was far faster there
+  // (docs/decisions/0001-staged-copier-shape.md).
   std::vector<std::size_t> handoff_sizes{std::size_t{64} << 10, std::size_t{256} << 10, std::size_t{1} << 20,
                                          std::size_t{2} << 20,  std::size_t{4} << 20,   std::size_t{8} << 20,
                                          std::size_t{16} << 20};

@@ -9,7 +9,7 @@
 // that word alone until it holds round s's value (then the whole store is
 // visible), then answers in host memory the CPU polls (binding 1):
 // answer.seq = s. One read a poll: reading every word put one serial device
-// read per word into the round (188 us for 4 KiB on the H100). The CPU
+// read per word into the round (188 us for 4 KiB on a PCIe Gen5 GPU). The CPU
 // checks the bytes after each sample.
 //
 // Why it is written this way (each one a way to hang or to lie):
