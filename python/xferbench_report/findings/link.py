@@ -21,14 +21,10 @@ def link_findings(report):
                     f"in {run.path.name}: every transfer to it is capped.", weight=100))
     for d in ("h2d", "d2h"):
         for g in report.groups:
-            cs = [c for c in report.curves if c.group == g and c.direction == d and c.link_limit and not c.is_latency]
-            best, best_c = None, None
-            for c in cs:
-                for p in c.trusted:
-                    if p.link_ceiling_gbps and (best is None or c.gbps(p) > c.gbps(best)):
-                        best, best_c = p, c
-            if best is None:
+            got = best_against_ceiling(report, g, d)
+            if got is None:
                 continue
+            best_c, best = got
             share = best_c.gbps(best) / best.link_ceiling_gbps
             below = share < BELOW_CEILING
             out.append(Finding(
@@ -40,6 +36,19 @@ def link_findings(report):
                 + (f"; under {100 * BELOW_CEILING:.0f}%: the route, not the link, is the limit." if below else "."),
                 cite(best), weight=50 if below else 1))
     return out
+
+
+def best_against_ceiling(report, group, direction):
+    """(curve, point): the group's fastest trusted point of a direction that crosses a link with a known ceiling
+    (no latency route), which the link finding holds to that ceiling; None where there is none."""
+    best, best_c = None, None
+    for c in report.curves:
+        if c.group != group or c.direction != direction or not c.link_limit or c.is_latency:
+            continue
+        for p in c.trusted:
+            if p.link_ceiling_gbps and (best is None or c.gbps(p) > best_c.gbps(best)):
+                best, best_c = p, c
+    return None if best is None else (best_c, best)
 
 
 def above_ceiling_findings(report):

@@ -95,6 +95,21 @@ def pinned_break_even_findings(report):
     return out[:4]
 
 
+# What "pageable", "pinned" and "staged" mean where a finding or a table sets them side by side, by the catalogue:
+# the API's own copy of the program's plain memory, of memory its copy engine moves in place, and libxfer's staged
+# copier of the plain memory.
+def pageable_copy(curve):
+    return curve.route_info.role in API_COPY and curve.kind_info.program_default
+
+
+def pinned_copy(curve):
+    return curve.route_info.role in API_COPY and curve.kind_info.dma_direct
+
+
+def staged_copy(curve):
+    return curve.route_info.role == STAGED_COPIER and curve.kind_info.program_default
+
+
 def pin_or_stage_findings(report):
     """The fact a user of an accelerator most needs: from which size a pageable buffer costs them, what pinned
     memory and the staged copier buy there, in this machine's own numbers (the wall clock, what a program waits
@@ -111,11 +126,9 @@ def pin_or_stage_findings(report):
             def fastest(keep):
                 return _fastest_by_size((c for c in cs if keep(c)), BANDWIDTH_MIN_BYTES)
 
-            # By the catalogue: the API's own copy of the program's plain memory, of memory its copy engine
-            # moves in place, and libxfer's staged copier of the plain memory.
-            pageable = fastest(lambda c: c.route_info.role in API_COPY and c.kind_info.program_default)
-            pinned = fastest(lambda c: c.route_info.role in API_COPY and c.kind_info.dma_direct)
-            staged = fastest(lambda c: c.route_info.role == STAGED_COPIER and c.kind_info.program_default)
+            pageable = fastest(pageable_copy)
+            pinned = fastest(pinned_copy)
+            staged = fastest(staged_copy)
             start = _pays_from(pinned, pageable, PIN_PAYS)
             if start is None:
                 continue
