@@ -129,12 +129,15 @@ class block_copier_binding {
  public:
   // device: -1 for the host block step, else a CUDA device.
   // cache: the rankings' file (None: the environment's or the default; "off": none).
-  block_copier_binding(int device, std::optional<std::string> way, bool calibrate, std::optional<std::string> cache)
+  // policy: "alone" or "beside_compute" (None: the environment's, else alone).
+  block_copier_binding(int device, std::optional<std::string> way, bool calibrate, std::optional<std::string> cache,
+                       std::optional<std::string> policy)
       : device_(device) {
     install_front_door();
     mem::block_copier_options o;
     if (cache) o.cache_file = mem::cache_turned_off(*cache) ? "" : *cache;
     if (way) o.way = mem::parse_block_way(*way);
+    if (policy) o.policy = mem::parse_block_policy(*policy);
     o.calibrate = calibrate;
     if (device < 0) {
       step_ = std::make_unique<mem::host_block_step>();
@@ -194,6 +197,7 @@ class block_copier_binding {
   }
 
   int device() const noexcept { return device_; }
+  mem::block_policy policy() const noexcept { return copier_->policy(); }
 
  private:
   void check_sides(const blocks_array& host, const blocks_array& dev) const {
@@ -229,8 +233,10 @@ class block_copier_binding {
 
 void bind_blocks(nb::module_& m) {
   nb::class_<block_copier_binding>(m, "BlockCopier")
-      .def(nb::init<int, std::optional<std::string>, bool, std::optional<std::string>>(), nb::arg("device"),
-           nb::arg("way").none(), nb::arg("calibrate") = true, nb::arg("cache").none() = nb::none())
+      .def(nb::init<int, std::optional<std::string>, bool, std::optional<std::string>, std::optional<std::string>>(),
+           nb::arg("device"), nb::arg("way").none(), nb::arg("calibrate") = true, nb::arg("cache").none() = nb::none(),
+           nb::arg("policy").none() = nb::none())
+      .def_prop_ro("policy", [](const block_copier_binding& b) { return std::string(mem::to_string(b.policy())); })
       .def("copy", &block_copier_binding::copy, nb::arg("dst"), nb::arg("src"), nb::arg("mapping"),
            nb::arg("stream") = 0)
       .def_prop_ro("device", &block_copier_binding::device);

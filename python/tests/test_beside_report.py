@@ -4,7 +4,8 @@ one figure, and the file's findings word for word, only where the file has one: 
 rewords a finding. A malformed beside file is refused in one line naming the field, exit 2.
 
 data/beside_host.json is a real run on the 2-core VM (plain and staged, no finding); data/beside_blocks_host.json
-another, of the seven ways over blocks, with one finding; data/beside_finding.json and data/beside_malformed.json
+another, of the seven ways over blocks, with one finding; data/beside_choices_host.json another, of loop and batch
+with the block copier under each policy (its "choices"); data/beside_finding.json and data/beside_malformed.json
 are derived from beside_host.json by data/make_beside_fixtures.py."""
 
 import copy
@@ -274,3 +275,28 @@ def test_a_file_with_no_ok_record_is_refused_with_the_first_reason(data, tmp_pat
     assert main(["render", str(path), "-o", str(tmp_path / "r")]) == 2
     assert capsys.readouterr().err == (f"xferbench-report: error: {path}: no ok measurements to report (4 records: "
                                        "4 failed; the first, plain beside cpu-compute: 'no round ran')\n")
+
+
+def test_the_block_copiers_choices_are_shown_as_the_file_states_them(data, tmp_path):
+    # data/beside_choices_host.json: a real run on the 2-core VM of loop and batch with the block copier under each
+    # policy (auto, auto-beside) beside cpu-compute; one choice ended sooner than the best way, one later.
+    doc = load(data, "beside_choices_host.json")
+    _, md = render([data / "beside_choices_host.json"], tmp_path / "r")
+    table = section(md, "The block copier's choices")
+    got = {r[1]: r for r in rows(table) if len(r) == 7 and r[1] in ("auto", "auto-beside")}
+    for c in doc["choices"]:
+        r = got[c["copier"]]
+        assert r[0] == c["workload"] and r[2] == c["chose"] and r[4] == c["best_way"]
+        assert r[6] == f"{100 * c['vs_best']:+.1f}%"  # the sign as the file has it: + longer, - sooner
+    assert {c["vs_best"] > 0 for c in doc["choices"]} == {True, False}  # the fixture holds both signs
+    way_rows = [r for r in rows(section(md, "Beside cpu-compute")) if r[0] in ("auto", "auto-beside")]
+    assert all("chose batch" in r[-1] for r in way_rows) and len(way_rows) == 2
+
+
+def test_a_choice_naming_no_measured_way_is_refused_in_one_line(data, tmp_path, capsys):
+    doc = load(data, "beside_choices_host.json")
+    doc["choices"][1]["best_way"] = "teleport"
+    path = write(tmp_path, "bad.json", doc)
+    assert main(["render", str(path), "-o", str(tmp_path / "r")]) == 2
+    err = capsys.readouterr().err.strip().splitlines()
+    assert len(err) == 1 and "choices[1]" in err[0] and "teleport" in err[0], err

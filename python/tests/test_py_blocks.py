@@ -19,6 +19,7 @@ def no_cache_file(monkeypatch):
     # Calibrations stay in the process: no test writes ~/.cache.
     monkeypatch.setenv("XFER_BLOCKS_CACHE", "off")
     monkeypatch.delenv("XFER_BLOCKS_WAY", raising=False)
+    monkeypatch.delenv("XFER_BLOCKS_POLICY", raising=False)
 
 
 def random_mapping(rng, n, src_blocks, dst_blocks):
@@ -105,6 +106,30 @@ def test_xfer_blocks_way_forces_and_is_checked(monkeypatch):
     monkeypatch.setenv("XFER_BLOCKS_WAY", "quick")
     with pytest.raises(ValueError, match="XFER_BLOCKS_WAY=quick: expected one of loop, batch, kernel, pack"):
         xferbench.BlockCopier("host")
+
+
+def test_the_policy_ranks_the_ways_and_is_checked(monkeypatch):
+    # Uncalibrated, the ways' fixed order is pack, batch, kernel, loop: alone takes pack, beside_compute
+    # the first way that leaves the multiprocessors (batch).
+    src, dst = np.ones((4, 4), np.uint8), np.zeros((4, 4), np.uint8)
+    mapping = np.array([[0, 1], [2, 3]], np.int64)
+    alone = xferbench.BlockCopier("host", calibrate=False)
+    assert alone.policy == "alone"
+    assert alone.copy(dst, src, mapping) == "pack"
+    beside = xferbench.BlockCopier("host", calibrate=False, policy="beside_compute")
+    assert beside.policy == "beside_compute"
+    dst[:] = 0
+    assert beside.copy(dst, src, mapping) == "batch"
+    assert (dst[[1, 3]] == 1).all() and not dst[[0, 2]].any()
+    monkeypatch.setenv("XFER_BLOCKS_POLICY", "beside_compute")
+    assert xferbench.BlockCopier("host", calibrate=False).copy(dst, src, mapping) == "batch"
+    assert xferbench.BlockCopier("host", calibrate=False, policy="alone").policy == "alone"  # the argument first
+    monkeypatch.setenv("XFER_BLOCKS_POLICY", "eager")
+    with pytest.raises(ValueError, match="XFER_BLOCKS_POLICY=eager: expected alone or beside_compute"):
+        xferbench.BlockCopier("host")
+    monkeypatch.delenv("XFER_BLOCKS_POLICY")
+    with pytest.raises(ValueError, match="policy must be one of alone, beside_compute or None, not 'fast'"):
+        xferbench.BlockCopier("host", policy="fast")
 
 
 BAD_MAPPINGS = [

@@ -10,6 +10,7 @@ from ._copy import _CUDA, _HOST, _device_of  # the same DLPack device rules as c
 from ._native_loader import native
 
 WAYS = ("loop", "batch", "kernel", "pack")
+POLICIES = ("alone", "beside_compute")
 
 
 def _stream_handle(stream: Any) -> int:
@@ -45,20 +46,26 @@ class BlockCopier:
         device: a CUDA device index, or "host" for the host step (its "device memory" is
             host memory: the same ways and checks with no GPU).
         way: force one of "loop", "batch", "kernel", "pack" (over XFER_BLOCKS_WAY).
+        policy: what the choice ranks the ways for: "alone" (their times on an idle
+            device) or "beside_compute" (the program keeps the GPU's multiprocessors
+            busy: the copy engine's ways, batch and loop, first). None: XFER_BLOCKS_POLICY,
+            else "alone". docs/blocks.md says when each wins.
         calibrate: False ranks uncached keys in a fixed order instead of measuring.
         cache: the rankings' file; "off": none (nothing read or written). None: the
             environment's XFER_BLOCKS_CACHE, else block-ways beside the staged copier's cache.
     """
 
     def __init__(self, device: Union[int, str] = 0, *, way: Optional[str] = None, calibrate: bool = True,
-                 cache: Optional[str] = None):
+                 cache: Optional[str] = None, policy: Optional[str] = None):
         cuda_index = isinstance(device, int) and not isinstance(device, bool) and device >= 0
         if device != "host" and not cuda_index:
             raise ValueError(f"device must be a CUDA device index (>= 0) or 'host', not {device!r}")
         if way is not None and way not in WAYS:
             raise ValueError(f"way must be one of {', '.join(WAYS)} or None, not {way!r}")
+        if policy is not None and policy not in POLICIES:
+            raise ValueError(f"policy must be one of {', '.join(POLICIES)} or None, not {policy!r}")
         self._c = native().BlockCopier(device if cuda_index else -1, way, bool(calibrate),
-                                       None if cache is None else str(cache))
+                                       None if cache is None else str(cache), policy)
 
     def copy(self, dst: Any, src: Any, mapping: Any, stream: Any = None) -> str:
         """Copies block ``mapping[i, 0]`` of ``src`` to block ``mapping[i, 1]`` of ``dst`` for
@@ -85,6 +92,11 @@ class BlockCopier:
     @property
     def device(self) -> Union[int, str]:
         return "host" if self._c.device < 0 else self._c.device
+
+    @property
+    def policy(self) -> str:
+        """The policy this copier ranks the ways by: the argument, else XFER_BLOCKS_POLICY, else "alone"."""
+        return str(self._c.policy)
 
 
 @functools.lru_cache(maxsize=None)

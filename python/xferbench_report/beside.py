@@ -58,7 +58,8 @@ class Record:
     copy_bytes: Optional[int]  # the step and the job: None where the way was skipped (its step cannot run)
     job_copy_steps: Optional[int]
     job_work_steps: Optional[int]
-    spreads: dict = field(default_factory=dict)  # name (SPREADS) -> Spread; empty where no round ran
+    spreads: dict = field(default_factory=dict)
+    chose: str = ""  # the way a block copier (auto, auto-beside) chose; empty for a way  # name (SPREADS) -> Spread; empty where no round ran
 
     @property
     def ok(self):
@@ -76,6 +77,20 @@ class BesideFinding:
 
 
 @dataclass
+class BesideChoice:
+    """A block copier's choice beside a workload against the best of the ways, as the file states it."""
+
+    index: int  # position in the file's choices array
+    workload: str
+    copier: str
+    chose: str
+    joint_s: float
+    best_way: str
+    best_joint_s: float
+    vs_best: float
+
+
+@dataclass
 class Beside:
     """What studies.py handles of a study (path, schema, doc, system), with the records checked."""
 
@@ -88,6 +103,7 @@ class Beside:
     interrupted: bool
     records: list
     findings: list
+    choices: list = field(default_factory=list)  # files before the copiers' ways have none
 
     @property
     def hostname(self):
@@ -122,7 +138,8 @@ def _record(f, i):
                rounds=f.integer("rounds", required=status == "ok", default=0, nonnegative=True),
                copy_bytes=f.integer("copy_bytes", required=ran, positive=True),
                job_copy_steps=f.integer("job_copy_steps", required=ran, nonnegative=True),
-               job_work_steps=f.integer("job_work_steps", required=ran, nonnegative=True))
+               job_work_steps=f.integer("job_work_steps", required=ran, nonnegative=True),
+               chose=f.string("chose", default=""))
     if r.ok and r.verified is None:
         f.fail("missing 'verified'")
     # An ok record has every spread; a failed one has them where its rounds ran (its data check failed after).
@@ -146,6 +163,19 @@ def _finding(f, i, records):
         if getattr(x, key) not in ways:
             f.fail(f"no results for way {_quote(getattr(x, key))} beside {_quote(x.workload)}", key)
     return x
+
+
+def _choice(f, i, records):
+    c = BesideChoice(index=i, workload=f.string("workload", required=True), copier=f.string("copier", required=True),
+                     chose=f.string("chose", required=True), joint_s=f.number("joint_s", required=True, positive=True),
+                     best_way=f.string("best_way", required=True),
+                     best_joint_s=f.number("best_joint_s", required=True, positive=True),
+                     vs_best=f.number("vs_best", required=True))
+    ways = {r.way for r in records if r.workload == c.workload}
+    for key in ("copier", "best_way"):
+        if getattr(c, key) not in ways:
+            f.fail(f"no results for way {_quote(getattr(c, key))} beside {_quote(c.workload)}", key)
+    return c
 
 
 def load_beside(path, doc):
@@ -177,6 +207,8 @@ def load_beside(path, doc):
                for i, raw in enumerate(top.array("results", required=True))]
     findings = [_finding(_Fields(path, f"findings[{i}]", raw), i, records)
                 for i, raw in enumerate(top.array("findings", required=True))]
+    choices = [_choice(_Fields(path, f"choices[{i}]", raw), i, records)
+               for i, raw in enumerate(top.array("choices") or [])]
     if not any(r.ok for r in records):
         first = next(iter(records), None)
         counts = ", ".join(f"{n} {s}" for s in STATUSES[1:] if (n := sum(r.status == s for r in records)))
@@ -185,7 +217,7 @@ def load_beside(path, doc):
                           if first else ")"))
     return Beside(path=path, schema=schema, doc=doc, system=system.raw if system else {}, config=config.raw,
                   conventions=conventions, interrupted=top.flag("interrupted", False), records=records,
-                  findings=findings)
+                  findings=findings, choices=choices)
 
 
 # ---- the section --------------------------------------------------------------------
@@ -224,7 +256,8 @@ def _verified(r):
 
 
 def _note(r):
-    parts = ([f"{r.status}: {r.reason}"] if not r.ok else []) + ([r.note] if r.note else [])
+    parts = (([f"chose {r.chose}"] if r.chose else []) + ([f"{r.status}: {r.reason}"] if not r.ok else [])
+             + ([r.note] if r.note else []))
     return "; ".join(parts)
 
 
@@ -277,6 +310,14 @@ def render_beside(doc, b, fig=None):
         rows, marks = workload_rows(b, w)
         doc.table(["way", "copy GB/s alone", "copy GB/s beside", "copy's share kept", f"{w} beside the copy",
                    "joint time", "verified", "note"], rows, align="lrrrrrll", row_marks=marks)
+    if b.choices:
+        doc.heading(3, "The block copier's choices")
+        doc.para("auto ranks the ways by their times alone, auto-beside by its beside_compute policy (the copy "
+                 "engine's ways first); each against the way that finished the same job of copy and work first.",
+                 "small")
+        doc.table(["workload", "copier", "chose", "joint time", "best way", "its joint time", "against the best"],
+                  [[c.workload, c.copier, c.chose, format_time(c.joint_s), c.best_way, format_time(c.best_joint_s),
+                    _signed_percent(c.vs_best)] for c in b.choices], align="lllrlrr")
     doc.heading(3, "Findings of the run")
     if b.findings:
         doc.bullets(x.text for x in b.findings)

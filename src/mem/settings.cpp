@@ -97,6 +97,10 @@ library_inputs inputs_from_environment() {
     in.way = parse_block_way(*v, "XFER_BLOCKS_WAY");
     in.origins.push_back({"block_way", {setting_source::environment, "XFER_BLOCKS_WAY"}});
   }
+  if (auto v = variable("XFER_BLOCKS_POLICY")) {
+    in.blocks_policy = parse_block_policy(*v, "XFER_BLOCKS_POLICY");
+    in.origins.push_back({"block_policy", {setting_source::environment, "XFER_BLOCKS_POLICY"}});
+  }
   if (auto v = variable("XFER_SPIN_US")) {
     in.spin_us = parse_count(*v, "XFER_SPIN_US", 0, max_spin_us);
     in.origins.push_back({"spin_us", {setting_source::environment, "XFER_SPIN_US"}});
@@ -148,6 +152,9 @@ library_inputs inputs_for_replay(const std::vector<setting>& settings, std::stri
     if (s.component == "blocks" && s.name == "way" && s.value != "auto") {
       in.way = parse_block_way(s.value, what(s));
       from("block_way");
+    } else if (s.component == "blocks" && s.name == "policy") {
+      in.blocks_policy = parse_block_policy(s.value, what(s));
+      from("block_policy");
     } else if (s.component == "spin" && s.name == "spin_us") {
       in.spin_us = parse_count(s.value, what(s), 0, max_spin_us);
       from("spin_us");
@@ -185,6 +192,8 @@ void install_inputs(library_inputs inputs) {
   // The caches are not settings of their own: a value read from one says so
   // (source "cache", origin the file).
   put("blocks", "way", "block_way", in->way ? std::string(to_string(*in->way)) : "auto");
+  put("blocks", "policy", "block_policy",
+      std::string(to_string(in->blocks_policy.value_or(block_policy::alone))));
   put("spin", "spin_us", "spin_us", fmt::format("{}", spin_before_sleep().count()));
   put("staging-budget", "shared", "shared", in->budget ? "1" : "0");
   if (in->budget)

@@ -18,7 +18,7 @@ XFERBENCH = None
 QUICK = ["--seconds", "0.02", "--work-size", "4M", "-q"]  # and each test's own --rounds, --blocks, --threads
 SMALL = [*QUICK, "--rounds", "2", "--block-size", "4K", "--blocks", "64", "--threads", "1"]
 HOST = [*SMALL, "-b", "host"]  # the host's half, on any machine
-WAYS = ["plain", "staged", "copy", "loop", "batch", "kernel", "pack"]
+WAYS = ["plain", "staged", "copy", "loop", "batch", "kernel", "pack", "auto", "auto-beside"]
 
 
 class Beside(unittest.TestCase):
@@ -55,8 +55,11 @@ class Beside(unittest.TestCase):
                 same = [x for x in doc["results"] if x["workload"] == r["workload"]]
                 self.assertEqual({(x["job_copy_steps"], x["job_work_steps"]) for x in same},
                                  {(r["job_copy_steps"], r["job_work_steps"])})
+        self.assertEqual([(c["workload"], c["copier"]) for c in doc["choices"]],
+                         [(w, c) for w in ("cpu-compute", "cpu-memory") for c in ("auto", "auto-beside")])
         for f in doc["findings"]:  # whatever this machine shows, a finding names two of the ways measured
             self.assertNotEqual(f["fastest_alone"], f["first_beside"])
+            self.assertNotIn(f["first_beside"], ["auto", "auto-beside"])  # a copier is checked, not ranked
             self.assertGreater(f["sooner"], 0)
 
     def test_one_way_one_workload_to_the_host(self):

@@ -15,7 +15,7 @@ import unittest
 from gpu_present import exit_77_without_gpu
 
 XFERBENCH = None
-WAYS = ["plain", "staged", "copy", "loop", "batch", "kernel", "pack"]
+WAYS = ["plain", "staged", "copy", "loop", "batch", "kernel", "pack", "auto", "auto-beside"]
 
 
 class BesideOnGpu(unittest.TestCase):
@@ -42,6 +42,14 @@ class BesideOnGpu(unittest.TestCase):
                 self.assertTrue(r["verified"])
                 self.assertGreater(r["copy_beside"]["median"], 0)
                 self.assertGreater(r["work_beside"]["median"], 0)
+                if r["way"].startswith("auto"):  # the block copier: the way it chose, one of the block ways
+                    self.assertIn(r["chose"], ["loop", "batch", "kernel", "pack"])
+        # Each copier's choice checked against the best way beside each workload.
+        self.assertEqual([(c["workload"], c["copier"]) for c in doc["choices"]],
+                         [(w, c) for w in workloads for c in ("auto", "auto-beside")])
+        for c in doc["choices"]:
+            self.assertNotIn(c["best_way"], ["auto", "auto-beside"])
+            self.assertAlmostEqual(c["vs_best"], c["joint_s"] / c["best_joint_s"] - 1, places=9)
 
     def test_to_the_device_beside_the_gpu_workloads(self):
         self.check(self.run_beside("--workloads", "gpu-compute,gpu-memory"), ["gpu-compute", "gpu-memory"])

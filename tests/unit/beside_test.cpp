@@ -199,6 +199,47 @@ TEST(BesideStudy, EveryPinnedWayRunsOnAStepThatOpensOneQueueAtATime) {
   }
 }
 
+TEST(BesideMeasure, AChoiceIsCheckedAgainstTheBestWayByJointTime) {
+  auto way = [](std::string name, double joint) {
+    way_summary w{std::move(name), {}};
+    w.s.joint_s = {joint, joint, joint};
+    return w;
+  };
+  const std::vector<way_summary> ways{way("kernel", 2.0), way("batch", 1.6), way("loop", 1.8)};
+  const auto slower = check_choice("gpu-compute", way("auto", 2.0), "kernel", ways);
+  ASSERT_TRUE(slower);
+  EXPECT_EQ(slower->best_way, "batch");
+  EXPECT_EQ(slower->chose, "kernel");
+  EXPECT_NEAR(slower->vs_best, 0.25, 1e-12);  // 2.0 against 1.6: 25% longer
+  const auto best = check_choice("gpu-compute", way("auto-beside", 1.6), "batch", ways);
+  ASSERT_TRUE(best);
+  EXPECT_NEAR(best->vs_best, 0.0, 1e-12);
+  EXPECT_FALSE(check_choice("gpu-compute", way("auto", 1.0), "batch", {}));
+}
+
+TEST(BesideStudy, TheBlockCopiersChoicesAreCheckedAgainstTheWaysAndKeptOutOfTheFinding) {
+  beside_study study(quick({"loop", "batch", "auto", "auto-beside"}), host_sides());
+  test::recording_context ctx;
+  study.run(ctx);
+  const auto results = ctx.section("results");
+  ASSERT_EQ(results.size(), 4u);
+  for (const auto& r : results) EXPECT_EQ(r["status"], "ok") << r.dump();
+  EXPECT_FALSE(results[0].contains("chose"));
+  EXPECT_TRUE(results[2].contains("chose"));
+  const auto choices = ctx.section("choices");
+  ASSERT_EQ(choices.size(), 2u);
+  EXPECT_EQ(choices[0]["copier"], "auto");
+  EXPECT_EQ(choices[1]["copier"], "auto-beside");
+  for (const auto& c : choices) {
+    EXPECT_TRUE(c["best_way"] == "loop" || c["best_way"] == "batch") << c.dump();  // a way, never a copier
+    EXPECT_NEAR(c["vs_best"].get<double>(), c["joint_s"].get<double>() / c["best_joint_s"].get<double>() - 1, 1e-9);
+  }
+  for (const auto& f : ctx.section("findings")) {
+    EXPECT_NE(f["first_beside"], "auto");
+    EXPECT_NE(f["first_beside"], "auto-beside");
+  }
+}
+
 TEST(BesideStudy, AWayTheStepRefusesIsSkippedWithItsReasonAndTheOthersRun) {
   sides s = host_sides();
   s.blocks = std::make_unique<mem::host_block_step>(

@@ -253,6 +253,62 @@ TEST_F(BlockCopier, TheInputsForceAWayAndABadVariableIsRefused) {
   step_.deallocate(dev);
 }
 
+TEST(BlockPolicy, BesideComputePutsTheCopyEngineWaysFirstEachGroupInItsOrder) {
+  using enum block_way;
+  const std::vector<block_way> r{kernel, pack, batch, loop};
+  EXPECT_EQ(ranked_for(r, block_policy::alone), r);
+  EXPECT_EQ(ranked_for(r, block_policy::beside_compute), (std::vector<block_way>{batch, loop, kernel, pack}));
+  EXPECT_EQ(ranked_for({loop, pack, kernel, batch}, block_policy::beside_compute),
+            (std::vector<block_way>{loop, batch, pack, kernel}));
+  EXPECT_EQ(parse_block_policy("beside_compute"), block_policy::beside_compute);
+  EXPECT_EQ(to_string(parse_block_policy("alone")), "alone");
+}
+
+TEST_F(BlockCopier, ThePolicyPicksTheWayAndTheInputsGiveItsDefault) {
+  auto host = numbered(4, 64, 0);
+  const device_ref dev = step_.allocate(256);
+  const std::vector<block_pair> pairs{{0, 1}, {2, 3}};
+  const block_job job{dir::to_device, host.data(), host.size(), dev, 64, pairs};
+  auto with = [](block_policy p) {
+    auto o = uncalibrated();  // the fixed order: pack, batch, kernel, loop
+    o.policy = p;
+    return o;
+  };
+  block_copier alone(step_, uncalibrated());
+  EXPECT_EQ(alone.policy(), block_policy::alone);
+  EXPECT_EQ(alone.copy(job), block_way::pack);
+  block_copier beside(step_, with(block_policy::beside_compute));
+  EXPECT_EQ(beside.copy(job), block_way::batch);
+  {
+    scoped_inputs in([](library_inputs& i) { i.blocks_policy = block_policy::beside_compute; });
+    block_copier c(step_, uncalibrated());
+    EXPECT_EQ(c.policy(), block_policy::beside_compute);
+    EXPECT_EQ(c.copy(job), block_way::batch);
+    block_copier given(step_, with(block_policy::alone));  // the argument over the inputs
+    EXPECT_EQ(given.copy(job), block_way::pack);
+  }
+  host_block_step old_driver({.batch_unavailable = "cudaMemcpyBatchAsync needs a CUDA 12.8 driver or later"});
+  const device_ref old_dev = old_driver.allocate(256);
+  const block_job old_job{dir::to_device, host.data(), host.size(), old_dev, 64, pairs};
+  block_copier no_batch(old_driver, with(block_policy::beside_compute));
+  EXPECT_EQ(no_batch.copy(old_job), block_way::loop);  // the next way that leaves the multiprocessors
+  old_driver.deallocate(old_dev);
+  {
+    scoped_env e("XFER_BLOCKS_POLICY", "beside_compute");
+    EXPECT_EQ(inputs_from_environment().blocks_policy, block_policy::beside_compute);
+  }
+  {
+    scoped_env e("XFER_BLOCKS_POLICY", "fast");
+    try {
+      (void)inputs_from_environment();
+      ADD_FAILURE() << "XFER_BLOCKS_POLICY=fast accepted";
+    } catch (const std::invalid_argument& e) {
+      EXPECT_STREQ(e.what(), "XFER_BLOCKS_POLICY=fast: expected alone or beside_compute");
+    }
+  }
+  step_.deallocate(dev);
+}
+
 TEST_F(BlockCopier, AnUnavailableBatchIsSkippedWithItsReason) {
   host_block_step old_driver({.batch_unavailable = "cudaMemcpyBatchAsync needs a CUDA 12.8 driver or later"});
   block_copier c(old_driver, uncalibrated());

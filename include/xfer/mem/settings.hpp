@@ -60,13 +60,14 @@ struct library_inputs {
   std::string staged_cache;
   std::string blocks_cache;
   std::optional<block_way> way;  // every block copy's way, unless a caller forces one
+  std::optional<block_policy> blocks_policy;  // every block copier's policy, unless a caller gives one
   std::optional<std::uint64_t> spin_us;
   // The process's staging budget's options; none: each copier a team of its own.
   std::optional<staging_budget_options> budget = staging_budget_options{};
   std::string staged_trace;  // each staged copy appends its stages' times here; empty: off
   vulkan_copy_inputs vulkan_copy;
   // Where the process-wide values above came from, per setting name
-  // ("staged_cache", "block_way", "spin_us", "shared", "budget_threads",
+  // ("staged_cache", "block_way", "block_policy", "spin_us", "shared", "budget_threads",
   // "trace", "vulkan_queues", "vulkan_split", "vulkan_chunk_bytes"); absent:
   // the default.
   std::vector<std::pair<std::string, std::pair<setting_source, std::string>>> origins;
@@ -82,7 +83,7 @@ struct library_inputs {
 // libxfer's variables read and checked: XFER_STAGED_* (tuning.hpp,
 // staging_budget.hpp), XFER_STAGED_TUNING_CACHE and XFER_BLOCKS_CACHE ("off":
 // none; defaults under $XDG_CACHE_HOME/xfer or ~/.cache/xfer),
-// XFER_BLOCKS_WAY, XFER_SPIN_US, XFER_STAGED_TRACE, XFER_VK_COPY_*.
+// XFER_BLOCKS_WAY, XFER_BLOCKS_POLICY, XFER_SPIN_US, XFER_STAGED_TRACE, XFER_VK_COPY_*.
 // Throws std::invalid_argument naming the first bad one.
 library_inputs inputs_from_environment();
 // A run's settings (a result file's config.settings) as inputs: the staged

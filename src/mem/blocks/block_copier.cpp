@@ -11,7 +11,9 @@ namespace xfer::mem {
 block_copier::block_copier(block_step& step, block_copier_options options)
     : step_(step), options_(std::move(options)) {
   // The caller's way over the installed inputs' (settings.hpp).
-  forced_ = options_.way ? options_.way : current_inputs()->way;
+  const auto inputs = current_inputs();
+  forced_ = options_.way ? options_.way : inputs->way;
+  policy_ = options_.policy.value_or(inputs->blocks_policy.value_or(block_policy::alone));
   for (block_way w : all_block_ways) movers_[static_cast<int>(w)] = make_block_mover(w, step_);
 }
 
@@ -44,7 +46,7 @@ block_way block_copier::choose_locked(const block_job& job, const host_access& h
     // still comes before failing: after the ranked ones, loop last.
     for (block_way w : {block_way::pack, block_way::batch, block_way::kernel, block_way::loop})
       if (std::find(ranking.begin(), ranking.end(), w) == ranking.end()) ranking.push_back(w);
-    found = rankings_.emplace(slot, std::move(ranking)).first;
+    found = rankings_.emplace(slot, ranked_for(std::move(ranking), policy_)).first;
   }
   for (block_way w : found->second)
     if (mover(w).refusal(job, host).empty()) return w;

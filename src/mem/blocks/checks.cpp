@@ -32,6 +32,24 @@ block_way parse_block_way(std::string_view name, std::string_view what) {
   throw std::invalid_argument(fmt::format("{}={}: expected one of loop, batch, kernel, pack", what, name));
 }
 
+std::string_view to_string(block_policy p) noexcept {
+  return p == block_policy::beside_compute ? "beside_compute" : "alone";
+}
+
+block_policy parse_block_policy(std::string_view name, std::string_view what) {
+  for (block_policy p : {block_policy::alone, block_policy::beside_compute})
+    if (to_string(p) == name) return p;
+  throw std::invalid_argument(fmt::format("{}={}: expected alone or beside_compute", what, name));
+}
+
+bool uses_multiprocessors(block_way w) noexcept { return w == block_way::kernel || w == block_way::pack; }
+
+std::vector<block_way> ranked_for(std::vector<block_way> ranking, block_policy policy) {
+  if (policy == block_policy::beside_compute)
+    std::stable_partition(ranking.begin(), ranking.end(), [](block_way w) { return !uses_multiprocessors(w); });
+  return ranking;
+}
+
 namespace {
 
 [[noreturn]] void refuse(const block_job& job, const std::string& cause) {

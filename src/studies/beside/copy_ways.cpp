@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <fmt/format.h>
 #include <fmt/ranges.h>
+#include <optional>
 #include <stdexcept>
 #include <xfer/core/interrupt.hpp>
 #include <xfer/mem/blocks/block_copier.hpp>
@@ -148,6 +149,19 @@ class engine_side final : public pinned_side {
   }
 };
 
+// Empty where every block of `pairs` arrived: got's block dst holds want's block src.
+std::string check_blocks(const std::vector<unsigned char>& got, const std::vector<unsigned char>& want,
+                         const std::vector<mem::block_pair>& pairs, std::size_t b) {
+  for (const auto& p : pairs) {
+    const auto from = static_cast<std::size_t>(p.src) * b, to = static_cast<std::size_t>(p.dst) * b;
+    if (auto d = first_difference(got.data() + to, want.data() + from, b,
+                                  fmt::format("block {} (from block {})", p.dst, p.src));
+        !d.empty())
+      return d;
+  }
+  return {};
+}
+
 class block_side final : public pinned_side {
  public:
   block_side(mem::block_way way, mem::block_step& step, const copy_shape& shape)
@@ -160,18 +174,7 @@ class block_side final : public pinned_side {
   }
   std::string refusal() const override { return mover_->refusal(job_, access_); }
   void step() override { mover_->move(job_, access_); }
-  std::string check() override {
-    const auto got = destination();
-    const std::size_t b = shape_.block_bytes;
-    for (const auto& p : pairs_) {
-      const auto from = static_cast<std::size_t>(p.src) * b, to = static_cast<std::size_t>(p.dst) * b;
-      if (auto d = first_difference(got.data() + to, want_.data() + from, b,
-                                    fmt::format("block {} (from block {})", p.dst, p.src));
-          !d.empty())
-        return d;
-    }
-    return {};
-  }
+  std::string check() override { return check_blocks(destination(), want_, pairs_, shape_.block_bytes); }
 
  private:
   std::vector<mem::block_pair> pairs_;
@@ -180,12 +183,38 @@ class block_side final : public pinned_side {
   mem::block_job job_;
 };
 
+// The block copier over the step, its ways ranked by `policy`: what a
+// program that leaves the choice to libxfer gets.
+class copier_side final : public pinned_side {
+ public:
+  copier_side(std::string name, mem::block_policy policy, mem::block_step& step, const copy_shape& shape)
+      : pinned_side(std::move(name), step, shape),
+        pairs_(mem::scattered_block_pairs(shape.blocks, shape.blocks, shape.blocks, 53)),
+        copier_(step, mem::block_copier_options{.way = {}, .policy = policy, .calibrate = true, .calibration = {},
+                                                .cache_file = {}}) {
+    job_ = {shape.direction, host_.data(), shape.bytes(), dev_, shape.block_bytes, pairs_, nullptr};
+    mem::check_block_job(job_, step);
+  }
+  void step() override { chose_ = copier_.copy(job_); }
+  std::string chose() const override { return chose_ ? std::string(mem::to_string(*chose_)) : std::string(); }
+  std::string check() override { return check_blocks(destination(), want_, pairs_, shape_.block_bytes); }
+
+ private:
+  std::vector<mem::block_pair> pairs_;
+  mem::block_copier copier_;
+  mem::block_job job_;
+  std::optional<mem::block_way> chose_;
+};
+
 }  // namespace
 
-std::vector<std::string> way_names() { return {"plain", "staged", "copy", "loop", "batch", "kernel", "pack"}; }
+std::vector<std::string> way_names() {
+  return {"plain", "staged", "copy", "loop", "batch", "kernel", "pack", "auto", "auto-beside"};
+}
 
 bool is_block_way(const std::string& name) {
-  return name == "loop" || name == "batch" || name == "kernel" || name == "pack";
+  return name == "loop" || name == "batch" || name == "kernel" || name == "pack" || name == "auto" ||
+         name == "auto-beside";
 }
 
 std::unique_ptr<copy_side> make_way(const std::string& name, const copy_shape& shape, mem::device_step& contiguous,
@@ -193,6 +222,9 @@ std::unique_ptr<copy_side> make_way(const std::string& name, const copy_shape& s
   if (name == "plain" || name == "staged")
     return std::make_unique<contiguous_side>(name, contiguous, shape, name == "staged");
   if (name == "copy") return std::make_unique<engine_side>(name, blocks, shape);
+  if (name == "auto" || name == "auto-beside")
+    return std::make_unique<copier_side>(
+        name, name == "auto" ? mem::block_policy::alone : mem::block_policy::beside_compute, blocks, shape);
   if (is_block_way(name)) return std::make_unique<block_side>(mem::parse_block_way(name), blocks, shape);
   throw std::invalid_argument(fmt::format("way '{}': expected one of {}", name, fmt::join(way_names(), ", ")));
 }

@@ -155,4 +155,19 @@ std::optional<finding> beside_finding(const std::string& workload, const std::ve
   return f;
 }
 
+std::optional<choice_check> check_choice(const std::string& workload, const way_summary& copier,
+                                         const std::string& chose, const std::vector<way_summary>& ways) {
+  if (ways.empty()) return std::nullopt;
+  const auto best = std::min_element(ways.begin(), ways.end(), [](const way_summary& a, const way_summary& b) {
+    return a.s.joint_s.median < b.s.joint_s.median;
+  });
+  return choice_check{workload,
+                      copier.way,
+                      chose,
+                      best->way,
+                      copier.s.joint_s.median,
+                      best->s.joint_s.median,
+                      copier.s.joint_s.median / best->s.joint_s.median - 1};
+}
+
 }  // namespace xfer::beside

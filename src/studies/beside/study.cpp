@@ -69,7 +69,7 @@ beside_study::beside_study(options o, sides s) : o_(std::move(o)), sides_(std::m
 
 study_info beside_study::info() const {
   return {"xferbench/beside/v1",
-          {"results", "findings"},
+          {"results", "findings", "choices"},
           value::object{{"backend", sides_.backend},
                         {"direction", o_.direction},
                         {"block_bytes", o_.block_bytes},
@@ -86,7 +86,9 @@ study_info beside_study::info() const {
                          "bytes read/s (cpu-memory); slowdown = the workload's rate alone / beside - 1; joint_s = "
                          "one job of both at once (the copy bytes the fastest way alone moves in `seconds`, the work "
                          "the workload alone does in `seconds`), until both are done; each a median with its range "
-                         "over the rounds"}}};
+                         "over the rounds; a choice: the block copier's joint time (auto: policy alone, auto-beside: "
+                         "beside_compute) against the best of the ways measured by themselves, vs_best = its joint "
+                         "median / the best's - 1"}}};
 }
 
 namespace {
@@ -188,6 +190,7 @@ std::optional<way_summary> report_way(study_context& context, const std::string&
                                {"work_beside", s.work_beside}, {"slowdown", s.slowdown}, {"joint_s", s.joint_s}})
     r.emplace_back(key, spread_value(v));
   if (!w.failed.empty()) r.emplace_back("note", fmt::format("{} round(s) ran; then {}", s.rounds, w.failed));
+  if (const std::string chose = w.side->chose(); !chose.empty()) r.emplace_back("chose", chose);
   context.report({"results", bad.empty() ? point_status::ok : point_status::failed, std::move(r),
                   fmt::format("  {:<8} beside {:<11}: copy {} alone, {} beside ({:.0f}%); the workload {}; both {:.3g} s{}",
                               w.name, wname, gbps(s.copy_alone.median), gbps(s.copy_beside.median),
@@ -238,10 +241,27 @@ void beside_study::run(study_context& context) {
                               wname, j.copy_steps, format_size(shape_.bytes()), o_.seconds, j.work_steps, wname,
                               o_.seconds));
       abandoned = run_rounds(context, ways, *work, j, shape_.bytes(), o_.seconds, o_.rounds, wname, done, total);
-      std::vector<way_summary> summaries;
+      std::vector<way_summary> summaries, copiers;  // the ways by themselves; the block copier's choices
       for (auto& w : ways) {
         if (!abandoned.empty() && w.failed.empty()) w.failed = "not measured further: " + abandoned;
-        if (auto s = report_way(context, wname, w, j, shape_.bytes(), *work)) summaries.push_back(std::move(*s));
+        if (auto s = report_way(context, wname, w, j, shape_.bytes(), *work))
+          (w.side->chose().empty() ? summaries : copiers).push_back(std::move(*s));
+      }
+      for (const auto& c : copiers) {
+        const auto run = std::find_if(ways.begin(), ways.end(), [&](const way_run& w) { return w.name == c.way; });
+        if (const auto k = check_choice(wname, c, run->side->chose(), summaries))
+          context.report({"choices", point_status::ok,
+                          value::object{{"workload", k->workload},
+                                        {"copier", k->copier},
+                                        {"chose", k->chose},
+                                        {"joint_s", k->joint_s},
+                                        {"best_way", k->best_way},
+                                        {"best_joint_s", k->best_joint_s},
+                                        {"vs_best", k->vs_best}},
+                          fmt::format("  {:<11} beside {}: chose {}, both done in {:.3g} s, {:+.1f}% against {}, the "
+                                      "best way ({:.3g} s)",
+                                      k->copier, wname, k->chose, k->joint_s, 100 * k->vs_best, k->best_way,
+                                      k->best_joint_s)});
       }
       if (const auto fnd = beside_finding(wname, summaries))
         context.report({"findings", point_status::ok,

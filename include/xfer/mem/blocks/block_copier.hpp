@@ -182,8 +182,30 @@ struct block_way_times {
 // loses a way its place. Ways without times are left out.
 std::vector<block_way> rank_block_ways(const std::vector<block_way_times>& times);
 
+// What the choice ranks the ways for (docs/blocks.md, "Beside compute"):
+//   alone           the ways' own times on an idle device: the calibration's
+//                   ranking as it is;
+//   beside_compute  the program keeps the device's multiprocessors busy while
+//                   blocks move: the ways that leave them to it (loop and
+//                   batch, the copy engine's) first, then the ways whose device
+//                   code shares them (kernel for the whole copy, pack for its
+//                   scatter or gather); each group in the calibration's order.
+// The default is alone (docs/decisions/0010-block-policy.md says why).
+enum class block_policy { alone, beside_compute };
+std::string_view to_string(block_policy p) noexcept;  // "alone" | "beside_compute"
+// The policy named `name`; throws std::invalid_argument "<what>=<name>:
+// expected alone or beside_compute".
+block_policy parse_block_policy(std::string_view name, std::string_view what = "policy");
+// Whether way `w` runs device code on the multiprocessors.
+bool uses_multiprocessors(block_way w) noexcept;
+// `ranking` as `policy` orders it (above).
+std::vector<block_way> ranked_for(std::vector<block_way> ranking, block_policy policy);
+
 struct block_copier_options {
   std::optional<block_way> way;  // forces a way (over the installed inputs' way)
+  // Over the installed inputs' (library_inputs::blocks_policy:
+  // XFER_BLOCKS_POLICY); neither: alone.
+  std::optional<block_policy> policy;
   // False: no calibration; an uncached key ranks the ways in the fixed
   // order pack, batch, kernel, loop (tests, and programs that cannot spend
   // the time).
@@ -209,15 +231,18 @@ class block_copier {
   block_way choose(const block_job& job);
   block_mover& mover(block_way w) { return *movers_[static_cast<int>(w)]; }
   block_step& step() const noexcept { return step_; }
+  block_policy policy() const noexcept { return policy_; }
 
  private:
   block_way choose_locked(const block_job& job, const host_access& host);
   block_step& step_;
   block_copier_options options_;
   std::optional<block_way> forced_;
+  block_policy policy_ = block_policy::alone;
   std::unique_ptr<block_mover> movers_[4];
   std::mutex mutex_;
-  // The rankings this copier has used, by (direction, kind, size class),
+  // The rankings this copier has used (as its policy orders them), by
+  // (direction, kind, size class),
   // under mutex_; dropped when forget_block_choices() drops the process's.
   std::map<std::tuple<int, int, std::size_t>, std::vector<block_way>> rankings_;
   std::uint64_t rankings_generation_ = 0;

@@ -10,6 +10,8 @@
 //   copy     one contiguous copy from pinned memory (the copy engine's best)
 //   loop, batch, kernel, pack: the block copier's ways (block_copier.hpp) for the
 //            block list from pinned memory, scattered both sides
+//   auto, auto-beside: the block copier itself, choosing among those ways by its
+//            policy alone or beside_compute (the way it chose is in chose())
 #include <cstddef>
 #include <memory>
 #include <string>
@@ -29,6 +31,8 @@ class copy_side : public activity {
   virtual std::string check() = 0;
   // Why this way cannot run on its step (empty: it can); asked before measuring.
   virtual std::string refusal() const { return {}; }
+  // The way a copier chose for its steps (the auto ways), else empty.
+  virtual std::string chose() const { return {}; }
 };
 
 struct copy_shape {
@@ -39,7 +43,7 @@ struct copy_shape {
 };
 
 std::vector<std::string> way_names();  // every way, in the order above
-bool is_block_way(const std::string& name);
+bool is_block_way(const std::string& name);  // loop, batch, kernel, pack, auto, auto-beside
 
 // The way `name` over the steps (which must outlive it): device_step for
 // plain and staged, block_step for the rest. Throws std::invalid_argument

@@ -88,4 +88,15 @@ struct finding {
 };
 std::optional<finding> beside_finding(const std::string& workload, const std::vector<way_summary>& ways);
 
+// A copier's choice beside a workload against the ways measured by
+// themselves: its joint time against the best way's. vs_best = its joint
+// median / the best's - 1 (0.03: 3% longer; negative: sooner).
+struct choice_check {
+  std::string workload, copier, chose, best_way;
+  double joint_s = 0, best_joint_s = 0, vs_best = 0;
+};
+// None where `ways` is empty.
+std::optional<choice_check> check_choice(const std::string& workload, const way_summary& copier,
+                                         const std::string& chose, const std::vector<way_summary>& ways);
+
 }  // namespace xfer::beside
