@@ -253,46 +253,51 @@ TEST_F(BlockCopier, TheInputsForceAWayAndABadVariableIsRefused) {
   step_.deallocate(dev);
 }
 
-TEST(BlockPolicy, BesideComputePutsTheCopyEngineWaysFirstEachGroupInItsOrder) {
+TEST(BlockPolicy, BesideComputePutsTheKernelWayLastAndKeepsTheOthersOrder) {
   using enum block_way;
   const std::vector<block_way> r{kernel, pack, batch, loop};
   EXPECT_EQ(ranked_for(r, block_policy::alone), r);
-  EXPECT_EQ(ranked_for(r, block_policy::beside_compute), (std::vector<block_way>{batch, loop, kernel, pack}));
-  EXPECT_EQ(ranked_for({loop, pack, kernel, batch}, block_policy::beside_compute),
+  EXPECT_EQ(ranked_for(r, block_policy::beside_compute), (std::vector<block_way>{pack, batch, loop, kernel}));
+  EXPECT_EQ(ranked_for({loop, kernel, batch, pack}, block_policy::beside_compute),
             (std::vector<block_way>{loop, batch, pack, kernel}));
   EXPECT_EQ(parse_block_policy("beside_compute"), block_policy::beside_compute);
   EXPECT_EQ(to_string(parse_block_policy("alone")), "alone");
 }
 
 TEST_F(BlockCopier, ThePolicyPicksTheWayAndTheInputsGiveItsDefault) {
-  auto host = numbered(4, 64, 0);
-  const device_ref dev = step_.allocate(256);
+  // Pinned host memory (the kernel way takes it) and a replayed ranking with kernel first, as a
+  // calibration on a GPU gives for small pinned blocks.
+  constexpr std::size_t bytes = 4 * 64;
+  void* host = step_.staging_memory().allocate(bytes, 4096);
+  std::memset(host, 7, bytes);
+  const device_ref dev = step_.allocate(bytes);
   const std::vector<block_pair> pairs{{0, 1}, {2, 3}};
-  const block_job job{dir::to_device, host.data(), host.size(), dev, 64, pairs};
+  const block_job job{dir::to_device, host, bytes, dev, 64, pairs};
+  ASSERT_EQ(step_.access(host, bytes).kind, host_block_kind::pinned);
+  const std::string key = block_choice_cache_key(step_, choice_key_for(job, host_block_kind::pinned));
+  scoped_inputs replay([&](library_inputs& in) {
+    in.replay_file = "a-run.json";
+    in.replay = {setting{"blocks", key, "ranking", "kernel pack batch loop"}};
+  });
   auto with = [](block_policy p) {
-    auto o = uncalibrated();  // the fixed order: pack, batch, kernel, loop
+    block_copier_options o;
     o.policy = p;
     return o;
   };
-  block_copier alone(step_, uncalibrated());
+  block_copier alone(step_);
   EXPECT_EQ(alone.policy(), block_policy::alone);
-  EXPECT_EQ(alone.copy(job), block_way::pack);
+  EXPECT_EQ(alone.copy(job), block_way::kernel);
   block_copier beside(step_, with(block_policy::beside_compute));
-  EXPECT_EQ(beside.copy(job), block_way::batch);
+  EXPECT_EQ(beside.copy(job), block_way::pack);  // the kernel way last, the others in their order
   {
     scoped_inputs in([](library_inputs& i) { i.blocks_policy = block_policy::beside_compute; });
-    block_copier c(step_, uncalibrated());
+    block_copier c(step_);
     EXPECT_EQ(c.policy(), block_policy::beside_compute);
-    EXPECT_EQ(c.copy(job), block_way::batch);
+    EXPECT_EQ(c.copy(job), block_way::pack);
     block_copier given(step_, with(block_policy::alone));  // the argument over the inputs
-    EXPECT_EQ(given.copy(job), block_way::pack);
+    EXPECT_EQ(given.copy(job), block_way::kernel);
   }
-  host_block_step old_driver({.batch_unavailable = "cudaMemcpyBatchAsync needs a CUDA 12.8 driver or later"});
-  const device_ref old_dev = old_driver.allocate(256);
-  const block_job old_job{dir::to_device, host.data(), host.size(), old_dev, 64, pairs};
-  block_copier no_batch(old_driver, with(block_policy::beside_compute));
-  EXPECT_EQ(no_batch.copy(old_job), block_way::loop);  // the next way that leaves the multiprocessors
-  old_driver.deallocate(old_dev);
+  step_.staging_memory().deallocate(host, bytes, 4096);
   {
     scoped_env e("XFER_BLOCKS_POLICY", "beside_compute");
     EXPECT_EQ(inputs_from_environment().blocks_policy, block_policy::beside_compute);

@@ -42,11 +42,11 @@ block_policy parse_block_policy(std::string_view name, std::string_view what) {
   throw std::invalid_argument(fmt::format("{}={}: expected alone or beside_compute", what, name));
 }
 
-bool uses_multiprocessors(block_way w) noexcept { return w == block_way::kernel || w == block_way::pack; }
+bool holds_multiprocessors(block_way w) noexcept { return w == block_way::kernel; }
 
 std::vector<block_way> ranked_for(std::vector<block_way> ranking, block_policy policy) {
   if (policy == block_policy::beside_compute)
-    std::stable_partition(ranking.begin(), ranking.end(), [](block_way w) { return !uses_multiprocessors(w); });
+    std::stable_partition(ranking.begin(), ranking.end(), [](block_way w) { return !holds_multiprocessors(w); });
   return ranking;
 }
 

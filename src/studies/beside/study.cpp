@@ -247,9 +247,12 @@ void beside_study::run(study_context& context) {
         if (auto s = report_way(context, wname, w, j, shape_.bytes(), *work))
           (w.side->chose().empty() ? summaries : copiers).push_back(std::move(*s));
       }
+      std::vector<way_summary> choosable;  // the ways a copier chooses among
+      for (const auto& s : summaries)
+        if (is_block_way(s.way)) choosable.push_back(s);
       for (const auto& c : copiers) {
         const auto run = std::find_if(ways.begin(), ways.end(), [&](const way_run& w) { return w.name == c.way; });
-        if (const auto k = check_choice(wname, c, run->side->chose(), summaries))
+        if (const auto k = check_choice(wname, c, run->side->chose(), choosable))
           context.report({"choices", point_status::ok,
                           value::object{{"workload", k->workload},
                                         {"copier", k->copier},

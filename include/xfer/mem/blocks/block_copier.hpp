@@ -186,18 +186,17 @@ std::vector<block_way> rank_block_ways(const std::vector<block_way_times>& times
 //   alone           the ways' own times on an idle device: the calibration's
 //                   ranking as it is;
 //   beside_compute  the program keeps the device's multiprocessors busy while
-//                   blocks move: the ways that leave them to it (loop and
-//                   batch, the copy engine's) first, then the ways whose device
-//                   code shares them (kernel for the whole copy, pack for its
-//                   scatter or gather); each group in the calibration's order.
+//                   blocks move: the kernel way, whose device code holds them
+//                   for the whole copy, goes last; the others keep the
+//                   calibration's order (pack's scatter or gather is short).
 // The default is alone (docs/decisions/0010-block-policy.md says why).
 enum class block_policy { alone, beside_compute };
 std::string_view to_string(block_policy p) noexcept;  // "alone" | "beside_compute"
 // The policy named `name`; throws std::invalid_argument "<what>=<name>:
 // expected alone or beside_compute".
 block_policy parse_block_policy(std::string_view name, std::string_view what = "policy");
-// Whether way `w` runs device code on the multiprocessors.
-bool uses_multiprocessors(block_way w) noexcept;
+// Whether way `w` holds the multiprocessors for the whole copy (kernel).
+bool holds_multiprocessors(block_way w) noexcept;
 // `ranking` as `policy` orders it (above).
 std::vector<block_way> ranked_for(std::vector<block_way> ranking, block_policy policy);
 
