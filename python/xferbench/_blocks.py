@@ -48,8 +48,8 @@ class BlockCopier:
         way: force one of "loop", "batch", "kernel", "pack" (over XFER_BLOCKS_WAY).
         policy: what the choice ranks the ways for: "alone" (their times on an idle
             device) or "beside_compute" (the program keeps the GPU's multiprocessors
-            busy: the copy engine's ways, batch and loop, first). None: XFER_BLOCKS_POLICY,
-            else "alone". docs/blocks.md says when each wins.
+            busy: the kernel way, which holds them for the whole copy, last). None:
+            XFER_BLOCKS_POLICY, else "alone". docs/blocks.md says when each wins.
         calibrate: False ranks uncached keys in a fixed order instead of measuring.
         cache: the rankings' file; "off": none (nothing read or written). None: the
             environment's XFER_BLOCKS_CACHE, else block-ways beside the staged copier's cache.
