@@ -277,7 +277,8 @@ TEST_F(BlockCopier, ThePolicyPicksTheWayAndTheInputsGiveItsDefault) {
   const std::string key = block_choice_cache_key(step_, choice_key_for(job, host_block_kind::pinned));
   scoped_inputs replay([&](library_inputs& in) {
     in.replay_file = "a-run.json";
-    in.replay = {setting{"blocks", key, "ranking", "kernel pack batch loop"}};
+    in.replay = {
+        setting{"blocks", key, "ranking", "kernel pack batch loop", setting_source::replay, "a-run.json"}};
   });
   auto with = [](block_policy p) {
     block_copier_options o;
