@@ -312,9 +312,9 @@ def render_beside(doc, b, fig=None):
                    "joint time", "verified", "note"], rows, align="lrrrrrll", row_marks=marks)
     if b.choices:
         doc.heading(3, "The block copier's choices")
-        doc.para("auto ranks the ways by their times alone, auto-beside by its beside_compute policy (the copy "
-                 "engine's ways first); each against the way that finished the same job of copy and work first.",
-                 "small")
+        doc.para("auto ranks the ways by their times alone, auto-beside by its beside_compute policy (the kernel "
+                 "way last); each against the block way (loop, batch, kernel or pack: the ways it chooses among) "
+                 "that finished the same job of copy and work first.", "small")
         doc.table(["workload", "copier", "chose", "joint time", "best way", "its joint time", "against the best"],
                   [[c.workload, c.copier, c.chose, format_time(c.joint_s), c.best_way, format_time(c.best_joint_s),
                     _signed_percent(c.vs_best)] for c in b.choices], align="lllrlrr")

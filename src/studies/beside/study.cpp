@@ -87,8 +87,8 @@ study_info beside_study::info() const {
                          "one job of both at once (the copy bytes the fastest way alone moves in `seconds`, the work "
                          "the workload alone does in `seconds`), until both are done; each a median with its range "
                          "over the rounds; a choice: the block copier's joint time (auto: policy alone, auto-beside: "
-                         "beside_compute) against the best of the ways measured by themselves, vs_best = its joint "
-                         "median / the best's - 1"}}};
+                         "beside_compute) against the best of the block ways it chooses among (loop, batch, kernel, "
+                         "pack), vs_best = its joint median / the best's - 1"}}};
 }
 
 namespace {
