@@ -17,7 +17,7 @@ pytestmark = pytest.mark.skipif(not find_chromium(), reason="no Chromium (Debian
 
 def test_report_from_committed_results_reads_in_a_browser(tmp_path, capsys):
     out = tmp_path / "report"
-    files = [H100 / "opencl_routes.json", H100 / "cpu.json", H100 / "app-vadd-cuda.json"]
+    files = [H100 / "opencl_routes.json.gz", H100 / "cpu.json.gz", H100 / "app-vadd-cuda.json.gz"]
     assert main(["render", *map(str, files), "-o", str(out), "-j", "2"]) == 0
     shot = tmp_path / "first-screen.png"
     assert check_report(out, screenshot=shot) == []

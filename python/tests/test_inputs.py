@@ -15,13 +15,19 @@ from conftest import point
 H100 = Path(__file__).resolve().parents[2] / "docs" / "results" / "h100"
 
 
+def committed(name):
+    """A committed study file's JSON (they are kept gzipped: docs/layout.md)."""
+    return json.loads(gzip.decompress((H100 / name).read_bytes()))
+
+
 @pytest.mark.parametrize("name,texts", [
-    ("alloc.json", ["Host allocation (alloc.json)", "buffers aligned", "136 of 200", "pool:pinned misaligns buffers",
-                    "64 of 200 buffers not on a 4 KiB boundary", "Fragmentation"]),
-    ("app-vadd-cuda.json", ["Application: vector add (app-vadd-cuda.json)", "cuda-rt: 96 MiB per vector",
-                            "kernel runtime", "the accelerator saves (CPU minus accelerated)", "vadd on cuda-rt: best strategy"]),
-    ("cpu.json", ["The CPU&#x27;s side (cpu.json)", "write combining appears NOT to be in effect",
-                  "Write-combining not in effect (pinned-wc)", "nontemporal", "pays after ~498 uses"]),
+    ("alloc.json.gz", ["Host allocation (alloc.json.gz)", "buffers aligned", "136 of 200",
+                       "pool:pinned misaligns buffers", "64 of 200 buffers not on a 4 KiB boundary", "Fragmentation"]),
+    ("app-vadd-cuda.json.gz", ["Application: vector add (app-vadd-cuda.json.gz)", "cuda-rt: 96 MiB per vector",
+                               "kernel runtime", "the accelerator saves (CPU minus accelerated)",
+                               "vadd on cuda-rt: best strategy"]),
+    ("cpu.json.gz", ["The CPU&#x27;s side (cpu.json.gz)", "write combining appears NOT to be in effect",
+                     "Write-combining not in effect (pinned-wc)", "nontemporal", "pays after ~498 uses"]),
 ])
 def test_a_study_file_renders_alone(tmp_path, capsys, name, texts):
     out = tmp_path / "r"
@@ -36,10 +42,10 @@ def test_a_study_file_renders_alone(tmp_path, capsys, name, texts):
 
 def test_studies_beside_a_sweep(data, tmp_path, write_result):
     # Same machine as the study files, so nothing is left out.
-    doc = json.loads((H100 / "cpu.json").read_text())
+    doc = committed("cpu.json.gz")
     sweep = write_result("sweep.json", [point(nbytes=n) for n in (16, 4096)], system=doc["system"])
     out = tmp_path / "r"
-    assert main(["render", str(sweep), str(H100 / "cpu.json"), "-o", str(out)]) == 0
+    assert main(["render", str(sweep), str(H100 / "cpu.json.gz"), "-o", str(out)]) == 0
     html = (out / "index.html").read_text()
     assert "The CPU&#x27;s side" in html and 'id="bandwidth"' in html
 
@@ -48,7 +54,7 @@ def test_bad_files_are_left_out_one_line_each(data, tmp_path, capsys, write_resu
     bad = tmp_path / "bad"
     bad.mkdir()
     future = bad / "future.json"
-    doc = json.loads((H100 / "alloc.json").read_text())
+    doc = committed("alloc.json.gz")
     doc["schema"] = "xferbench/alloc/v9"
     future.write_text(json.dumps(doc))
     whole = gzip.compress(json.dumps(json.loads((data / "single_point.json").read_text())).encode())
@@ -57,7 +63,7 @@ def test_bad_files_are_left_out_one_line_each(data, tmp_path, capsys, write_resu
     other = write_result("other.json", [point(nbytes=16)], system={"hostname": "elsewhere", "cpu_model": "x",
                                                                   "logical_cpus": 2})
     empty = bad / "empty-app.json"
-    app = json.loads((H100 / "app-vadd-cuda.json").read_text())
+    app = committed("app-vadd-cuda.json.gz")
     app["system"] = json.loads((data / "single_point.json").read_text())["system"]
     for r in app["results"]:
         r["status"] = "skipped"
@@ -99,7 +105,8 @@ def test_gzipped_sweep_reads_like_the_plain_one(data, tmp_path):
 
 def test_a_misalignment_measured_again_after_a_fix_is_no_finding(tmp_path):
     out = tmp_path / "r"
-    assert main(["render", str(H100 / "alloc.json"), str(H100 / "alloc-pinned-fix.json"), "-o", str(out)]) == 0
+    assert main(["render", str(H100 / "alloc.json.gz"), str(H100 / "alloc-pinned-fix.json.gz"), "-o", str(out)]) == 0
     html = (out / "index.html").read_text()
-    # alloc.json's pool:pinned misaligned 64 of 200; the later alloc-pinned-fix.json found all 200 aligned.
+    # alloc.json.gz's pool:pinned misaligned 64 of 200; the later alloc-pinned-fix.json.gz found all 200
+    # aligned.
     assert "136 of 200" in html and "misaligns buffers" not in html
