@@ -1,6 +1,8 @@
 """Issue 38, item 3: the same block lists through what engines do today (a loop of
 torch.Tensor.copy_(non_blocking=True)) and through xferbench.copy_blocks (on torch's current
 stream, and on a stream of torch's own), interleaved, on GPU 0; each checked once. Prints one tab-separated line per point and way.
+Issue 54 adds the gather a torch user writes by hand ("torch-gather"): index_select into a
+pinned buffer kept from call to call, one copy, index_copy_ on the other side.
 
     python bench/blocks_torch.py [reps]
 """
@@ -37,6 +39,10 @@ def main():
             dst = torch.randperm(2 * blocks, generator=gen)[:blocks]
             mapping = torch.stack([src, dst], dim=1).to(torch.int64).contiguous()
             pairs = list(zip(src.tolist(), dst.tolist()))
+            # The hand-written gather's buffers and indices, made once as a program would keep them.
+            stage = torch.empty((blocks, block_bytes), dtype=torch.uint8).pin_memory()
+            scratch = torch.empty((blocks, block_bytes), dtype=torch.uint8, device=dev)
+            src_gpu, dst_gpu = src.to(dev), dst.to(dev)
             for direction in ("h2d", "d2h"):
                 a, b = (gpu, host) if direction == "h2d" else (host, gpu)  # a: destination
 
@@ -45,7 +51,19 @@ def main():
                         a[d].copy_(b[s], non_blocking=True)
                     torch.cuda.synchronize(dev)
 
+                def torch_gather():
+                    if direction == "h2d":
+                        torch.index_select(b, 0, src, out=stage)
+                        scratch.copy_(stage, non_blocking=True)
+                        a.index_copy_(0, dst_gpu, scratch)
+                    else:
+                        torch.index_select(b, 0, src_gpu, out=scratch)
+                        stage.copy_(scratch)
+                        a.index_copy_(0, dst, stage)
+                    torch.cuda.synchronize(dev)
+
                 ways = {"torch-copy_-loop": torch_loop,
+                        "torch-gather": torch_gather,
                         "xferbench": lambda: xferbench.copy_blocks(a, b, mapping, stream=stream),
                         "xferbench-own-stream": lambda: xferbench.copy_blocks(a, b, mapping, stream=own)}
                 for name, fn in ways.items():  # checked once each
