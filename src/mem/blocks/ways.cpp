@@ -122,21 +122,22 @@ class pack_mover final : public block_mover {
   block_way way() const noexcept override { return block_way::pack; }
   std::string refusal(const block_job&, const host_access&) const override { return {}; }
   void move(const block_job& job, const host_access&) override {
-    const std::size_t n = job.pairs.size(), bytes = n * job.block_bytes;
-    grow_scratch(bytes);
+    const std::size_t n = job.pairs.size();
+    grow_scratch(n * job.block_bytes);
     split(job, src_, dst_);
     // The queue first: a step makes its device current when it opens one,
     // and pinning staging memory needs it (block_step.hpp).
     const auto q = step_.open_queue(job.after_queue);
-    void* staging = pool_.allocate(bytes, 4096);
+    const group_ring ring = ring_for(n, job.block_bytes);
+    void* staging = pool_.allocate(ring.bytes(), 4096);
     struct give_back {
       caching_pool& pool;
       void* p;
       std::size_t bytes;
       ~give_back() { pool.deallocate(p, bytes, 4096); }
-    } held{pool_, staging, bytes};
+    } held{pool_, staging, ring.bytes()};
     try {
-      run(job, *q, staging, bytes);
+      run(job, *q, staging, ring);
     } catch (...) {
       // No DMA may still use the staging buffer once it is back in the pool.
       try {
@@ -151,34 +152,58 @@ class pack_mover final : public block_mover {
   // The pairs in groups of about group_bytes: the CPU packs (or unpacks)
   // one group while the device moves another, so the CPU copy and the DMA
   // overlap as in the staged copier, and the copy costs one DMA and one
-  // launch per group rather than per block.
-  void run(const block_job& job, block_queue& q, void* staging, std::size_t) {
-    const std::size_t n = job.pairs.size(), B = job.block_bytes;
-    const std::size_t per_group = std::max<std::size_t>(1, group_bytes / B);
+  // launch per group rather than per block. The groups pass through a ring
+  // of ring_slots staging slots, not a buffer of the whole copy: the slots
+  // the CPU writes stay in its cache for the DMA that reads them, as the
+  // staged copier's ring does (docs/decisions/0011-pack-ring.md).
+  struct group_ring {
+    std::size_t per_group;  // pairs in a group
+    std::size_t slot_bytes;
+    std::size_t slots;
+    std::size_t bytes() const noexcept { return slot_bytes * slots; }
+  };
+  static group_ring ring_for(std::size_t pairs, std::size_t block_bytes) {
+    const std::size_t per_group = std::max<std::size_t>(1, group_bytes / block_bytes);
+    const std::size_t groups = (pairs + per_group - 1) / per_group;
+    return {per_group, per_group * block_bytes, std::max<std::size_t>(1, std::min(groups, ring_slots))};
+  }
+  void run(const block_job& job, block_queue& q, void* staging, const group_ring& ring) {
+    const std::size_t n = job.pairs.size(), B = job.block_bytes, per_group = ring.per_group;
+    const std::size_t groups = (n + per_group - 1) / per_group;
+    auto slot = [&](std::size_t g) { return static_cast<unsigned char*>(staging) + g % ring.slots * ring.slot_bytes; };
+    // Pair i's bytes in its group's slot.
+    auto in_slot = [&](std::size_t i) { return slot(i / per_group) + i % per_group * B; };
+    std::vector<std::size_t> dma_done(groups);
     if (to_device(job)) {
-      for (std::size_t a = 0; a < n; a += per_group) {
-        const std::size_t b = std::min(n, a + per_group);
+      for (std::size_t g = 0; g < groups; ++g) {
+        const std::size_t a = g * per_group, b = std::min(n, a + per_group);
+        // The slot's previous group must be on the device before it is written again.
+        if (g >= ring.slots) q.wait(dma_done[g - ring.slots]);
         each_piece(a, b, B, [&](std::size_t i, std::size_t offset, std::size_t bytes) {
-          std::memcpy(at(staging, std::int64_t(i), B) + offset, at(job.host, src_[i], B) + offset, bytes);
+          std::memcpy(in_slot(i) + offset, at(job.host, src_[i], B) + offset, bytes);
         });
-        q.copy(at(scratch_.handle, std::int64_t(a), B), at(staging, std::int64_t(a), B), (b - a) * B);
+        q.copy(at(scratch_.handle, std::int64_t(a), B), slot(g), (b - a) * B);
+        dma_done[g] = q.mark();
         q.copy_blocks(job.device.handle, at(scratch_.handle, std::int64_t(a), B), B, nullptr, dst_.data() + a, b - a);
       }
       q.finish();
     } else {
-      // One gather into the scratch, then a DMA and a mark per group.
+      // One gather into the scratch, then a DMA into a slot and a mark per
+      // group; a slot's next DMA is queued once its group is unpacked.
       q.copy_blocks(scratch_.handle, job.device.handle, B, src_.data(), nullptr, n);
-      std::vector<std::size_t> marks;
-      for (std::size_t a = 0; a < n; a += per_group) {
-        const std::size_t b = std::min(n, a + per_group);
-        q.copy(at(staging, std::int64_t(a), B), at(scratch_.handle, std::int64_t(a), B), (b - a) * B);
-        marks.push_back(q.mark());
-      }
-      for (std::size_t g = 0, a = 0; a < n; ++g, a += per_group) {
-        q.wait(marks[g]);
-        each_piece(a, std::min(n, a + per_group), B, [&](std::size_t i, std::size_t offset, std::size_t bytes) {
-          std::memcpy(at(job.host, dst_[i], B) + offset, at(staging, std::int64_t(i), B) + offset, bytes);
+      auto queue_dma = [&](std::size_t g) {
+        const std::size_t a = g * per_group, b = std::min(n, a + per_group);
+        q.copy(slot(g), at(scratch_.handle, std::int64_t(a), B), (b - a) * B);
+        dma_done[g] = q.mark();
+      };
+      for (std::size_t g = 0; g < std::min(groups, ring.slots); ++g) queue_dma(g);
+      for (std::size_t g = 0; g < groups; ++g) {
+        const std::size_t a = g * per_group, b = std::min(n, a + per_group);
+        q.wait(dma_done[g]);
+        each_piece(a, b, B, [&](std::size_t i, std::size_t offset, std::size_t bytes) {
+          std::memcpy(at(job.host, dst_[i], B) + offset, in_slot(i) + offset, bytes);
         });
+        if (g + ring.slots < groups) queue_dma(g + ring.slots);
       }
       q.finish();
     }
@@ -202,6 +227,10 @@ class pack_mover final : public block_mover {
   // stay small beside it (4 MiB moves in ~80 us at 50 GB/s), small enough
   // that the first DMA starts early in a copy of 64 MiB.
   static constexpr std::size_t group_bytes = std::size_t{4} << 20;
+  // The ring's slots: the staged copier's ring depth to the device
+  // (staged_tuning::ring_depth), enough for the DMA of one group, the
+  // packing of the next and one in between.
+  static constexpr std::size_t ring_slots = 4;
 
   block_step& step_;
   caching_pool pool_;
