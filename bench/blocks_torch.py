@@ -74,8 +74,14 @@ def main():
                     if not ok:
                         print(f"# {direction} {name}: WRONG BYTES", flush=True)
                 times = {name: [] for name in ways}
+                # The order rotates each round: in a fixed order the way that always ran right
+                # after torch's CPU gather had medians of a fifth of its best, the way after it
+                # did not (the likely cause, not yet measured: torch's OpenMP threads still
+                # spinning beside the copier's team; docs/decisions/0011-pack-ring.md).
+                names = list(ways)
                 for r in range(REPS + 1):
-                    for name, fn in ways.items():
+                    for name in names[r % len(names):] + names[:r % len(names)]:
+                        fn = ways[name]
                         t0 = time.perf_counter()
                         fn()
                         if r:
