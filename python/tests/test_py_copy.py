@@ -54,7 +54,7 @@ def test_a_copier_without_overrides_runs_the_calibration(tmp_path):
     tuned, said = json.loads(subprocess.run([sys.executable, "-c", code.format(True, str(cache))], check=True,
                                             capture_output=True, text=True).stdout)
     header, entry = cache.read_text().strip().split("\n")
-    assert header == "xfer staged-tuning cache, schema 2"
+    assert header == "xfer staged-tuning cache, schema 3"
     key, machine, fields = entry.split("\t")
     assert key.endswith("/host/host") and machine.endswith("; no driver"), entry
     assert [int(x) for x in fields.split()[:3]] == [tuned["chunk_bytes"], tuned["ring_depth"], tuned["threads"]]

@@ -38,7 +38,7 @@ BLOCKS = ["sweep", "-b", "host", "-m", "pageable", "-r", "blocks-auto", "-d", "h
           "--blocks-total", "1M", "--max-time", "0.02", "-q"]
 CACHES = {"XFER_STAGED_TUNING_CACHE": STAGED, "XFER_BLOCKS_CACHE": BLOCKS}
 # Each cache's first line (src/mem/keyed_cache.hpp: its kind and schema).
-HEADERS = {"XFER_STAGED_TUNING_CACHE": "xfer staged-tuning cache, schema 2\n",
+HEADERS = {"XFER_STAGED_TUNING_CACHE": "xfer staged-tuning cache, schema 3\n",
            "XFER_BLOCKS_CACHE": "xfer block-ways cache, schema 6\n"}
 
 

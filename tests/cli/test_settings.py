@@ -18,7 +18,7 @@ PYTHON_DIR = None
 # One staged point on the host step: its copier's tuning is calibrated or read from the cache.
 STAGED = ["sweep", "-b", "host", "-r", "staged", "-m", "pageable", "-d", "h2d", "--sizes", "1M", "--max-time",
           "0.05", "-q"]
-HEADER = "xfer staged-tuning cache, schema 2"
+HEADER = "xfer staged-tuning cache, schema 3"
 
 
 def staged_settings(path):

@@ -8,6 +8,7 @@
 #include <filesystem>
 #include <fstream>
 #include <iterator>
+#include <limits>
 #include <map>
 #include <string>
 #include <cstdlib>
@@ -253,7 +254,7 @@ mem::staged_tuning unlike_defaults() {
   return t;
 }
 
-constexpr const char* cache_header = "xfer staged-tuning cache, schema 2\n";
+constexpr const char* cache_header = "xfer staged-tuning cache, schema 3\n";
 // This machine as the host step's entries record it.
 std::string this_machine() { return mem::cpu_model() + "; no driver"; }
 
@@ -348,6 +349,27 @@ TEST(StagedTuning, CalibrationPicksAmongTheCandidates) {
       << t.handoff_to_device_bytes;
   EXPECT_NE(std::find(handoffs.begin(), handoffs.end(), t.handoff_to_host_bytes), handoffs.end())
       << t.handoff_to_host_bytes;
+}
+
+// The calibration keeps the defaults unless another candidate was the margin
+// faster: a near-tie at the probe size (4 and 8 MiB chunks at 64 MiB) went
+// to the smaller chunk, which then held for copies where it lost.
+TEST(StagedTuning, ACandidateReplacesTheDefaultsOnlyWhenItWinsByTheMargin) {
+  const double inf = std::numeric_limits<double>::infinity();
+  // Index 0 the defaults, as the calibration orders them.
+  EXPECT_EQ(mem::staged_candidate_choice({1.0, 0.95, 0.97}, 0, 0.10), 0u);  // 5% faster: a tie
+  EXPECT_EQ(mem::staged_candidate_choice({1.0, 0.95, 0.85}, 0, 0.10), 2u);  // 15% faster: it wins
+  EXPECT_EQ(mem::staged_candidate_choice({1.0, 0.80, 0.85}, 0, 0.10), 1u);  // the fastest, not the first past the margin
+  EXPECT_EQ(mem::staged_candidate_choice({0.9, 1.0, 1.2}, 0, 0.10), 0u);    // the defaults fastest
+  EXPECT_EQ(mem::staged_candidate_choice({1.0, 1.0}, 0, 0.0), 0u);          // no margin: a tie keeps the defaults
+  EXPECT_EQ(mem::staged_candidate_choice({1.0, 0.99}, 0, 0.0), 1u);         // no margin: the fastest
+  // No defaults among the candidates, or not timed: the fastest.
+  EXPECT_EQ(mem::staged_candidate_choice({1.0, 0.95}, 2, 0.10), 1u);
+  EXPECT_EQ(mem::staged_candidate_choice({inf, 0.95, 0.99}, 0, 0.10), 1u);
+  // The budget ran out after the defaults: they are kept.
+  EXPECT_EQ(mem::staged_candidate_choice({1.0, inf, inf}, 0, 0.10), 0u);
+  EXPECT_THROW((void)mem::staged_candidate_choice({inf, inf}, 0, 0.10), std::invalid_argument);
+  EXPECT_THROW((void)mem::staged_candidate_choice({}, 0, 0.10), std::invalid_argument);
 }
 
 TEST(StagedTuning, CalibrationOutOfTimeKeepsTheDefaults) {

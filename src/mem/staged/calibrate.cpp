@@ -1,5 +1,6 @@
 // The short calibration behind tuning_for(step, calibrate_staged): a few
-// timed round trips per candidate, the fastest kept. Each candidate gets a
+// timed round trips per candidate, the fastest kept where it beat the defaults
+// by the margin (staged_candidate_choice). Each candidate gets a
 // copier of its own (its ring pinned once, in an untimed warm-up copy), so
 // no candidate pays for another's staging.
 
@@ -8,6 +9,7 @@
 #include <cstring>
 #include <limits>
 #include <memory>
+#include <stdexcept>
 #include <thread>
 #include <utility>
 #include <vector>
@@ -66,6 +68,17 @@ double idle_median(unsigned reps, Copy&& copy) {
 
 }  // namespace
 
+std::size_t staged_candidate_choice(const std::vector<double>& seconds, std::size_t defaults, double margin) {
+  const auto fastest = std::min_element(seconds.begin(), seconds.end());
+  if (fastest == seconds.end() || *fastest == std::numeric_limits<double>::infinity())
+    throw std::invalid_argument("staged_candidate_choice: no candidate was timed");
+  const auto f = static_cast<std::size_t>(fastest - seconds.begin());
+  if (defaults < seconds.size() && seconds[defaults] < std::numeric_limits<double>::infinity() &&
+      !(*fastest < seconds[defaults] * (1 - margin)))
+    return defaults;
+  return f;
+}
+
 staged_tuning calibrate_staged(device_step& step, const staged_calibration_options& o) {
   const auto start = clock_type::now();
   const std::size_t bytes = std::max<std::size_t>(o.probe_bytes, 1);
@@ -74,7 +87,6 @@ staged_tuning calibrate_staged(device_step& step, const staged_calibration_optio
   device_memory dev(step, bytes);
 
   staged_tuning best;
-  double best_s = std::numeric_limits<double>::infinity();
   const unsigned cpus = usable_cpu_count();
   // The candidates, the defaults first: when the budget runs out early (a
   // slow machine, pinning that costs more than expected) the best so far is
@@ -91,11 +103,16 @@ staged_tuning calibrate_staged(device_step& step, const staged_calibration_optio
   std::stable_partition(candidates.begin(), candidates.end(), [&](const auto& c) {
     return c.first == defaults.chunk_bytes && c.second == defaults.threads;
   });
-  for (const auto& [chunk, threads] : candidates) {
-    if (best_s < std::numeric_limits<double>::infinity() && seconds_since(start) > o.budget_s) break;
-    staged_tuning t;
-    t.chunk_bytes = chunk;
-    t.threads = threads;
+  const std::size_t defaults_at =
+      !candidates.empty() && candidates.front() == std::pair{defaults.chunk_bytes, defaults.threads} ? 0
+                                                                                                   : candidates.size();
+  std::vector<double> seconds(candidates.size(), std::numeric_limits<double>::infinity());
+  std::vector<staged_tuning> tried(candidates.size());
+  for (std::size_t i = 0; i < candidates.size(); ++i) {
+    if (i > 0 && seconds_since(start) > o.budget_s) break;
+    staged_tuning& t = tried[i];
+    t.chunk_bytes = candidates[i].first;
+    t.threads = candidates[i].second;
     t.ring_depth = std::max(1u, o.ring_depth);
     t.handoff_to_device_bytes = t.handoff_to_host_bytes = 0;
     t.validate();
@@ -103,15 +120,12 @@ staged_tuning calibrate_staged(device_step& step, const staged_calibration_optio
     co.tuning = t;
     staged_copier c(step, co);
     c.copy_to_device(dev.ref, 0, src.data(), bytes);  // warm-up: pins the ring
-    const double s = best_round_trip(2, [&] {
+    seconds[i] = best_round_trip(2, [&] {
       c.copy_to_device(dev.ref, 0, src.data(), bytes);
       c.copy_to_host(dst.data(), dev.ref, 0, bytes);
     });
-    if (s < best_s) {
-      best_s = s;
-      best = t;
-    }
   }
+  if (!candidates.empty()) best = tried[staged_candidate_choice(seconds, defaults_at, o.candidate_margin)];
 
   // The handoffs: staged against plain at each probed size, smallest first,
   // each direction on its own (their plain copies cost differently).

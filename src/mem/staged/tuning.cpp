@@ -182,9 +182,11 @@ std::map<std::string, std::shared_ptr<cache_entry>>& cache() {
   return c;
 }
 
-// The cache file (keyed_cache.hpp), schema 2: per key
+// The cache file (keyed_cache.hpp), schema 3: per key
 // "<chunk> <depth> <threads> <handoff to device> <handoff to host>".
-constexpr int tuning_cache_schema = 2;
+// 3: the layout of 2, chosen with the calibration's candidate margin; an
+// entry chosen without it is calibrated again.
+constexpr int tuning_cache_schema = 3;
 
 keyed_cache tuning_cache(const library_inputs& in) { return {in.staged_cache, "staged-tuning", tuning_cache_schema}; }
 

@@ -226,7 +226,8 @@ std::string tuning_cache_key(device_step& step);
 void forget_cached_tunings();  // this process's cache (the file stays), for tests
 
 // A short calibration: times round trips of probe_bytes through the copier
-// for each chunk size and thread count, keeps the fastest, then finds per
+// for each chunk size and thread count, keeps the fastest (the defaults
+// unless it was candidate_margin faster: staged_candidate_choice), then finds per
 // direction the size from which staging beats the plain API (handoff: the
 // smallest probed size from which the staged copy was faster at every
 // larger probed size).
@@ -250,8 +251,21 @@ struct staged_calibration_options {
   // Staging takes over a size only where it won by this fraction: the
   // handoff errs towards the plain API, which is never slower than itself.
   double handoff_margin = 0.10;
+  // Another chunk and thread count replace the defaults only where their
+  // round trip was this fraction faster. At the 64 MiB probe two chunk
+  // sizes can tie while the larger is faster on larger copies, and the
+  // choice holds for every size: without a margin a tie went to a smaller
+  // chunk (docs/decisions/0001-staged-copier-shape.md).
+  double candidate_margin = 0.10;
   double budget_s = 1.5;
 };
 staged_tuning calibrate_staged(device_step& step, const staged_calibration_options& options = {});
+
+// Which of the candidates' round trips (seconds; infinity: not timed) the
+// calibration keeps: the fastest, unless `defaults` (an index into
+// `seconds`, or seconds.size() where the defaults were not a candidate)
+// was timed and the fastest was not `margin` faster than it. Throws
+// std::invalid_argument when no candidate was timed.
+std::size_t staged_candidate_choice(const std::vector<double>& seconds, std::size_t defaults, double margin);
 
 }  // namespace xfer::mem
