@@ -21,7 +21,7 @@
 #   OUT=/tmp/gap BUILD=build bench/staged_gap.sh
 #   BACKEND=host ROUNDS=1 DESIGNS=4M/4/2 TORCH_DESIGNS= bench/staged_gap.sh   (no GPU: the sweeps on the host backend)
 set -uo pipefail
-cd "$(dirname "$0")/.."
+cd "$(dirname "$0")/.." || exit 1
 OUT=${OUT:-$PWD/results/staged-gap}
 BUILD=${BUILD:-build}
 DESIGNS=${DESIGNS:-"cal 4M/4/12 8M/4/12 8M/4/12/nodemote 16M/4/12 8M/4/16"}
@@ -35,6 +35,8 @@ bench=$BUILD/apps/xferbench/xferbench
 export PYTHONPATH=$PWD/python:$PWD/$BUILD/python
 
 step() { echo "== $* ($(date +%T))"; }
+# shellcheck source=bench/machine_facts.sh
+. bench/machine_facts.sh
 size() { python3 -c "import sys; s=sys.argv[1]; m={'K':1<<10,'M':1<<20,'G':1<<30}; print(int(s[:-1])*m[s[-1]] if s[-1] in m else int(s))" "$1"; }
 # The environment of one design, as words for env(1).
 design_env() {
@@ -47,22 +49,12 @@ design_env() {
 slug() { echo "$1" | tr / -; }
 
 step machine
-{
-  lscpu
-  echo; echo "# caches (cpu0, sysfs)"
-  for d in /sys/devices/system/cpu/cpu0/cache/index*; do
-    echo "L$(cat "$d/level") $(cat "$d/type") $(cat "$d/size") shared_cpu_list=$(cat "$d/shared_cpu_list")"
-  done
-  echo; echo "thp enabled: $(cat /sys/kernel/mm/transparent_hugepage/enabled 2>/dev/null)"
-  echo "thp defrag: $(cat /sys/kernel/mm/transparent_hugepage/defrag 2>/dev/null)"
-  echo; nvidia-smi --query-gpu=name,pci.bus_id,pcie.link.gen.current,pcie.link.width.current --format=csv 2>&1
-  numactl -H 2>/dev/null || echo "numactl: not installed"
-  grep -E "^(MemTotal|HugePages_Total|Hugepagesize)" /proc/meminfo
-} >"$work/machine.txt" 2>&1
-grep -E "^(Model name|CPU\(s\)|NUMA node\(s\))|^L[0-9]|^thp|H100|H200" "$work/machine.txt"
+machine_facts "$work/machine.txt"
 
 step contention
-"$BUILD/bench/xfer_bench_roofline" --contention-only $([ "$BACKEND" = host ] && echo --no-device) --json "$work/contention.json" >"$work/contention.txt" 2>&1
+no_device=()
+[ "$BACKEND" = host ] && no_device=(--no-device)
+"$BUILD/bench/xfer_bench_roofline" --contention-only "${no_device[@]}" --json "$work/contention.json" >"$work/contention.txt" 2>&1
 tail -n 25 "$work/contention.txt"
 
 for r in $(seq 1 "$ROUNDS"); do

@@ -43,6 +43,8 @@ jobs=$(nproc)
 default_threads=$(( jobs * 3 / 4 )); (( default_threads < 4 )) && default_threads=4; (( default_threads > 12 )) && default_threads=12
 
 step() { echo "== $* ($(date +%T))"; }
+# shellcheck source=bench/machine_facts.sh
+. bench/machine_facts.sh
 size() { python3 -c "import sys; s=sys.argv[1]; m={'K':1<<10,'M':1<<20,'G':1<<30}; print(int(s[:-1])*m[s[-1]] if s[-1] in m else int(s))" "$1"; }
 
 step build
@@ -52,18 +54,7 @@ step build
   { tail -30 "$work/configure.log" "$work/build.log"; exit 1; }
 
 step machine
-{
-  lscpu
-  echo; echo "# caches (cpu0, sysfs)"
-  for d in /sys/devices/system/cpu/cpu0/cache/index*; do
-    echo "L$(cat "$d/level") $(cat "$d/type") $(cat "$d/size") shared_cpu_list=$(cat "$d/shared_cpu_list")"
-  done
-  echo; echo "# uncore memory controllers"; ls -d /sys/bus/event_source/devices/uncore_imc* 2>/dev/null || echo none
-  echo "perf_event_paranoid $(cat /proc/sys/kernel/perf_event_paranoid 2>/dev/null)"
-  echo; nvidia-smi --query-gpu=name,pci.bus_id,pcie.link.gen.current,pcie.link.width.current --format=csv 2>&1
-  numactl -H 2>/dev/null
-} >"$work/machine.txt" 2>&1
-grep -E "^(Model name|CPU\(s\)|L3|NUMA node\(s\))|^L[0-9]|^name|^NVIDIA|H100|H200" "$work/machine.txt"
+machine_facts "$work/machine.txt"
 
 device_flag=()
 [ "${CPU_ONLY:-0}" = 1 ] && device_flag=(--no-device)
