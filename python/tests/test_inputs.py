@@ -9,15 +9,11 @@ from pathlib import Path
 import pytest
 
 from xferbench_report.cli import main
+from xferbench_report.load import read_document
 
 from conftest import point
 
 H100 = Path(__file__).resolve().parents[2] / "docs" / "results" / "h100"
-
-
-def committed(name):
-    """A committed study file's JSON (they are kept gzipped: docs/layout.md)."""
-    return json.loads(gzip.decompress((H100 / name).read_bytes()))
 
 
 @pytest.mark.parametrize("name,texts", [
@@ -42,7 +38,7 @@ def test_a_study_file_renders_alone(tmp_path, capsys, name, texts):
 
 def test_studies_beside_a_sweep(data, tmp_path, write_result):
     # Same machine as the study files, so nothing is left out.
-    doc = committed("cpu.json.gz")
+    doc = read_document(H100 / "cpu.json.gz")
     sweep = write_result("sweep.json", [point(nbytes=n) for n in (16, 4096)], system=doc["system"])
     out = tmp_path / "r"
     assert main(["render", str(sweep), str(H100 / "cpu.json.gz"), "-o", str(out)]) == 0
@@ -54,7 +50,7 @@ def test_bad_files_are_left_out_one_line_each(data, tmp_path, capsys, write_resu
     bad = tmp_path / "bad"
     bad.mkdir()
     future = bad / "future.json"
-    doc = committed("alloc.json.gz")
+    doc = read_document(H100 / "alloc.json.gz")
     doc["schema"] = "xferbench/alloc/v9"
     future.write_text(json.dumps(doc))
     whole = gzip.compress(json.dumps(json.loads((data / "single_point.json").read_text())).encode())
@@ -63,7 +59,7 @@ def test_bad_files_are_left_out_one_line_each(data, tmp_path, capsys, write_resu
     other = write_result("other.json", [point(nbytes=16)], system={"hostname": "elsewhere", "cpu_model": "x",
                                                                   "logical_cpus": 2})
     empty = bad / "empty-app.json"
-    app = committed("app-vadd-cuda.json.gz")
+    app = read_document(H100 / "app-vadd-cuda.json.gz")
     app["system"] = json.loads((data / "single_point.json").read_text())["system"]
     for r in app["results"]:
         r["status"] = "skipped"
